@@ -1,0 +1,136 @@
+"""Command lines built from frozen dataclass configs.
+
+Every field of the experiment's config (nested dataclasses flattened) becomes one option:
+`m_h` -> `--m-h`, with the field's trailing source comment as its help text.  Tuples take
+comma lists (`--alpha 0.55,1.0`, `--m-h 1-16`, `--rank 2,6,inf`).  Errors are one line and exit
+code 2: unknown options, ill-typed values, and values outside their range (`UsageError`).
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import inspect
+import math
+import re
+import sys
+import typing
+
+
+class UsageError(ValueError):
+    """Bad user input; the message names the option and the valid range."""
+
+
+class OneLineParser(argparse.ArgumentParser):
+    def error(self, message):  # argparse prints usage + message; we print one line
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def fail(prog: str, message: str) -> typing.NoReturn:
+    sys.stderr.write(f"{prog}: error: {message}\n")
+    raise SystemExit(2)
+
+
+def _comments(cls) -> dict[str, str]:
+    try:
+        src = inspect.getsource(cls)
+    except (OSError, TypeError):
+        return {}
+    return {m.group(1): m.group(2).strip() for m in re.finditer(r"^\s+(\w+):[^\n#]*#\s*([^\n]*)$", src, re.M)}
+
+
+def parse_int_list(s: str) -> tuple[int, ...]:
+    out = []
+    for part in s.split(","):
+        part = part.strip()
+        if re.fullmatch(r"-?\d+-\d+", part):
+            a, b = part.rsplit("-", 1)
+            out.extend(range(int(a), int(b) + 1))
+        else:
+            out.append(int(part))
+    return tuple(out)
+
+
+def parse_float_list(s: str) -> tuple[float, ...]:
+    return tuple(float(p) for p in s.split(","))
+
+
+def parse_rank_list(s: str) -> tuple[float, ...]:
+    out = []
+    for p in s.split(","):
+        p = p.strip().lower()
+        out.append(math.inf if p in ("inf", "infinity") else float(int(p)))
+    return tuple(out)
+
+
+PARSERS = {"rank": parse_rank_list}  # per-field overrides of the type-based parser
+
+
+def _parser_for(name, tp):
+    if name in PARSERS:
+        return PARSERS[name]
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if origin is tuple:
+        return parse_int_list if args[0] is int else parse_float_list
+    if tp is bool:
+        return None
+    if origin is typing.Union or str(origin) == "types.UnionType":
+        return str
+    return tp
+
+
+def _flat_fields(cls, prefix=()):
+    hints = typing.get_type_hints(cls)
+    notes = _comments(cls)
+    for f in dataclasses.fields(cls):
+        tp = hints[f.name]
+        if dataclasses.is_dataclass(tp):
+            yield from _flat_fields(tp, prefix + (f.name,))
+        else:
+            yield prefix + (f.name,), tp, notes.get(f.name, ""), f
+
+
+def build_parser(cls, prog: str, description: str) -> OneLineParser:
+    p = OneLineParser(prog=prog, description=description,
+                      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    defaults = cls()
+    for path, tp, note, f in _flat_fields(cls):
+        opt = "--" + path[-1].replace("_", "-")
+        dflt = defaults
+        for k in path:
+            dflt = getattr(dflt, k)
+        shown = ",".join("inf" if (isinstance(v, float) and math.isinf(v)) else f"{v:g}" if isinstance(v, float) else str(v)
+                         for v in dflt) if isinstance(dflt, tuple) else dflt
+        conv = _parser_for(path[-1], tp)
+        if conv is None:
+            p.add_argument(opt, dest=".".join(path), action="store_true", default=argparse.SUPPRESS, help=note)
+        else:
+            p.add_argument(opt, dest=".".join(path), type=_named(conv, opt), default=argparse.SUPPRESS,
+                           help=f"{note} (default: {shown})")
+    return p
+
+
+def _named(conv, opt):
+    def parse(s):
+        try:
+            return conv(s)
+        except (ValueError, TypeError):
+            raise argparse.ArgumentTypeError(f"cannot read '{s}'") from None
+    parse.__name__ = opt
+    return parse
+
+
+def from_args(cls, given: dict, base=None):
+    """The config `base` (default cls()) with the dotted-path options in `given` replaced."""
+    base = cls() if base is None else base
+    nested: dict[str, dict] = {}
+    top = {}
+    for k, v in given.items():
+        head, _, rest = k.partition(".")
+        if rest:
+            nested.setdefault(head, {})[rest] = v
+        else:
+            top[head] = v
+    for head, sub in nested.items():
+        inner = getattr(base, head)
+        top[head] = from_args(type(inner), sub, inner)
+    return dataclasses.replace(base, **top)

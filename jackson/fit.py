@@ -1,0 +1,138 @@
+"""The one training loop: any TransformerBank, any (x, y) data, per-member stopping.
+
+Every member has its own Adam parameter group, so its learning rate, its plateau detection and
+its stopping are its own, and a member trains exactly as it would alone (tests/test_bank.py).
+
+Schedule (measured choices are in reports/jackson/README.md):
+  * linear warm-up over `warmup` steps, then
+  * "plateau": every `eval_every` steps the member's MSE on a fixed training subset is measured;
+    if it has not improved by a factor (1 - `min_improve`) for `patience` checks, its learning
+    rate is multiplied by `lr_decay`; once it falls below `min_lr` the member has converged and
+    stops updating;
+  * "cosine": cosine decay from lr to lr * `min_lr`/`lr` over the whole budget.
+  * the budget `steps` ends everything; a member still improving then is marked "budget".
+A member whose loss turns non-finite is marked failed (with the step and value) and frozen;
+the others go on.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+from tqdm.auto import tqdm
+
+from .models import TransformerBank
+
+
+@dataclass(frozen=True)
+class FitConfig:
+    steps: int = 8000          # budget: most optimiser steps for the bank
+    batch_size: int = 64       # sequences per step (per member; all members see the same batch)
+    lr: float = 3e-3           # peak Adam learning rate
+    warmup: int = 200          # linear warm-up steps
+    schedule: str = "plateau"  # "plateau" (per-member reduce-on-plateau) or "cosine"
+    eval_every: int = 250      # steps between plateau checks / loss-curve points
+    patience: int = 2          # checks without improvement before the lr is cut
+    min_improve: float = 0.05  # relative improvement that counts as progress
+    lr_decay: float = 0.3      # lr factor on a plateau
+    min_lr: float = 2e-5       # below this a member has converged (plateau schedule)
+    eval_size: int = 2048      # training sequences used for the plateau checks
+
+
+@dataclass
+class FitResult:
+    status: list[str]                      # per member: converged | budget | failed: ...
+    steps: list[int]                       # steps each member trained
+    curve: list[dict] = field(default_factory=list)  # rows: step, member, train_mse, lr
+    wall_s: float = 0.0
+
+
+@torch.no_grad()
+def evaluate(bank: TransformerBank, x: torch.Tensor, y: torch.Tensor, batch: int = 1024) -> torch.Tensor:
+    """Per-member, per-sequence MSE over positions: (M, n_seq)."""
+    out = []
+    for a in range(0, len(x), batch):
+        out.append(((bank(x[a:a + batch]) - y[a:a + batch]) ** 2).mean(dim=-1))
+    return torch.cat(out, dim=1)
+
+
+def fit(bank: TransformerBank, x: torch.Tensor, y: torch.Tensor, cfg: FitConfig, seed: int,
+        progress: bool = True, desc: str = "fit") -> FitResult:
+    """Train all members of `bank` on (x, y) = ((N, T), (N, T)) float32 tensors."""
+    if cfg.schedule not in ("plateau", "cosine"):
+        raise ValueError(f"--schedule: choose plateau or cosine, got {cfg.schedule}")
+    M = len(bank)
+    groups = [{"params": ps, "lr": cfg.lr} for ps in bank.member_param_groups()]
+    opt = torch.optim.Adam(groups, lr=cfg.lr)
+    gen = torch.Generator().manual_seed(seed)
+    base_lr = [cfg.lr] * M
+    best = [math.inf] * M
+    stale = [0] * M
+    active = torch.ones(M, dtype=torch.bool)
+    status = ["budget"] * M
+    steps = [cfg.steps] * M
+    res = FitResult(status, steps)
+    x_eval, y_eval = x[:cfg.eval_size], y[:cfg.eval_size]
+    perm, pos = torch.randperm(len(x), generator=gen), 0
+    t0 = time.perf_counter()
+    bar = tqdm(total=cfg.steps, desc=desc, disable=not progress, leave=False, dynamic_ncols=True)
+    for step in range(1, cfg.steps + 1):
+        if pos + cfg.batch_size > len(x):
+            perm, pos = torch.randperm(len(x), generator=gen), 0
+        idx = perm[pos:pos + cfg.batch_size]
+        pos += cfg.batch_size
+        warm = min(1.0, step / max(1, cfg.warmup))
+        for i, g in enumerate(opt.param_groups):
+            if cfg.schedule == "cosine":
+                lo = cfg.min_lr / cfg.lr
+                frac = lo + (1 - lo) * 0.5 * (1 + math.cos(math.pi * step / cfg.steps))
+                g["lr"] = cfg.lr * warm * frac if active[i] else 0.0
+            else:
+                g["lr"] = base_lr[i] * warm if active[i] else 0.0
+        losses = ((bank(x[idx]) - y[idx]) ** 2).mean(dim=(1, 2))    # (M,)
+        bad = ~torch.isfinite(losses.detach()) & active
+        for i in torch.nonzero(bad).flatten().tolist():
+            status[i] = f"failed: non-finite loss ({losses[i].item()}) at step {step}"
+            steps[i], active[i] = step, False
+            opt.param_groups[i]["lr"] = 0.0
+        if not bool(active.any()):
+            break
+        opt.zero_grad(set_to_none=True)
+        losses[active].sum().backward()
+        opt.step()
+        bar.update(1)
+        if step % cfg.eval_every == 0 or step == cfg.steps:
+            mse = evaluate(bank, x_eval, y_eval).mean(dim=1)
+            for i in range(M):
+                if not active[i]:
+                    continue
+                v = mse[i].item()
+                res.curve.append({"step": step, "member": i, "train_mse": v,
+                                  "lr": opt.param_groups[i]["lr"]})
+                if not math.isfinite(v):
+                    status[i] = f"failed: non-finite training MSE at step {step}"
+                    steps[i], active[i] = step, False
+                    continue
+                if v < best[i] * (1 - cfg.min_improve):
+                    best[i], stale[i] = v, 0
+                else:
+                    stale[i] += 1
+                if cfg.schedule == "plateau" and stale[i] >= cfg.patience and step > cfg.warmup:
+                    base_lr[i] *= cfg.lr_decay
+                    stale[i] = 0
+                    best[i] = min(best[i], v)
+                    if base_lr[i] < cfg.min_lr:
+                        status[i], steps[i], active[i] = "converged", step, False
+            bar.set_postfix(active=int(active.sum()), best=f"{min(best):.2e}")
+            if not bool(active.any()):
+                break
+    bar.close()
+    if cfg.schedule == "cosine":
+        for i in range(M):
+            if status[i] == "budget":
+                status[i] = "converged"  # cosine ends at min_lr by construction
+    res.wall_s = time.perf_counter() - t0
+    return res

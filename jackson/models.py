@@ -1,0 +1,150 @@
+"""The one-head, one-layer Transformer of Eq. (5), as a bank of independent members.
+
+    h(s)   = f_hat(x(s))                                  f_hat: R^d -> R^n, an MLP
+    rho_hat(x_t, x_s) = (W_Q h(t))^T (W_K h(s))           W_Q, W_K in R^{m_h x n}   (Eq. 18)
+    H_hat_t = F_hat( sum_s softmax_s(rho_hat) W_V h(s) )  W_V in R^{d_v x n}, F_hat: R^{d_v} -> R
+
+A sweep trains many such models (different m_h, seeds).  `TransformerBank` holds them as one
+module: every member owns its own parameter tensors (so optimisers, learning rates and stopping
+stay per member), and the forward pass stacks them and runs all members with batched matmuls.
+Members with m_h below the bank's largest m_h get their query/key rows padded with zeros, which
+add exact zeros to the logits: a member computes the same function as a bank of one.
+
+m_h is a member attribute (`bank.m_hs`); rho_hat lives in `TransformerBank.rho_hat`.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import torch
+from torch import nn
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    d_in: int = 1          # input dimension d of x(s) (scalar inputs in App. C)
+    n: int = 32            # output width of f_hat, the token embedding (App. C: n = 32)
+    d_v: int = 32          # value dimension (App. C: d_v = 32)
+    width: int = 128       # hidden width of both MLPs (App. C)
+    depth: int = 3         # linear layers per MLP (App. C "depth 3"): 2 hidden GELU layers
+    qk_init: float = 1.0   # W_Q, W_K init scale, x PyTorch default; >1 leaves the uniform-attention saddle faster
+    in_scale: float = 1.0  # f_hat first-layer init scale, x PyTorch default; >1 spreads GELU kinks over [0, 1]
+
+    def validate_m_h(self, m_h: int) -> None:
+        if not 1 <= m_h <= self.n:
+            raise ValueError(f"--m-h: each m_h must be in 1..{self.n} (n, the embedding width), got {m_h}")
+
+
+class Internals(NamedTuple):
+    y: torch.Tensor        # (M, B, T) outputs
+    logits: torch.Tensor   # (M, B, T, T) pre-softmax rho_hat(x_t, x_s)
+    pattern: torch.Tensor  # (M, B, T, T) softmax over s
+
+
+def _uniform(gen: torch.Generator, shape, bound: float) -> torch.Tensor:
+    return (torch.rand(shape, generator=gen, dtype=torch.float64) * 2 - 1).mul_(bound).float()
+
+
+def _mlp_params(gen, sizes, first_scale: float = 1.0) -> list[nn.Parameter]:
+    """PyTorch's default nn.Linear init, U(-1/sqrt(fan_in), 1/sqrt(fan_in)), from `gen`
+    (the first layer's bound times first_scale)."""
+    out = []
+    for j, (fan_in, fan_out) in enumerate(zip(sizes[:-1], sizes[1:])):
+        b = (first_scale if j == 0 else 1.0) / math.sqrt(fan_in)
+        out.append(nn.Parameter(_uniform(gen, (fan_in, fan_out), b)))   # stored as x @ W
+        out.append(nn.Parameter(_uniform(gen, (1, fan_out), b)))
+    return out
+
+
+class Member(nn.Module):
+    """One model's parameters (no forward of its own: the bank runs members together)."""
+
+    def __init__(self, cfg: ModelConfig, m_h: int, seed: int):
+        super().__init__()
+        cfg.validate_m_h(m_h)
+        self.m_h, self.seed = m_h, seed
+        gen = torch.Generator().manual_seed(seed)
+        hid = [cfg.width] * (cfg.depth - 1)
+        self.f_hat = nn.ParameterList(_mlp_params(gen, [cfg.d_in, *hid, cfg.n], cfg.in_scale))
+        b = cfg.qk_init / math.sqrt(cfg.n)
+        self.W_Q = nn.Parameter(_uniform(gen, (m_h, cfg.n), b))
+        self.W_K = nn.Parameter(_uniform(gen, (m_h, cfg.n), b))
+        self.W_V = nn.Parameter(_uniform(gen, (cfg.d_v, cfg.n), 1.0 / math.sqrt(cfg.n)))
+        self.F_hat = nn.ParameterList(_mlp_params(gen, [cfg.d_v, *hid, 1]))
+
+
+class TransformerBank(nn.Module):
+    def __init__(self, cfg: ModelConfig, m_hs, seeds):
+        super().__init__()
+        if len(m_hs) != len(seeds) or len(m_hs) == 0:
+            raise ValueError("a bank needs one seed per member and at least one member")
+        self.cfg = cfg
+        self.m_hs, self.seeds = tuple(int(m) for m in m_hs), tuple(int(s) for s in seeds)
+        self.members = nn.ModuleList(Member(cfg, m, s) for m, s in zip(self.m_hs, self.seeds))
+        self.m_max = max(self.m_hs)
+
+    def __len__(self):
+        return len(self.members)
+
+    # ---- stacked views of the members' parameters ------------------------------------------
+    def _stack_mlp(self, name):
+        layers = [getattr(mb, name) for mb in self.members]
+        return [torch.stack([ps[j] for ps in layers]) for j in range(len(layers[0]))]
+
+    def _stack_qk(self, name):
+        rows = []
+        for mb in self.members:
+            w = getattr(mb, name)
+            rows.append(nn.functional.pad(w, (0, 0, 0, self.m_max - w.shape[0])))
+        return torch.stack(rows)  # (M, m_max, n), zero rows beyond each member's m_h
+
+    @staticmethod
+    def _mlp(h, params):
+        """h: (M, N, fan_in) -> (M, N, fan_out); GELU between layers, none after the last."""
+        n_layers = len(params) // 2
+        for j in range(n_layers):
+            h = torch.baddbmm(params[2 * j + 1], h, params[2 * j])
+            if j < n_layers - 1:
+                h = nn.functional.gelu(h)
+        return h
+
+    def embed(self, x: torch.Tensor) -> torch.Tensor:
+        """f_hat(x): x (B, T) or (B, T, d) shared by all members, or (M, B, T[, d]) -> (M, B*T, n)."""
+        if x.dim() == 2 or (x.dim() == 3 and self.cfg.d_in > 1):
+            x = x.unsqueeze(0).expand(len(self), *x.shape)
+        if x.dim() == 3:
+            x = x.unsqueeze(-1)
+        M, B, T, d = x.shape
+        return self._mlp(x.reshape(M, B * T, d), self._stack_mlp("f_hat"))
+
+    def forward(self, x: torch.Tensor, return_internals: bool = False):
+        """x: (B, T) shared inputs (or (M, B, T) per member). Returns y (M, B, T)."""
+        B, T = x.shape[-2:] if self.cfg.d_in == 1 else x.shape[-3:-1]
+        h = self.embed(x)                                   # (M, B*T, n)
+        M = h.shape[0]
+        W_Q = self._stack_qk("W_Q")                         # (M, m_max, n)
+        W_K = self._stack_qk("W_K")
+        W_V = torch.stack([mb.W_V for mb in self.members])  # (M, d_v, n)
+        q = (h @ W_Q.transpose(1, 2)).view(M * B, T, -1)    # (M*B, T, m_max)
+        k = (h @ W_K.transpose(1, 2)).view(M * B, T, -1)
+        v = (h @ W_V.transpose(1, 2)).view(M * B, T, -1)    # (M*B, T, d_v)
+        logits = q @ k.transpose(1, 2)                      # (M*B, T, T): rho_hat(x_t, x_s), Eq. (18)
+        pattern = torch.softmax(logits, dim=-1)             # softmax over s
+        z = (pattern @ v).view(M, B * T, -1)                # (M, B*T, d_v)
+        y = self._mlp(z, self._stack_mlp("F_hat")).view(M, B, T)
+        if return_internals:
+            return Internals(y, logits.view(M, B, T, T), pattern.view(M, B, T, T))
+        return y
+
+    @torch.no_grad()
+    def rho_hat(self, u: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        """The learned coupling rho_hat(u_a, v_b) = (W_Q f_hat(u_a))^T (W_K f_hat(v_b)): (M, len(u), len(v))."""
+        hu = self.embed(u.view(1, -1))                      # (M, len(u), n)
+        hv = self.embed(v.view(1, -1))
+        return (hu @ self._stack_qk("W_Q").transpose(1, 2)) @ (hv @ self._stack_qk("W_K").transpose(1, 2)).transpose(1, 2)
+
+    def member_param_groups(self):
+        """One list of parameters per member (for per-member optimiser groups)."""
+        return [list(mb.parameters()) for mb in self.members]

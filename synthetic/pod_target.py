@@ -1,0 +1,247 @@
+"""POD targets of Eq. (8): H_t(x) = F( sum_s softmax_s(rho(x_t, x_s)) f(x_s) ).
+
+The temporal coupling is built from its proper orthogonal decomposition (Eq. 10),
+
+    rho(u, v) = sum_{i=1..K} sigma_i phi_i(u) psi_i(v),
+
+with orthonormal families phi, psi on [0, 1], so the sigma_i are *exactly* the singular
+values of rho (App. C).  This file is the one place where alpha (decay) and rank live.
+
+Tiny worked example (alpha=1.5, rank=2, sin basis, F = f = identity, tau = 2):
+    sigma = (1, 2^-1.5) = (1, 0.3536)
+    x = (0.25, 0.5):  phi_1 = sqrt2 sin(2 pi x) = (1.414, 0),  phi_2 = sqrt2 sin(4 pi x) = (0, 0)
+    rho(x_1, x_1) = 1 * 1.414 * 1.414 = 2.0,  rho(x_1, x_2) = 0
+    H_1 = (e^2 * 0.25 + e^0 * 0.5) / (e^2 + 1) = 0.2798
+    rho(x_2, .) = (0, 0)  ->  H_2 = (0.25 + 0.5) / 2 = 0.375
+
+Rank "inf" is realised by a truncation K: the smallest K whose neglected tail
+sum_{i>K} sigma_i^2 is below `tail_tol`, bounded by `k_max`.  For alpha <= 1 no practical K
+meets a small tolerance (the tail decays like K^(1-2 alpha)); then K = k_max, and
+`resolved()` reports the tail that was left so no summary can hide it.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.special import eval_legendre, zeta
+
+
+class TargetError(ValueError):
+    """A target specification that cannot be built (message names the option)."""
+
+
+# ---- orthonormal families on [0, 1]; index i starts at 1 -----------------------------------
+
+def _sin(i, x):  # the paper's basis, App. C
+    return math.sqrt(2.0) * np.sin(2.0 * np.pi * i * x)
+
+
+def _cos(i, x):
+    return math.sqrt(2.0) * np.cos(2.0 * np.pi * i * x)
+
+
+def _legendre(i, x):  # shifted Legendre P_{i-1}(2x-1), normalised on [0, 1]
+    return np.sqrt(2.0 * i - 1.0) * eval_legendre(i - 1, 2.0 * x - 1.0)
+
+
+BASES = {"sin": _sin, "cos": _cos, "legendre": _legendre}
+BASIS_SUP = {"sin": math.sqrt(2.0), "cos": math.sqrt(2.0)}  # sup-norm of each function
+
+# ---- fixed smooth maps F: R -> R and f: [0,1] -> R (App. C uses identities) ----------------
+F_MAPS = {
+    "identity": (lambda z: z, 1.0),  # (map, Lipschitz constant on [0, 1])
+    "tanh": (np.tanh, 1.0),
+    "square": (lambda z: z * z, 2.0),
+}
+f_MAPS = {
+    "identity": (lambda x: x, 1.0),  # (map, sup-norm on [0, 1])
+    "sin": (lambda x: 0.5 + 0.5 * np.sin(2.0 * np.pi * x), 1.0),
+    "square": (lambda x: x * x, 1.0),
+}
+
+
+def basis_matrix(name: str, x: np.ndarray, k: int) -> np.ndarray:
+    """Values of the first k functions of family `name` at points x: shape x.shape + (k,)."""
+    x = np.asarray(x, dtype=np.float64)
+    if name in ("sin", "cos"):
+        i = np.arange(1, k + 1, dtype=np.float64)
+        return BASES[name](i, x[..., None])
+    return np.stack([_legendre(i, x) for i in range(1, k + 1)], axis=-1)
+
+
+@dataclass(frozen=True)
+class Spectrum:
+    """sigma_i = c * i^-alpha for i <= rank (rank may be inf), or an explicit list."""
+
+    alpha: float = 1.5        # decay exponent; the theorem needs alpha > 1/2
+    rank: float = math.inf    # number of nonzero sigma; math.inf for the full power law
+    c: float = 1.0            # scale: sigma_1 = c
+    tail_tol: float = 1e-6    # rank inf: stop at K once sum_{i>K} sigma_i^2 <= tail_tol
+    k_max: int = 4096         # rank inf: never more terms than this (alpha <= 1 hits it)
+    explicit: tuple[float, ...] | None = None  # overrides alpha/rank/c when given
+
+    def __post_init__(self):
+        if self.explicit is not None:
+            s = np.asarray(self.explicit, dtype=float)
+            if s.ndim != 1 or len(s) == 0 or np.any(s < 0) or np.any(np.diff(s) > 0):
+                raise TargetError("--sigma: give a non-empty, non-increasing list of values >= 0")
+            return
+        if not (self.rank >= 1):
+            raise TargetError(f"--rank: must be an integer >= 1 or 'inf', got {self.rank}")
+        if math.isfinite(self.rank) and self.rank != int(self.rank):
+            raise TargetError(f"--rank: must be an integer >= 1 or 'inf', got {self.rank}")
+        if math.isinf(self.rank) and not self.alpha > 0.5:
+            raise TargetError(
+                f"--alpha: rank inf needs alpha > 0.5 (the tail sum i^-2alpha diverges), got {self.alpha}")
+        if not self.alpha > 0:
+            raise TargetError(f"--alpha: must be > 0, got {self.alpha}")
+        if self.c <= 0:
+            raise TargetError(f"c: must be > 0, got {self.c}")
+
+    def tail(self, k: int) -> float:
+        """sum_{i>k} sigma_i^2 of the *ideal* spectrum (0 for finite rank, zeta tail for inf)."""
+        if self.explicit is not None or math.isfinite(self.rank):
+            s = self.sigma_ideal()
+            return float(np.sum(s[k:] ** 2))
+        return float(self.c ** 2 * zeta(2.0 * self.alpha, k + 1))
+
+    def sigma_ideal(self) -> np.ndarray:
+        if self.explicit is not None:
+            return np.asarray(self.explicit, dtype=np.float64)
+        if math.isfinite(self.rank):
+            return self.c * np.arange(1, int(self.rank) + 1, dtype=np.float64) ** -self.alpha
+        raise TargetError("sigma_ideal: infinite rank; use sigma()")
+
+    def truncation(self) -> int:
+        """K: the number of terms actually used."""
+        if self.explicit is not None or math.isfinite(self.rank):
+            return len(self.sigma_ideal())
+        lo, hi = 1, self.k_max
+        if self.tail(hi) > self.tail_tol:
+            return self.k_max
+        while lo < hi:  # smallest K with tail(K) <= tol; tail is decreasing
+            mid = (lo + hi) // 2
+            if self.tail(mid) <= self.tail_tol:
+                hi = mid
+            else:
+                lo = mid + 1
+        return lo
+
+    def sigma(self) -> np.ndarray:
+        """The realised singular values sigma_1..sigma_K (float64)."""
+        if self.explicit is not None or math.isfinite(self.rank):
+            return self.sigma_ideal()
+        k = self.truncation()
+        return self.c * np.arange(1, k + 1, dtype=np.float64) ** -self.alpha
+
+
+@dataclass(frozen=True)
+class PODTarget:
+    """H_t(x) = F( sum_s softmax_s(rho(x_t, x_s)) f(x_s) ) with rho given by its POD."""
+
+    spectrum: Spectrum = field(default_factory=Spectrum)
+    phi: str = "sin"          # family of left functions phi_i (query side)
+    psi: str = "sin"          # family of right functions psi_i (key side); may differ from phi
+    F: str = "identity"       # outer map F
+    f: str = "identity"       # inner (value) map f
+    tau: int = 16             # sequence length
+
+    def __post_init__(self):
+        for opt, name, table in (("--phi", self.phi, BASES), ("--psi", self.psi, BASES),
+                                 ("--F", self.F, F_MAPS), ("--f", self.f, f_MAPS)):
+            if name not in table:
+                raise TargetError(f"{opt}: unknown '{name}', choose from {', '.join(table)}")
+        if self.tau < 1:
+            raise TargetError(f"--tau: must be >= 1, got {self.tau}")
+
+    # ---- the kernel ------------------------------------------------------------------------
+    @property
+    def sigma(self) -> np.ndarray:
+        return self.spectrum.sigma()
+
+    def kernel(self, u: np.ndarray, v: np.ndarray, m: int | None = None) -> np.ndarray:
+        """rho(u_a, v_b) as a matrix (len(u), len(v)); the rank-m POD truncation if m given."""
+        s = self.sigma if m is None else self.sigma[:m]
+        pu = basis_matrix(self.phi, u, len(s))
+        pv = basis_matrix(self.psi, v, len(s))
+        return (pu * s) @ pv.T
+
+    def resolved(self) -> dict:
+        """What was actually built: K and the tail it leaves (for configs and summaries)."""
+        sp = self.spectrum
+        k = sp.truncation()
+        ideal_tail = 0.0 if (sp.explicit is not None or math.isfinite(sp.rank)) else sp.tail(k)
+        return {"K": k, "tail_energy": ideal_tail,
+                "tail_tol_met": bool(ideal_tail <= sp.tail_tol),
+                "total_energy": float(np.sum(self.sigma ** 2)) + ideal_tail}
+
+    # ---- sampling and evaluation -----------------------------------------------------------
+    def sample(self, n_seq: int, seed: int) -> np.ndarray:
+        """n_seq sequences of tau scalars ~ U[0, 1], deterministic in seed: (n_seq, tau)."""
+        return np.random.default_rng(seed).random((n_seq, self.tau))
+
+    def _parts(self, xb: np.ndarray):
+        """Basis values at a chunk of sequences: (sigma-weighted phi, psi), each (b, tau, K)."""
+        s = self.sigma
+        pu = basis_matrix(self.phi, xb, len(s))
+        pv = pu if self.psi == self.phi else basis_matrix(self.psi, xb, len(s))
+        return pu * s, pv
+
+    def logits(self, x: np.ndarray, chunk: int = 256) -> np.ndarray:
+        """rho(x_t, x_s) for each sequence: (n_seq, tau, tau)."""
+        out = np.empty(x.shape + (self.tau,), dtype=np.float64)
+        for a in range(0, len(x), chunk):
+            pu, pv = self._parts(x[a:a + chunk])
+            out[a:a + chunk] = np.einsum("btk,bsk->bts", pu, pv)
+        return out
+
+    def apply(self, x: np.ndarray, logits: np.ndarray) -> np.ndarray:
+        """F( sum_s softmax_s(logits) f(x_s) ): (n_seq, tau)."""
+        z = logits - logits.max(axis=-1, keepdims=True)
+        att = np.exp(z)
+        att /= att.sum(axis=-1, keepdims=True)
+        fx = f_MAPS[self.f][0](x)
+        return F_MAPS[self.F][0](np.einsum("bts,bs->bt", att, fx))
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        return self.apply(x, self.logits(x))
+
+    def oracle(self, x: np.ndarray, ms, chunk: int = 256) -> dict:
+        """Part 7's oracles: H with rho replaced by its exact rank-m truncation.
+
+        Returns {"truncated": {m: y}, "self_exact": {m: y}, "exact": y}; "self_exact" keeps the
+        s = t logits of the full rho and truncates only s != t (the proof's Eq. 46-47 treats
+        x_t, x_s as independent, which the diagonal is not).
+        """
+        ms = list(ms)
+        out = {"truncated": {m: [] for m in ms}, "self_exact": {m: [] for m in ms}, "exact": []}
+        idx = np.arange(self.tau)
+        for a in range(0, len(x), chunk):
+            xb = x[a:a + chunk]
+            pu, pv = self._parts(xb)
+            full = np.einsum("btk,bsk->bts", pu, pv)
+            out["exact"].append(self.apply(xb, full))
+            for m in ms:
+                trunc = np.einsum("btk,bsk->bts", pu[..., :m], pv[..., :m])
+                out["truncated"][m].append(self.apply(xb, trunc))
+                trunc[:, idx, idx] = full[:, idx, idx]
+                out["self_exact"][m].append(self.apply(xb, trunc))
+        cat = np.concatenate
+        return {"exact": cat(out["exact"]),
+                "truncated": {m: cat(v) for m, v in out["truncated"].items()},
+                "self_exact": {m: cat(v) for m, v in out["self_exact"].items()}}
+
+    def complexity(self) -> dict:
+        """The computable complexity measures of Eq. (12) and (15).
+
+        C1 = inf{c : sigma_s <= c s^-alpha} over the realised sigma; C0 = K_F ||f||_inf
+        (sup||phi||_inf + sup||psi||_inf), finite for the trigonometric families only.
+        """
+        s = self.sigma
+        alpha = self.spectrum.alpha if self.spectrum.explicit is None else None
+        c1 = float(np.max(s * np.arange(1, len(s) + 1) ** alpha)) if alpha else float("nan")
+        sup = BASIS_SUP.get(self.phi, float("nan")) + BASIS_SUP.get(self.psi, float("nan"))
+        c0 = F_MAPS[self.F][1] * f_MAPS[self.f][1] * sup
+        return {"C0": c0, "C1": c1}
