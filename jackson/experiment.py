@@ -97,8 +97,9 @@ def validate(cfg: SweepConfig) -> None:
     need(ft.schedule in ("plateau", "cosine"), f"--schedule: choose plateau or cosine, got {ft.schedule}")
     need(0 < ft.lr_decay < 1, f"--lr-decay: must be in (0, 1), got {ft.lr_decay}")
     try:
-        for c in cfg.cells()[:len(cfg.alpha) * len(cfg.rank)]:
-            c.target()
+        for c in cfg.cells():
+            if c.seed == cfg.seeds[0]:
+                c.target()
     except TargetError as e:
         raise UsageError(str(e)) from None
     out = cfg.resolved_out().resolve()

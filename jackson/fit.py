@@ -9,7 +9,9 @@ Schedule (measured choices are in reports/jackson/README.md):
     if it has not improved by a factor (1 - `min_improve`) for `patience` checks, its learning
     rate is multiplied by `lr_decay`; once it falls below `min_lr` the member has converged and
     stops updating;
-  * "cosine": cosine decay from lr to lr * `min_lr`/`lr` over the whole budget.
+  * "cosine": cosine decay from lr to `min_lr` over the whole budget; at the end a member is
+    "converged" if its last `patience` checks improved its best MSE by less than `min_improve`
+    (the loss had flattened), else "budget" (still improving when the budget ran out).
   * the budget `steps` ends everything; a member still improving then is marked "budget".
 A member whose loss turns non-finite is marked failed (with the step and value) and frozen;
 the others go on.
@@ -29,16 +31,16 @@ from .models import TransformerBank
 
 @dataclass(frozen=True)
 class FitConfig:
-    steps: int = 8000          # budget: most optimiser steps for the bank
+    steps: int = 6000          # budget: most optimiser steps for the bank
     batch_size: int = 64       # sequences per step (per member; all members see the same batch)
     lr: float = 3e-3           # peak Adam learning rate
     warmup: int = 200          # linear warm-up steps
-    schedule: str = "plateau"  # "plateau" (per-member reduce-on-plateau) or "cosine"
+    schedule: str = "cosine"   # "cosine" (decay over the budget) or "plateau" (per-member reduce-on-plateau)
     eval_every: int = 250      # steps between plateau checks / loss-curve points
     patience: int = 2          # checks without improvement before the lr is cut
     min_improve: float = 0.05  # relative improvement that counts as progress
     lr_decay: float = 0.3      # lr factor on a plateau
-    min_lr: float = 2e-5       # below this a member has converged (plateau schedule)
+    min_lr: float = 1e-5       # cosine: final lr; plateau: below this a member has converged
     eval_size: int = 2048      # training sequences used for the plateau checks
 
 
@@ -66,7 +68,7 @@ def fit(bank: TransformerBank, x: torch.Tensor, y: torch.Tensor, cfg: FitConfig,
         raise ValueError(f"--schedule: choose plateau or cosine, got {cfg.schedule}")
     M = len(bank)
     groups = [{"params": ps, "lr": cfg.lr} for ps in bank.member_param_groups()]
-    opt = torch.optim.Adam(groups, lr=cfg.lr)
+    opt = torch.optim.Adam(groups, lr=cfg.lr, fused=True)  # one fused kernel: ~10% faster steps on CPU
     gen = torch.Generator().manual_seed(seed)
     base_lr = [cfg.lr] * M
     best = [math.inf] * M
@@ -120,10 +122,10 @@ def fit(bank: TransformerBank, x: torch.Tensor, y: torch.Tensor, cfg: FitConfig,
                     best[i], stale[i] = v, 0
                 else:
                     stale[i] += 1
+                    best[i] = min(best[i], v)
                 if cfg.schedule == "plateau" and stale[i] >= cfg.patience and step > cfg.warmup:
                     base_lr[i] *= cfg.lr_decay
                     stale[i] = 0
-                    best[i] = min(best[i], v)
                     if base_lr[i] < cfg.min_lr:
                         status[i], steps[i], active[i] = "converged", step, False
             bar.set_postfix(active=int(active.sum()), best=f"{min(best):.2e}")
@@ -132,7 +134,7 @@ def fit(bank: TransformerBank, x: torch.Tensor, y: torch.Tensor, cfg: FitConfig,
     bar.close()
     if cfg.schedule == "cosine":
         for i in range(M):
-            if status[i] == "budget":
-                status[i] = "converged"  # cosine ends at min_lr by construction
+            if status[i] == "budget" and stale[i] >= cfg.patience:
+                status[i] = "converged"  # flat over the last `patience` checks
     res.wall_s = time.perf_counter() - t0
     return res

@@ -29,8 +29,8 @@ class ModelConfig:
     d_v: int = 32          # value dimension (App. C: d_v = 32)
     width: int = 128       # hidden width of both MLPs (App. C)
     depth: int = 3         # linear layers per MLP (App. C "depth 3"): 2 hidden GELU layers
-    qk_init: float = 1.0   # W_Q, W_K init scale, x PyTorch default; >1 leaves the uniform-attention saddle faster
-    in_scale: float = 1.0  # f_hat first-layer init scale, x PyTorch default; >1 spreads GELU kinks over [0, 1]
+    qk_init: float = 3.0   # W_Q, W_K init scale x PyTorch default; >1 leaves the uniform-attention saddle sooner
+    in_scale: float = 3.0  # f_hat first-layer init scale x PyTorch default; >1 spreads GELU kinks over [0, 1]
 
     def validate_m_h(self, m_h: int) -> None:
         if not 1 <= m_h <= self.n:

@@ -25,7 +25,7 @@ def collect(out_dir: Path, cell_dirs: list[Path]) -> dict[str, pd.DataFrame]:
         parts = []
         for d in cell_dirs:
             meta = json.loads((d / "cell.json").read_text())
-            df = pd.read_csv(d / f"{name}.csv")
+            df = pd.read_csv(d / f"{name}.csv", dtype={"rank": str})
             c = meta["cell"]
             if name != "rows":
                 df.insert(0, "alpha", c["alpha"])
@@ -126,8 +126,9 @@ def _markdown(s: dict) -> str:
         L += ["| m_h | train MSE | held-out MSE | oracle | oracle, s=t exact | held-out / oracle | converged | failed |",
               "|---:|---:|---:|---:|---:|---:|---:|---:|"]
         for r in t["curve"]:
+            ratio = f"{r['test_mse'] / r['oracle_mse']:.2f}" if r["oracle_mse"] > 0 else "n/a (oracle exact)"
             L.append(f"| {r['m_h']} | {r['train_mse']:.3e} | {r['test_mse']:.3e} | {r['oracle_mse']:.3e} | "
-                     f"{r['oracle_self_exact_mse']:.3e} | {r['test_mse'] / r['oracle_mse']:.2f} | "
+                     f"{r['oracle_self_exact_mse']:.3e} | {ratio} | "
                      f"{r['n_converged']}/{r['n_seeds']} | {r['n_failed']} |")
         L.append("")
         if t["exponents"]:

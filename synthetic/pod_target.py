@@ -194,7 +194,7 @@ class PODTarget:
         out = np.empty(x.shape + (self.tau,), dtype=np.float64)
         for a in range(0, len(x), chunk):
             pu, pv = self._parts(x[a:a + chunk])
-            out[a:a + chunk] = np.einsum("btk,bsk->bts", pu, pv)
+            out[a:a + chunk] = pu @ pv.transpose(0, 2, 1)
         return out
 
     def apply(self, x: np.ndarray, logits: np.ndarray) -> np.ndarray:
@@ -221,10 +221,10 @@ class PODTarget:
         for a in range(0, len(x), chunk):
             xb = x[a:a + chunk]
             pu, pv = self._parts(xb)
-            full = np.einsum("btk,bsk->bts", pu, pv)
+            full = pu @ pv.transpose(0, 2, 1)
             out["exact"].append(self.apply(xb, full))
             for m in ms:
-                trunc = np.einsum("btk,bsk->bts", pu[..., :m], pv[..., :m])
+                trunc = pu[..., :m] @ pv[..., :m].transpose(0, 2, 1)
                 out["truncated"][m].append(self.apply(xb, trunc))
                 trunc[:, idx, idx] = full[:, idx, idx]
                 out["self_exact"][m].append(self.apply(xb, trunc))

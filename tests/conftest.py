@@ -1,0 +1,57 @@
+"""Shared fixtures: tiny configs, single-threaded torch, the console script's path."""
+from __future__ import annotations
+
+import math
+import os
+import sys
+from pathlib import Path
+
+# The machine is small and shared: one BLAS / intra-op thread keeps the tiny problems fast
+# (multi-threaded BLAS on a busy 2-core box is ~50x slower for 128x128 SVDs) and the results
+# independent of the thread count.  Set before numpy / torch are first imported.
+for _v in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+    os.environ.setdefault(_v, "1")
+
+import pytest  # noqa: E402
+import torch  # noqa: E402
+
+torch.set_num_threads(1)
+try:  # in case numpy was imported before this file (e.g. by a plugin)
+    from threadpoolctl import threadpool_limits
+    threadpool_limits(1)
+except ImportError:  # pragma: no cover
+    pass
+
+from jackson.fit import FitConfig  # noqa: E402
+from jackson.models import ModelConfig  # noqa: E402
+from jackson.sweep import Cell  # noqa: E402
+
+TINY_MODEL = ModelConfig(n=8, d_v=8, width=16)
+TINY_FIT = FitConfig(steps=12, batch_size=32, warmup=2, eval_every=4, eval_size=64)
+
+
+def tiny_cell(**kw) -> Cell:
+    base = dict(alpha=1.5, rank=math.inf, seed=0, m_hs=(1, 2), tau=8, k_max=32,
+                n_train=128, n_test=64, model=TINY_MODEL, fit=TINY_FIT)
+    base.update(kw)
+    return Cell(**base)
+
+
+@pytest.fixture
+def make_cell():
+    return tiny_cell
+
+
+@pytest.fixture(scope="session")
+def sweep_exe() -> Path:
+    exe = Path(sys.executable).parent / "jackson-sweep"
+    assert exe.exists(), f"console script not found next to {sys.executable}"
+    return exe
+
+
+@pytest.fixture(scope="session")
+def sub_env() -> dict:
+    """Environment for subprocesses: single-threaded math libraries (speed only)."""
+    env = dict(os.environ)
+    env.update(OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+    return env

@@ -1,0 +1,175 @@
+"""jackson/models.py: the Eq. (5) Transformer bank against a plain reference implementation."""
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import nn
+
+from jackson.models import Member, ModelConfig, TransformerBank
+from conftest import TINY_MODEL
+
+M_HS = (1, 3, 8)
+SEEDS = (11, 12, 13)
+
+
+@pytest.fixture
+def bank():
+    return TransformerBank(TINY_MODEL, M_HS, SEEDS)
+
+
+@pytest.fixture
+def x():
+    return torch.rand(5, 7, generator=torch.Generator().manual_seed(0))
+
+
+def linear_stack(params) -> nn.Sequential:
+    """nn.Linear layers with GELU between them, weights copied from the (x @ W + b) storage."""
+    layers = []
+    n = len(params) // 2
+    for j in range(n):
+        W, b = params[2 * j].detach(), params[2 * j + 1].detach()
+        lin = nn.Linear(W.shape[0], W.shape[1])
+        with torch.no_grad():
+            lin.weight.copy_(W.T)
+            lin.bias.copy_(b[0])
+        layers.append(lin)
+        if j < n - 1:
+            layers.append(nn.GELU())
+    return nn.Sequential(*layers)
+
+
+@torch.no_grad()
+def reference_forward(member: Member, x: torch.Tensor):
+    """One member, one sequence at a time, no padding: returns y (B, T), logits (B, T, T)."""
+    f_hat, F_hat = linear_stack(list(member.f_hat)), linear_stack(list(member.F_hat))
+    ys, ls = [], []
+    for seq in x:
+        h = f_hat(seq[:, None])                       # (T, n)
+        q = h @ member.W_Q.T                          # (T, m_h)
+        k = h @ member.W_K.T
+        v = h @ member.W_V.T                          # (T, d_v)
+        logits = torch.stack([torch.stack([q[t] @ k[s] for s in range(len(seq))]) for t in range(len(seq))])
+        att = torch.exp(logits - logits.max(dim=1, keepdim=True).values)
+        att = att / att.sum(dim=1, keepdim=True)
+        z = att @ v
+        ys.append(F_hat(z)[:, 0])
+        ls.append(logits)
+    return torch.stack(ys), torch.stack(ls)
+
+
+def test_output_shapes(bank, x):
+    y = bank(x)
+    assert y.shape == (3, 5, 7)
+    it = bank(x, return_internals=True)
+    assert it.y.shape == (3, 5, 7)
+    assert it.logits.shape == (3, 5, 7, 7) and it.pattern.shape == (3, 5, 7, 7)
+    torch.testing.assert_close(it.y, y, rtol=0, atol=0)
+    assert len(bank) == 3 and bank.m_hs == M_HS and bank.seeds == SEEDS and bank.m_max == 8
+    # per-member inputs (M, B, T): member i sees its own x
+    xs = torch.stack([x, x.flip(0), x * 0.5])
+    y2 = bank(xs)
+    assert y2.shape == (3, 5, 7)
+    torch.testing.assert_close(y2[0], y[0])
+    torch.testing.assert_close(y2[1], y[1].flip(0))
+
+
+def test_member_shapes():
+    cfg = ModelConfig(n=8, d_v=6, width=16, depth=3)
+    mb = Member(cfg, m_h=3, seed=0)
+    assert mb.W_Q.shape == (3, 8) and mb.W_K.shape == (3, 8) and mb.W_V.shape == (6, 8)
+    assert [tuple(p.shape) for p in mb.f_hat] == [(1, 16), (1, 16), (16, 16), (1, 16), (16, 8), (1, 8)]
+    assert [tuple(p.shape) for p in mb.F_hat] == [(6, 16), (1, 16), (16, 16), (1, 16), (16, 1), (1, 1)]
+
+
+def test_pattern_is_softmax_of_logits(bank, x):
+    it = bank(x, return_internals=True)
+    torch.testing.assert_close(it.pattern, torch.softmax(it.logits, dim=-1))
+    torch.testing.assert_close(it.pattern.sum(-1), torch.ones(3, 5, 7))
+    assert bool((it.pattern >= 0).all())
+
+
+def test_logits_equal_rho_hat(bank, x):
+    it = bank(x, return_internals=True)
+    for b in range(len(x)):
+        rho = bank.rho_hat(x[b].flatten(), x[b].flatten())   # (M, T, T)
+        torch.testing.assert_close(it.logits[:, b], rho, rtol=1e-5, atol=1e-6)
+    # rho_hat(u, v) with u != v: the (query, key) roles are not swapped
+    u, v = torch.linspace(0, 1, 4), torch.linspace(0.1, 0.9, 6)
+    r = bank.rho_hat(u, v)
+    assert r.shape == (3, 4, 6)
+    for i, mb in enumerate(bank.members):
+        ref = linear_stack(list(mb.f_hat))
+        with torch.no_grad():
+            want = (ref(u[:, None]) @ mb.W_Q.T) @ (ref(v[:, None]) @ mb.W_K.T).T
+        torch.testing.assert_close(r[i], want, rtol=1e-5, atol=1e-6)
+
+
+def test_permutation_equivariance(bank, x):
+    p = torch.randperm(x.shape[1], generator=torch.Generator().manual_seed(3))
+    assert not torch.equal(p, torch.arange(len(p)))
+    torch.testing.assert_close(bank(x[:, p]), bank(x)[..., p], rtol=0, atol=1e-5)
+
+
+def test_bank_matches_reference_implementation(bank, x):
+    it = bank(x, return_internals=True)
+    for i, mb in enumerate(bank.members):
+        y_ref, l_ref = reference_forward(mb, x)
+        torch.testing.assert_close(it.y[i], y_ref, rtol=1e-5, atol=1e-6)
+        torch.testing.assert_close(it.logits[i], l_ref, rtol=1e-5, atol=1e-6)
+
+
+def test_member_init_depends_only_on_m_h_and_seed():
+    big = TransformerBank(TINY_MODEL, (2, 5, 1), (7, 8, 9))
+    for m_h, seed, i in ((2, 7, 0), (5, 8, 1), (1, 9, 2)):
+        alone = TransformerBank(TINY_MODEL, (m_h,), (seed,))
+        pa, pb = dict(alone.members[0].named_parameters()), dict(big.members[i].named_parameters())
+        assert pa.keys() == pb.keys()
+        for k in pa:
+            assert torch.equal(pa[k], pb[k]), k
+        # and its outputs are those of the bank of one
+        x = torch.rand(3, 6, generator=torch.Generator().manual_seed(1))
+        torch.testing.assert_close(big(x)[i], alone(x)[0], rtol=1e-5, atol=1e-6)
+    # different seeds give different members
+    a = TransformerBank(TINY_MODEL, (2,), (7,)).members[0]
+    b = TransformerBank(TINY_MODEL, (2,), (70,)).members[0]
+    assert not torch.equal(a.W_V, b.W_V)
+
+
+def test_member_init_scales():
+    cfg = ModelConfig(n=8, d_v=8, width=16, qk_init=3.0, in_scale=2.0)
+    mb = Member(cfg, m_h=8, seed=0)
+    assert mb.W_Q.abs().max() <= 3.0 / 8 ** 0.5
+    assert mb.W_Q.abs().max() > 1.0 / 8 ** 0.5          # the scale really widens the range
+    assert mb.f_hat[0].abs().max() <= 2.0 and mb.f_hat[0].abs().max() > 1.0   # fan_in = 1
+
+
+def test_member_param_groups(bank):
+    groups = bank.member_param_groups()
+    assert len(groups) == 3
+    for g, mb in zip(groups, bank.members):
+        assert {id(p) for p in g} == {id(p) for p in mb.parameters()}
+    assert sum(len(g) for g in groups) == len(list(bank.parameters()))
+
+
+@pytest.mark.parametrize("bad", [0, 9, -1])
+def test_validate_m_h_rejects_out_of_range(bad):
+    cfg = ModelConfig(n=8)
+    with pytest.raises(ValueError, match="--m-h"):
+        cfg.validate_m_h(bad)
+    with pytest.raises(ValueError, match="--m-h"):
+        Member(cfg, bad, 0)
+
+
+def test_validate_m_h_accepts_range():
+    cfg = ModelConfig(n=8)
+    for m in (1, 8):
+        cfg.validate_m_h(m)
+    with pytest.raises(ValueError, match="--m-h"):
+        ModelConfig().validate_m_h(33)       # default n = 32
+
+
+def test_bank_needs_matching_seeds():
+    with pytest.raises(ValueError):
+        TransformerBank(TINY_MODEL, (1, 2), (0,))
+    with pytest.raises(ValueError):
+        TransformerBank(TINY_MODEL, (), ())

@@ -1,0 +1,322 @@
+"""jackson/sweep.py (+ results.collect): atomic per-cell folders, resume, Dask == in-process."""
+from __future__ import annotations
+
+import json
+import math
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+import jackson.sweep as sweep
+from jackson.fit import evaluate, fit
+from jackson.models import TransformerBank
+from jackson.results import collect, summarize
+from jackson.sweep import N_BLOCKS, Cell, data_seeds, member_seed, rank_str, run_cell, run_cells
+from conftest import tiny_cell
+
+CELL_FILES = {"rows.csv", "blocks.csv", "curve.csv", "learned_spectrum.csv", "cell.json"}
+ROW_COLS = ["alpha", "rank", "m_h", "seed", "train_mse", "test_mse", "oracle_mse",
+            "oracle_self_exact_mse", "status", "steps", "K", "tail_beyond_K", "cell"]
+
+
+def finished(cells_dir: Path) -> list[str]:
+    return sorted(p.name for p in cells_dir.iterdir() if not p.name.startswith(".tmp-"))
+
+
+def count_fit_calls(monkeypatch) -> list:
+    calls = []
+    real = sweep.fit
+
+    def wrapper(*a, **k):
+        calls.append(a[0].m_hs)
+        return real(*a, **k)
+    monkeypatch.setattr(sweep, "fit", wrapper)
+    return calls
+
+
+# ---- keys and seeds ------------------------------------------------------------------------
+
+def test_cell_key_is_derived_from_the_config():
+    a, b = tiny_cell(), tiny_cell()
+    assert a.key() == b.key()
+    assert a.key().startswith("a1.5_rinf_s0_")
+    assert tiny_cell(rank=3).key().startswith("a1.5_r3_s0_")
+    others = {tiny_cell(seed=1).key(), tiny_cell(alpha=2.0).key(), tiny_cell(m_hs=(1, 3)).key(),
+              tiny_cell(n_train=256).key(), tiny_cell(phi="cos").key()}
+    assert a.key() not in others and len(others) == 5
+    assert json.loads(json.dumps(a.as_dict()))["rank"] == "inf"
+    assert rank_str(math.inf) == "inf" and rank_str(6.0) == "6"
+
+
+def test_seeds_are_distinct_and_bank_independent():
+    tr, te = data_seeds(0)
+    assert tr != te and data_seeds(0) == (tr, te) and data_seeds(1) != (tr, te)
+    assert len({member_seed(0, m) for m in range(1, 9)}) == 8
+    assert member_seed(0, 3) != member_seed(1, 3)
+
+
+# ---- run_cell ------------------------------------------------------------------------------
+
+def test_run_cell_writes_complete_folder_atomically(tmp_path, monkeypatch):
+    cell = tiny_cell(m_hs=(1, 3))
+    cells_dir = tmp_path / "cells"
+    seen = []
+    real_rename = os.rename
+
+    def spy_rename(src, dst):
+        src, dst = Path(src), Path(dst)
+        seen.append((src.name, dst, {p.name for p in src.iterdir()}, dst.exists()))
+        return real_rename(src, dst)
+    monkeypatch.setattr(sweep.os, "rename", spy_rename)
+
+    out = run_cell(cell, cells_dir, progress=False)
+    assert out == cells_dir / cell.key()
+    assert len(seen) == 1
+    src_name, dst, contents, dst_existed = seen[0]
+    assert src_name.startswith(f".tmp-{cell.key()}-") and dst == out
+    assert contents == CELL_FILES and not dst_existed      # complete before it appears
+    assert {p.name for p in out.iterdir()} == CELL_FILES
+    assert finished(cells_dir) == [cell.key()]
+    assert not list(cells_dir.glob(".tmp-*"))
+
+    rows = pd.read_csv(out / "rows.csv")
+    assert list(rows.columns) == ROW_COLS
+    assert rows.m_h.tolist() == [1, 3]
+    assert (rows.alpha == 1.5).all() and (rows["rank"] == np.inf).all() and (rows.cell == cell.key()).all()
+
+    # independent recomputation of the measured numbers from the same seeds
+    target = cell.target()
+    s_tr, s_te = data_seeds(cell.seed)
+    x_tr, x_te = target.sample(cell.n_train, s_tr), target.sample(cell.n_test, s_te)
+    y_tr, y_te = target(x_tr), target(x_te)
+    o = target.oracle(x_te, cell.m_hs)
+    t = lambda a: torch.tensor(a, dtype=torch.float32)  # noqa: E731
+    bank = TransformerBank(cell.model, cell.m_hs, [member_seed(cell.seed, m) for m in cell.m_hs])
+    res = fit(bank, t(x_tr), t(y_tr), cell.fit, seed=cell.seed, progress=False)
+    for i, m in enumerate(cell.m_hs):
+        r = rows.iloc[i]
+        assert r.oracle_mse == pytest.approx(np.mean((o["truncated"][m] - y_te) ** 2), rel=1e-9)
+        assert r.oracle_self_exact_mse == pytest.approx(np.mean((o["self_exact"][m] - y_te) ** 2), rel=1e-9)
+        assert r.test_mse == pytest.approx(evaluate(bank, t(x_te), t(y_te))[i].mean().item(), rel=1e-5)
+        assert r.train_mse == pytest.approx(evaluate(bank, t(x_tr), t(y_tr))[i].mean().item(), rel=1e-5)
+        assert r.status == res.status[i] and r.steps == res.steps[i]
+    info = target.resolved()
+    assert (rows.K == info["K"]).all()
+    assert rows.tail_beyond_K.iloc[0] == pytest.approx(info["tail_energy"])
+
+    blocks = pd.read_csv(out / "blocks.csv")
+    assert set(blocks.kind) == {"test", "oracle", "oracle_self_exact"}
+    assert len(blocks) == len(cell.m_hs) * 3 * N_BLOCKS
+    for (m, kind), g in blocks.groupby(["m_h", "kind"]):
+        col = {"test": "test_mse", "oracle": "oracle_mse", "oracle_self_exact": "oracle_self_exact_mse"}[kind]
+        assert sorted(g.block) == list(range(N_BLOCKS))
+        # equal block sizes (n_test = 64 = N_BLOCKS): the block mean is the overall mean
+        assert g.mse.mean() == pytest.approx(rows.set_index("m_h").loc[m, col], rel=1e-5)
+
+    curve = pd.read_csv(out / "curve.csv")
+    assert set(curve.columns) >= {"step", "member", "train_mse", "lr", "m_h"}
+    assert set(curve.m_h) == {1, 3}
+    assert (curve.m_h == np.array(cell.m_hs)[curve.member]).all()
+
+    spec = pd.read_csv(out / "learned_spectrum.csv")
+    assert spec.m_h.tolist() == [1, 3]
+    s = spec.drop(columns="m_h").to_numpy()
+    assert (s >= 0).all() and list(spec.columns[1:]) == [f"s{k}" for k in range(1, s.shape[1] + 1)]
+
+    meta = json.loads((out / "cell.json").read_text())
+    assert meta["key"] == cell.key() == out.name
+    assert meta["cell"] == json.loads(json.dumps(cell.as_dict()))
+    assert meta["target"]["K"] == info["K"]
+    np.testing.assert_allclose(meta["sigma_head"], target.sigma[:64])
+
+
+def test_run_cell_returns_existing_folder_untouched(tmp_path, monkeypatch):
+    cell = tiny_cell()
+    out = run_cell(cell, tmp_path, progress=False)
+    st = (out / "rows.csv").stat()
+    calls = count_fit_calls(monkeypatch)
+    assert run_cell(cell, tmp_path, progress=False) == out
+    assert calls == []
+    assert (out / "rows.csv").stat().st_mtime_ns == st.st_mtime_ns
+
+
+# ---- run_cells: resume ---------------------------------------------------------------------
+
+def test_run_cells_skips_finished_cells(tmp_path, monkeypatch):
+    a, b = tiny_cell(alpha=1.5), tiny_cell(alpha=2.0)
+    dirs = run_cells([a], tmp_path, progress=False)
+    assert dirs == [tmp_path / "cells" / a.key()]
+    stamp = {p.name: p.stat().st_mtime_ns for p in dirs[0].iterdir()}
+    ino = dirs[0].stat().st_ino
+
+    calls = count_fit_calls(monkeypatch)
+    dirs2 = run_cells([a, b], tmp_path, progress=False)
+    assert dirs2 == [tmp_path / "cells" / a.key(), tmp_path / "cells" / b.key()]
+    assert len(calls) == 1                                   # only the new cell trained
+    assert {p.name: p.stat().st_mtime_ns for p in dirs[0].iterdir()} == stamp
+    assert dirs[0].stat().st_ino == ino
+
+    calls.clear()
+    run_cells([a, b], tmp_path, progress=False)
+    assert calls == []
+
+
+def test_leftover_tmp_folder_is_removed_and_not_counted(tmp_path, monkeypatch):
+    cell = tiny_cell()
+    cells_dir = tmp_path / "cells"
+    debris = cells_dir / f".tmp-{cell.key()}-999999"
+    debris.mkdir(parents=True)
+    (debris / "rows.csv").write_text("alpha,rank\n1.5,inf\n")      # a half-written cell
+    other = cells_dir / ".tmp-a9_r1_s0_deadbeef00-42"
+    other.mkdir()
+    calls = count_fit_calls(monkeypatch)
+    dirs = run_cells([cell], tmp_path, progress=False)
+    assert len(calls) == 1                                   # the debris did not count as done
+    assert not debris.exists() and not other.exists()
+    assert finished(cells_dir) == [cell.key()]
+    assert {p.name for p in dirs[0].iterdir()} == CELL_FILES
+
+
+def test_resume_after_sigkill(tmp_path, sweep_exe, sub_env):
+    out = tmp_path / "sweep"
+    # cosine never stops a member early, so each cell trains the full 500 steps (a few seconds):
+    # the second cell is still running when the first one's folder appears
+    cmd = [str(sweep_exe), "--quick", "--alpha", "1.5,2.0", "--schedule", "cosine", "--steps", "500",
+           "--out", str(out)]
+    cells_dir = out / "cells"
+    proc = subprocess.Popen(cmd, env=sub_env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and proc.poll() is None:
+            if cells_dir.is_dir() and finished(cells_dir):
+                break
+            time.sleep(0.02)
+        assert proc.poll() is None, "the sweep ended before it could be killed (raise --steps)"
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == -signal.SIGKILL
+    done = finished(cells_dir)
+    assert len(done) == 1 and done[0].startswith("a1.5_"), done
+    first = cells_dir / done[0]
+    stamp = (first.stat().st_ino, first.stat().st_mtime_ns,
+             {p.name: (p.stat().st_ino, p.stat().st_mtime_ns) for p in first.iterdir()})
+    assert not (out / "results.csv").exists()
+
+    rerun = subprocess.run(cmd, env=sub_env, capture_output=True, text=True, timeout=300)
+    assert rerun.returncode == 0, rerun.stderr[-2000:]
+    assert "resuming: 1 of 2 cells already finished" in rerun.stdout
+    assert (first.stat().st_ino, first.stat().st_mtime_ns,
+            {p.name: (p.stat().st_ino, p.stat().st_mtime_ns) for p in first.iterdir()}) == stamp
+    assert len(finished(cells_dir)) == 2 and not list(cells_dir.glob(".tmp-*"))
+    res = pd.read_csv(out / "results.csv")
+    assert sorted(res.alpha.unique()) == [1.5, 2.0]
+    assert res.groupby("alpha").m_h.apply(sorted).tolist() == [[1, 2, 3], [1, 2, 3]]
+    assert (res.steps == 500).all() and (res.status == "converged").all()
+    # the kept cell's numbers are the ones in the table
+    kept = pd.read_csv(first / "rows.csv")
+    np.testing.assert_allclose(res[res.alpha == 1.5].test_mse, kept.test_mse, rtol=1e-6)
+
+
+# ---- determinism and Dask ------------------------------------------------------------------
+
+def _read_cell_tables(d: Path) -> dict:
+    return {n: pd.read_csv(d / n) for n in ("rows.csv", "blocks.csv", "curve.csv", "learned_spectrum.csv")}
+
+
+def test_same_config_and_seed_give_same_numbers(tmp_path):
+    cells = [tiny_cell(seed=0), tiny_cell(seed=1)]
+    d1 = run_cells(cells, tmp_path / "one", progress=False)
+    d2 = run_cells(cells, tmp_path / "two", progress=False)
+    for a, b in zip(d1, d2):
+        assert a.name == b.name
+        ta, tb = _read_cell_tables(a), _read_cell_tables(b)
+        for name in ta:
+            pd.testing.assert_frame_equal(ta[name], tb[name], check_exact=True, obj=name)
+    r0, r1 = pd.read_csv(d1[0] / "rows.csv"), pd.read_csv(d1[1] / "rows.csv")
+    assert not np.allclose(r0.test_mse, r1.test_mse)          # the seed matters
+
+
+def test_dask_equals_in_process(tmp_path):
+    distributed = pytest.importorskip("dask.distributed")
+    cells = [tiny_cell(alpha=1.5), tiny_cell(alpha=2.0)]
+    local = run_cells(cells, tmp_path / "local", progress=False)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster:
+        remote = run_cells(cells, tmp_path / "dask", scheduler=cluster.scheduler_address, progress=False)
+    assert [p.name for p in remote] == [p.name for p in local]
+    for a, b in zip(local, remote):
+        ra, rb = pd.read_csv(a / "rows.csv"), pd.read_csv(b / "rows.csv")
+        num = ra.select_dtypes("number").columns
+        np.testing.assert_allclose(rb[num].to_numpy(float), ra[num].to_numpy(float), rtol=1e-6)
+        assert ra.status.tolist() == rb.status.tolist() and ra.cell.tolist() == rb.cell.tolist()
+    ta, tb = collect(tmp_path / "local", local), collect(tmp_path / "dask", remote)
+    res_a, res_b = pd.read_csv(tmp_path / "local" / "results.csv"), pd.read_csv(tmp_path / "dask" / "results.csv")
+    assert len(res_a) == 4 and list(res_a.columns) == list(res_b.columns)
+    num = res_a.select_dtypes("number").columns
+    np.testing.assert_allclose(res_b[num].to_numpy(float), res_a[num].to_numpy(float), rtol=1e-6)
+    assert ta["rows"]["rank"].tolist() == tb["rows"]["rank"].tolist()
+
+
+# ---- collect / summarize -------------------------------------------------------------------
+
+def test_collect_concatenates_cell_tables(tmp_path):
+    # m_h < rank throughout, so no oracle error is exactly zero
+    cells = [tiny_cell(alpha=1.5, rank=3, seed=0), tiny_cell(alpha=1.5, rank=3, seed=1),
+             tiny_cell(alpha=2.0, rank=3, seed=0)]
+    dirs = run_cells(cells, tmp_path, progress=False)
+    tabs = collect(tmp_path, dirs)
+    res = pd.read_csv(tmp_path / "results.csv")
+    parts = pd.concat([pd.read_csv(d / "rows.csv") for d in dirs], ignore_index=True)
+    assert len(res) == 6
+    np.testing.assert_allclose(res.test_mse, parts.test_mse, rtol=1e-6)
+    assert tabs["rows"]["rank"].tolist() == ["3"] * 6
+    assert set(tabs["blocks"]["alpha"]) == {1.5, 2.0} and set(tabs["blocks"]["seed"]) == {0, 1}
+    for name in ("loss_curves.csv", "learned_spectrum.csv", "blocks.csv"):
+        assert (tmp_path / name).is_file()
+    s = summarize(tmp_path, tabs, (1, 2), "test")
+    assert [(t["alpha"], t["rank"]) for t in s["targets"]] == [(1.5, "3"), (2.0, "3")]
+    for t in s["targets"]:
+        sel = parts[parts.alpha == t["alpha"]]
+        mean = sel.groupby("m_h").test_mse.mean()
+        assert {r["m_h"]: r["test_mse"] for r in t["curve"]} == pytest.approx(mean.to_dict())
+        assert [r["n_seeds"] for r in t["curve"]] == [sel.seed.nunique()] * 2
+        assert t["predicted_exponent"] == pytest.approx(1 - 2 * t["alpha"])
+        assert t["fit_m_h"] == [1, 2]
+        # two points: the fitted slope is the log-log secant of the mean curve
+        want = np.log(mean[2] / mean[1]) / np.log(2)
+        assert t["exponents"]["test"]["slope"] == pytest.approx(want, rel=1e-4)
+        assert t["exponents"]["test"]["lo"] <= t["exponents"]["test"]["hi"]
+    md = (tmp_path / "summary.md").read_text()
+    assert "## alpha = 1.5, rank = 3" in md and "## alpha = 2, rank = 3" in md
+    assert json.loads((tmp_path / "summary.json").read_text())["command"] == "test"
+
+
+def test_summarize_finite_rank_with_m_h_at_rank(tmp_path):
+    cell = tiny_cell(rank=2, m_hs=(1, 2))
+    dirs = run_cells([cell], tmp_path, progress=False)
+    assert pd.read_csv(dirs[0] / "rows.csv").oracle_mse.iloc[1] == 0.0   # exact oracle at m_h = r
+    tabs = collect(tmp_path, dirs)
+    s = summarize(tmp_path, tabs, (1, 2), "test")
+    assert "knee_drop" in s["targets"][0]["checks"]
+    assert "| 2 |" in (tmp_path / "summary.md").read_text()
+
+
+def test_collect_mixed_finite_and_inf_rank(tmp_path):
+    # m_h = 1 < rank only, so this isolates the rank-column bug from the zero-oracle one
+    cells = [tiny_cell(rank=2, m_hs=(1,)), tiny_cell(rank=math.inf, m_hs=(1,))]
+    dirs = run_cells(cells, tmp_path, progress=False)
+    tabs = collect(tmp_path, dirs)
+    assert sorted(set(tabs["rows"]["rank"])) == ["2", "inf"]
+    s = summarize(tmp_path, tabs, (1, 2), "test")
+    assert [t["rank"] for t in s["targets"]] == ["2", "inf"]
