@@ -13,7 +13,8 @@ from .config import UsageError
 from .fit import FitConfig
 from .models import ModelConfig
 from .results import collect, plot, summarize
-from .sweep import Cell, rank_str, run_cells
+from .rate_cell import RateCell, rank_str
+from .sweep import run_cells
 
 
 @dataclass(frozen=True)
@@ -45,8 +46,8 @@ class SweepConfig:
         r = "_".join(rank_str(x) for x in self.rank)
         return Path("reports/jackson") / f"sweep-a{a}-r{r}{'-quick' if self.quick else ''}"
 
-    def cells(self) -> list[Cell]:
-        return [Cell(alpha=a, rank=r, seed=s, m_hs=tuple(self.m_h), phi=self.phi, psi=self.psi,
+    def cells(self) -> list[RateCell]:
+        return [RateCell(alpha=a, rank=r, seed=s, m_hs=tuple(self.m_h), phi=self.phi, psi=self.psi,
                      F=self.F, f=self.f, tau=self.tau, tail_tol=self.tail_tol, k_max=self.k_max,
                      n_train=self.n_train, n_test=self.n_test, model=self.model, fit=self.fit)
                 for a in self.alpha for r in self.rank for s in self.seeds]

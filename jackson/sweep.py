@@ -1,138 +1,39 @@
-"""Cells (frozen configs) -> runner (in-process | Dask) -> atomic per-cell result folders.
+"""The generic runner: cells (frozen configs) -> in-process | Dask -> atomic per-cell folders.
 
-A cell is one target (alpha, rank, seed, ...) together with the bank of members (one per m_h)
-that is trained on it.  `run_cell` writes everything the cell measured into
-`<out>/cells/<key>/`, where the key is derived from the cell's resolved config; the folder is
-built under a temporary name and renamed into place, so a folder that exists is complete and a
-run killed at any moment loses only the cells in flight.  `run_cells` skips finished cells.
+A cell is any object with `key()` (a folder name derived from its resolved config) and
+`run(folder, progress)` (writes everything the cell measured into `folder`).  `run_cell` lets it
+write into a temporary folder and renames that into `<out>/cells/<key>/` when it is done, so a
+folder that exists is complete and a run killed at any moment loses only the cells in flight.
+`run_cells` skips finished cells, in-process by default or on a Dask cluster.
 """
 from __future__ import annotations
 
-import dataclasses
-import hashlib
-import json
-import math
 import os
 import shutil
-import time
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
-import numpy as np
-import pandas as pd
-import torch
 from tqdm.auto import tqdm
 
-from synthetic.pod_target import PODTarget, Spectrum
-from .fit import FitConfig, evaluate, fit
-from .models import ModelConfig, TransformerBank
-from .pod import learned_spectrum
 
-N_BLOCKS = 64  # held-out sequences are split into this many blocks for the bootstrap
+class CellLike(Protocol):
+    def key(self) -> str: ...
+    def run(self, folder: Path, progress: bool = True) -> None: ...
 
 
-@dataclass(frozen=True)
-class Cell:
-    alpha: float
-    rank: float                      # math.inf for rank inf
-    seed: int
-    m_hs: tuple[int, ...]
-    phi: str = "sin"
-    psi: str = "sin"
-    F: str = "identity"
-    f: str = "identity"
-    tau: int = 16
-    tail_tol: float = 1e-6
-    k_max: int = 4096
-    n_train: int = 16384
-    n_test: int = 4096
-    model: ModelConfig = field(default_factory=ModelConfig)
-    fit: FitConfig = field(default_factory=FitConfig)
-
-    def target(self) -> PODTarget:
-        sp = Spectrum(alpha=self.alpha, rank=self.rank, tail_tol=self.tail_tol, k_max=self.k_max)
-        return PODTarget(sp, phi=self.phi, psi=self.psi, F=self.F, f=self.f, tau=self.tau)
-
-    def as_dict(self) -> dict:
-        d = dataclasses.asdict(self)
-        d["rank"] = rank_str(self.rank)
-        return d
-
-    def key(self) -> str:
-        blob = json.dumps(self.as_dict(), sort_keys=True).encode()
-        return f"a{self.alpha:g}_r{rank_str(self.rank)}_s{self.seed}_{hashlib.sha1(blob).hexdigest()[:10]}"
-
-
-def rank_str(rank: float) -> str:
-    return "inf" if math.isinf(rank) else str(int(rank))
-
-
-def member_seed(seed: int, m_h: int) -> int:
-    """A member's init depends only on (seed, m_h), never on which bank it sits in."""
-    return int(np.random.SeedSequence([seed, m_h]).generate_state(1)[0])
-
-
-def data_seeds(seed: int) -> tuple[int, int]:
-    """Disjoint train / held-out sample seeds for a cell seed."""
-    a, b = np.random.SeedSequence([seed, 10_000]).generate_state(2)
-    return int(a), int(b)
-
-
-def _t(a: np.ndarray) -> torch.Tensor:
-    return torch.tensor(a, dtype=torch.float32)
-
-
-def run_cell(cell: Cell, cells_dir: str | os.PathLike, progress: bool = True) -> Path:
-    """Train and measure one cell; returns its result folder (skips if already complete)."""
+def run_cell(cell: CellLike, cells_dir: str | os.PathLike, progress: bool = True) -> Path:
+    """Run one cell into its result folder (skips it if the folder already exists)."""
     final = Path(cells_dir) / cell.key()
     if final.exists():
         return final
-    t0 = time.perf_counter()
-    target = cell.target()
-    s_train, s_test = data_seeds(cell.seed)
-    x_tr, x_te = target.sample(cell.n_train, s_train), target.sample(cell.n_test, s_test)
-    y_tr, y_te = target(x_tr), target(x_te)
-    oracle = target.oracle(x_te, cell.m_hs)
-
-    torch.manual_seed(0)  # nothing should draw from it; guards against hidden global randomness
-    bank = TransformerBank(cell.model, cell.m_hs, [member_seed(cell.seed, m) for m in cell.m_hs])
-    res = fit(bank, _t(x_tr), _t(y_tr), cell.fit, seed=cell.seed, progress=progress,
-              desc=f"alpha={cell.alpha:g} rank={rank_str(cell.rank)} seed={cell.seed}")
-    err_tr = evaluate(bank, _t(x_tr), _t(y_tr)).double().numpy()   # (M, n_train)
-    err_te = evaluate(bank, _t(x_te), _t(y_te)).double().numpy()   # (M, n_test)
-    spec = learned_spectrum(bank)
-    info = target.resolved()
-
-    rows, blocks = [], []
-    for i, m in enumerate(cell.m_hs):
-        o_tr = ((oracle["truncated"][m] - y_te) ** 2).mean(axis=1)
-        o_se = ((oracle["self_exact"][m] - y_te) ** 2).mean(axis=1)
-        rows.append({"alpha": cell.alpha, "rank": rank_str(cell.rank), "m_h": m, "seed": cell.seed,
-                     "train_mse": err_tr[i].mean(), "test_mse": err_te[i].mean(),
-                     "oracle_mse": o_tr.mean(), "oracle_self_exact_mse": o_se.mean(),
-                     "status": res.status[i], "steps": res.steps[i], "K": info["K"],
-                     "tail_beyond_K": info["tail_energy"], "cell": cell.key()})
-        for kind, e in (("test", err_te[i]), ("oracle", o_tr), ("oracle_self_exact", o_se)):
-            for j, chunk in enumerate(np.array_split(e, N_BLOCKS)):
-                blocks.append({"m_h": m, "seed": cell.seed, "kind": kind, "block": j, "mse": chunk.mean()})
-
     tmp = Path(cells_dir) / f".tmp-{cell.key()}-{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
-    pd.DataFrame(rows).to_csv(tmp / "rows.csv", index=False)
-    pd.DataFrame(blocks).to_csv(tmp / "blocks.csv", index=False, float_format="%.6e")
-    curve = pd.DataFrame(res.curve)
-    if len(curve):
-        curve["m_h"] = [cell.m_hs[i] for i in curve["member"]]
-    curve.to_csv(tmp / "curve.csv", index=False)
-    sp = pd.DataFrame(spec, columns=[f"s{k + 1}" for k in range(spec.shape[1])])
-    sp.insert(0, "m_h", cell.m_hs)
-    sp.to_csv(tmp / "learned_spectrum.csv", index=False, float_format="%.6e")
-    meta = {"cell": cell.as_dict(), "key": cell.key(), "target": info,
-            "complexity": target.complexity(), "sigma_head": target.sigma[:64].tolist(),
-            "fit_wall_s": res.wall_s, "cell_wall_s": time.perf_counter() - t0,
-            "torch_threads": torch.get_num_threads()}
-    (tmp / "cell.json").write_text(json.dumps(meta, indent=1))
+    try:
+        cell.run(tmp, progress)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)   # nothing half-written is left behind
+        raise
     try:
         os.rename(tmp, final)          # atomic: the folder appears complete or not at all
     except OSError:                    # another worker finished the same cell first
@@ -140,7 +41,7 @@ def run_cell(cell: Cell, cells_dir: str | os.PathLike, progress: bool = True) ->
     return final
 
 
-def run_cells(cells: list[Cell], out_dir: str | os.PathLike, scheduler: str | None = None,
+def run_cells(cells: list[CellLike], out_dir: str | os.PathLike, scheduler: str | None = None,
               progress: bool = True) -> list[Path]:
     """Run every unfinished cell, in-process or on the Dask scheduler at `scheduler`."""
     cells_dir = Path(out_dir) / "cells"

@@ -24,17 +24,17 @@ except ImportError:  # pragma: no cover
 
 from jackson.fit import FitConfig  # noqa: E402
 from jackson.models import ModelConfig  # noqa: E402
-from jackson.sweep import Cell  # noqa: E402
+from jackson.rate_cell import RateCell  # noqa: E402
 
 TINY_MODEL = ModelConfig(n=8, d_v=8, width=16)
 TINY_FIT = FitConfig(steps=12, batch_size=32, warmup=2, eval_every=4, eval_size=64)
 
 
-def tiny_cell(**kw) -> Cell:
+def tiny_cell(**kw) -> RateCell:
     base = dict(alpha=1.5, rank=math.inf, seed=0, m_hs=(1, 2), tau=8, k_max=32,
                 n_train=128, n_test=64, model=TINY_MODEL, fit=TINY_FIT)
     base.update(kw)
-    return Cell(**base)
+    return RateCell(**base)
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""jackson/sweep.py (+ results.collect): atomic per-cell folders, resume, Dask == in-process."""
+"""jackson/sweep.py + jackson/rate_cell.py (+ results.collect): atomic per-cell folders, resume, Dask == in-process."""
 from __future__ import annotations
 
 import json
@@ -14,11 +14,13 @@ import pandas as pd
 import pytest
 import torch
 
+import jackson.rate_cell as rate_cell
 import jackson.sweep as sweep
 from jackson.fit import evaluate, fit
 from jackson.models import TransformerBank
 from jackson.results import collect, summarize
-from jackson.sweep import N_BLOCKS, Cell, data_seeds, member_seed, rank_str, run_cell, run_cells
+from jackson.rate_cell import N_BLOCKS, RateCell, data_seeds, member_seed, rank_str
+from jackson.sweep import run_cell, run_cells
 from conftest import tiny_cell
 
 CELL_FILES = {"rows.csv", "blocks.csv", "curve.csv", "learned_spectrum.csv", "cell.json"}
@@ -32,12 +34,12 @@ def finished(cells_dir: Path) -> list[str]:
 
 def count_fit_calls(monkeypatch) -> list:
     calls = []
-    real = sweep.fit
+    real = rate_cell.fit
 
     def wrapper(*a, **k):
         calls.append(a[0].m_hs)
         return real(*a, **k)
-    monkeypatch.setattr(sweep, "fit", wrapper)
+    monkeypatch.setattr(rate_cell, "fit", wrapper)
     return calls
 
 
@@ -320,3 +322,27 @@ def test_collect_mixed_finite_and_inf_rank(tmp_path):
     assert sorted(set(tabs["rows"]["rank"])) == ["2", "inf"]
     s = summarize(tmp_path, tabs, (1, 2), "test")
     assert [t["rank"] for t in s["targets"]] == ["2", "inf"]
+
+
+# ---- the runner is generic: any object with key() and run(folder) ------------------------------
+
+class _Echo:
+    def __init__(self, name, fail=False):
+        self.name, self.fail = name, fail
+
+    def key(self):
+        return self.name
+
+    def run(self, folder, progress=True):
+        (folder / "part.txt").write_text("half")
+        if self.fail:
+            raise RuntimeError("boom")
+        (folder / "done.txt").write_text(self.name)
+
+
+def test_generic_cells_and_failed_cell_leaves_nothing(tmp_path):
+    dirs = run_cells([_Echo("a"), _Echo("b")], tmp_path, progress=False)
+    assert [(d / "done.txt").read_text() for d in dirs] == ["a", "b"]
+    with pytest.raises(RuntimeError, match="boom"):
+        run_cells([_Echo("c", fail=True)], tmp_path, progress=False)
+    assert sorted(p.name for p in (tmp_path / "cells").iterdir()) == ["a", "b"]   # no 'c', no .tmp-*
