@@ -31,10 +31,30 @@ class ModelConfig:
     depth: int = 3         # linear layers per MLP (App. C "depth 3"): 2 hidden GELU layers
     qk_init: float = 3.0   # W_Q, W_K init scale x PyTorch default; >1 leaves the uniform-attention saddle sooner
     in_scale: float = 3.0  # f_hat first-layer init scale x PyTorch default; >1 spreads GELU kinks over [0, 1]
+    pos: str = "none"      # positional encoding x(t) -> A x(t) + e(t) (Sec. 4.1): none | learned | sinusoidal
+    d_pos: int = 16        # d', the width of A x(t) + e(t) when pos != none
+    tau_max: int = 64      # longest sequence the positional table e(t) covers
+
+    @property
+    def f_in(self) -> int:
+        """Input width of f_hat: d, or d' after a positional encoding."""
+        return self.d_in if self.pos == "none" else self.d_pos
 
     def validate_m_h(self, m_h: int) -> None:
         if not 1 <= m_h <= self.n:
             raise ValueError(f"--m-h: each m_h must be in 1..{self.n} (n, the embedding width), got {m_h}")
+        if self.pos not in ("none", "learned", "sinusoidal"):
+            raise ValueError(f"--pos: choose none, learned or sinusoidal, got {self.pos}")
+
+
+def sinusoidal_table(tau: int, d: int) -> torch.Tensor:
+    """The fixed e(t) of Vaswani et al.: e[t, 2i] = sin(t / 10000^(2i/d)), e[t, 2i+1] = cos(...)."""
+    t = torch.arange(tau, dtype=torch.float64)[:, None]
+    freq = 10000.0 ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)
+    e = torch.zeros(tau, d, dtype=torch.float64)
+    e[:, 0::2] = torch.sin(t * freq)
+    e[:, 1::2] = torch.cos(t * freq[: d // 2])
+    return e.float()
 
 
 class Internals(NamedTuple):
@@ -67,12 +87,16 @@ class Member(nn.Module):
         self.m_h, self.seed = m_h, seed
         gen = torch.Generator().manual_seed(seed)
         hid = [cfg.width] * (cfg.depth - 1)
-        self.f_hat = nn.ParameterList(_mlp_params(gen, [cfg.d_in, *hid, cfg.n], cfg.in_scale))
+        self.f_hat = nn.ParameterList(_mlp_params(gen, [cfg.f_in, *hid, cfg.n], cfg.in_scale))
         b = cfg.qk_init / math.sqrt(cfg.n)
         self.W_Q = nn.Parameter(_uniform(gen, (m_h, cfg.n), b))
         self.W_K = nn.Parameter(_uniform(gen, (m_h, cfg.n), b))
         self.W_V = nn.Parameter(_uniform(gen, (cfg.d_v, cfg.n), 1.0 / math.sqrt(cfg.n)))
         self.F_hat = nn.ParameterList(_mlp_params(gen, [cfg.d_v, *hid, 1]))
+        if cfg.pos != "none":   # drawn last: models without an encoding draw exactly as before
+            self.A = nn.Parameter(_uniform(gen, (cfg.d_in, cfg.d_pos), 1.0 / math.sqrt(cfg.d_in)))
+        if cfg.pos == "learned":
+            self.e = nn.Parameter(0.02 * torch.randn(cfg.tau_max, cfg.d_pos, generator=gen))
 
 
 class TransformerBank(nn.Module):
@@ -84,6 +108,8 @@ class TransformerBank(nn.Module):
         self.m_hs, self.seeds = tuple(int(m) for m in m_hs), tuple(int(s) for s in seeds)
         self.members = nn.ModuleList(Member(cfg, m, s) for m, s in zip(self.m_hs, self.seeds))
         self.m_max = max(self.m_hs)
+        if cfg.pos == "sinusoidal":
+            self.register_buffer("e_fixed", sinusoidal_table(cfg.tau_max, cfg.d_pos))
 
     def __len__(self):
         return len(self.members)
@@ -117,6 +143,14 @@ class TransformerBank(nn.Module):
         if x.dim() == 3:
             x = x.unsqueeze(-1)
         M, B, T, d = x.shape
+        if self.cfg.pos != "none":                           # Sec. 4.1: x(t) -> A x(t) + e(t)
+            if T > self.cfg.tau_max:
+                raise ValueError(f"--tau-max: sequences of length {T} exceed the positional table ({self.cfg.tau_max})")
+            A = torch.stack([mb.A for mb in self.members])   # (M, d, d')
+            e = (torch.stack([mb.e for mb in self.members]) if self.cfg.pos == "learned"
+                 else self.e_fixed[None])[:, :T]             # (M or 1, T, d')
+            x = x @ A[:, None] + e[:, None]                  # (M, B, T, d')
+            d = x.shape[-1]
         return self._mlp(x.reshape(M, B * T, d), self._stack_mlp("f_hat"))
 
     def forward(self, x: torch.Tensor, return_internals: bool = False):
@@ -140,7 +174,11 @@ class TransformerBank(nn.Module):
 
     @torch.no_grad()
     def rho_hat(self, u: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-        """The learned coupling rho_hat(u_a, v_b) = (W_Q f_hat(u_a))^T (W_K f_hat(v_b)): (M, len(u), len(v))."""
+        """The learned coupling rho_hat(u_a, v_b) = (W_Q f_hat(u_a))^T (W_K f_hat(v_b)): (M, len(u), len(v)).
+
+        Defined for models without positional encoding (with one, rho_hat also depends on t and s)."""
+        if self.cfg.pos != "none":
+            raise ValueError("rho_hat(u, v) is a function of the inputs only without positional encoding")
         hu = self.embed(u.view(1, -1))                      # (M, len(u), n)
         hv = self.embed(v.view(1, -1))
         return (hu @ self._stack_qk("W_Q").transpose(1, 2)) @ (hv @ self._stack_qk("W_K").transpose(1, 2)).transpose(1, 2)

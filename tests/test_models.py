@@ -1,6 +1,7 @@
 """jackson/models.py: the Eq. (5) Transformer bank against a plain reference implementation."""
 from __future__ import annotations
 
+import math
 import pytest
 import torch
 from torch import nn
@@ -108,6 +109,10 @@ def test_permutation_equivariance(bank, x):
     p = torch.randperm(x.shape[1], generator=torch.Generator().manual_seed(3))
     assert not torch.equal(p, torch.arange(len(p)))
     torch.testing.assert_close(bank(x[:, p]), bank(x)[..., p], rtol=0, atol=1e-5)
+    # outputs vary little at init, so also check the logits, which do: rho_hat(x_p(t), x_p(s))
+    lp, l0 = bank(x[:, p], return_internals=True).logits, bank(x, return_internals=True).logits
+    assert l0.std() > 1e-2
+    torch.testing.assert_close(lp, l0[:, :, p][:, :, :, p], rtol=1e-5, atol=1e-5)
 
 
 def test_bank_matches_reference_implementation(bank, x):
@@ -173,3 +178,56 @@ def test_bank_needs_matching_seeds():
         TransformerBank(TINY_MODEL, (1, 2), (0,))
     with pytest.raises(ValueError):
         TransformerBank(TINY_MODEL, (), ())
+
+
+# ---- positional encoding (Sec. 4.1): x(t) -> A x(t) + e(t) ----------------------------------------
+
+POS = dict(n=8, d_v=8, width=16, d_pos=6, tau_max=20)
+
+
+@pytest.mark.parametrize("pos", ["learned", "sinusoidal"])
+def test_positional_encoding_breaks_equivariance_and_feeds_f_hat(pos):
+    from jackson.models import ModelConfig, TransformerBank
+    cfg = ModelConfig(pos=pos, **POS)
+    bank = TransformerBank(cfg, (1, 3), (0, 1))
+    x = torch.rand(4, 12, generator=torch.Generator().manual_seed(0))
+    p = torch.randperm(12, generator=torch.Generator().manual_seed(1))
+    B, T = x.shape                                         # token embeddings now depend on position
+    hp = bank.embed(x[:, p]).view(2, B, T, -1)
+    assert not torch.allclose(hp, bank.embed(x).view(2, B, T, -1)[:, :, p], atol=1e-3)
+    # embed == f_hat(A x(t) + e(t)) computed by hand for member 1
+    mb = bank.members[1]
+    e = mb.e if pos == "learned" else bank.e_fixed
+    z = x[..., None] * mb.A[0] + e[:12]                    # d = 1: A x(t) is x(t) times A's row
+    h = z.reshape(-1, POS["d_pos"])
+    ps = list(mb.f_hat)
+    for j in range(0, len(ps), 2):
+        h = h @ ps[j] + ps[j + 1]
+        if j < len(ps) - 2:
+            h = torch.nn.functional.gelu(h)
+    torch.testing.assert_close(bank.embed(x)[1], h, rtol=1e-5, atol=1e-6)
+
+
+def test_sinusoidal_table_matches_formula():
+    from jackson.models import sinusoidal_table
+    e = sinusoidal_table(10, 6)
+    for t in (0, 3, 9):
+        for i in range(3):
+            w = 10000.0 ** (-2 * i / 6)
+            assert e[t, 2 * i].item() == pytest.approx(math.sin(t * w), abs=1e-6)
+            assert e[t, 2 * i + 1].item() == pytest.approx(math.cos(t * w), abs=1e-6)
+
+
+def test_positional_encoding_options_and_limits():
+    from jackson.models import ModelConfig, TransformerBank
+    learned = TransformerBank(ModelConfig(pos="learned", **POS), (2,), (5,))
+    assert learned.members[0].f_hat[0].shape == (POS["d_pos"], 16)   # f_hat reads A x(t) + e(t)
+    x = torch.rand(2, 8)
+    learned(x).sum().backward()
+    assert learned.members[0].e.grad is not None and learned.members[0].A.grad is not None
+    with pytest.raises(ValueError, match="--tau-max"):
+        learned(torch.rand(2, 21))
+    with pytest.raises(ValueError, match="--pos"):
+        TransformerBank(ModelConfig(pos="rotary", **POS), (2,), (5,))
+    with pytest.raises(ValueError, match="positional"):
+        learned.rho_hat(torch.rand(3), torch.rand(3))
