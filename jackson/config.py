@@ -105,7 +105,7 @@ def build_parser(cls, prog: str, description: str) -> OneLineParser:
             p.add_argument(opt, dest=".".join(path), action="store_true", default=argparse.SUPPRESS, help=note)
         else:
             p.add_argument(opt, dest=".".join(path), type=_named(conv, opt), default=argparse.SUPPRESS,
-                           help=f"{note} (default: {shown})")
+                           metavar=path[-1].upper(), help=f"{note} (default: {shown})")
     return p
 
 

@@ -89,6 +89,8 @@ def validate(cfg: SweepConfig) -> None:
     need(len(cfg.fit_range) == 2 and 1 <= cfg.fit_range[0] < cfg.fit_range[1],
          f"--fit-range: give lo,hi with 1 <= lo < hi, got {cfg.fit_range}")
     m, ft = cfg.model, cfg.fit
+    need(m.d_in == 1, f"--d-in: POD targets have scalar inputs, so it must be 1, got {m.d_in}")
+    need(m.pos == "none", "--pos: Eq. (8) targets carry no position and rho_hat(u, v) needs none; use none")
     need(m.n >= 1 and m.d_v >= 1 and m.width >= 1 and m.depth >= 2,
          "--n, --d-v, --width: must be >= 1 and --depth >= 2 (at least one hidden layer)")
     need(m.qk_init > 0 and m.in_scale > 0, "--qk-init, --in-scale: must be > 0")

@@ -131,6 +131,8 @@ BAD_IN_PROCESS = {
     "phi_unknown": (["--phi", "fourier"], "--phi"),
     "steps_zero": (["--steps", "0"], "--steps"),
     "n_test_small": (["--n-test", "10"], "--n-test"),
+    "d_in_not_scalar": (["--d-in", "2"], "--d-in"),
+    "positional_encoding": (["--pos", "learned"], "--pos"),
     "out_is_a_file": (None, "--out"),
 }
 MAX_PARALLEL = 2   # a 2-core machine: more concurrent torch imports only thrash
