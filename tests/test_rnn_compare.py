@@ -105,3 +105,37 @@ def test_mixing_raises_rank_d3_closed_form():
     np.testing.assert_allclose(r["after"][:3], [ev[0], 0.5, ev[1]], rtol=1e-8)
     assert r["after"][3] < 1e-10
     np.testing.assert_allclose(r["after"][:3], [1.265, 0.5, 0.4], atol=0.005)   # the paper's rounding
+
+
+# ---- the RNN bank -----------------------------------------------------------------------------
+
+def test_linear_rnn_is_the_convolution_with_its_kernel():
+    import torch
+    from rnn_compare.models import RNNBank, RNNConfig
+    bank = RNNBank(RNNConfig(hidden=16), seeds=(0, 1))
+    x = torch.rand(3, 10, generator=torch.Generator().manual_seed(0))
+    y = bank(x)
+    k = bank.kernel(10).double().numpy()
+    for i in range(2):
+        want = apply_linear(x.double().numpy(), k[i])       # sum_s c^T W^s U x(t-s), Eq. (74)
+        np.testing.assert_allclose(y[i].detach().double().numpy(), want, rtol=1e-4, atol=1e-6)
+
+
+def test_rnn_bank_trains_with_the_core_fit_and_equals_members_alone():
+    import torch
+    from jackson.fit import FitConfig, evaluate, fit
+    from rnn_compare.models import RNNBank, RNNConfig
+    x = torch.rand(256, 12, generator=torch.Generator().manual_seed(1))
+    y = torch.tensor(apply_linear(x.double().numpy(), kernel("exp", 12)), dtype=torch.float32)
+    cfg = FitConfig(steps=40, batch_size=32, lr=3e-3, warmup=2, eval_every=10, eval_size=64)
+    for act in ("linear", "tanh"):
+        bank = RNNBank(RNNConfig(hidden=16, activation=act), seeds=(3, 4))
+        before = evaluate(bank, x, y).mean(dim=1)
+        fit(bank, x, y, cfg, seed=0, progress=False)
+        after = evaluate(bank, x, y).mean(dim=1)
+        assert (after < before).all()
+        alone = RNNBank(RNNConfig(hidden=16, activation=act), seeds=(4,))
+        fit(alone, x, y, cfg, seed=0, progress=False)
+        torch.testing.assert_close(alone.members[0].W, bank.members[1].W, rtol=1e-4, atol=1e-6)
+    with pytest.raises(ValueError, match="--activation"):
+        RNNBank(RNNConfig(activation="relu"), seeds=(0,))
