@@ -87,6 +87,8 @@ def summarize(out_dir: Path, tabs: dict, fit_range: tuple[int, int], command: st
             if r - 1 in c.index and r in c.index:
                 checks["knee_drop"] = float(c.test_mse[r - 1] / c.test_mse[r])
                 checks["knee_ok"] = checks["knee_drop"] >= 5
+            if r in c.index and r + 1 in c.index:
+                checks["drop_r_to_r_plus_1"] = float(c.test_mse[r] / c.test_mse[r + 1])
         else:
             c = curve[curve.m_h <= 8]
             ratio = (c.test_mse / c.oracle_mse)
@@ -162,6 +164,9 @@ def _markdown(s: dict) -> str:
         if "knee_drop" in ch:
             L.append(f"Rank check: held-out MSE drops {ch['knee_drop']:.1f}x from m_h = {int(t['rank']) - 1} to "
                      f"m_h = {t['rank']} (criterion >= 5x: {'met' if ch['knee_ok'] else 'NOT met'}).")
+        if "drop_r_to_r_plus_1" in ch:
+            L.append(f"For comparison, from m_h = {t['rank']} to m_h = {int(t['rank']) + 1} it drops "
+                     f"{ch['drop_r_to_r_plus_1']:.1f}x (a member with exactly m_h = r has no spare dimension).")
         if ch.get("optimisation_outliers"):
             L.append(f"Optimisation outliers: m_h = {', '.join(map(str, ch['optimisation_outliers']))} ended more than 3x above "
                      "the best smaller m_h, although a larger m_h can represent everything a smaller one can: these "
