@@ -1,7 +1,8 @@
 """Command lines built from frozen dataclass configs.
 
 Every field of the experiment's config (nested dataclasses flattened) becomes one option:
-`m_h` -> `--m-h`, with the field's trailing source comment as its help text.  Tuples take
+`m_h` -> `--m-h` (a name two nested configs share gets its parent's prefix: `--rnn-d-in`),
+with the field's trailing source comment as its help text.  Tuples take
 comma lists (`--alpha 0.55,1.0`, `--m-h 1-16`, `--rank 2,6,inf`).  Errors are one line and exit
 code 2: unknown options, ill-typed values, and values outside their range (`UsageError`).
 """
@@ -93,8 +94,12 @@ def build_parser(cls, prog: str, description: str) -> OneLineParser:
     p = OneLineParser(prog=prog, description=description,
                       formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     defaults = cls()
-    for path, tp, note, f in _flat_fields(cls):
-        opt = "--" + path[-1].replace("_", "-")
+    fields = list(_flat_fields(cls))
+    names = [path[-1] for path, *_ in fields]
+    for path, tp, note, f in fields:
+        # a name used by two nested configs is qualified by its parent: --rnn-d-in, --transformer-d-in
+        name = path[-1] if names.count(path[-1]) == 1 else "_".join(path[-2:])
+        opt = "--" + name.replace("_", "-")
         dflt = defaults
         for k in path:
             dflt = getattr(dflt, k)
@@ -105,7 +110,7 @@ def build_parser(cls, prog: str, description: str) -> OneLineParser:
             p.add_argument(opt, dest=".".join(path), action="store_true", default=argparse.SUPPRESS, help=note)
         else:
             p.add_argument(opt, dest=".".join(path), type=_named(conv, opt), default=argparse.SUPPRESS,
-                           metavar=path[-1].upper(), help=f"{note} (default: {shown})")
+                           metavar=name.upper(), help=f"{note} (default: {shown})")
     return p
 
 

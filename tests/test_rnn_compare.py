@@ -139,3 +139,63 @@ def test_rnn_bank_trains_with_the_core_fit_and_equals_members_alone():
         torch.testing.assert_close(alone.members[0].W, bank.members[1].W, rtol=1e-4, atol=1e-6)
     with pytest.raises(ValueError, match="--activation"):
         RNNBank(RNNConfig(activation="relu"), seeds=(0,))
+
+
+# ---- the commands ---------------------------------------------------------------------------
+
+def _exe(name):
+    import sys
+    from pathlib import Path
+    return str(Path(sys.executable).parent / name)
+
+
+def test_rnn_compare_quick_smoke(tmp_path, sub_env):
+    import subprocess
+    import pandas as pd
+    out = tmp_path / "rc"
+    p = subprocess.run([_exe("rnn-compare"), "--quick", "--table", "ordering", "--out", str(out)],
+                       capture_output=True, text=True, env=sub_env, timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    res = pd.read_csv(out / "results.csv")
+    assert set(res.alteration) == {"original", "permuted"} and set(res.model) == {"rnn", "transformer"}
+    assert res.groupby(["alteration", "model"]).seed.nunique().eq(2).all()      # --quick: 2 seeds
+    md = (out / "summary.md").read_text()
+    assert "## ordering (Table 2" in md and "3.57e-02" not in md and "0.0357" in md   # paper value beside
+    assert "not causal" in md                                                   # Prop. 6.1 for permuted
+    assert (out / "tables.tex").read_text().count(r"\begin{tabular}") == 1
+    assert (out / "mse_bars.png").read_bytes()[:4] == b"\x89PNG"
+    long = pd.read_csv(out / "tables_long.csv")
+    o = long[(long.alteration == "original") & (long.model == "rnn")]["mean"].item()
+    assert o == pytest.approx(res[(res.alteration == "original") & (res.model == "rnn")].test_mse.mean(), rel=1e-5)
+
+
+@pytest.mark.parametrize("args,option", [
+    (["--table", "sideways"], "--table"),
+    (["--seeds", "0"], "--seeds"),
+    (["--filter-length", "0"], "--filter-length"),
+    (["--swap", "20"], "--swap"),                     # sequence shorter than the permutation needs
+    (["--pos", "none"], "--pos"),
+    (["--activation", "relu"], "--activation"),
+    (["--bogus", "1"], "unrecognized"),
+])
+def test_rnn_compare_bad_input_one_line(tmp_path, args, option):
+    from rnn_compare.cli import compare_main
+    import contextlib, io
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), pytest.raises(SystemExit) as e:
+        compare_main([*args, "--out", str(tmp_path / "x")])
+    assert e.value.code == 2
+    lines = err.getvalue().strip().splitlines()
+    assert len(lines) == 1 and option in lines[0] and "Traceback" not in err.getvalue()
+    assert not (tmp_path / "x").exists()
+
+
+def test_mixing_spectrum_command(tmp_path, capsys):
+    from rnn_compare.cli import spectrum_main
+    assert spectrum_main(["--png", str(tmp_path / "d3.png")]) == 0
+    out = capsys.readouterr().out
+    assert "after:  1.2622  0.5000  0.3961" in out and "before: 1.0000  1.0000  0.0000" in out
+    assert (tmp_path / "d3.png").read_bytes()[:4] == b"\x89PNG"
+    with pytest.raises(SystemExit) as e:
+        spectrum_main(["--kernel", "__import__('os')"])
+    assert e.value.code == 2

@@ -1,0 +1,250 @@
+"""rnn-compare: RNN vs Transformer under temporal ordering and mixing (Tables 2-3, App. C/D).
+
+config -> cells (kernel x alteration x model, seeds as bank members) -> the core runner ->
+tables (CSV, markdown, LaTeX) beside the paper's values -> figure -> summary.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import math
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import torch
+
+from jackson.config import UsageError
+from jackson.fit import FitConfig, evaluate, fit
+from jackson.models import ModelConfig, TransformerBank
+from jackson.sweep import run_cells
+from .alterations import AlterationError, check_filter, mix, permute, random_filter, swap_ends
+from .models import RNNBank, RNNConfig
+from .targets import apply_linear, complexity, kernel, mixed_kernel
+
+# Tables 2 and 3 of the paper (MSE), keyed by (kernel, alteration, model)
+PAPER = {("exp", "original", "rnn"): 1.02e-7, ("exp", "permuted", "rnn"): 3.57e-2,
+         ("exp", "mixed", "rnn"): 1.58e-7, ("exp", "original", "transformer"): 2.18e-5,
+         ("exp", "permuted", "transformer"): 2.51e-5, ("exp", "mixed", "transformer"): 2.39e-4,
+         ("uniform", "original", "rnn"): 5.58, ("uniform", "permuted", "rnn"): 5.24,
+         ("uniform", "original", "transformer"): 5.43e-4, ("uniform", "permuted", "transformer"): 5.36e-4}
+TABLES = {"ordering": [("exp", "original"), ("exp", "permuted")],
+          "mixing": [("exp", "original"), ("exp", "mixed")],
+          "uniform": [("uniform", "original"), ("uniform", "permuted")]}
+MODELS = ("rnn", "transformer")
+
+
+def transformer_default() -> ModelConfig:
+    # App. C: n = d_v = m_h = 32, feed-forward width 128, depth 3, with a positional encoding
+    return ModelConfig(n=32, d_v=32, width=128, depth=3, pos="learned", d_pos=32, tau_max=32)
+
+
+@dataclass(frozen=True)
+class CompareCell:
+    kernel: str                 # exp | uniform
+    alteration: str             # original | permuted | mixed
+    model: str                  # rnn | transformer
+    seeds: tuple[int, ...]      # one bank member per seed
+    tau: int = 32
+    n_train: int = 8192
+    n_test: int = 2048
+    data_seed: int = 0
+    swap: int = 10
+    filter_length: int = 5
+    filter_seed: int = 0
+    rnn: RNNConfig = field(default_factory=RNNConfig)
+    transformer: ModelConfig = field(default_factory=transformer_default)
+    fit: FitConfig = field(default_factory=FitConfig)
+
+    def key(self) -> str:
+        blob = json.dumps(dataclasses.asdict(self), sort_keys=True).encode()
+        return f"{self.kernel}_{self.alteration}_{self.model}_{hashlib.sha1(blob).hexdigest()[:10]}"
+
+    def data(self, n: int, seed: int):
+        """(inputs the model sees, targets) for the altered target; also the kernel it realises."""
+        rho = kernel(self.kernel, self.tau, seed=self.data_seed)
+        x = np.random.default_rng(seed).random((n, self.tau))
+        if self.alteration == "original":
+            return x, apply_linear(x, rho), rho
+        if self.alteration == "permuted":        # H~_t(x o p) = H_t(x): permute inputs, keep outputs
+            return permute(x, swap_ends(self.tau, self.swap)), apply_linear(x, rho), rho
+        th = random_filter(self.filter_length, self.filter_seed)
+        return x, apply_linear(mix(x, th), rho), mixed_kernel(rho, th)[1][self.filter_length - 1:]
+
+    def run(self, folder: Path, progress: bool = True) -> None:
+        t0 = time.perf_counter()
+        s_tr, s_te = np.random.SeedSequence([self.data_seed, 20_000]).generate_state(2)
+        x_tr, y_tr, rho = self.data(self.n_train, int(s_tr))
+        x_te, y_te, _ = self.data(self.n_test, int(s_te))
+        t = lambda a: torch.tensor(a, dtype=torch.float32)  # noqa: E731
+        bank = (RNNBank(self.rnn, self.seeds) if self.model == "rnn" else
+                TransformerBank(self.transformer, [self.transformer.n] * len(self.seeds), self.seeds))
+        res = fit(bank, t(x_tr), t(y_tr), self.fit, seed=self.data_seed, progress=progress,
+                  desc=f"{self.model} {self.kernel} {self.alteration}")
+        e_tr = evaluate(bank, t(x_tr), t(y_tr)).double().mean(dim=1)
+        e_te = evaluate(bank, t(x_te), t(y_te)).double().mean(dim=1)
+        rows = [{"kernel": self.kernel, "alteration": self.alteration, "model": self.model, "seed": s,
+                 "train_mse": e_tr[i].item(), "test_mse": e_te[i].item(), "status": res.status[i],
+                 "steps": res.steps[i]} for i, s in enumerate(self.seeds)]
+        pd.DataFrame(rows).to_csv(folder / "rows.csv", index=False)
+        pd.DataFrame(res.curve).to_csv(folder / "curve.csv", index=False)
+        meta = {"cell": dataclasses.asdict(self), "key": self.key(), "wall_s": time.perf_counter() - t0,
+                "target_var": float(y_te.var()),
+                "complexity": None if self.alteration == "permuted" else complexity(rho)}
+        (folder / "cell.json").write_text(json.dumps(meta, indent=1, default=float))
+
+
+@dataclass(frozen=True)
+class CompareConfig:
+    table: str = "all"           # ordering | mixing | uniform (Table 3) | all
+    seeds: int = 3               # seeds per model and target (bank members)
+    tau: int = 32                # sequence length (App. C: 32)
+    n_train: int = 8192          # training sequences per cell
+    n_test: int = 2048           # held-out sequences per cell
+    swap: int = 10               # ordering: the first `swap` steps trade places with the last `swap`
+    filter_length: int = 5       # mixing: length of the random filter theta (||theta||_1 = 1)
+    filter_seed: int = 0         # mixing: seed of theta
+    data_seed: int = 0           # inputs and the U[0,1] kernel of Table 3
+    rnn: RNNConfig = field(default_factory=RNNConfig)
+    transformer: ModelConfig = field(default_factory=transformer_default)
+    fit: FitConfig = field(default_factory=lambda: FitConfig(steps=3000, batch_size=64, eval_size=1024))
+    out: str = "reports/rnn_compare/default"  # output folder
+    scheduler: str = ""          # Dask scheduler address; empty runs in-process
+    quick: bool = False          # seconds-long run on tiny models and data
+
+    def targets(self) -> list[tuple[str, str]]:
+        names = list(TABLES) if self.table == "all" else [self.table]
+        return list(dict.fromkeys(t for n in names for t in TABLES[n]))
+
+    def cells(self) -> list[CompareCell]:
+        return [CompareCell(kernel=k, alteration=a, model=m, seeds=tuple(range(self.seeds)), tau=self.tau,
+                            n_train=self.n_train, n_test=self.n_test, data_seed=self.data_seed, swap=self.swap,
+                            filter_length=self.filter_length, filter_seed=self.filter_seed, rnn=self.rnn,
+                            transformer=self.transformer, fit=self.fit)
+                for k, a in self.targets() for m in MODELS]
+
+
+QUICK = {"seeds": 2, "tau": 12, "n_train": 256, "n_test": 128, "swap": 3,
+         "rnn": RNNConfig(hidden=16),
+         "transformer": ModelConfig(n=8, d_v=8, width=16, pos="learned", d_pos=8, tau_max=12),
+         "fit": FitConfig(steps=40, batch_size=32, warmup=5, eval_every=10, eval_size=64)}
+
+
+def validate(cfg: CompareConfig) -> None:
+    def need(ok, msg):
+        if not ok:
+            raise UsageError(msg)
+    need(cfg.table in (*TABLES, "all"), f"--table: choose {', '.join(TABLES)} or all, got {cfg.table}")
+    need(cfg.seeds >= 1, f"--seeds: must be >= 1, got {cfg.seeds}")
+    need(cfg.tau >= 2, f"--tau: must be >= 2, got {cfg.tau}")
+    need(cfg.n_train >= cfg.fit.batch_size, f"--n-train: must be >= --batch-size ({cfg.fit.batch_size})")
+    need(cfg.n_test >= 1, "--n-test: must be >= 1")
+    need(cfg.transformer.tau_max >= cfg.tau, f"--tau-max: must be >= --tau ({cfg.tau}), got {cfg.transformer.tau_max}")
+    need(cfg.transformer.pos != "none", "--pos: the comparison needs a positional encoding (learned or sinusoidal)")
+    try:
+        swap_ends(cfg.tau, cfg.swap)
+        check_filter(random_filter(cfg.filter_length, cfg.filter_seed))
+        cfg.rnn.validate()
+        cfg.transformer.validate_m_h(cfg.transformer.n)
+    except (AlterationError, ValueError) as e:
+        raise UsageError(str(e)) from None
+    need(cfg.fit.steps >= 1 and cfg.fit.lr > 0, "--steps, --lr: must be positive")
+    out = Path(cfg.out).resolve()
+    need(not out.exists() or out.is_dir(), f"--out: {out} exists and is not a folder")
+    probe = out
+    while not probe.exists():
+        probe = probe.parent
+    need(probe.is_dir() and os.access(probe, os.W_OK | os.X_OK), f"--out: cannot write under {probe}")
+
+
+def _fmt(m, s):
+    return f"{m:.2e} ± {s:.1e}" if np.isfinite(s) else f"{m:.2e}"
+
+
+def tables(out: Path, rows: pd.DataFrame, metas: dict, cfg: CompareConfig, command: str) -> dict:
+    """Table 2 / Table 3 layouts with the paper's values and Altered/Original ratios."""
+    g = rows.groupby(["kernel", "alteration", "model"]).test_mse.agg(["mean", "std", "count"])
+    long = g.reset_index()
+    long["paper"] = [PAPER.get((k, a, m), np.nan) for k, a, m in zip(long.kernel, long.alteration, long.model)]
+    long.to_csv(out / "tables_long.csv", index=False)
+    md = ["# rnn-compare summary", "", f"Command: `{command}`", "",
+          f"Data: synthetic linear targets H_t = sum_s rho(s) x(t-s), x ~ U[0,1], tau = {cfg.tau}; "
+          f"held-out MSE, mean ± sd over {cfg.seeds} seeds (model inits). Ordering: the first {cfg.swap} "
+          f"time steps swapped with the last {cfg.swap}; mixing: a random length-{cfg.filter_length} filter "
+          "with ||theta||_1 = 1, zero-padded end. Paper values: Jiang & Li, Tables 2-3.", ""]
+    summary = {"command": command, "tables": {}}
+    latex = []
+    for name in (list(TABLES) if cfg.table == "all" else [cfg.table]):
+        (k0, a0), (k1, a1) = TABLES[name]
+        md += [f"## {name} ({'Table 3' if name == 'uniform' else 'Table 2'}, kernel {k0})", "",
+               "| model | original (measured) | altered (measured) | altered/original (measured) | "
+               "original (paper) | altered (paper) | altered/original (paper) |", "|---|---|---|---|---|---|---|"]
+        tex = [r"\begin{tabular}{lcccc}", r"\hline", f"{name} & original & altered & ratio & paper ratio \\\\", r"\hline"]
+        for m in MODELS:
+            o, a = g.loc[(k0, a0, m)], g.loc[(k1, a1, m)]
+            po, pa = PAPER.get((k0, a0, m)), PAPER.get((k1, a1, m))
+            ratio, pratio = a["mean"] / o["mean"], (pa / po if po and pa else float("nan"))
+            md.append(f"| {m} | {_fmt(o['mean'], o['std'])} | {_fmt(a['mean'], a['std'])} | {ratio:.3g} | "
+                      f"{po:.3g} | {pa:.3g} | {pratio:.3g} |")
+            tex.append(f"{m} & {o['mean']:.2e} & {a['mean']:.2e} & {ratio:.3g} & {pratio:.3g} \\\\")
+            summary["tables"].setdefault(name, {})[m] = {"original": o["mean"], "altered": a["mean"],
+                                                          "ratio": ratio, "paper_ratio": pratio}
+        tex += [r"\hline", r"\end{tabular}", ""]
+        latex += tex
+        md.append("")
+    md += ["## RNN complexity of the targets (App. D.1)", "",
+           "| kernel | alteration | decay time | C1 | C2 | C_RNN |", "|---|---|---|---|---|---|"]
+    for (k, a), c in sorted({(m["cell"]["kernel"], m["cell"]["alteration"]): m["complexity"]
+                             for m in metas.values()}.items()):
+        if c is None:
+            md.append(f"| {k} | {a} | not causal: outside the RNN space (Prop. 6.1) | inf | - | inf |")
+        else:
+            md.append(f"| {k} | {a} | {c['decay_time']:.3g} | {c['C1']:.3g} | {c['C2']:.3g} | {c['C_RNN']:.3g} |")
+    md.append("")
+    (out / "summary.md").write_text("\n".join(md))
+    (out / "tables.tex").write_text("\n".join(latex))
+    (out / "summary.json").write_text(json.dumps(summary, indent=1, default=float))
+    return summary
+
+
+def plot(out: Path, long: pd.DataFrame) -> Path:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(7.5, 4))
+    labels = [f"{k}\n{a}" for k, a in dict.fromkeys(zip(long.kernel, long.alteration))]
+    xs = np.arange(len(labels))
+    for j, m in enumerate(MODELS):
+        d = long[long.model == m].set_index(["kernel", "alteration"])
+        vals = [d.loc[(k, a)] for k, a in dict.fromkeys(zip(long.kernel, long.alteration))]
+        ax.bar(xs + (j - 0.5) * 0.38, [v["mean"] for v in vals], 0.36, yerr=[v["std"] if v["count"] > 1 else 0 for v in vals],
+               label=f"{m} (measured)", color=f"C{j}", capsize=3)
+        ax.scatter(xs + (j - 0.5) * 0.38, [v["paper"] for v in vals], color="k", marker="_", s=200, zorder=3,
+                   label="paper" if j == 0 else None)
+    ax.set(yscale="log", xticks=xs, xticklabels=labels, ylabel="held-out MSE")
+    ax.legend(fontsize=8)
+    fig.suptitle("RNN vs Transformer under temporal ordering and mixing (synthetic linear targets)", fontsize=9)
+    fig.tight_layout()
+    path = out / "mse_bars.png"
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def run_compare(cfg: CompareConfig, command: str, progress: bool = True) -> dict:
+    validate(cfg)
+    out = Path(cfg.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "config.json").write_text(json.dumps(dataclasses.asdict(cfg), indent=1, default=str))
+    (out / "command.txt").write_text(command + "\n")
+    dirs = run_cells(cfg.cells(), out, scheduler=cfg.scheduler or None, progress=progress)
+    rows = pd.concat([pd.read_csv(d / "rows.csv") for d in dirs], ignore_index=True)
+    rows.to_csv(out / "results.csv", index=False, float_format="%.6e")
+    metas = {d.name: json.loads((d / "cell.json").read_text()) for d in dirs}
+    summary = tables(out, rows, metas, cfg, command)
+    plot(out, pd.read_csv(out / "tables_long.csv"))
+    return summary
