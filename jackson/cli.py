@@ -1,31 +1,18 @@
 """Thin entry points: parse, call a library function, print where the results went."""
 from __future__ import annotations
 
-import shlex
 import sys
-from dataclasses import replace
 
-from .config import UsageError, build_parser, fail, from_args
+from .config import cli_run
 
 
 def sweep_main(argv: list[str] | None = None) -> int:
     from .experiment import QUICK, SweepConfig, run_sweep
 
-    argv = sys.argv[1:] if argv is None else argv
-    prog = "jackson-sweep"
-    parser = build_parser(SweepConfig, prog,
-                          "Fit the Eq. (5) Transformer to POD targets for each m_h and measure the rate "
-                          "(Jiang & Li, Theorem 4.1 / Fig. 1).")
-    given = vars(parser.parse_args(argv))
-    base = replace(SweepConfig(), **QUICK) if given.get("quick") else SweepConfig()
-    cfg = from_args(SweepConfig, given, base)  # options given on the command line win over --quick
-    command = " ".join([prog] + [shlex.quote(a) for a in argv])
-    try:
-        summary = run_sweep(cfg, command)
-    except UsageError as e:
-        fail(prog, str(e))
-    except KeyboardInterrupt:
-        fail(prog, "interrupted; finished cells are kept, rerun the same command to resume")
+    cfg, summary = cli_run("jackson-sweep", SweepConfig,
+                           "Fit the Eq. (5) Transformer to POD targets for each m_h and measure the rate "
+                           "(Jiang & Li, Theorem 4.1 / Fig. 1).", QUICK, run_sweep,
+                           sys.argv[1:] if argv is None else argv)
     out = cfg.resolved_out()
     print(f"results: {out}/results.csv")
     print(f"summary: {out}/summary.md")

@@ -124,6 +124,22 @@ def _named(conv, opt):
     return parse
 
 
+def cli_run(prog: str, cls, description: str, quick: dict, run, argv: list[str]):
+    """The shape every entry point shares: options -> config (--quick shrinks the defaults, options
+    given on the command line win) -> run(cfg, command) -> (cfg, result); bad input exits 2 in one line."""
+    import shlex
+    given = vars(build_parser(cls, prog, description).parse_args(argv))
+    base = dataclasses.replace(cls(), **quick) if given.get("quick") else cls()
+    cfg = from_args(cls, given, base)
+    command = " ".join([prog] + [shlex.quote(a) for a in argv])
+    try:
+        return cfg, run(cfg, command)
+    except UsageError as e:
+        fail(prog, str(e))
+    except KeyboardInterrupt:
+        fail(prog, "interrupted; finished cells are kept, rerun the same command to resume")
+
+
 def from_args(cls, given: dict, base=None):
     """The config `base` (default cls()) with the dotted-path options in `given` replaced."""
     base = cls() if base is None else base

@@ -2,30 +2,18 @@
 from __future__ import annotations
 
 import argparse
-import shlex
 import sys
-from dataclasses import replace
 
-from jackson.config import OneLineParser, UsageError, build_parser, fail, from_args
+from jackson.config import OneLineParser, cli_run, fail
 
 
 def compare_main(argv: list[str] | None = None) -> int:
     from .experiment import QUICK, CompareConfig, run_compare
 
-    argv = sys.argv[1:] if argv is None else argv
-    prog = "rnn-compare"
-    parser = build_parser(CompareConfig, prog, "RNN vs Transformer under temporal ordering and mixing "
-                          "(Jiang & Li, Tables 2-3): measured tables beside the paper's.")
-    given = vars(parser.parse_args(argv))
-    base = replace(CompareConfig(), quick=True, **QUICK) if given.get("quick") else CompareConfig()
-    cfg = from_args(CompareConfig, given, base)
-    command = " ".join([prog] + [shlex.quote(a) for a in argv])
-    try:
-        summary = run_compare(cfg, command)
-    except UsageError as e:
-        fail(prog, str(e))
-    except KeyboardInterrupt:
-        fail(prog, "interrupted; finished cells are kept, rerun the same command to resume")
+    cfg, summary = cli_run("rnn-compare", CompareConfig,
+                           "RNN vs Transformer under temporal ordering and mixing (Jiang & Li, Tables 2-3): "
+                           "measured tables beside the paper's.", QUICK, run_compare,
+                           sys.argv[1:] if argv is None else argv)
     print(f"tables:  {cfg.out}/summary.md, {cfg.out}/tables.tex, {cfg.out}/tables_long.csv")
     print(f"figure:  {cfg.out}/mse_bars.png")
     for name, t in summary["tables"].items():
