@@ -59,6 +59,7 @@ class CompareCell:
     rnn: RNNConfig = field(default_factory=RNNConfig)
     transformer: ModelConfig = field(default_factory=transformer_default)
     fit: FitConfig = field(default_factory=FitConfig)
+    rnn_fit: FitConfig = field(default_factory=FitConfig)
 
     def key(self) -> str:
         blob = json.dumps(dataclasses.asdict(self), sort_keys=True).encode()
@@ -83,7 +84,8 @@ class CompareCell:
         t = lambda a: torch.tensor(a, dtype=torch.float32)  # noqa: E731
         bank = (RNNBank(self.rnn, self.seeds) if self.model == "rnn" else
                 TransformerBank(self.transformer, [self.transformer.n] * len(self.seeds), self.seeds))
-        res = fit(bank, t(x_tr), t(y_tr), self.fit, seed=self.data_seed, progress=progress,
+        res = fit(bank, t(x_tr), t(y_tr), self.rnn_fit if self.model == "rnn" else self.fit,
+                  seed=self.data_seed, progress=progress,
                   desc=f"{self.model} {self.kernel} {self.alteration}")
         e_tr = evaluate(bank, t(x_tr), t(y_tr)).double().mean(dim=1)
         e_te = evaluate(bank, t(x_te), t(y_te)).double().mean(dim=1)
@@ -111,7 +113,8 @@ class CompareConfig:
     data_seed: int = 0           # inputs and the U[0,1] kernel of Table 3
     rnn: RNNConfig = field(default_factory=RNNConfig)
     transformer: ModelConfig = field(default_factory=transformer_default)
-    fit: FitConfig = field(default_factory=lambda: FitConfig(steps=3000, batch_size=64, eval_size=1024))
+    fit: FitConfig = field(default_factory=lambda: FitConfig(steps=3000, batch_size=64, eval_size=1024))  # Transformer
+    rnn_fit: FitConfig = field(default_factory=lambda: FitConfig(steps=1500, batch_size=64, eval_size=1024))  # RNN
     out: str = "reports/rnn_compare/default"  # output folder
     scheduler: str = ""          # Dask scheduler address; empty runs in-process
     quick: bool = False          # seconds-long run on tiny models and data
@@ -124,14 +127,15 @@ class CompareConfig:
         return [CompareCell(kernel=k, alteration=a, model=m, seeds=tuple(range(self.seeds)), tau=self.tau,
                             n_train=self.n_train, n_test=self.n_test, data_seed=self.data_seed, swap=self.swap,
                             filter_length=self.filter_length, filter_seed=self.filter_seed, rnn=self.rnn,
-                            transformer=self.transformer, fit=self.fit)
+                            transformer=self.transformer, fit=self.fit, rnn_fit=self.rnn_fit)
                 for k, a in self.targets() for m in MODELS]
 
 
 QUICK = {"seeds": 2, "tau": 12, "n_train": 256, "n_test": 128, "swap": 3,
          "rnn": RNNConfig(hidden=16),
          "transformer": ModelConfig(n=8, d_v=8, width=16, pos="learned", d_pos=8, tau_max=12),
-         "fit": FitConfig(steps=40, batch_size=32, warmup=5, eval_every=10, eval_size=64)}
+         "fit": FitConfig(steps=40, batch_size=32, warmup=5, eval_every=10, eval_size=64),
+         "rnn_fit": FitConfig(steps=40, batch_size=32, warmup=5, eval_every=10, eval_size=64)}
 
 
 def validate(cfg: CompareConfig) -> None:
@@ -141,7 +145,7 @@ def validate(cfg: CompareConfig) -> None:
     need(cfg.table in (*TABLES, "all"), f"--table: choose {', '.join(TABLES)} or all, got {cfg.table}")
     need(cfg.seeds >= 1, f"--seeds: must be >= 1, got {cfg.seeds}")
     need(cfg.tau >= 2, f"--tau: must be >= 2, got {cfg.tau}")
-    need(cfg.n_train >= cfg.fit.batch_size, f"--n-train: must be >= --batch-size ({cfg.fit.batch_size})")
+    need(cfg.n_train >= cfg.fit.batch_size, f"--n-train: must be >= --fit-batch-size ({cfg.fit.batch_size})")
     need(cfg.n_test >= 1, "--n-test: must be >= 1")
     need(cfg.transformer.tau_max >= cfg.tau, f"--tau-max: must be >= --tau ({cfg.tau}), got {cfg.transformer.tau_max}")
     need(cfg.transformer.pos != "none", "--pos: the comparison needs a positional encoding (learned or sinusoidal)")
@@ -152,7 +156,9 @@ def validate(cfg: CompareConfig) -> None:
         cfg.transformer.validate_m_h(cfg.transformer.n)
     except (AlterationError, ValueError) as e:
         raise UsageError(str(e)) from None
-    need(cfg.fit.steps >= 1 and cfg.fit.lr > 0, "--steps, --lr: must be positive")
+    for name, f in (("fit", cfg.fit), ("rnn-fit", cfg.rnn_fit)):
+        need(f.steps >= 1 and f.lr > 0 and f.batch_size >= 1, f"--{name}-steps, --{name}-lr, --{name}-batch-size: must be positive")
+    need(cfg.n_train >= cfg.rnn_fit.batch_size, f"--n-train: must be >= --rnn-fit-batch-size ({cfg.rnn_fit.batch_size})")
     out = Path(cfg.out).resolve()
     need(not out.exists() or out.is_dir(), f"--out: {out} exists and is not a folder")
     probe = out

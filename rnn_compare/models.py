@@ -55,7 +55,33 @@ class RNNBank(nn.Module):
         return [list(mb.parameters()) for mb in self.members]
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        """x: (B, T) or (B, T, d) shared by all members -> y: (M, B, T)."""
+        """x: (B, T) or (B, T, d) shared by all members -> y: (M, B, T).
+
+        Linear members use Eq. (74): y_t = sum_s rho_hat(s) x(t-s) with rho_hat(s) = c^T W^s U, one
+        (T x T) causal Toeplitz matmul instead of T small recurrent steps (same function, ~10x faster
+        on a CPU); tanh members run the recurrence."""
+        if self.cfg.activation == "linear" and (x.dim() == 2 or x.shape[-1] == 1):
+            x2 = x if x.dim() == 2 else x[..., 0]
+            T = x2.shape[1]
+            k = self._kernel_graph(T)                                      # (M, T), differentiable
+            idx = torch.arange(T)
+            lag = idx[:, None] - idx[None, :]                              # t - t'
+            K = torch.where(lag >= 0, k[:, lag.clamp(min=0)], torch.zeros(()))   # (M, T, T) causal Toeplitz
+            return torch.einsum("bj,mtj->mbt", x2, K)
+        return self.recurrent(x)
+
+    def _kernel_graph(self, T: int) -> torch.Tensor:
+        W = torch.stack([mb.W for mb in self.members])                    # (M, n, n)
+        v = torch.stack([mb.U[:, 0] for mb in self.members])[:, :, None]   # (M, n, 1): U
+        c = torch.stack([mb.c for mb in self.members])[:, None, :]         # (M, 1, n)
+        ks = []
+        for _ in range(T):
+            ks.append((c @ v)[:, 0, 0])                                    # c^T W^s U
+            v = W @ v
+        return torch.stack(ks, dim=1)
+
+    def recurrent(self, x: torch.Tensor) -> torch.Tensor:
+        """The recurrence h_t = act(W h_{t-1} + U x_t), y_t = c^T h_t, step by step: (M, B, T)."""
         if x.dim() == 2:
             x = x.unsqueeze(-1)
         B, T, _ = x.shape
@@ -74,11 +100,4 @@ class RNNBank(nn.Module):
     @torch.no_grad()
     def kernel(self, length: int) -> torch.Tensor:
         """rho_hat(s) = c^T W^s U for s < length (linear members; d = 1): (M, length)."""
-        out = []
-        for mb in self.members:
-            v, ks = mb.U[:, 0], []
-            for _ in range(length):
-                ks.append(mb.c @ v)
-                v = mb.W @ v
-            out.append(torch.stack(ks))
-        return torch.stack(out)
+        return self._kernel_graph(length)

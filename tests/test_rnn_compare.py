@@ -115,6 +115,7 @@ def test_linear_rnn_is_the_convolution_with_its_kernel():
     bank = RNNBank(RNNConfig(hidden=16), seeds=(0, 1))
     x = torch.rand(3, 10, generator=torch.Generator().manual_seed(0))
     y = bank(x)
+    torch.testing.assert_close(y, bank.recurrent(x), rtol=1e-4, atol=1e-6)   # Eq. 74 path == recurrence
     k = bank.kernel(10).double().numpy()
     for i in range(2):
         want = apply_linear(x.double().numpy(), k[i])       # sum_s c^T W^s U x(t-s), Eq. (74)
