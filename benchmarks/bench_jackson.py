@@ -22,10 +22,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import replace
 from pathlib import Path
 
-import numpy as np
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 

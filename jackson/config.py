@@ -12,13 +12,31 @@ import argparse
 import dataclasses
 import inspect
 import math
+import os
 import re
 import sys
 import typing
+from pathlib import Path
 
 
 class UsageError(ValueError):
     """Bad user input; the message names the option and the valid range."""
+
+
+def need(ok: bool, message: str) -> None:
+    """Validation step: raise UsageError(message) unless ok."""
+    if not ok:
+        raise UsageError(message)
+
+
+def check_out_dir(out, option: str = "--out") -> None:
+    """The output folder is a folder (or can be made) and is writable; touches nothing."""
+    out = Path(out).resolve()
+    need(not out.exists() or out.is_dir(), f"{option}: {out} exists and is not a folder")
+    probe = out
+    while not probe.exists():
+        probe = probe.parent
+    need(probe.is_dir() and os.access(probe, os.W_OK | os.X_OK), f"{option}: cannot write under {probe}")
 
 
 class OneLineParser(argparse.ArgumentParser):

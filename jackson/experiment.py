@@ -4,12 +4,11 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from synthetic.pod_target import TargetError
-from .config import UsageError
+from .config import UsageError, check_out_dir, need
 from .fit import FitConfig
 from .models import ModelConfig
 from .results import collect, plot, summarize
@@ -67,9 +66,6 @@ QUICK = {"m_h": (1, 2, 3), "n_train": 256, "n_test": 128, "k_max": 128, "fit_ran
 
 def validate(cfg: SweepConfig) -> None:
     """Raise UsageError naming the option and the valid range; writes nothing."""
-    def need(ok, msg):
-        if not ok:
-            raise UsageError(msg)
     need(len(cfg.alpha) > 0 and all(a > 0 for a in cfg.alpha), f"--alpha: values must be > 0, got {cfg.alpha}")
     need(len(cfg.rank) > 0, "--rank: give at least one rank")
     for r in cfg.rank:
@@ -105,12 +101,7 @@ def validate(cfg: SweepConfig) -> None:
                 c.target()
     except TargetError as e:
         raise UsageError(str(e)) from None
-    out = cfg.resolved_out().resolve()
-    need(not out.exists() or out.is_dir(), f"--out: {out} exists and is not a folder")
-    probe = out
-    while not probe.exists():
-        probe = probe.parent
-    need(probe.is_dir() and os.access(probe, os.W_OK | os.X_OK), f"--out: cannot write under {probe}")
+    check_out_dir(cfg.resolved_out())
 
 
 def run_sweep(cfg: SweepConfig, command: str, progress: bool = True) -> dict:

@@ -22,7 +22,6 @@ import math
 import time
 from dataclasses import dataclass, field
 
-import numpy as np
 import torch
 from tqdm.auto import tqdm
 

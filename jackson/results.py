@@ -21,10 +21,10 @@ def _rank_order(r: str) -> float:
 def collect(out_dir: Path, cell_dirs: list[Path]) -> dict[str, pd.DataFrame]:
     """Concatenate the cells' tables into the sweep's tidy tables and write them."""
     tabs = {}
+    metas = [json.loads((d / "cell.json").read_text()) for d in cell_dirs]
     for name in ("rows", "blocks", "curve", "learned_spectrum"):
         parts = []
-        for d in cell_dirs:
-            meta = json.loads((d / "cell.json").read_text())
+        for d, meta in zip(cell_dirs, metas):
             df = pd.read_csv(d / f"{name}.csv", dtype={"rank": str})
             c = meta["cell"]
             if name != "rows":
@@ -41,9 +41,7 @@ def collect(out_dir: Path, cell_dirs: list[Path]) -> dict[str, pd.DataFrame]:
     tabs["curve"].to_csv(out_dir / "loss_curves.csv", index=False, float_format="%.6e")
     tabs["learned_spectrum"].to_csv(out_dir / "learned_spectrum.csv", index=False, float_format="%.6e")
     tabs["blocks"].to_csv(out_dir / "blocks.csv", index=False, float_format="%.6e")
-    tabs["meta"] = {(json.loads((d / "cell.json").read_text())["cell"]["alpha"],
-                     json.loads((d / "cell.json").read_text())["cell"]["rank"]):
-                    json.loads((d / "cell.json").read_text()) for d in cell_dirs}
+    tabs["meta"] = {(m["cell"]["alpha"], m["cell"]["rank"]): m for m in metas}
     return tabs
 
 

@@ -8,8 +8,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import math
-import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,7 +16,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from jackson.config import UsageError
+from jackson.config import UsageError, check_out_dir, need
 from jackson.fit import FitConfig, evaluate, fit
 from jackson.models import ModelConfig, TransformerBank
 from jackson.sweep import run_cells
@@ -139,9 +137,7 @@ QUICK = {"seeds": 2, "tau": 12, "n_train": 256, "n_test": 128, "swap": 3,
 
 
 def validate(cfg: CompareConfig) -> None:
-    def need(ok, msg):
-        if not ok:
-            raise UsageError(msg)
+    """Raise UsageError naming the option and the valid range; writes nothing."""
     need(cfg.table in (*TABLES, "all"), f"--table: choose {', '.join(TABLES)} or all, got {cfg.table}")
     need(cfg.seeds >= 1, f"--seeds: must be >= 1, got {cfg.seeds}")
     need(cfg.tau >= 2, f"--tau: must be >= 2, got {cfg.tau}")
@@ -159,12 +155,7 @@ def validate(cfg: CompareConfig) -> None:
     for name, f in (("fit", cfg.fit), ("rnn-fit", cfg.rnn_fit)):
         need(f.steps >= 1 and f.lr > 0 and f.batch_size >= 1, f"--{name}-steps, --{name}-lr, --{name}-batch-size: must be positive")
     need(cfg.n_train >= cfg.rnn_fit.batch_size, f"--n-train: must be >= --rnn-fit-batch-size ({cfg.rnn_fit.batch_size})")
-    out = Path(cfg.out).resolve()
-    need(not out.exists() or out.is_dir(), f"--out: {out} exists and is not a folder")
-    probe = out
-    while not probe.exists():
-        probe = probe.parent
-    need(probe.is_dir() and os.access(probe, os.W_OK | os.X_OK), f"--out: cannot write under {probe}")
+    check_out_dir(cfg.out)
 
 
 def _fmt(m, s):

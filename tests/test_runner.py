@@ -19,7 +19,7 @@ import jackson.sweep as sweep
 from jackson.fit import evaluate, fit
 from jackson.models import TransformerBank
 from jackson.results import collect, summarize
-from jackson.rate_cell import N_BLOCKS, RateCell, data_seeds, member_seed, rank_str
+from jackson.rate_cell import N_BLOCKS, data_seeds, member_seed, rank_str
 from jackson.sweep import run_cell, run_cells
 from conftest import tiny_cell
 
