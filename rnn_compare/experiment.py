@@ -213,11 +213,14 @@ def plot(out: Path, long: pd.DataFrame) -> Path:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     fig, ax = plt.subplots(figsize=(7.5, 4))
-    labels = [f"{k}\n{a}" for k, a in dict.fromkeys(zip(long.kernel, long.alteration))]
+    present = set(zip(long.kernel, long.alteration))
+    order = [t for t in dict.fromkeys(t for ts in TABLES.values() for t in ts) if t in present]
+    order.sort(key=lambda t: (t[0] != "exp", ["original", "permuted", "mixed"].index(t[1])))
+    labels = [f"{k}\n{a}" for k, a in order]
     xs = np.arange(len(labels))
     for j, m in enumerate(MODELS):
         d = long[long.model == m].set_index(["kernel", "alteration"])
-        vals = [d.loc[(k, a)] for k, a in dict.fromkeys(zip(long.kernel, long.alteration))]
+        vals = [d.loc[t] for t in order]
         ax.bar(xs + (j - 0.5) * 0.38, [v["mean"] for v in vals], 0.36, yerr=[v["std"] if v["count"] > 1 else 0 for v in vals],
                label=f"{m} (measured)", color=f"C{j}", capsize=3)
         ax.scatter(xs + (j - 0.5) * 0.38, [v["paper"] for v in vals], color="k", marker="_", s=200, zorder=3,
