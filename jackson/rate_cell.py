@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import math
 import time
@@ -18,6 +17,7 @@ from synthetic.pod_target import PODTarget, Spectrum
 from .fit import FitConfig, evaluate, fit
 from .models import ModelConfig, TransformerBank
 from .pod import learned_spectrum
+from .sweep import config_hash
 
 N_BLOCKS = 64  # held-out sequences are split into this many blocks for the bootstrap
 
@@ -53,8 +53,7 @@ class RateCell:
         measure(self, folder, progress)
 
     def key(self) -> str:
-        blob = json.dumps(self.as_dict(), sort_keys=True).encode()
-        return f"a{self.alpha:g}_r{rank_str(self.rank)}_s{self.seed}_{hashlib.sha1(blob).hexdigest()[:10]}"
+        return f"a{self.alpha:g}_r{rank_str(self.rank)}_s{self.seed}_{config_hash(self)}"
 
 
 def rank_str(rank: float) -> str:

@@ -176,6 +176,17 @@ def _markdown(s: dict) -> str:
     return "\n".join(L)
 
 
+def _grid(plt, n: int, height: float):
+    """One panel per target, at most 3 per row; unused panels hidden."""
+    cols = min(3, n)
+    rows = -(-n // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols + 1.2, height * rows), squeeze=False)
+    flat = list(axes.flat)
+    for ax in flat[n:]:
+        ax.set_visible(False)
+    return fig, flat[:n]
+
+
 def plot(out_dir: Path, tabs: dict, summary: dict) -> list[Path]:
     """error_vs_mh.png, learned_spectrum.png, loss_curves.png."""
     import matplotlib
@@ -198,8 +209,9 @@ def plot(out_dir: Path, tabs: dict, summary: dict) -> list[Path]:
             col = colors[t["rank"]]
             ax.errorbar(c.m_h, c.test_mse, yerr=c.test_sd.fillna(0), color=col, marker="o", ms=4,
                         label=f"r={t['rank']} trained", capsize=2)
-            ax.plot(c.m_h, c.oracle_mse, color=col, ls="--", lw=1, label=f"r={t['rank']} oracle")
-            ax.plot(c.m_h, c.oracle_self_exact_mse, color=col, ls=":", lw=1, label=f"r={t['rank']} oracle s=t exact")
+            pos = lambda v: v.where(v > 0)  # noqa: E731  (exact oracle, m_h >= r: nothing to draw on a log axis)
+            ax.plot(c.m_h, pos(c.oracle_mse), color=col, ls="--", lw=1, label=f"r={t['rank']} oracle")
+            ax.plot(c.m_h, pos(c.oracle_self_exact_mse), color=col, ls=":", lw=1, label=f"r={t['rank']} oracle s=t exact")
         ms = np.arange(1, rows.m_h.max() + 1)
         anchor = rows[(rows.alpha == a)].oracle_mse.max()
         ax.plot(ms, anchor * ms ** predicted_exponent(a), color="grey", ls=(0, (1, 3)), lw=2,
@@ -215,8 +227,8 @@ def plot(out_dir: Path, tabs: dict, summary: dict) -> list[Path]:
 
     spec = tabs["learned_spectrum"]
     tg = summary["targets"]
-    fig, axes = plt.subplots(1, len(tg), figsize=(4.2 * len(tg) + 1.2, 3.8), squeeze=False)
-    for ax, t in zip(axes[0], tg):
+    fig, axes = _grid(plt, len(tg), 3.8)
+    for ax, t in zip(axes, tg):
         s = spec[(spec.alpha == t["alpha"]) & (spec["rank"].astype(str) == t["rank"])]
         s = s.groupby("m_h").mean(numeric_only=True)
         cols = [c for c in s.columns if c[0] == "s" and c[1:].isdigit()]  # s1, s2, ... (not "seed")
@@ -238,8 +250,8 @@ def plot(out_dir: Path, tabs: dict, summary: dict) -> list[Path]:
     plt.close(fig)
 
     cur = tabs["curve"]
-    fig, axes = plt.subplots(1, len(tg), figsize=(4.2 * len(tg) + 1.2, 3.6), squeeze=False)
-    for ax, t in zip(axes[0], tg):
+    fig, axes = _grid(plt, len(tg), 3.6)
+    for ax, t in zip(axes, tg):
         c = cur[(cur.alpha == t["alpha"]) & (cur["rank"].astype(str) == t["rank"])]
         mhs = sorted(c.m_h.unique()) if len(c) else []
         cmap = plt.get_cmap("viridis")

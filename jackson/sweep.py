@@ -8,12 +8,44 @@ folder that exists is complete and a run killed at any moment loses only the cel
 """
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import json
+import math
 import os
 import shutil
 from pathlib import Path
 from typing import Protocol
 
 from tqdm.auto import tqdm
+
+
+def non_default(cfg) -> dict:
+    """A dataclass config as a dict of the fields that differ from their defaults (recursively).
+
+    Cell keys hash this, so adding a config field with a default later leaves every existing key,
+    and so every finished cell folder, valid."""
+    out = {}
+    for f in dataclasses.fields(cfg):
+        v = getattr(cfg, f.name)
+        if dataclasses.is_dataclass(v):
+            sub = non_default(v)
+            if sub:
+                out[f.name] = sub
+            continue
+        if f.default is not dataclasses.MISSING:
+            d = f.default
+        elif f.default_factory is not dataclasses.MISSING:
+            d = f.default_factory()
+        else:
+            d = dataclasses.MISSING
+        if d is dataclasses.MISSING or v != d:
+            out[f.name] = "inf" if isinstance(v, float) and math.isinf(v) else v
+    return out
+
+
+def config_hash(cfg) -> str:
+    return hashlib.sha1(json.dumps(non_default(cfg), sort_keys=True, default=str).encode()).hexdigest()[:10]
 
 
 class CellLike(Protocol):

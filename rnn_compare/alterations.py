@@ -7,7 +7,9 @@ So a training pair (x, y) of H becomes (permute(x, p), y) for H~.
 Mixing (Sec. 6.2): with a filter theta of length l and ||theta||_1 <= 1,
     (theta * x)[t] = sum_{s=0}^{l-1} theta(s) x(t + s),        H~_t(x) = H_t(theta * x).
 Boundary rule: x(t + s) = 0 for t + s >= tau (zero padding at the end), so theta * x has the
-same length as x.  A delta filter theta = (1, 0, ..., 0) changes nothing.
+same length as x.  A delta filter theta = (1, 0, ..., 0) changes nothing.  This mixing reads the
+future, so H(theta * x) is not causal; App. D.3's proof (Eq. 96) keeps only its s >= 0 terms.
+`direction="past"` mixes causally, (theta * x)[t] = sum_s theta(s) x(t - s), zero before the start.
 
 Worked example (tau = 4): p = (2, 3, 0, 1) (first 2 swapped with last 2), x = (a, b, c, d):
     permute(x, p) = (x[p[0]], x[p[1]], ...) = (c, d, a, b);  invert_permutation(p) = (2, 3, 0, 1).
@@ -69,9 +71,20 @@ def check_filter(theta) -> np.ndarray:
     return th
 
 
-def mix(x: np.ndarray, theta) -> np.ndarray:
-    """(theta * x)[t] = sum_s theta(s) x(t + s), zero beyond the end; x: (n_seq, tau)."""
+def mix(x: np.ndarray, theta, direction: str = "future") -> np.ndarray:
+    """Mix x: (n_seq, tau) along time.
+
+    direction "future" (the paper's Sec. 6.2 formula): (theta * x)[t] = sum_s theta(s) x(t + s), zero
+    beyond the end; the mixed input reads ahead, so H(theta * x) is no longer causal.
+    direction "past": (theta * x)[t] = sum_s theta(s) x(t - s), zero before the start; causal.
+    """
     th = check_filter(theta)
     n, tau = x.shape
-    pad = np.concatenate([x, np.zeros((n, len(th) - 1))], axis=1)
-    return sum(th[s] * pad[:, s:s + tau] for s in range(len(th)))
+    z = np.zeros((n, len(th) - 1))
+    if direction == "future":
+        pad = np.concatenate([x, z], axis=1)
+        return sum(th[s] * pad[:, s:s + tau] for s in range(len(th)))
+    if direction == "past":
+        pad = np.concatenate([z, x], axis=1)
+        return sum(th[s] * pad[:, len(th) - 1 - s:len(th) - 1 - s + tau] for s in range(len(th)))
+    raise AlterationError(f"--mix-direction: choose future or past, got {direction}")

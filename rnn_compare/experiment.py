@@ -6,7 +6,6 @@ tables (CSV, markdown, LaTeX) beside the paper's values -> figure -> summary.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import time
 from dataclasses import dataclass, field
@@ -19,7 +18,7 @@ import torch
 from jackson.config import UsageError, check_out_dir, need
 from jackson.fit import FitConfig, evaluate, fit
 from jackson.models import ModelConfig, TransformerBank
-from jackson.sweep import run_cells
+from jackson.sweep import config_hash, run_cells
 from .alterations import AlterationError, check_filter, mix, permute, random_filter, swap_ends
 from .models import RNNBank, RNNConfig
 from .targets import apply_linear, complexity, kernel, mixed_kernel
@@ -54,14 +53,14 @@ class CompareCell:
     swap: int = 10
     filter_length: int = 5
     filter_seed: int = 0
+    mix_direction: str = "future"
     rnn: RNNConfig = field(default_factory=RNNConfig)
     transformer: ModelConfig = field(default_factory=transformer_default)
     fit: FitConfig = field(default_factory=FitConfig)
     rnn_fit: FitConfig = field(default_factory=FitConfig)
 
     def key(self) -> str:
-        blob = json.dumps(dataclasses.asdict(self), sort_keys=True).encode()
-        return f"{self.kernel}_{self.alteration}_{self.model}_{hashlib.sha1(blob).hexdigest()[:10]}"
+        return f"{self.kernel}_{self.alteration}_{self.model}_{config_hash(self)}"
 
     def data(self, n: int, seed: int):
         """(inputs the model sees, targets) for the altered target; also the kernel it realises."""
@@ -72,7 +71,8 @@ class CompareCell:
         if self.alteration == "permuted":        # H~_t(x o p) = H_t(x): permute inputs, keep outputs
             return permute(x, swap_ends(self.tau, self.swap)), apply_linear(x, rho), rho
         th = random_filter(self.filter_length, self.filter_seed)
-        return x, apply_linear(mix(x, th), rho), mixed_kernel(rho, th)[1][self.filter_length - 1:]
+        shifts, k = mixed_kernel(rho, th, self.mix_direction)
+        return x, apply_linear(mix(x, th, self.mix_direction), rho), k[shifts >= 0]
 
     def run(self, folder: Path, progress: bool = True) -> None:
         t0 = time.perf_counter()
@@ -108,6 +108,7 @@ class CompareConfig:
     swap: int = 10               # ordering: the first `swap` steps trade places with the last `swap`
     filter_length: int = 5       # mixing: length of the random filter theta (||theta||_1 = 1)
     filter_seed: int = 0         # mixing: seed of theta
+    mix_direction: str = "future"  # mixing: future (the paper's x(t+s), not causal) or past (x(t-s), causal)
     data_seed: int = 0           # inputs and the U[0,1] kernel of Table 3
     rnn: RNNConfig = field(default_factory=RNNConfig)
     transformer: ModelConfig = field(default_factory=transformer_default)
@@ -124,7 +125,8 @@ class CompareConfig:
     def cells(self) -> list[CompareCell]:
         return [CompareCell(kernel=k, alteration=a, model=m, seeds=tuple(range(self.seeds)), tau=self.tau,
                             n_train=self.n_train, n_test=self.n_test, data_seed=self.data_seed, swap=self.swap,
-                            filter_length=self.filter_length, filter_seed=self.filter_seed, rnn=self.rnn,
+                            filter_length=self.filter_length, filter_seed=self.filter_seed,
+                            mix_direction=self.mix_direction, rnn=self.rnn,
                             transformer=self.transformer, fit=self.fit, rnn_fit=self.rnn_fit)
                 for k, a in self.targets() for m in MODELS]
 
@@ -148,6 +150,7 @@ def validate(cfg: CompareConfig) -> None:
     try:
         swap_ends(cfg.tau, cfg.swap)
         check_filter(random_filter(cfg.filter_length, cfg.filter_seed))
+        mix(np.zeros((1, cfg.tau)), [1.0], cfg.mix_direction)
         cfg.rnn.validate()
         cfg.transformer.validate_m_h(cfg.transformer.n)
     except (AlterationError, ValueError) as e:
@@ -172,7 +175,11 @@ def tables(out: Path, rows: pd.DataFrame, metas: dict, cfg: CompareConfig, comma
           f"Data: synthetic linear targets H_t = sum_s rho(s) x(t-s), x ~ U[0,1], tau = {cfg.tau}; "
           f"held-out MSE, mean ± sd over {cfg.seeds} seeds (model inits). Ordering: the first {cfg.swap} "
           f"time steps swapped with the last {cfg.swap}; mixing: a random length-{cfg.filter_length} filter "
-          "with ||theta||_1 = 1, zero-padded end. Paper values: Jiang & Li, Tables 2-3.", ""]
+          f"with ||theta||_1 = 1, direction '{cfg.mix_direction}' "
+          + ("((theta*x)[t] = sum_s theta(s) x(t+s), the paper's formula: the mixed target reads the future, so it is "
+             "not causal and lies outside the RNN's space, although App. D.3 treats it as causal)"
+             if cfg.mix_direction == "future" else "((theta*x)[t] = sum_s theta(s) x(t-s): causal)")
+          + ". Paper values: Jiang & Li, Tables 2-3.", ""]
     summary = {"command": command, "tables": {}}
     latex = []
     for name in (list(TABLES) if cfg.table == "all" else [cfg.table]):
@@ -199,6 +206,9 @@ def tables(out: Path, rows: pd.DataFrame, metas: dict, cfg: CompareConfig, comma
                              for m in metas.values()}.items()):
         if c is None:
             md.append(f"| {k} | {a} | not causal: outside the RNN space (Prop. 6.1) | inf | - | inf |")
+        elif a == "mixed" and cfg.mix_direction == "future":
+            md.append(f"| {k} | {a} (causal part only; the target also reads the future) | {c['decay_time']:.3g} | "
+                      f"{c['C1']:.3g} | {c['C2']:.3g} | {c['C_RNN']:.3g} |")
         else:
             md.append(f"| {k} | {a} | {c['decay_time']:.3g} | {c['C1']:.3g} | {c['C2']:.3g} | {c['C_RNN']:.3g} |")
     md.append("")

@@ -31,7 +31,7 @@ def apply_linear(x: np.ndarray, rho: np.ndarray) -> np.ndarray:
     return y
 
 
-def mixed_kernel(rho: np.ndarray, theta: np.ndarray) -> np.ndarray:
+def mixed_kernel(rho: np.ndarray, theta: np.ndarray, direction: str = "future"):
     """rho~ of H_t(theta * x) as a kernel on x(t - s), s from -(l-1) to tau-1 (App. D.3, Eq. 92-98).
 
     Returns (shifts, rho~): mixing reads x(t + s') for s' < l, so the altered kernel reaches
@@ -40,6 +40,10 @@ def mixed_kernel(rho: np.ndarray, theta: np.ndarray) -> np.ndarray:
     zero-padded end the finite-length target differs from it.
     """
     l, tau = len(theta), len(rho)
+    if direction == "past":         # causal: rho~ = theta * rho, coefficient of x(t - d), d >= 0
+        shifts = np.arange(tau + l - 1)
+        out = np.array([sum(theta[sp] * rho[d - sp] for sp in range(l) if 0 <= d - sp < tau) for d in shifts])
+        return shifts, out
     shifts = np.arange(-(l - 1), tau)
     out = np.zeros(len(shifts))
     for j, d in enumerate(shifts):  # coefficient of x(t - d): sum over s - s' = d

@@ -200,3 +200,28 @@ def test_mixing_spectrum_command(tmp_path, capsys):
     with pytest.raises(SystemExit) as e:
         spectrum_main(["--kernel", "__import__('os')"])
     assert e.value.code == 2
+
+
+def test_past_mixing_is_causal_and_matches_its_kernel():
+    x = rng.random((4, 16))
+    th = random_filter(5, seed=4)
+    assert np.array_equal(mix(x, [1.0, 0, 0], "past"), x)
+    want = np.zeros_like(x)
+    for t in range(16):
+        for s in range(5):
+            if t - s >= 0:
+                want[:, t] += th[s] * x[:, t - s]
+    np.testing.assert_allclose(mix(x, th, "past"), want, atol=1e-14)
+    rho = kernel("exp", 16)
+    y = apply_linear(mix(x, th, "past"), rho)
+    shifts, k = mixed_kernel(rho, th, "past")
+    assert shifts.min() == 0                                  # no future terms
+    np.testing.assert_allclose(y, apply_linear(x, k[:16]), atol=1e-12)   # exactly theta * rho, causal
+    x2 = x.copy()
+    x2[:, 9] += 1.0
+    np.testing.assert_array_equal(apply_linear(mix(x2, th, "past"), rho)[:, :9], y[:, :9])
+    # the paper's (future) mixing is not causal: a change at t = 9 moves outputs before 9
+    yf = apply_linear(mix(x, th, "future"), rho)
+    assert not np.allclose(apply_linear(mix(x2, th, "future"), rho)[:, :9], yf[:, :9])
+    with pytest.raises(AlterationError, match="--mix-direction"):
+        mix(x, th, "sideways")

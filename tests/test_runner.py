@@ -346,3 +346,23 @@ def test_generic_cells_and_failed_cell_leaves_nothing(tmp_path):
     with pytest.raises(RuntimeError, match="boom"):
         run_cells([_Echo("c", fail=True)], tmp_path, progress=False)
     assert sorted(p.name for p in (tmp_path / "cells").iterdir()) == ["a", "b"]   # no 'c', no .tmp-*
+
+
+def test_cell_keys_ignore_fields_left_at_their_defaults():
+    """Adding a config field with a default later must not invalidate finished cell folders."""
+    import dataclasses as dc
+    from jackson.fit import FitConfig
+    from jackson.models import ModelConfig
+    from jackson.sweep import config_hash, non_default
+    assert non_default(ModelConfig()) == {} and non_default(FitConfig()) == {}
+    assert non_default(ModelConfig(n=8)) == {"n": 8}
+    cell = tiny_cell()
+    nd = non_default(cell)
+    assert nd["model"] == {"n": 8, "d_v": 8, "width": 16} and nd["rank"] == "inf" and "phi" not in nd
+
+    @dc.dataclass(frozen=True)
+    class Grown(type(cell)):          # the same cell class with one more defaulted field
+        new_option: int = 7
+    grown = Grown(**{f.name: getattr(cell, f.name) for f in dc.fields(cell)})
+    assert config_hash(grown) == config_hash(cell)
+    assert config_hash(dc.replace(grown, new_option=8)) != config_hash(cell)
