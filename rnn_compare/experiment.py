@@ -200,6 +200,12 @@ def tables(out: Path, rows: pd.DataFrame, metas: dict, cfg: CompareConfig, comma
         tex += [r"\hline", r"\end{tabular}", ""]
         latex += tex
         md.append("")
+    spread = rows.groupby(["kernel", "alteration", "model"]).test_mse
+    wild = [(k, v.tolist()) for k, v in spread if v.max() > 100 * v.min()]
+    if wild:
+        md += ["Seeds that disagree by more than 100x (the mean is dominated by the worst; per-seed MSE):", ""]
+        md += [f"- {k[2]}, {k[0]} kernel, {k[1]}: " + ", ".join(f"{v:.3g}" for v in vals) for k, vals in wild]
+        md.append("")
     md += ["## RNN complexity of the targets (App. D.1)", "",
            "| kernel | alteration | decay time | C1 | C2 | C_RNN |", "|---|---|---|---|---|---|"]
     for (k, a), c in sorted({(m["cell"]["kernel"], m["cell"]["alteration"]): m["complexity"]
