@@ -109,6 +109,26 @@ def bank_vs_loop(steps: int, batches=(64, 32)) -> list[str]:
     return out
 
 
+def rnn_paths(reps: int = 100) -> list[str]:
+    """Linear RNN: Eq. (74) Toeplitz convolution vs the step-by-step recurrence, same bank, same input."""
+    from rnn_compare.models import RNNBank, RNNConfig
+    b = RNNBank(RNNConfig(), (0, 1, 2))
+    g = torch.Generator().manual_seed(0)
+    x, y = torch.rand(64, 32, generator=g), torch.rand(64, 32, generator=g)
+
+    def ms(f):
+        for _ in range(5):
+            ((f(x) - y) ** 2).mean().backward()
+        t = time.perf_counter()
+        for _ in range(reps):
+            ((f(x) - y) ** 2).mean().backward()
+        return (time.perf_counter() - t) / reps * 1e3
+    rec, conv = ms(b.recurrent), ms(b.forward)
+    diff = (b(x) - b.recurrent(x)).abs().max().item()
+    return [f"| rnn: convolution vs recurrence | 3-member linear RNN bank, hidden 128, batch 64, tau 32, fwd+bwd | "
+            f"recurrent {rec:.2f} ms, convolution {conv:.2f} ms, max |diff| {diff:.1e} | **{rec / conv:.2f}x** |"]
+
+
 def time_to_quality(out: Path) -> list[str]:
     cmd = ["jackson-sweep", "--alpha", "1.5", "--rank", "inf", "--out", str(out)]
     exe = Path(sys.executable).parent / "jackson-sweep"
@@ -127,7 +147,7 @@ def time_to_quality(out: Path) -> list[str]:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("parts", nargs="+", choices=["time", "efficiency", "bank"])
+    p.add_argument("parts", nargs="+", choices=["time", "efficiency", "bank", "rnn"])
     p.add_argument("--steps", type=int, default=200, help="steps per timing (efficiency, bank)")
     p.add_argument("--out", default="", help="folder for the time-to-quality sweep (default: a temp dir)")
     a = p.parse_args(argv)
@@ -137,6 +157,8 @@ def main(argv=None) -> int:
         lines += efficiency(a.steps)
     if "bank" in a.parts:
         lines += bank_vs_loop(a.steps)
+    if "rnn" in a.parts:
+        lines += rnn_paths()
     if "time" in a.parts:
         lines += time_to_quality(Path(a.out or tempfile.mkdtemp(prefix="jackson-ttq-")))
     print("\n".join(lines))

@@ -19,11 +19,6 @@ from jackson.pod import pod
 Kernel = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
 
-def paper_kernel(u: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """Eq. (100) on a grid: rho(u_i, v_j) = 1 + 2 sin(2 pi u_i) sin(2 pi v_j)."""
-    return 1.0 + 2.0 * np.sin(2 * np.pi * u)[:, None] * np.sin(2 * np.pi * v)[None, :]
-
-
 def pointwise(kernel_uv: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Kernel:
     """A grid kernel from an elementwise one k(U, V) (broadcast over a meshgrid)."""
     return lambda u, v: kernel_uv(u[:, None], v[None, :])

@@ -58,8 +58,8 @@ class RNNBank(nn.Module):
         """x: (B, T) or (B, T, d) shared by all members -> y: (M, B, T).
 
         Linear members use Eq. (74): y_t = sum_s rho_hat(s) x(t-s) with rho_hat(s) = c^T W^s U, one
-        (T x T) causal Toeplitz matmul instead of T small recurrent steps (same function, ~10x faster
-        on a CPU); tanh members run the recurrence."""
+        (T x T) causal Toeplitz matmul instead of T small recurrent steps (same function, 1.8-2.3x faster
+        forward + backward on the lab CPU, reports/benchmarks.md); tanh members run the recurrence."""
         if self.cfg.activation == "linear" and (x.dim() == 2 or x.shape[-1] == 1):
             x2 = x if x.dim() == 2 else x[..., 0]
             T = x2.shape[1]
