@@ -125,7 +125,9 @@ def build_parser(cls, prog: str, description: str) -> OneLineParser:
                          for v in dflt) if isinstance(dflt, tuple) else dflt
         conv = _parser_for(path[-1], tp)
         if conv is None:
-            p.add_argument(opt, dest=".".join(path), action="store_true", default=argparse.SUPPRESS, help=note)
+            # --flag / --no-flag, so a switch that defaults to on can be turned off
+            p.add_argument(opt, dest=".".join(path), action=argparse.BooleanOptionalAction,
+                           default=argparse.SUPPRESS, help=f"{note} (default: {'on' if dflt else 'off'})")
         else:
             p.add_argument(opt, dest=".".join(path), type=_named(conv, opt), default=argparse.SUPPRESS,
                            metavar=name.upper(), help=f"{note} (default: {shown})")

@@ -1,0 +1,41 @@
+"""`vit-probe`: attention-logit spectra of ViTs on CIFAR-10, the m_h sweep, the permutation test.
+
+    vit-probe spectra --checkpoint W.pth --arch vit_p4_d128_l4_h4 --data cifar10.tar.gz
+    vit-probe spectra --model vit_base_patch16_224 --pretrained --data ~/data/cifar10
+    vit-probe sweep-mh --mh 1,2,4,8,16,32 --data ...
+    vit-probe permute --checkpoint W.pth --data ...
+"""
+from __future__ import annotations
+
+import sys
+
+from jackson.config import fail
+
+from . import experiment as E
+
+COMMANDS = {
+    "spectra": (E.SpectraConfig, E.SPECTRA_QUICK, E.run_spectra,
+                "Singular values of pre-softmax attention logits over many images (Figs 2, 3a)."),
+    "sweep-mh": (E.SweepMhConfig, E.SWEEP_QUICK, E.run_sweep_mh,
+                 "Train ViTs whose per-head query/key size m_h varies; spectra and training error vs m_h (Fig. 3)."),
+    "permute": (E.PermuteConfig, E.PERMUTE_QUICK, E.run_permute,
+                "Accuracy before/after a fixed permutation of patch tokens with continued training (Table 1)."),
+}
+
+
+def main(argv: list[str] | None = None) -> None:
+    from jackson.config import cli_run
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv or argv[0] in ("-h", "--help"):
+        print(__doc__.strip() + "\n\ncommands:\n" + "\n".join(f"  {k:9s} {v[3]}" for k, v in COMMANDS.items()))
+        print("\n`vit-probe COMMAND --help` lists every option with its default.")
+        raise SystemExit(0 if argv else 2)
+    cmd, rest = argv[0], argv[1:]
+    if cmd not in COMMANDS:
+        fail("vit-probe", f"unknown command '{cmd}' (choose from {', '.join(COMMANDS)})")
+    cls, quick, run, desc = COMMANDS[cmd]
+    cli_run(f"vit-probe {cmd}", cls, desc, quick, run, rest)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,249 @@
+"""CIFAR-10 from whatever a user has: the official python batches, an image-folder tree, a
+.tar.gz of either, or (with internet) the official download.
+
+Every layout is read into the same pair of arrays, cached once as `.npz` in a cache folder:
+
+    images: (N, 32, 32, 3) uint8, RGB        labels: (N,) int64 in 0..9 (official class order)
+
+Layouts:
+- official: a folder `cifar-10-batches-py/` (or its parent) holding `data_batch_1..5` and
+  `test_batch` (pickled dicts with b"data" (N, 3072) and b"labels").
+- image folder: `train/<class>/*.{jpg,png}` and `test/<class>/*.{jpg,png}`, class folder names
+  from CLASSES; files sorted by name (numeric names sort numerically).
+- archive: a `.tar.gz`/`.tgz`/`.tar` of either, unpacked once into the cache folder.
+
+`describe(spec)` names the data for reports: a JPEG tree is "CIFAR-10 (JPEG q75 copy)"-style
+re-encoded data and every result on it says so.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import re
+import shutil
+import tarfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from jackson.config import UsageError
+
+CLASSES = ("airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck")
+MEAN = (0.4914, 0.4822, 0.4465)   # CIFAR-10 channel means (the shared ViT was trained with these)
+STD = (0.2470, 0.2435, 0.2616)
+OFFICIAL_TRAIN = tuple(f"data_batch_{i}" for i in range(1, 6))
+OFFICIAL_TEST = "test_batch"
+IMAGE_EXT = (".jpg", ".jpeg", ".png")
+
+
+@dataclass
+class Cifar:
+    """One split of CIFAR-10 in memory."""
+    images: np.ndarray     # (N, 32, 32, 3) uint8
+    labels: np.ndarray     # (N,) int64
+    source: str            # human-readable description of where it came from
+
+    def __len__(self) -> int:
+        return len(self.labels)
+
+    def subset(self, n: int | None) -> "Cifar":
+        """The first n examples (all when n is None or larger than the split)."""
+        if n is None or n >= len(self):
+            return self
+        return Cifar(self.images[:n], self.labels[:n], self.source)
+
+
+def default_cache() -> Path:
+    return Path(os.environ.get("JACKSON_CACHE", Path.home() / ".cache" / "jackson-lab"))
+
+
+# ---------------------------------------------------------------- layout detection
+
+def _find_official(root: Path) -> Path | None:
+    for cand in (root, root / "cifar-10-batches-py"):
+        if (cand / OFFICIAL_TEST).is_file() and all((cand / b).is_file() for b in OFFICIAL_TRAIN):
+            return cand
+    return None
+
+
+def _find_folder_tree(root: Path) -> Path | None:
+    for cand in [root] + sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []:
+        if (cand / "train").is_dir() and (cand / "test").is_dir():
+            return cand
+    return None
+
+
+def _is_archive(p: Path) -> bool:
+    return p.is_file() and (p.name.endswith((".tar.gz", ".tgz", ".tar")))
+
+
+def layout(path: Path) -> str:
+    """'official', 'folder' or 'archive'; UsageError when it is none of them."""
+    path = Path(path)
+    if not path.exists():
+        raise UsageError(f"--data: {path} does not exist (give the cifar-10-batches-py folder, "
+                         "a train/ test/ image-folder tree, a .tar.gz of either, or --download)")
+    if _is_archive(path):
+        return "archive"
+    if path.is_dir() and _find_official(path):
+        return "official"
+    if path.is_dir() and _find_folder_tree(path):
+        return "folder"
+    raise UsageError(f"--data: {path} is not CIFAR-10: expected data_batch_1..5 + test_batch, "
+                     "train/<class>/ + test/<class>/ image folders, or a .tar.gz of either")
+
+
+# ---------------------------------------------------------------- readers
+
+def _read_official(root: Path, split: str) -> tuple[np.ndarray, np.ndarray]:
+    names = OFFICIAL_TRAIN if split == "train" else (OFFICIAL_TEST,)
+    xs, ys = [], []
+    for name in names:
+        try:
+            with open(root / name, "rb") as fh:
+                d = pickle.load(fh, encoding="bytes")
+            data = np.asarray(d[b"data"], dtype=np.uint8)
+            labels = np.asarray(d[b"labels"], dtype=np.int64)
+        except Exception as e:  # corrupt pickle, wrong keys, truncated file
+            raise UsageError(f"--data: {root / name} is not a readable CIFAR-10 batch ({type(e).__name__}: {e})")
+        if data.ndim != 2 or data.shape[1] != 3072 or len(labels) != len(data):
+            raise UsageError(f"--data: {root / name} has data of shape {data.shape}, expected (N, 3072)")
+        xs.append(data.reshape(-1, 3, 32, 32).transpose(0, 2, 3, 1))
+        ys.append(labels)
+    return np.ascontiguousarray(np.concatenate(xs)), np.concatenate(ys)
+
+
+def _sort_key(p: Path):
+    return (0, int(p.stem), "") if p.stem.isdigit() else (1, 0, p.stem)
+
+
+def _read_folder(root: Path, split: str) -> tuple[np.ndarray, np.ndarray]:
+    from PIL import Image
+    base = root / split
+    present = sorted(p.name for p in base.iterdir() if p.is_dir())
+    unknown = [c for c in present if c not in CLASSES]
+    if unknown or not present:
+        raise UsageError(f"--data: {base} must hold class folders named {', '.join(CLASSES)}; "
+                         f"found {', '.join(unknown or present) or 'none'}")
+    xs, ys = [], []
+    for label, cls in enumerate(CLASSES):
+        files = sorted((p for p in (base / cls).glob("*") if p.suffix.lower() in IMAGE_EXT), key=_sort_key) \
+            if (base / cls).is_dir() else []
+        for f in files:
+            try:
+                with Image.open(f) as im:
+                    a = np.asarray(im.convert("RGB"), dtype=np.uint8)
+            except Exception as e:
+                raise UsageError(f"--data: cannot decode {f} ({type(e).__name__})")
+            if a.shape != (32, 32, 3):
+                raise UsageError(f"--data: {f} is {a.shape[1]}x{a.shape[0]}, CIFAR-10 images are 32x32")
+            xs.append(a)
+            ys.append(label)
+    if not xs:
+        raise UsageError(f"--data: no images under {base}")
+    return np.stack(xs), np.asarray(ys, dtype=np.int64)
+
+
+def _unpack(archive: Path, cache: Path) -> Path:
+    """Unpack once into cache/<name>-<digest>/ (atomic: a half-unpacked folder is never used)."""
+    st = archive.stat()
+    digest = hashlib.sha1(f"{archive.resolve()}:{st.st_size}:{int(st.st_mtime)}".encode()).hexdigest()[:10]
+    dest = cache / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', archive.name)}-{digest}"
+    if dest.is_dir():
+        return dest
+    cache.mkdir(parents=True, exist_ok=True)
+    tmp = cache / f".tmp-{dest.name}-{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    try:
+        with tarfile.open(archive) as tf:
+            tf.extractall(tmp, filter="data")
+    except (tarfile.TarError, OSError, EOFError) as e:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise UsageError(f"--data: cannot unpack {archive} ({type(e).__name__}: {e})")
+    os.replace(tmp, dest)
+    return dest
+
+
+def describe(path: Path) -> str:
+    """How reports name the data: a JPEG copy says so ("CIFAR-10 (JPEG q75 copy)")."""
+    name = Path(path).name.lower()
+    if "jpeg" in name or "jpg" in name:
+        q = re.search(r"q(\d+)", name)
+        return f"CIFAR-10 (JPEG q{q.group(1)} copy)" if q else "CIFAR-10 (JPEG copy)"
+    if Path(path).is_dir() and _find_official(Path(path)):
+        return f"CIFAR-10 (official python batches, {Path(path).name})"
+    return f"CIFAR-10 ({Path(path).name})"
+
+
+def load(path: str | os.PathLike | None, split: str, cache: str | os.PathLike | None = None,
+         download: bool = False) -> Cifar:
+    """Split 'train' or 'test' of CIFAR-10 at `path` (any layout), decoded once and cached."""
+    if split not in ("train", "test"):
+        raise ValueError(split)
+    cache = Path(cache) if cache else default_cache()
+    if path is None or str(path) == "":
+        if not download:
+            raise UsageError("--data is required (or --download to fetch the official CIFAR-10)")
+        return _download(cache, split)
+    path = Path(path).expanduser()
+    kind = layout(path)
+    key = hashlib.sha1(f"{path.resolve()}:{kind}".encode()).hexdigest()[:10]
+    npz = cache / f"cifar10-{key}-{split}.npz"
+    source = describe(path)
+    if npz.is_file():
+        try:
+            with np.load(npz) as z:
+                return Cifar(z["images"], z["labels"], source)
+        except Exception:
+            npz.unlink(missing_ok=True)   # a damaged cache is rebuilt
+    root = _unpack(path, cache) if kind == "archive" else path
+    if kind == "archive":
+        inner = _find_official(root)
+        kind, root = ("official", inner) if inner else ("folder", _find_folder_tree(root))
+        if root is None:
+            raise UsageError(f"--data: {path} does not contain CIFAR-10 (no batches, no train/ test/ tree)")
+    if kind == "official":
+        x, y = _read_official(_find_official(root), split)
+    else:
+        x, y = _read_folder(_find_folder_tree(root), split)
+    cache.mkdir(parents=True, exist_ok=True)
+    tmp = npz.with_suffix(f".tmp{os.getpid()}.npz")
+    np.savez(tmp, images=x, labels=y)
+    os.replace(tmp, npz)
+    return Cifar(x, y, source)
+
+
+def _download(cache: Path, split: str) -> Cifar:  # pragma: no cover - needs internet
+    """The official dataset through torchvision (needs internet on first use)."""
+    from torchvision.datasets import CIFAR10
+    try:
+        ds = CIFAR10(str(cache / "torchvision"), train=(split == "train"), download=True)
+    except Exception as e:
+        raise UsageError(f"--download: could not fetch CIFAR-10 ({type(e).__name__}: {e})")
+    return Cifar(np.asarray(ds.data, dtype=np.uint8), np.asarray(ds.targets, dtype=np.int64),
+                 "CIFAR-10 (official, torchvision download)")
+
+
+def to_tensor(images: np.ndarray):
+    """uint8 (N, 32, 32, 3) -> normalised float32 (N, 3, 32, 32) torch tensor."""
+    import torch
+    x = torch.from_numpy(np.ascontiguousarray(images)).permute(0, 3, 1, 2).float().div_(255.0)
+    mean = torch.tensor(MEAN).view(1, 3, 1, 1)
+    std = torch.tensor(STD).view(1, 3, 1, 1)
+    return (x - mean) / std
+
+
+def write_official_fixture(root: Path, n_train_per_batch: int = 20, n_test: int = 20, seed: int = 0) -> Path:
+    """A tiny dataset in the official pickle layout (random images, balanced labels): for tests
+    and offline smoke runs.  Returns the `cifar-10-batches-py` folder."""
+    rng = np.random.default_rng(seed)
+    out = Path(root) / "cifar-10-batches-py"
+    out.mkdir(parents=True, exist_ok=True)
+    for name, n in [(b, n_train_per_batch) for b in OFFICIAL_TRAIN] + [(OFFICIAL_TEST, n_test)]:
+        labels = [int(i % 10) for i in range(n)]
+        data = rng.integers(0, 256, (n, 3072), dtype=np.uint8)
+        with open(out / name, "wb") as fh:
+            pickle.dump({b"data": data, b"labels": labels, b"batch_label": name.encode()}, fh)
+    return out

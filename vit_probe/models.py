@@ -1,0 +1,228 @@
+"""ViTs from timm: a timm model by name, or a small CIFAR ViT from an architecture spec, with the
+per-head query/key size m_h set apart from the value size.
+
+Architecture spec (a string, so it fits on a command line and in a config):
+
+    vit_p{patch}_d{embed_dim}_l{depth}_h{heads}[_m{mlp_ratio}][_q{m_h}]
+
+e.g. `vit_p4_d128_l4_h4` is the shared third-party CIFAR-10 ViT (mlp_ratio 2 by default, the
+value of that checkpoint); `vit_p4_d128_l4_h4_q8` the same with m_h = 8 query/key dimensions
+per head while each head's value stays embed_dim/heads wide.
+
+The model is timm's `VisionTransformer`; only the attention modules of an m_h variant are
+replaced by `QKAttention`, a subclass of timm's `Attention` whose fused qkv projection emits
+heads*(m_h + m_h + d_v) features.  Probing code reads any of them through `split_qkv`.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from jackson.config import UsageError
+
+ARCH_RE = re.compile(r"vit_p(\d+)_d(\d+)_l(\d+)_h(\d+)(?:_m(\d+(?:\.\d+)?))?(?:_q(\d+))?")
+
+
+@dataclass(frozen=True)
+class Arch:
+    patch: int          # patch size in pixels (32x32 images)
+    dim: int            # embedding dimension
+    depth: int          # number of transformer blocks
+    heads: int          # attention heads per block
+    mlp_ratio: float = 2.0   # MLP hidden size / dim (2 matches the shared checkpoint)
+    m_h: int | None = None   # query/key size per head; None = dim // heads (timm's standard attention)
+
+    @property
+    def d_v(self) -> int:
+        return self.dim // self.heads
+
+    @property
+    def tokens(self) -> int:
+        return (32 // self.patch) ** 2 + 1   # patches + class token
+
+
+def parse_arch(spec: str) -> Arch:
+    m = ARCH_RE.fullmatch(spec.strip())
+    if not m:
+        raise UsageError(f"--arch: cannot read '{spec}'; expected vit_p<patch>_d<dim>_l<depth>_h<heads>"
+                         "[_m<mlp_ratio>][_q<m_h>], e.g. vit_p4_d128_l4_h4")
+    p, d, l, h, mr, q = m.groups()
+    a = Arch(int(p), int(d), int(l), int(h), float(mr) if mr else 2.0, int(q) if q else None)
+    if a.patch < 1 or 32 % a.patch:
+        raise UsageError(f"--arch: patch size {a.patch} must divide 32")
+    if a.heads < 1 or a.dim % a.heads:
+        raise UsageError(f"--arch: dim {a.dim} is not divisible by {a.heads} heads")
+    if a.depth < 1:
+        raise UsageError("--arch: depth must be >= 1")
+    if a.m_h is not None and a.m_h < 1:
+        raise UsageError(f"--arch: m_h must be >= 1, got {a.m_h}")
+    return a
+
+
+def arch_spec(a: Arch) -> str:
+    s = f"vit_p{a.patch}_d{a.dim}_l{a.depth}_h{a.heads}"
+    if a.mlp_ratio != 2.0:
+        s += f"_m{a.mlp_ratio:g}"
+    if a.m_h is not None:
+        s += f"_q{a.m_h}"
+    return s
+
+
+class QKAttention(nn.Module):
+    """Multi-head self-attention with m_h query/key dimensions and d_v value dimensions per head.
+
+    logits[b, h, t, s] = (q_t . k_s) * m_h^-1/2 ;  out = proj( softmax(logits) @ v )
+    The explicit path below is the only path: the logit matrix is always formed.
+    """
+
+    def __init__(self, dim: int, num_heads: int, m_h: int, qkv_bias: bool = True):
+        super().__init__()
+        self.num_heads, self.m_h, self.head_dim = num_heads, m_h, dim // num_heads  # head_dim = d_v
+        self.scale = m_h ** -0.5
+        self.qkv = nn.Linear(dim, num_heads * (2 * m_h + self.head_dim), bias=qkv_bias)
+        self.q_norm = nn.Identity()
+        self.k_norm = nn.Identity()
+        self.proj = nn.Linear(dim, dim)
+        for lin in (self.qkv, self.proj):
+            nn.init.trunc_normal_(lin.weight, std=0.02)
+            nn.init.zeros_(lin.bias)
+
+    def split_qkv(self, qkv: torch.Tensor):
+        B, N, _ = qkv.shape                       # batch, tokens, heads*(2 m_h + d_v)
+        H, m, dv = self.num_heads, self.m_h, self.head_dim
+        q, k, v = qkv.split([H * m, H * m, H * dv], dim=-1)
+        q = q.view(B, N, H, m).transpose(1, 2)    # (B, H, N, m_h)
+        k = k.view(B, N, H, m).transpose(1, 2)
+        v = v.view(B, N, H, dv).transpose(1, 2)   # (B, H, N, d_v)
+        return q, k, v
+
+    def forward(self, x: torch.Tensor, attn_mask=None, is_causal: bool = False) -> torch.Tensor:
+        B, N, C = x.shape
+        q, k, v = self.split_qkv(self.qkv(x))
+        logits = (q * self.scale) @ k.transpose(-2, -1)        # (B, H, N, N)
+        x = logits.softmax(dim=-1) @ v                         # (B, H, N, d_v)
+        return self.proj(x.transpose(1, 2).reshape(B, N, C))
+
+
+def split_qkv(attn: nn.Module, qkv: torch.Tensor):
+    """(q, k, v), each (B, H, N, ·), from the output of `attn.qkv`, for timm's Attention and
+    QKAttention alike; q and k pass through the module's own q_norm / k_norm."""
+    if isinstance(attn, QKAttention):
+        q, k, v = attn.split_qkv(qkv)
+    else:
+        B, N, _ = qkv.shape
+        q, k, v = qkv.reshape(B, N, 3, attn.num_heads, attn.head_dim).permute(2, 0, 3, 1, 4).unbind(0)
+    return attn.q_norm(q), attn.k_norm(k), v
+
+
+def build(arch: Arch, num_classes: int = 10) -> nn.Module:
+    """timm's VisionTransformer for 32x32 inputs; m_h variants get QKAttention in every block."""
+    from timm.models.vision_transformer import VisionTransformer
+    model = VisionTransformer(img_size=32, patch_size=arch.patch, num_classes=num_classes,
+                              embed_dim=arch.dim, depth=arch.depth, num_heads=arch.heads,
+                              mlp_ratio=arch.mlp_ratio, qkv_bias=True, global_pool="token",
+                              class_token=True)
+    if arch.m_h is not None:
+        for blk in model.blocks:
+            blk.attn = QKAttention(arch.dim, arch.heads, arch.m_h)
+    return model
+
+
+def create_timm(name: str, pretrained: bool, num_classes: int | None = None) -> nn.Module:
+    """A timm model by name (its own weights when pretrained: needs internet or timm's cache)."""
+    import timm
+    if name not in timm.list_models() and name not in timm.list_models(pretrained=True):
+        raise UsageError(f"--model: timm has no model named '{name}'")
+    kw = {} if num_classes is None else {"num_classes": num_classes}
+    try:
+        return timm.create_model(name, pretrained=pretrained, **kw)
+    except Exception as e:
+        raise UsageError(f"--model {name}: could not create it ({type(e).__name__}: {str(e).splitlines()[0][:200]})")
+
+
+def read_state_dict(path: str | Path) -> dict:
+    """Weights only: a safetensors file, or a torch file read with weights_only=True (no code runs)."""
+    path = Path(path).expanduser()
+    if not path.is_file():
+        raise UsageError(f"--checkpoint: {path} does not exist")
+    try:
+        if path.suffix == ".safetensors":
+            from safetensors.torch import load_file
+            sd = load_file(str(path))
+        else:
+            sd = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as e:
+        raise UsageError(f"--checkpoint: cannot read {path} as weights ({type(e).__name__}: "
+                         f"{str(e).splitlines()[0][:160]})")
+    for k in ("state_dict", "model", "model_state_dict"):
+        if isinstance(sd, dict) and k in sd and isinstance(sd[k], dict):
+            sd = sd[k]
+    if not isinstance(sd, dict) or not all(torch.is_tensor(v) for v in sd.values()):
+        raise UsageError(f"--checkpoint: {path} holds no state dict of tensors")
+    return sd
+
+
+def load_weights(model: nn.Module, sd: dict, source: str = "--checkpoint") -> None:
+    """Strict load; missing, unexpected and shape-mismatched keys are named in one line."""
+    own = model.state_dict()
+    missing = [k for k in own if k not in sd]
+    unexpected = [k for k in sd if k not in own]
+    shape = [f"{k} {tuple(sd[k].shape)} vs {tuple(own[k].shape)}" for k in own
+             if k in sd and sd[k].shape != own[k].shape]
+    if missing or unexpected or shape:
+        def few(xs):
+            return ", ".join(xs[:4]) + (f" (+{len(xs) - 4} more)" if len(xs) > 4 else "")
+        parts = [f"shape mismatch: {few(shape)}" if shape else "",
+                 f"missing: {few(missing)}" if missing else "",
+                 f"unexpected: {few(unexpected)}" if unexpected else ""]
+        raise UsageError(f"{source} does not fit the architecture: " + "; ".join(p for p in parts if p))
+    model.load_state_dict(sd, strict=True)
+
+
+def qk_dim(attn: nn.Module) -> int:
+    """Per-head query/key size: the rank bound of each head's logit matrix."""
+    return attn.m_h if isinstance(attn, QKAttention) else attn.head_dim
+
+
+def attention_modules(model: nn.Module) -> list[nn.Module]:
+    """The attention module of each block, in order (timm ViTs keep them at blocks[i].attn)."""
+    blocks = getattr(model, "blocks", None)
+    if blocks is None:
+        raise UsageError("the model has no .blocks: only timm ViT-style models can be probed")
+    return [b.attn for b in blocks]
+
+
+def accuracy(model: nn.Module, images, labels, batch: int = 500, device: str = "cpu",
+             progress: bool = False, desc: str = "eval") -> float:
+    """Top-1 accuracy on uint8 images (N, 32, 32, 3)."""
+    from tqdm.auto import tqdm
+    from .data import to_tensor
+    model.eval()
+    correct = 0
+    with torch.inference_mode():
+        for i in tqdm(range(0, len(labels), batch), desc=desc, disable=not progress, leave=False):
+            x = to_tensor(images[i:i + batch]).to(device)
+            pred = model(x).argmax(-1).cpu()
+            correct += int((pred == torch.as_tensor(labels[i:i + batch])).sum())
+    return correct / max(len(labels), 1)
+
+
+def cross_entropy(model: nn.Module, images, labels, batch: int = 500, device: str = "cpu") -> tuple[float, float]:
+    """(mean cross-entropy, top-1 error) in eval mode."""
+    from .data import to_tensor
+    model.eval()
+    tot, wrong = 0.0, 0
+    with torch.inference_mode():
+        for i in range(0, len(labels), batch):
+            x = to_tensor(images[i:i + batch]).to(device)
+            y = torch.as_tensor(labels[i:i + batch]).to(device)
+            out = model(x)
+            tot += float(F.cross_entropy(out, y, reduction="sum"))
+            wrong += int((out.argmax(-1) != y).sum())
+    n = max(len(labels), 1)
+    return tot / n, wrong / n

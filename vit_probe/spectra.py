@@ -1,0 +1,170 @@
+"""Singular values of attention-logit matrices rho_hat(x) (tau x tau, one per image, layer, head),
+aggregated over images (Sec. 5.2, Figs 2-3).
+
+`collect` returns sv[(layer, head)] -> (n_images, tau) arrays, singular values in decreasing
+order.  `head_table` reduces each to the numbers a table needs: the decay exponent of the mean
+spectrum (log-log least squares over a range of indices, with a bootstrap interval over
+images), the effective rank exp(H(p)), p = s / sum s (Roy & Vetterli 2007), and r90, the number
+of singular values holding 90% of sum s^2.
+"""
+from __future__ import annotations
+
+import textwrap
+
+import numpy as np
+import pandas as pd
+import torch
+import torch.nn.functional as F
+from tqdm.auto import tqdm
+
+from jackson.rates import fit_power_law
+
+from .data import MEAN, STD
+from .probe import LogitProbe
+
+QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
+
+
+def model_input(model, images: np.ndarray, device: str = "cpu") -> torch.Tensor:
+    """uint8 (B, 32, 32, 3) -> the model's input: resized to its image size and normalised with
+    its pretrained mean/std when it has them (timm ImageNet models), else CIFAR-10's."""
+    x = torch.from_numpy(np.ascontiguousarray(images)).to(device).permute(0, 3, 1, 2).float().div_(255.0)
+    size = tuple(getattr(getattr(model, "patch_embed", None), "img_size", (32, 32)))
+    if size != (32, 32):
+        x = F.interpolate(x, size=size, mode="bilinear", align_corners=False)
+    cfg = getattr(model, "pretrained_cfg", None) or {}
+    mean, std = (cfg.get("mean"), cfg.get("std")) if size != (32, 32) and cfg.get("mean") else (MEAN, STD)
+    return (x - torch.tensor(mean, device=device).view(1, 3, 1, 1)) / torch.tensor(std, device=device).view(1, 3, 1, 1)
+
+
+def collect(model, images: np.ndarray, layers: list[int], heads: list[int], batch: int = 100,
+            device: str = "cpu", tokens: str = "all", progress: bool = True) -> dict[tuple[int, int], np.ndarray]:
+    """Singular values of every probed logit matrix. tokens='patches' drops the class token."""
+    model.eval()
+    out = {(l, h): [] for l in layers for h in heads}
+    with LogitProbe(model, layers, heads) as probe, torch.inference_mode():
+        for i in tqdm(range(0, len(images), batch), desc="spectra", unit="batch", disable=not progress,
+                      dynamic_ncols=True):
+            model(model_input(model, images[i:i + batch], device))
+            for l in layers:
+                lg = probe.logits[l].float()                       # (B, H_sel, N, N)
+                if tokens == "patches":
+                    skip = getattr(model, "num_prefix_tokens", 1)
+                    lg = lg[..., skip:, skip:]
+                sv = torch.linalg.svdvals(lg).cpu().numpy()       # (B, H_sel, N) decreasing
+                for j, h in enumerate(heads):
+                    out[(l, h)].append(sv[:, j])
+    return {k: np.concatenate(v) for k, v in out.items()}
+
+
+def effective_rank(s: np.ndarray) -> float:
+    p = s / s.sum()
+    p = p[p > 0]
+    return float(np.exp(-(p * np.log(p)).sum()))
+
+
+def r_energy(s: np.ndarray, frac: float = 0.9) -> int:
+    e = np.cumsum(s ** 2) / np.sum(s ** 2)
+    return int(np.searchsorted(e, frac) + 1)
+
+
+def decay_exponent(sv: np.ndarray, fit_range: tuple[int, int], n_boot: int = 500, seed: int = 0) -> dict:
+    """Slope of log mean-singular-value vs log index over indices fit_range (1-based, inclusive),
+    with a 95% bootstrap interval over images."""
+    lo, hi = fit_range
+    hi = min(hi, sv.shape[1])
+    idx = np.arange(lo, hi + 1)
+    mean = sv.mean(0)[lo - 1:hi]
+    ok = mean > 0
+    if ok.sum() < 2:
+        return {"exponent": float("nan"), "lo": float("nan"), "hi": float("nan")}
+    slope, _ = fit_power_law(idx[ok], mean[ok])
+    rng = np.random.default_rng(seed)
+    boots = []
+    for _ in range(n_boot):
+        m = sv[rng.integers(0, len(sv), len(sv))].mean(0)[lo - 1:hi]
+        good = m > 0
+        if good.sum() >= 2:
+            boots.append(fit_power_law(idx[good], m[good])[0])
+    return {"exponent": slope, "lo": float(np.quantile(boots, 0.025)), "hi": float(np.quantile(boots, 0.975))}
+
+
+def spectrum_table(sv: dict[tuple[int, int], np.ndarray], **extra) -> pd.DataFrame:
+    """Tidy: one row per (layer, head, i) with mean and quantiles over images."""
+    rows = []
+    for (l, h), a in sv.items():
+        qs = np.quantile(a, QUANTILES, axis=0)
+        for i in range(a.shape[1]):
+            rows.append(dict(extra, layer=l, head=h, i=i + 1, mean=float(a[:, i].mean()),
+                             **{f"q{int(q * 100):02d}": float(qs[j, i]) for j, q in enumerate(QUANTILES)}))
+    return pd.DataFrame(rows)
+
+
+def head_table(sv: dict[tuple[int, int], np.ndarray], fit_range: tuple[int, int], max_rank: int | None = None,
+               **extra) -> pd.DataFrame:
+    """One row per (layer, head). max_rank: the logit matrices' rank bound (q k^T has rank <= m_h);
+    the decay fit never reaches past it, where singular values are round-off."""
+    rows = []
+    lo, hi = fit_range
+    if max_rank is not None:
+        hi = max(min(hi, max_rank), lo + 1)
+    for (l, h), a in sv.items():
+        m = a.mean(0)
+        e = decay_exponent(a, (lo, hi))
+        rows.append(dict(extra, layer=l, head=h, n_images=len(a), tau=a.shape[1], sigma1=float(m[0]),
+                         exponent=e["exponent"], exponent_lo=e["lo"], exponent_hi=e["hi"],
+                         erank=effective_rank(m), r90=r_energy(m)))
+    return pd.DataFrame(rows)
+
+
+# ---------------------------------------------------------------- figures
+
+def plot_violin(sv: np.ndarray, k_show: int, title: str, path) -> None:
+    """Figure 2: the distribution over images of each of the first k_show singular values."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+    k = min(k_show, sv.shape[1])
+    df = pd.DataFrame({"index": np.tile(np.arange(1, k + 1), len(sv)), "singular value": sv[:, :k].ravel()})
+    fig, ax = plt.subplots(figsize=(max(6, 0.45 * k), 3.8))
+    sns.violinplot(data=df, x="index", y="singular value", ax=ax, cut=0, density_norm="width",
+                   inner="quartile", color="#8fb3d9", linewidth=0.7)
+    ax.set_yscale("log")
+    ax.set_xlabel("singular value index i")
+    ax.set_ylabel("sigma_i of rho_hat(x)")
+    ax.set_title(textwrap.fill(title, 110), fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def plot_grid(spec: pd.DataFrame, heads_tab: pd.DataFrame, title: str, path) -> None:
+    """Mean spectrum (with 5-95% band) of every probed (layer, head), log-log, one panel each."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    layers = sorted(spec.layer.unique())
+    heads = sorted(spec["head"].unique())
+    fig, axes = plt.subplots(len(layers), len(heads), figsize=(2.3 * len(heads) + 0.5, 1.9 * len(layers) + 0.6),
+                             squeeze=False, sharex=True)
+    for r, l in enumerate(layers):
+        for c, h in enumerate(heads):
+            ax = axes[r][c]
+            d = spec[(spec.layer == l) & (spec["head"] == h)]
+            ax.fill_between(d.i, d.q05.clip(lower=1e-12), d.q95.clip(lower=1e-12), alpha=0.25, lw=0)
+            ax.plot(d.i, d["mean"].clip(lower=1e-12), lw=1.2)
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            row = heads_tab[(heads_tab.layer == l) & (heads_tab["head"] == h)]
+            if len(row):
+                ax.set_title(f"L{l} H{h}: slope {row.exponent.iloc[0]:.2f}, erank {row.erank.iloc[0]:.1f}", fontsize=7)
+            ax.tick_params(labelsize=6)
+            if c == 0:
+                ax.set_ylabel("sigma_i", fontsize=7)
+            if r == len(layers) - 1:
+                ax.set_xlabel("i", fontsize=7)
+    fig.suptitle(textwrap.fill(title, 130), fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

@@ -1,0 +1,168 @@
+"""Train (or continue training) a ViT on CIFAR-10, resumably.
+
+Deterministic by construction: the shuffle of epoch e and the augmentation of batch b are drawn
+from generators seeded by (seed, e) and (seed, e, b), so a run killed and resumed from its last
+checkpoint takes exactly the steps an uninterrupted run takes.  Checkpoints (model, optimiser,
+schedule position) are written atomically every `ckpt_every_s` seconds and at each epoch end.
+"""
+from __future__ import annotations
+
+import math
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from tqdm.auto import tqdm
+
+from .data import MEAN, STD
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    epochs: float = 3.0          # passes over the training subset (fractions allowed)
+    n_train: int = 50000         # training images used (the first n of the split)
+    batch_size: int = 128        # images per step
+    lr: float = 1e-3             # AdamW peak learning rate
+    weight_decay: float = 0.05   # AdamW weight decay
+    warmup_frac: float = 0.05    # fraction of the steps spent in linear warm-up, then cosine to 0
+    augment: bool = True         # random crop (pad 4) + horizontal flip
+    ckpt_every_s: float = 120.0  # seconds between resumable checkpoints
+
+
+def _seeded(*parts: int) -> torch.Generator:
+    g = torch.Generator()
+    g.manual_seed(int(np.random.SeedSequence(list(parts)).generate_state(1)[0]))
+    return g
+
+
+def augment(x: torch.Tensor, g: torch.Generator) -> torch.Tensor:
+    """Random 32x32 crop of the zero-padded (40x40) image and a random horizontal flip.
+    x: (B, 3, 32, 32) float; the randomness comes from g (CPU generator)."""
+    B = x.shape[0]
+    pad = F.pad(x, (4, 4, 4, 4))                                      # (B, 3, 40, 40)
+    oy = torch.randint(0, 9, (B,), generator=g).to(x.device)
+    ox = torch.randint(0, 9, (B,), generator=g).to(x.device)
+    flip = (torch.rand(B, generator=g) < 0.5).to(x.device)
+    ar = torch.arange(32, device=x.device)
+    rows = (oy[:, None] + ar)[:, :, None]                            # (B, 32, 1)
+    cols = (ox[:, None] + ar)[:, None, :]                            # (B, 1, 32)
+    cols = torch.where(flip[:, None, None], ox[:, None, None] + 31 - ar[None, None, :], cols)
+    bi = torch.arange(B, device=x.device)[:, None, None]
+    return pad.permute(0, 2, 3, 1)[bi, rows, cols].permute(0, 3, 1, 2)  # (B, 3, 32, 32)
+
+
+def normalise(images_u8: torch.Tensor) -> torch.Tensor:
+    """uint8 (B, 32, 32, 3) -> float (B, 3, 32, 32), CIFAR-10 mean/std."""
+    x = images_u8.permute(0, 3, 1, 2).float().div_(255.0)
+    mean = torch.tensor(MEAN, device=x.device).view(1, 3, 1, 1)
+    std = torch.tensor(STD, device=x.device).view(1, 3, 1, 1)
+    return (x - mean) / std
+
+
+def _lr_at(step: int, total: int, cfg: TrainConfig) -> float:
+    warm = max(1, int(cfg.warmup_frac * total))
+    if step < warm:
+        return cfg.lr * (step + 1) / warm
+    return 0.5 * cfg.lr * (1 + math.cos(math.pi * (step - warm) / max(1, total - warm)))
+
+
+def _save(path: Path, state: dict) -> None:
+    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
+    torch.save(state, tmp)
+    os.replace(tmp, path)
+
+
+def train(model: torch.nn.Module, images: np.ndarray, labels: np.ndarray, cfg: TrainConfig, seed: int,
+          ckpt: Path | None = None, progress: bool = True, desc: str = "train",
+          transform=None, device: str = "cpu") -> list[dict]:
+    """Train in place; returns the per-epoch history [{epoch, step, train_loss, train_err, wall_s}].
+
+    transform: optional callable applied to the normalised batch before the model (unused by
+    the default pipeline; the permutation test permutes tokens inside the model instead).
+    Resumes from `ckpt` when it exists; deletes nothing (the caller removes it when done).
+    """
+    dev = torch.device(device)
+    if dev.type == "cuda":   # TF32 matmuls: the usual GPU setting for ViT training
+        torch.backends.cuda.matmul.allow_tf32 = True
+        torch.backends.cudnn.allow_tf32 = True
+    model.to(dev)
+    n = min(cfg.n_train, len(labels))
+    X = torch.from_numpy(np.ascontiguousarray(images[:n])).to(dev)      # (n, 32, 32, 3) uint8
+    Y = torch.from_numpy(np.asarray(labels[:n])).long().to(dev)
+    steps_per_epoch = max(1, n // cfg.batch_size)
+    total = max(1, int(round(cfg.epochs * steps_per_epoch)))
+    decay, no_decay = [], []
+    for name, p in model.named_parameters():
+        (no_decay if p.ndim < 2 or "pos_embed" in name or "cls_token" in name else decay).append(p)
+    opt = torch.optim.AdamW([{"params": decay, "weight_decay": cfg.weight_decay},
+                             {"params": no_decay, "weight_decay": 0.0}], lr=cfg.lr, betas=(0.9, 0.999))
+    step, history, wall0 = 0, [], 0.0
+    run_loss = run_err = run_n = 0.0     # sums over the current epoch's steps
+    if ckpt is not None and Path(ckpt).is_file():
+        st = torch.load(ckpt, map_location=dev, weights_only=True)
+        model.load_state_dict(st["model"])
+        opt.load_state_dict(st["opt"])
+        step, wall0 = int(st["step"]), float(st["wall_s"])
+        history = [dict(zip(st["history_keys"], row)) for row in st["history"].tolist()]
+        run_loss, run_err, run_n = st["running"].tolist()
+    t0, last_ck = time.time() - wall0, time.time()
+    keys = ["epoch", "step", "train_loss", "train_err", "wall_s"]
+
+    def checkpoint():
+        if ckpt is not None:
+            _save(Path(ckpt), {"model": model.state_dict(), "opt": opt.state_dict(), "step": torch.tensor(step),
+                               "wall_s": torch.tensor(time.time() - t0), "history_keys": keys,
+                               "running": torch.tensor([run_loss, run_err, run_n], dtype=torch.float64),
+                               "history": torch.tensor([[h[k] for k in keys] for h in history], dtype=torch.float64)
+                               .reshape(-1, len(keys))})
+
+    bar = tqdm(total=total, initial=step, desc=desc, unit="step", disable=not progress, dynamic_ncols=True)
+    model.train()
+    order_epoch, order = -1, None
+    sums = torch.zeros(3, dtype=torch.float64, device=dev)   # loss*n, wrong, n of this epoch (no per-step sync)
+    sums += torch.tensor([run_loss, run_err, run_n], dtype=torch.float64, device=dev)
+    while step < total:
+        epoch, b = divmod(step, steps_per_epoch)
+        if epoch != order_epoch:
+            order, order_epoch = torch.randperm(n, generator=_seeded(seed, epoch)).to(dev), epoch
+        idx = order[b * cfg.batch_size:(b + 1) * cfg.batch_size]
+        x = normalise(X[idx])
+        if cfg.augment:
+            x = augment(x, _seeded(seed, epoch, b))
+        if transform is not None:
+            x = transform(x)
+        for grp in opt.param_groups:
+            grp["lr"] = _lr_at(step, total, cfg)
+        out = model(x)
+        loss = F.cross_entropy(out, Y[idx])
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        with torch.no_grad():
+            sums[0] += loss.detach().double() * len(idx)
+            sums[1] += (out.argmax(-1) != Y[idx]).sum()
+            sums[2] += len(idx)
+        step += 1
+        bar.update(1)
+        if step % steps_per_epoch == 0 or step == total:
+            run_loss, run_err, run_n = sums.tolist()
+            if not np.isfinite(run_loss):
+                raise FloatingPointError(f"{desc}: the training loss became {run_loss} in epoch {epoch}")
+            history.append({"epoch": step / steps_per_epoch, "step": step, "train_loss": run_loss / max(run_n, 1),
+                            "train_err": run_err / max(run_n, 1), "wall_s": time.time() - t0})
+            bar.set_postfix(loss=f"{history[-1]['train_loss']:.3f}", err=f"{history[-1]['train_err']:.3f}")
+            sums.zero_()
+            run_loss = run_err = run_n = 0.0
+            checkpoint()
+            last_ck = time.time()
+        elif time.time() - last_ck > cfg.ckpt_every_s:
+            run_loss, run_err, run_n = sums.tolist()
+            checkpoint()
+            last_ck = time.time()
+    bar.close()
+    model.eval()
+    return history
