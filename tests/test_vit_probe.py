@@ -177,6 +177,20 @@ def test_checkpoint_loading_never_executes_code(tmp_path):
         models.read_state_dict(tmp_path / "evil.pth")
 
 
+SHARED = Path(__file__).resolve().parents[1] / E.SHARED_CKPT
+SHARED_DATA = Path(__file__).resolve().parents[1] / E.SHARED_DATA
+
+
+@pytest.mark.skipif(not (SHARED.is_file() and SHARED_DATA.is_file()), reason="shared ViT / CIFAR copy not beside the repo")
+def test_shared_vit_loads_and_reaches_its_stated_accuracy(tmp_path):
+    """The third-party checkpoint: 69.65% on the JPEG q75 test set (../shared/data/README.md)."""
+    m = models.build(models.parse_arch("vit_p4_d128_l4_h4"))
+    models.load_weights(m, models.read_state_dict(SHARED))
+    te = cdata.load(SHARED_DATA, "test", cache=tmp_path)
+    assert len(te) == 10000 and te.source == "CIFAR-10 (JPEG q75 copy)"
+    assert models.accuracy(m, te.images, te.labels) == pytest.approx(0.6965, abs=0.002)
+
+
 # ---------------------------------------------------------------- probe
 
 @pytest.mark.parametrize("arch", [TINY, TINY + "_q3"])

@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import os
 import shutil
 import time
 from dataclasses import dataclass, field
@@ -137,6 +138,7 @@ def run_spectra(cfg: SpectraConfig, command: str, progress: bool = True) -> dict
     images = split.images[:cfg.n_images]
     model.to(cfg.device)
     out = Path(cfg.out)
+    load = os.getloadavg()[0]
     t0 = time.time()
     probe_layers = sorted(set(layers) | {vl})
     probe_heads = sorted(set(heads) | {vh})
@@ -169,7 +171,8 @@ def run_spectra(cfg: SpectraConfig, command: str, progress: bool = True) -> dict
              f"Data: {where}. Logits rho_hat(x) = q k^T * scale before softmax, "
              f"tau = {vsv.shape[1]} tokens ({cfg.tokens}); {len(images)} matrices per head.",
              f"Each logit matrix has rank <= m_h = {rank_cap} (it is q k^T); singular values past that index are "
-             "round-off.", f"Spectra took {wall:.1f} s for {len(images)} images on {cfg.device}."]
+             "round-off.", f"Spectra took {wall:.1f} s for {len(images)} images on {cfg.device} (1-minute load average "
+             f"{load:.1f} on {os.cpu_count()} cores at the start; see reports/benchmarks.md for a quiet machine)."]
     if acc is not None:
         lines.append(f"Top-1 accuracy on the whole {cfg.split} split ({len(split)} images): {acc:.4f}.")
     lines += ["", f"Decay exponent: slope of log mean sigma_i vs log i for i in {cfg.fit_range[0]}.."
@@ -268,6 +271,7 @@ class SweepMhConfig:
     download: bool = False            # fetch the official CIFAR-10 (needs internet)
     cache: str = ""                   # unpack/decode cache folder (default ~/.cache/jackson-lab)
     device: str = "cpu"               # cpu | cuda | cuda:N
+    rebuild: bool = False             # only rebuild tables, figures and summary from finished cells (trains nothing)
     keep_weights: bool = False        # keep each model's final weights in <out>/checkpoints/ (not in reports)
     scheduler: str = ""               # Dask scheduler address; empty = in-process
     out: str = "reports/vit_probe/sweep_mh"   # output folder
@@ -290,7 +294,8 @@ def validate_sweep(cfg: SweepMhConfig) -> None:
     need(cfg.n_spectra >= 1 and cfg.n_eval_train >= 1, "--n-spectra and --n-eval-train must be >= 1")
     need(-a.depth <= cfg.spectra_layer < a.depth, f"--spectra-layer {cfg.spectra_layer} is out of range (0..{a.depth - 1})")
     need(0 <= cfg.spectra_head < a.heads, f"--spectra-head {cfg.spectra_head} is out of range (0..{a.heads - 1})")
-    _device(cfg.device)
+    if not cfg.rebuild:
+        _device(cfg.device)
     check_out_dir(cfg.out)
 
 
@@ -310,8 +315,11 @@ def fit_saturating_power(m, err) -> dict:
         return {"ok": False, "why": str(e)}
     se = np.sqrt(np.clip(np.diag(cov), 0, None)) if np.all(np.isfinite(cov)) else [float("nan")] * 3
     resid = err - f(m, *p)
+    # identified only if both gamma and b are pinned down by the data (standard error below the value)
+    identified = bool(se[1] < abs(p[1]) and se[2] < max(abs(p[2]), 1e-12))
     return {"ok": True, "a": float(p[0]), "gamma": float(p[1]), "b": float(p[2]), "a_se": float(se[0]),
-            "gamma_se": float(se[1]), "b_se": float(se[2]), "rmse": float(np.sqrt(np.mean(resid ** 2)))}
+            "gamma_se": float(se[1]), "b_se": float(se[2]), "rmse": float(np.sqrt(np.mean(resid ** 2))),
+            "identified": identified}
 
 
 def spectrum_convergence(spec: pd.DataFrame, layer: int, head: int) -> pd.DataFrame:
@@ -322,8 +330,10 @@ def spectrum_convergence(spec: pd.DataFrame, layer: int, head: int) -> pd.DataFr
     curves = {m: d[d.m_h == m].groupby("i")["mean"].mean().to_numpy() for m in ms}
     rows = []
     for a, b in zip(ms[:-1], ms[1:]):
-        ca, cb = curves[a] / curves[a][0], curves[b] / curves[b][0]
-        rows.append({"m_h_from": a, "m_h_to": b, "rel_l2": float(np.linalg.norm(ca - cb) / np.linalg.norm(cb))})
+        k = int(min(a, b))    # both matrices have rank <= m_h: compare where both spectra are real, i <= k
+        ca, cb = curves[a][:k] / curves[a][0], curves[b][:k] / curves[b][0]
+        rel = float(np.linalg.norm(ca - cb) / np.linalg.norm(cb)) if k >= 2 else float("nan")
+        rows.append({"m_h_from": a, "m_h_to": b, "compared_i": k, "rel_l2": rel})
     return pd.DataFrame(rows)
 
 
@@ -337,16 +347,17 @@ def _plot_sweep(out: Path, res: pd.DataFrame, spec: pd.DataFrame, fit: dict, lay
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
     for j, m in enumerate(ms):
         c = d[d.m_h == m].groupby("i")["mean"].mean()
+        c = c[c.index <= m]          # rank(q k^T) <= m_h: values past it are round-off
         col = cmap(j / max(1, len(ms) - 1))
-        axes[0].plot(c.index, c.values, color=col, label=f"m_h={m}")
-        axes[1].plot(c.index, c.values / c.values[0], color=col, label=f"m_h={m}")
+        axes[0].plot(c.index, c.values, "o-", ms=3, color=col, label=f"m_h={m}")
+        axes[1].plot(c.index, c.values / c.values[0], "o-", ms=3, color=col, label=f"m_h={m}")
     for ax, t in zip(axes, ["mean sigma_i", "sigma_i / sigma_1"]):
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("singular value index i")
         ax.set_ylabel(t)
     axes[1].legend(fontsize=7)
-    fig.suptitle(f"Fig. 3a: logit spectra of layer {layer}, head {head} vs m_h; {where}", fontsize=9)
+    fig.suptitle(f"Fig. 3a: logit spectra of layer {layer}, head {head} vs m_h (i <= m_h shown); {where}", fontsize=9)
     fig.tight_layout()
     fig.savefig(out / "spectra_vs_mh.png", dpi=120)
     plt.close(fig)
@@ -356,7 +367,7 @@ def _plot_sweep(out: Path, res: pd.DataFrame, spec: pd.DataFrame, fit: dict, lay
     fig, ax = plt.subplots(figsize=(5.6, 3.9))
     ax.plot(g.m_h, g.train, "o-", label="training loss (cross-entropy, eval mode)")
     ax.plot(g.m_h, g.test, "s--", alpha=0.7, label="held-out loss (test split)")
-    if fit.get("ok"):
+    if fit.get("ok") and fit.get("identified"):
         xs = np.geomspace(g.m_h.min(), g.m_h.max(), 100)
         ax.plot(xs, fit["a"] * xs ** -fit["gamma"] + fit["b"], color="grey", ls=":",
                 label=f"fit {fit['a']:.3g}/m_h^{fit['gamma']:.2f} + {fit['b']:.3g}")
@@ -374,16 +385,25 @@ def run_sweep_mh(cfg: SweepMhConfig, command: str, progress: bool = True) -> dic
     validate_sweep(cfg)
     base = models.parse_arch(cfg.arch)
     # fail on bad data before any training starts
-    src = _data_split(cfg.data, "test", cfg.cache, cfg.download).source
     out = Path(cfg.out)
     ckpt_dir = out / "checkpoints"
     cells = [MhCell(models.arch_spec(dataclasses.replace(base, m_h=m)), s, cfg.train, cfg.n_eval_train,
                     cfg.n_spectra, tuple(cfg.fit_range), cfg.data, cfg.cache, cfg.download, str(ckpt_dir.resolve()),
                     cfg.device)
              for s in cfg.seeds for m in cfg.mh]
-    _write_common(out, cfg, command)
     t0 = time.time()
-    dirs = run_cells(cells, out, cfg.scheduler or None, progress)
+    if cfg.rebuild:
+        missing = [c.key() for c in cells if not (out / "cells" / c.key()).is_dir()]
+        need(not missing, f"--rebuild: {len(missing)} of {len(cells)} cells are not finished in {out}/cells "
+                          f"(first: {missing[0] if missing else ''}); run without --rebuild to train them")
+        src = json.loads((out / "cells" / cells[0].key() / "cell.json").read_text())["data"]
+        dirs = [out / "cells" / c.key() for c in cells]
+        command = (out / "command.txt").read_text().strip() if (out / "command.txt").is_file() else command
+    else:
+        # fail on bad data before any training starts
+        src = _data_split(cfg.data, "test", cfg.cache, cfg.download).source
+        _write_common(out, cfg, command)
+        dirs = run_cells(cells, out, cfg.scheduler or None, progress)
     if not cfg.keep_weights:
         for c in cells:
             (ckpt_dir / f"{c.key()}.pt").unlink(missing_ok=True)
@@ -403,13 +423,13 @@ def run_sweep_mh(cfg: SweepMhConfig, command: str, progress: bool = True) -> dic
     conv = spectrum_convergence(spec, layer, cfg.spectra_head)
     conv.to_csv(out / "spectrum_convergence.csv", index=False)
     t = cfg.train
-    preset = (f"{cfg.arch} (m_h varied), {t.epochs:g} epochs on {min(t.n_train, 50000)} training images, batch "
+    preset = (f"{cfg.arch} (m_h varied), {t.epochs:g} epochs on {int(res.n_train.iloc[0])} training images, batch "
               f"{t.batch_size}, AdamW lr {t.lr:g} wd {t.weight_decay:g}, cosine, augment={t.augment}, device {cfg.device}")
     where = f"{src}; {len(cfg.seeds)} seed(s)"
     _plot_sweep(out, res, spec, fit, layer, cfg.spectra_head, where)
     summary = {"data": src, "preset": preset, "fit": fit, "paper": PAPER, "wall_s_this_run": time.time() - t0,
+               "command": command,
                "train_wall_s_total": float(res.train_wall_s.sum()), "convergence": conv.to_dict("records")}
-    (out / "summary.json").write_text(json.dumps(summary, indent=2, default=float) + "\n")
     lines = [f"# m_h sweep of a ViT on {src}", "",
              f"Configuration: {preset}. Seeds: {', '.join(map(str, cfg.seeds))}. "
              f"Training loss = mean cross-entropy on the first {cfg.n_eval_train} training images in eval mode "
@@ -424,17 +444,34 @@ def run_sweep_mh(cfg: SweepMhConfig, command: str, progress: bool = True) -> dic
         lines.append(f"Fit of training loss: {fit['a']:.3g} / m_h^gamma + b with gamma = {fit['gamma']:.3f} "
                      f"(+-{fit['gamma_se']:.3f}), b = {fit['b']:.3f} (+-{fit['b_se']:.3f}), rmse {fit['rmse']:.2g}. "
                      f"Paper (ViT-B/16, full training): gamma = {PAPER['gamma']}, b = {PAPER['b']}.")
+        if not fit["identified"]:
+            lines.append("**The data do not identify gamma and b** (a standard error exceeds its value): over this "
+                         "range of m_h the training loss is nearly flat or linear in log m_h, so no saturating "
+                         "power law is pinned down; do not quote these gamma and b as measured.")
     else:
         lines.append(f"The fit a / m_h^gamma + b failed: {fit.get('why')}.")
+    g_ok = g[g > 0]
+    if len(g_ok) >= 2:
+        from jackson.rates import fit_power_law
+        slope, _ = fit_power_law(g_ok.index.to_numpy(), g_ok.to_numpy())
+        first, last = g_ok.iloc[0], g_ok.iloc[-1]
+        lines.append(f"Descriptive: log-log slope of training loss over m_h = {g_ok.index.min()}..{g_ok.index.max()}: "
+                     f"{slope:.3f}; training loss {first:.4f} -> {last:.4f} ({100 * (last - first) / first:+.1f}%).")
+        summary_extra = {"loglog_slope": slope, "loss_first": float(first), "loss_last": float(last)}
+    else:
+        summary_extra = {}
     lines += ["", f"Spectrum convergence (Fig. 3a; layer {layer}, head {cfg.spectra_head}): relative L2 distance "
-              "between successive normalised mean spectra sigma_i / sigma_1.", "",
-              "| from m_h | to m_h | rel. distance |", "|---|---|---|"]
-    lines += [f"| {r.m_h_from} | {r.m_h_to} | {r.rel_l2:.3f} |" for r in conv.itertuples()]
+              "between successive normalised mean spectra sigma_i / sigma_1 over the indices both have "
+              "(i <= the smaller m_h; a logit matrix has rank <= m_h).", "",
+              "| from m_h | to m_h | indices compared | rel. distance |", "|---|---|---|---|"]
+    lines += [f"| {r.m_h_from} | {r.m_h_to} | {r.compared_i} | {_fmt(r.rel_l2)} |" for r in conv.itertuples()]
     lines += ["", "Figures: `spectra_vs_mh.png` (Fig. 3a), `error_vs_mh.png` (Fig. 3b). Tables: `results.csv`, "
               "`spectra.csv`, `heads.csv`, `history.csv`, `spectrum_convergence.csv`; per-model folders in `cells/`."]
     (out / "summary.md").write_text("\n".join(lines) + "\n")
+    summary.update(summary_extra)
+    (out / "summary.json").write_text(json.dumps(summary, indent=2, default=float) + "\n")
     paper = []
-    if fit.get("ok"):
+    if fit.get("ok") and fit["identified"]:
         paper = [{"quantity": "gamma in a/m_h^gamma + b (training loss)", "paper": PAPER["gamma"], "measured": fit["gamma"]},
                  {"quantity": "b in a/m_h^gamma + b", "paper": PAPER["b"], "measured": fit["b"]}]
     _report_json(out, title="ViT m_h sweep (Fig. 3)", section="vit_probe", data=src, command=command,
