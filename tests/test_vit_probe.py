@@ -420,3 +420,15 @@ def test_console_script_reports_bad_input_without_traceback(sub_env):
     exe = Path(sys.executable).parent / "vit-probe"
     r = subprocess.run([str(exe), "sweep-mh", "--mh", "0"], env=sub_env, capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "every m_h must be >= 1" in r.stderr
+
+
+def test_a_timm_model_by_name_is_probed_at_its_own_resolution(official, tmp_path):
+    """The --model path (what --pretrained users take, here without weights: no internet in tests):
+    CIFAR images are resized to the model's 224x224, so rho_hat(x) is 197 x 197."""
+    cfg = E.SpectraConfig(model="vit_tiny_patch16_224", data=str(official), cache=str(tmp_path / "c"),
+                          n_images=2, batch=2, layers="0", heads="0,1", out=str(tmp_path / "o"))
+    E.run_spectra(cfg, "test", progress=False)
+    import pandas as pd
+    heads = pd.read_csv(tmp_path / "o" / "heads.csv")
+    assert list(heads.tau) == [197, 197] and list(heads["head"]) == [0, 1]
+    assert "timm vit_tiny_patch16_224 (random init)" in (tmp_path / "o" / "summary.md").read_text()
