@@ -1,0 +1,227 @@
+"""cot-dp: thin entry points (parse, call a library function, print where the results went).
+
+    cot-dp data   --task arithmetic --size 6 --out data/arith6        a CoT dataset (benchmark format)
+    cot-dp sweep  --task arithmetic --models standard,sparse,linear --dims 32,64,128 --sizes 4,5,6
+    cot-dp sweep  ... --device cuda --full                            the paper's scale
+    cot-dp train  --data data/arith6 --model linear --dim 64          one model on one dataset folder
+    cot-dp mask   --length 64                                         the Eq. (6) sparse pattern
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import shlex
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from jackson.config import UsageError, build_parser, check_out_dir, fail, from_args, need
+from .model import ArchConfig, ModelConfig
+from .tasks import TaskConfig, TaskParams
+from .train import TrainConfig
+
+COMMANDS = ("data", "sweep", "train", "mask")
+
+
+def run_cli(prog: str, cls, description: str, run, argv: list[str], presets: dict | None = None):
+    """jackson.config.cli_run with named presets: a boolean field named like a preset swaps the
+    defaults for the preset's before the options given on the command line are applied."""
+    given = vars(build_parser(cls, prog, description).parse_args(argv))
+    base = cls()
+    for name, overrides in (presets or {}).items():
+        if given.get(name):
+            base = dataclasses.replace(base, **overrides)
+    command = " ".join([prog] + [shlex.quote(a) for a in argv])
+    try:
+        cfg = from_args(cls, given, base)
+        return cfg, run(cfg, command)
+    except UsageError as e:
+        fail(prog, str(e))
+    except KeyboardInterrupt:
+        fail(prog, "interrupted; finished cells are kept, rerun the same command to resume")
+
+
+# ---- cot-dp data -------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class DataConfig:
+    task: str = "arithmetic"   # arithmetic | ed | ed_local | lis
+    size: int = 4              # operators (arithmetic), first string's length (ed, ed_local), sequence length (lis)
+    n_train: int = 20000       # training examples
+    n_test: int = 512          # test examples (disjoint from train)
+    seed: int = 2023           # dataset seed
+    params: TaskParams = field(default_factory=TaskParams)
+    out: str = ""              # dataset folder (default: data/<task>-<size>)
+
+
+def make_data(cfg: DataConfig, command: str) -> dict:
+    from . import data
+    task = TaskConfig(name=cfg.task, size=cfg.size, params=cfg.params)
+    try:
+        task.check()
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    need(cfg.n_train >= 1 and cfg.n_test >= 1, f"--n-train, --n-test: must be >= 1, got {cfg.n_train}, {cfg.n_test}")
+    out = Path(cfg.out or f"data/{cfg.task}-{cfg.size}")
+    check_out_dir(out)
+    try:
+        tr, te = data.generate(task, cfg.n_train, cfg.n_test, cfg.seed)
+    except data.DataError as e:
+        raise UsageError(str(e)) from None
+    data.write_dataset(out, task, tr, te, cfg.seed, command)
+    return json.loads((out / "meta.json").read_text()) | {"out": str(out)}
+
+
+def data_main(argv: list[str]) -> int:
+    cfg, meta = run_cli("cot-dp data", DataConfig, "Generate a chain-of-thought DP dataset in the public "
+                        "CoT benchmark's format (<out>/chain/{train,test}_data.txt).", make_data, argv)
+    print(f"data: {meta['out']}/chain/train_data.txt ({meta['n_train']} examples), "
+          f"{meta['out']}/chain/test_data.txt ({meta['n_test']}); longest sequence {meta['max_len']} tokens, "
+          f"vocabulary {len(meta['vocab'])}")
+    return 0
+
+
+# ---- cot-dp sweep ------------------------------------------------------------------------------
+
+def sweep_main(argv: list[str]) -> int:
+    from .sweep import PRESETS, SweepConfig, run_sweep
+    presets = {"quick": PRESETS["quick"], "full": PRESETS["full"]}
+    cfg, summary = run_cli("cot-dp sweep", SweepConfig, "Train standard, sparse and linear Transformers on CoT "
+                           "DP tasks over D and problem size; accuracy heatmaps (Fig. 1) and min GFLOPs to 90% "
+                           "(Table 2). Default: the CPU preset; --quick: seconds; --full: the paper's scale.",
+                           run_sweep, argv, presets)
+    out = cfg.resolved_out()
+    if cfg.estimate:
+        est = summary["estimate"]
+        g = est.groupby(["task", "model"]).agg(step_ms=("step_ms", "mean"), projected_s=("projected_s", "sum"))
+        for (task, m), r in g.iterrows():
+            print(f"{task:10s} {m:8s} mean step {r.step_ms:7.1f} ms, cells {r.projected_s / 60:7.1f} min")
+        tot = est.projected_s.sum()
+        print(f"projected: {tot / 3600:.2f} h in one process ({len(est)} cells, {cfg.preset} preset, {cfg.device}); "
+              f"per cell: {out}/estimate.csv")
+        return 0
+    print(f"results: {out}/results.csv ({cfg.preset} preset)")
+    print(f"summary: {out}/summary.md, {out}/min_gflops.csv, {out}/report.json")
+    print("figures: " + ", ".join(f"{out}/accuracy_{t}.png" for t in cfg.task_list()))
+    for task, ms in summary["tasks"].items():
+        for m, v in ms.items():
+            print(f"{task:10s} {m:8s} D for {cfg.target_acc:.0%} by size {v['sizes']}: "
+                  f"{['-' if d is None else d for d in v['min_d']]} ({v['trend']})")
+    return 0
+
+
+# ---- cot-dp train ------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class TrainRunConfig:
+    data: str = ""              # dataset folder holding chain/train_data.txt and chain/test_data.txt
+    task: str = ""              # the data's task (default: from <data>/meta.json)
+    size: int = 0               # the data's size, which sets the vocabulary (default: from meta.json)
+    params: TaskParams = field(default_factory=TaskParams)
+    model: str = "standard"     # standard | sparse | linear
+    dim: int = 64               # embedding dimension D
+    arch: ArchConfig = field(default_factory=ArchConfig)
+    train: TrainConfig = field(default_factory=TrainConfig)
+    seed: int = 0               # model seed (init, batch order, dropout)
+    n_eval: int = 0             # test examples scored by greedy generation (0: all)
+    max_len: int = 0            # positions the model is built for (0: the data's longest sequence)
+    device: str = "cpu"         # cpu | cuda | cuda:N
+    out: str = ""               # result folder (default: <data>/runs/<model>-d<dim>-s<seed>)
+
+
+def train_one(cfg: TrainRunConfig, command: str) -> dict:
+    import pandas as pd
+    from . import data
+    from .sweep import CotCell
+    need(bool(cfg.data), "--data: give a dataset folder (cot-dp data writes one)")
+    folder = Path(cfg.data)
+    need(folder.is_dir(), f"--data: {folder} is not a folder")
+    meta = folder / "meta.json"
+    task = TaskConfig(name=cfg.task, size=cfg.size, params=cfg.params)
+    if meta.is_file():
+        m = json.loads(meta.read_text())["task"]
+        made = TaskConfig(name=m["name"], size=m["size"], params=TaskParams(**m["params"]))
+        need(cfg.task in ("", made.name) and cfg.size in (0, made.size),
+             f"--task, --size: {folder} was made for {made.name} size {made.size} (meta.json), got {cfg.task or '-'} size {cfg.size or '-'}")
+        task = made
+    need(bool(task.name) and task.size > 0, f"--task, --size: {folder} has no meta.json; say which task and size made it")
+    try:
+        task.check()
+        model = ModelConfig(model=cfg.model, d_model=cfg.dim, arch=cfg.arch)
+        model.check()
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    need(cfg.device == "cpu" or cfg.device.startswith("cuda"), f"--device: cpu, cuda or cuda:N, got {cfg.device}")
+    out = Path(cfg.out or folder / "runs" / f"{cfg.model}-d{cfg.dim}-s{cfg.seed}")
+    check_out_dir(out)
+    try:
+        ds = data.load(folder, task)
+    except data.DataError as e:
+        raise UsageError(str(e)) from None
+    need(not cfg.max_len or cfg.max_len >= ds.max_len,
+         f"--max-len: the data has sequences of {ds.max_len} tokens; a model built for {cfg.max_len} positions cannot fit them")
+    cell = CotCell(task=task, model=model, train=cfg.train, n_train=len(ds.train), n_test=len(ds.test),
+                   data_seed=-1, seed=cfg.seed, n_eval=cfg.n_eval, max_len=cfg.max_len, data_dir=str(folder),
+                   device=cfg.device)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "config.json").write_text(json.dumps(dataclasses.asdict(cfg) | {"task_resolved": dataclasses.asdict(task)},
+                                                indent=1, default=str))
+    (out / "command.txt").write_text(command + "\n")
+    cell.run(out, progress=True)
+    return pd.read_csv(out / "rows.csv").iloc[0].to_dict() | {"out": str(out)}
+
+
+def train_main(argv: list[str]) -> int:
+    cfg, row = run_cli("cot-dp train", TrainRunConfig, "Train one model on one dataset folder (ours or the "
+                       "public CoT benchmark's) and score greedy generation.", train_one, argv)
+    print(f"results: {row['out']}/rows.csv, {row['out']}/curve.csv")
+    print(f"{row['task']} size {row['size']} {row['model']} D={row['d_model']}: accuracy {row['accuracy']:.3f} "
+          f"(CoT exact {row['cot_exact']:.3f}) on {row['n_eval']} test examples, {row['steps']} steps, "
+          f"{row['gflops']:.4g} GFLOPs per sequence of L={row['L']}")
+    return 0
+
+
+# ---- cot-dp mask -------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class MaskConfig:
+    length: int = 64     # sequence length L (B = 2^floor(log2 sqrt L))
+    c: int = 1           # summary tokens per block
+    k: int = 1           # blocks in the local window
+    png: str = ""        # also save a picture here
+
+
+def show_mask(cfg: MaskConfig, command: str) -> dict:
+    from jackson.attention import block_size, mask_ascii, sparse_mask
+    need(1 <= cfg.length <= 4096, f"--length: must be in 1..4096, got {cfg.length}")
+    B = block_size(cfg.length)
+    need(cfg.k >= 1 and 0 <= cfg.c <= B, f"--c, --k: need k >= 1 and 0 <= c <= B = {B}, got c={cfg.c}, k={cfg.k}")
+    m = sparse_mask(cfg.length, B, cfg.c, cfg.k)
+    if cfg.png:
+        from .sweep import plot_mask
+        plot_mask(Path(cfg.png), cfg.length, cfg.c, cfg.k)
+    return {"B": B, "ascii": mask_ascii(m) if cfg.length <= 128 else "", "density": float(m.sum()) / (cfg.length * (cfg.length + 1) / 2)}
+
+
+def mask_main(argv: list[str]) -> int:
+    cfg, r = run_cli("cot-dp mask", MaskConfig, "Print (and draw) the Sparse Transformer mask of Eq. (6).", show_mask, argv)
+    print(f"L = {cfg.length}, B = {r['B']}, c = {cfg.c}, k = {cfg.k}: {r['density']:.1%} of the causal pairs")
+    if r["ascii"]:
+        print(r["ascii"])
+    if cfg.png:
+        print(f"figure: {cfg.png}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if not argv or argv[0] in ("-h", "--help"):
+        print(__doc__.strip())
+        return 0 if argv else 2
+    if argv[0] not in COMMANDS:
+        fail("cot-dp", f"unknown command '{argv[0]}'; choose one of {', '.join(COMMANDS)}")
+    return {"data": data_main, "sweep": sweep_main, "train": train_main, "mask": mask_main}[argv[0]](argv[1:])
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

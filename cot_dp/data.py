@@ -1,0 +1,175 @@
+"""Datasets in the public CoT benchmark's text format, and their tensors.
+
+A dataset folder holds (Feng et al. 2023's layout; one example per line, tokens separated by
+single spaces, a trailing space as theirs):
+    <dir>/chain/train_data.txt, <dir>/chain/test_data.txt      prompt, CoT and answer
+    <dir>/decoder/train_data.txt, <dir>/decoder/test_data.txt  prompt and answer only
+    <dir>/meta.json                                            task, seed, counts, lengths (ours)
+Reading also accepts their arithmetic test split, whose lines stop at the first "=" with the
+answers in chain/test_ans.txt.  Train and test are disjoint and free of repeats, and the same
+task config and seed give the same files.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from .tasks import TaskConfig
+from .tokenizer import PAD_ID, Tokenizer
+
+
+class DataError(ValueError):
+    """A dataset that cannot be used; the message names the file and line."""
+
+
+# ---- generation ------------------------------------------------------------------------------
+
+def generate(task: TaskConfig, n_train: int, n_test: int, seed: int) -> tuple[list[list[str]], list[list[str]]]:
+    """n_train + n_test distinct examples (test disjoint from train), in the order drawn."""
+    rng = np.random.default_rng([seed, 6])
+    seen: set[tuple[str, ...]] = set()
+    out: list[list[str]] = []
+    misses, need = 0, n_train + n_test
+    while len(out) < need:
+        ex = task.sample(rng)
+        key = tuple(ex)
+        if key in seen:
+            misses += 1
+            if misses > 1000 + 20 * need:   # the task has fewer distinct examples than asked for
+                raise DataError(f"--n-train/--n-test: {task.name} size {task.size} gave only {len(out)} distinct "
+                                f"examples of the {need} asked for; ask for fewer")
+            continue
+        seen.add(key)
+        out.append(ex)
+    return out[:n_train], out[n_train:]
+
+
+def write_lines(path: Path, lines) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w") as f:
+        for toks in lines:
+            f.write(" ".join(toks) + " \n")
+
+
+def write_dataset(folder, task: TaskConfig, train, test, seed: int, command: str = "") -> Path:
+    """Write the chain/ and decoder/ splits and meta.json into `folder`, atomically."""
+    folder = Path(folder)
+    tmp = folder.parent / f".tmp-{folder.name}-{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    sep = task.sep
+    for split, lines in (("train", train), ("test", test)):
+        write_lines(tmp / "chain" / f"{split}_data.txt", lines)
+        write_lines(tmp / "decoder" / f"{split}_data.txt", (t[:t.index(sep) + 1] + [t[-1]] for t in lines))
+    lengths = [len(t) for t in [*train, *test]]
+    meta = {"task": dataclasses.asdict(task), "seed": seed, "n_train": len(train), "n_test": len(test),
+            "max_len": max(lengths), "mean_len": float(np.mean(lengths)), "vocab": Tokenizer.for_task(task).vocab,
+            "command": command}
+    (tmp / "meta.json").write_text(json.dumps(meta, indent=1))
+    if folder.exists():
+        shutil.rmtree(folder)
+    os.rename(tmp, folder)
+    return folder
+
+
+# ---- reading -----------------------------------------------------------------------------------
+
+def read_lines(path: Path, task: TaskConfig, tok: Tokenizer, answers: list[str] | None = None,
+               check_answers: bool = True) -> list[list[str]]:
+    """Token lists from one split file; DataError names the first malformed line.
+
+    `answers` (their arithmetic test_ans.txt) completes prompt-only lines as prompt + [answer].
+    check_answers: every answer must equal the task's own solver's (catches other parameters)."""
+    if not path.is_file():
+        raise DataError(f"{path}: no such file")
+    out = []
+    with open(path) as f:
+        for n, line in enumerate(f, 1):
+            toks = line.split()
+            where = f"{path} line {n}"
+            if not toks:
+                raise DataError(f"{where}: empty line")
+            bad = next((t for t in toks if t not in tok.ids or t in ("<pad>", "<eos>")), None)
+            if bad is not None:
+                raise DataError(f"{where}: token '{bad}' is not in the {task.name} vocabulary")
+            if task.sep not in toks:
+                raise DataError(f"{where}: no '{task.sep}' ends a prompt")
+            k = toks.index(task.sep) + 1
+            if k == len(toks):
+                if answers is None:
+                    raise DataError(f"{where}: nothing after the prompt (no CoT, no answer)")
+                if n > len(answers):
+                    raise DataError(f"{where}: test_ans.txt has only {len(answers)} answers")
+                toks = toks + [answers[n - 1]]
+            if check_answers:
+                try:
+                    want = task.solve(toks[:k])[-1]
+                except (ValueError, IndexError, ZeroDivisionError):
+                    raise DataError(f"{where}: the prompt is not a valid {task.name} problem") from None
+                if toks[-1] != want:
+                    raise DataError(f"{where}: the answer {toks[-1]} is not the {task.name} answer {want} "
+                                    "(other task parameters?)")
+            out.append(toks)
+    if not out:
+        raise DataError(f"{path}: no examples")
+    return out
+
+
+@dataclass
+class Split:
+    ids: torch.Tensor          # (N, T_max) token ids with <eos>, right-padded with <pad>=0 (int16 storage)
+    lengths: torch.Tensor      # (N,) ids per example, <eos> included
+    prompt_lens: torch.Tensor  # (N,) ids up to and including the first separator
+    answers: torch.Tensor      # (N,) id of the answer (the token before <eos>)
+    has_cot: torch.Tensor      # (N,) bool: the line carries its CoT (their test_ans.txt lines do not)
+
+    def __len__(self) -> int:
+        return len(self.lengths)
+
+
+def to_split(lines: list[list[str]], task: TaskConfig, tok: Tokenizer, has_cot: list[bool] | None = None) -> Split:
+    enc = [tok.encode(t) for t in lines]
+    T = max(len(e) for e in enc)
+    ids = torch.full((len(enc), T), PAD_ID, dtype=torch.int16 if len(tok) < 2 ** 15 else torch.int32)
+    for i, e in enumerate(enc):
+        ids[i, :len(e)] = torch.tensor(e, dtype=ids.dtype)
+    lengths = torch.tensor([len(e) for e in enc])
+    return Split(ids, lengths, torch.tensor([task.prompt_len(t) for t in lines]),
+                 torch.tensor([e[-2] for e in enc]),
+                 torch.tensor(has_cot if has_cot is not None else [True] * len(enc)))
+
+
+@dataclass
+class Dataset:
+    task: TaskConfig
+    tokenizer: Tokenizer
+    train: Split
+    test: Split
+    folder: Path
+
+    @property
+    def max_len(self) -> int:
+        """Longest sequence in tokens (without <eos>): the L of the FLOPs count and of B."""
+        return int(max(self.train.lengths.max(), self.test.lengths.max())) - 1
+
+
+def load(folder, task: TaskConfig, check_answers: bool = True) -> Dataset:
+    """Read <folder>/chain/{train,test}_data.txt for `task`; DataError on anything malformed."""
+    folder = Path(folder)
+    tok = Tokenizer.for_task(task)
+    chain = folder / "chain"
+    train = read_lines(chain / "train_data.txt", task, tok, check_answers=check_answers)
+    short = [t for t in train if t.index(task.sep) + 2 >= len(t)]
+    if short:
+        raise DataError(f"{chain / 'train_data.txt'}: training lines need a CoT after the prompt")
+    ans_file = chain / "test_ans.txt"
+    answers = ans_file.read_text().split() if ans_file.is_file() else None
+    test = read_lines(chain / "test_data.txt", task, tok, answers=answers, check_answers=check_answers)
+    has_cot = [t.index(task.sep) + 2 < len(t) for t in test]
+    return Dataset(task, tok, to_split(train, task, tok), to_split(test, task, tok, has_cot), folder)

@@ -1,0 +1,458 @@
+"""cot-dp sweep: tasks x models x D x sizes on the core runner (Fig. 1, Fig. 2, Table 2).
+
+config -> one dataset per (task, size) under <out>/data/ -> cells (task, size, model, D, seed)
+-> jackson.sweep.run_cells (atomic, resumable, in-process or Dask) -> results.csv -> heatmaps,
+the min-GFLOPs table, summary.md / summary.json and report.json for the lab report.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from tqdm.auto import tqdm
+
+from jackson.config import UsageError, check_out_dir, need
+from jackson.sweep import non_default, run_cells
+from . import data, flops
+from .model import ArchConfig, CotTransformer, ModelConfig, n_params
+from .tasks import TASKS, TaskConfig, TaskParams
+from .train import TrainConfig, accuracy, train
+
+
+@dataclass(frozen=True)
+class CotCell:
+    task: TaskConfig            # task and size
+    model: ModelConfig          # attention and D
+    train: TrainConfig
+    n_train: int                # the dataset: examples, seed (with `task` they name it)
+    n_test: int
+    data_seed: int
+    seed: int = 0               # model seed: init, batch order, dropout
+    n_eval: int = 0             # test examples scored by generation (0: all)
+    max_len: int = 0            # positions the model is built for (0: the data's longest sequence)
+    data_dir: str = ""          # where the dataset lives (not part of the key)
+    device: str = "cpu"         # where it trains (not part of the key)
+
+    def key(self) -> str:
+        ident = {"task": non_default(self.task), "model": non_default(self.model), "train": non_default(self.train),
+                 "n_train": self.n_train, "n_test": self.n_test, "data_seed": self.data_seed, "seed": self.seed,
+                 "n_eval": self.n_eval, "max_len": self.max_len}
+        h = hashlib.sha1(json.dumps(ident, sort_keys=True, default=str).encode()).hexdigest()[:10]
+        return f"{self.task.name}-{self.task.size}_{self.model.model}_d{self.model.d_model}_s{self.seed}_{h}"
+
+    def run(self, folder: Path, progress: bool = True) -> None:
+        t0 = time.perf_counter()
+        ds = data.load(self.data_dir, self.task, check_answers=False)
+        L = ds.max_len
+        model = CotTransformer(self.model, len(ds.tokenizer), self.max_len or L, self.seed)
+        desc = f"{self.task.name}-{self.task.size} {self.model.model} D={self.model.d_model}"
+        res = train(model, ds.train, ds.test, self.train, self.seed, self.device, progress, desc)
+        t1 = time.perf_counter()
+        acc = accuracy(model, ds.test, self.device, self.train.gen_batch, self.n_eval)
+        a = self.model.arch
+        row = {"task": self.task.name, "size": self.task.size, "model": self.model.model,
+               "d_model": self.model.d_model, "seed": self.seed, **acc,
+               "test_loss": res.curve[-1]["test_loss"], "L": L,
+               "mean_len": float(ds.test.lengths.float().mean()) - 1,
+               "gflops": flops.per_sequence(self.model.model, self.model.d_model, L, len(ds.tokenizer),
+                                            a.n_layers, a.n_heads, a.sparse_c, a.sparse_k,
+                                            getattr(model.blocks[0].attn, "block", None)) / 1e9,
+               "gflops_params": flops.params_flops(self.model.d_model, L, a.n_layers) / 1e9,
+               "params": n_params(model), "steps": res.steps, "step_ms": res.step_ms,
+               "train_s": res.wall_s, "eval_s": time.perf_counter() - t1, "device": self.device}
+        pd.DataFrame([row]).to_csv(folder / "rows.csv", index=False)
+        pd.DataFrame(res.curve).to_csv(folder / "curve.csv", index=False)
+        meta = {"cell": dataclasses.asdict(self), "key": self.key(), "wall_s": time.perf_counter() - t0,
+                "vocab": len(ds.tokenizer), "block": getattr(model.blocks[0].attn, "block", None)}
+        (folder / "cell.json").write_text(json.dumps(meta, indent=1, default=str))
+
+
+# ---- presets -----------------------------------------------------------------------------------
+
+# sizes and dims of each preset, per task (used where --sizes / --dims are not given).  The CPU preset is
+# two commands, `--task arithmetic` (27 cells) and `--task ed,ed_local,lis` (18 cells); how it was chosen,
+# with the measured step times and pilot accuracies: reports/cot_dp/PRESETS.md.
+PRESET_GRID = {
+    "quick": {"sizes": {"arithmetic": (2, 3), "ed": (4, 5), "ed_local": (4, 5), "lis": (4, 6)},
+              "dims": {t: (16,) for t in TASKS}},
+    "cpu": {"sizes": {"arithmetic": (2, 3, 4), "ed": (4, 6), "ed_local": (4, 6), "lis": (20, 35)},
+            "dims": {"arithmetic": (32, 64, 128), "ed": (64,), "ed_local": (64,), "lis": (64,)}},
+    "full": {"sizes": {"arithmetic": (6, 10, 13, 16), "ed": (6, 12, 16, 20), "ed_local": (6, 12, 16, 20),
+                       "lis": (40, 110, 175, 250)},
+             "dims": {"arithmetic": (32, 64, 128, 256, 512), "ed": (32, 64, 128, 256, 512, 1024),
+                      "ed_local": (32, 64, 128, 256, 512, 1024), "lis": (32, 64, 128, 256, 512, 1024)}},
+}
+# the CPU preset's training (the default): 3000 steps of batch 64 with lr 3e-3 and a cosine decay, where
+# the paper runs 100 epochs of 1M examples at lr 1e-4 (Sec. 6.1)
+CPU_TRAIN = TrainConfig(steps=3000, batch_size=64, lr=3e-3, warmup=100, schedule="cosine", eval_every=250)
+# field overrides of the other presets (the paper's Sec. 6.1 for full)
+PRESETS = {
+    "quick": {"n_train": 256, "n_test": 48,
+              "train": TrainConfig(steps=30, batch_size=16, lr=1e-3, eval_every=15, eval_size=32, gen_batch=64)},
+    "full": {"n_train": 1_000_000, "n_test": 100_000,
+             "train": TrainConfig(epochs=100, batch_size=512, lr=1e-4, eval_every=2000, eval_size=1024,
+                                  gen_batch=1024)},
+}
+
+
+@dataclass(frozen=True)
+class SweepConfig:
+    task: str = "arithmetic"                 # tasks, comma list: arithmetic, ed, ed_local, lis
+    models: str = "standard,sparse,linear"   # models, comma list: standard, sparse, linear
+    dims: tuple[int, ...] = ()               # embedding dimensions D (empty: the preset's)
+    sizes: tuple[int, ...] = ()              # problem sizes (empty: the preset's, per task)
+    seeds: tuple[int, ...] = (0,)            # model seeds (init, batch order, dropout)
+    n_train: int = 30000                     # training examples per task and size
+    n_test: int = 512                        # test examples per task and size, disjoint from train
+    n_eval: int = 0                          # test examples scored by greedy generation (0: all)
+    data_seed: int = 2023                    # seed of every dataset (the public benchmark's)
+    max_len: int = 0                         # positions the models are built for (0: the data's longest sequence)
+    target_acc: float = 0.9                  # accuracy that counts as solved (Table 2 uses 0.9)
+    params: TaskParams = field(default_factory=TaskParams)
+    arch: ArchConfig = field(default_factory=ArchConfig)
+    train: TrainConfig = field(default_factory=lambda: CPU_TRAIN)
+    device: str = "cpu"                      # cpu | cuda | cuda:N
+    out: str = ""                            # output folder (default: reports/cot_dp/<preset>-<tasks>)
+    scheduler: str = ""                      # Dask scheduler address; empty runs in-process
+    quick: bool = False                      # preset: seconds-long smoke run on tiny data and models
+    full: bool = False                       # preset: the paper's sizes, dims, 1M/0.1M samples, 100 epochs, batch 512
+    estimate: bool = False                   # time a few steps of every cell and project the sweep's wall time; train nothing
+
+    @property
+    def preset(self) -> str:
+        return "quick" if self.quick else "full" if self.full else "cpu"
+
+    def task_list(self) -> list[str]:
+        return [t.strip() for t in self.task.split(",") if t.strip()]
+
+    def model_list(self) -> list[str]:
+        return [m.strip() for m in self.models.split(",") if m.strip()]
+
+    def sizes_of(self, task: str) -> tuple[int, ...]:
+        return self.sizes or PRESET_GRID[self.preset]["sizes"][task]
+
+    def dims_of(self, task: str) -> tuple[int, ...]:
+        return self.dims or PRESET_GRID[self.preset]["dims"][task]
+
+    def resolved_out(self) -> Path:
+        return Path(self.out) if self.out else Path("reports/cot_dp") / f"{self.preset}-{'_'.join(self.task_list())}"
+
+    def task_cfg(self, task: str, size: int) -> TaskConfig:
+        return TaskConfig(name=task, size=size, params=self.params)
+
+    def data_dir(self, task: str, size: int) -> Path:
+        return self.resolved_out() / "data" / f"{task}-{size}"
+
+    def cells(self) -> list[CotCell]:
+        return [CotCell(task=self.task_cfg(t, s), model=ModelConfig(model=m, d_model=D, arch=self.arch),
+                        train=self.train, n_train=self.n_train, n_test=self.n_test, data_seed=self.data_seed,
+                        seed=seed, n_eval=self.n_eval, max_len=self.max_len,
+                        data_dir=str(self.data_dir(t, s)), device=self.device)
+                for t in self.task_list() for s in self.sizes_of(t) for m in self.model_list()
+                for D in self.dims_of(t) for seed in self.seeds]
+
+    def as_dict(self) -> dict:
+        d = dataclasses.asdict(self)
+        d.update(preset=self.preset, out=str(self.resolved_out()),
+                 grid={t: {"sizes": list(self.sizes_of(t)), "dims": list(self.dims_of(t))} for t in self.task_list()})
+        return d
+
+
+def validate(cfg: SweepConfig) -> None:
+    """Raise UsageError naming the option and the valid range; writes nothing."""
+    need(not (cfg.quick and cfg.full), "--quick, --full: choose one preset")
+    tasks, models = cfg.task_list(), cfg.model_list()
+    need(len(tasks) > 0, "--task: give at least one task")
+    for t in tasks:
+        need(t in TASKS, f"--task: choose from {', '.join(TASKS)}, got {t}")
+    need(len(models) > 0 and len(set(models)) == len(models), f"--models: give distinct models, got {cfg.models}")
+    need(len(set(cfg.seeds)) == len(cfg.seeds) and all(s >= 0 for s in cfg.seeds), f"--seeds: distinct integers >= 0, got {cfg.seeds}")
+    need(cfg.n_train >= 1 and cfg.n_test >= 1, f"--n-train, --n-test: must be >= 1, got {cfg.n_train}, {cfg.n_test}")
+    need(cfg.n_eval >= 0 and cfg.max_len >= 0, "--n-eval, --max-len: must be >= 0")
+    need(0 < cfg.target_acc <= 1, f"--target-acc: must be in (0, 1], got {cfg.target_acc}")
+    need(cfg.device == "cpu" or cfg.device.startswith("cuda"), f"--device: cpu, cuda or cuda:N, got {cfg.device}")
+    if cfg.device.startswith("cuda"):
+        import torch
+        need(torch.cuda.is_available(), f"--device: {cfg.device} asked for, but torch sees no CUDA device")
+    t = cfg.train
+    need(t.steps >= 1 and t.batch_size >= 1 and t.epochs >= 0, "--steps, --batch-size: must be >= 1 and --epochs >= 0")
+    need(t.lr > 0 and t.weight_decay >= 0 and 0 <= t.beta1 < 1 and 0 <= t.beta2 < 1,
+         "--lr: must be > 0, --weight-decay >= 0, --beta1, --beta2 in [0, 1)")
+    need(t.schedule in ("constant", "cosine"), f"--schedule: constant or cosine, got {t.schedule}")
+    need(t.warmup >= 0 and t.grad_clip >= 0 and t.eval_every >= 1 and t.eval_size >= 1 and t.gen_batch >= 1,
+         "--warmup, --grad-clip: must be >= 0; --eval-every, --eval-size, --gen-batch >= 1")
+    need(cfg.n_train >= t.batch_size, f"--n-train: must be >= --batch-size ({t.batch_size}), got {cfg.n_train}")
+    try:
+        for task in tasks:
+            need(len(cfg.sizes_of(task)) > 0 and len(cfg.dims_of(task)) > 0, "--sizes, --dims: give at least one")
+            for s in cfg.sizes_of(task):
+                cfg.task_cfg(task, s).check()
+            for m in models:
+                for D in cfg.dims_of(task):
+                    ModelConfig(model=m, d_model=D, arch=cfg.arch).check()
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    check_out_dir(cfg.resolved_out())
+
+
+def make_datasets(cfg: SweepConfig, command: str, progress: bool = True) -> None:
+    """One dataset per (task, size), generated once and kept (reruns reuse it if it matches)."""
+    for t in cfg.task_list():
+        for s in cfg.sizes_of(t):
+            folder, task = cfg.data_dir(t, s), cfg.task_cfg(t, s)
+            meta = folder / "meta.json"
+            if meta.is_file():
+                m = json.loads(meta.read_text())
+                need(m["task"] == dataclasses.asdict(task) and m["seed"] == cfg.data_seed
+                     and m["n_train"] == cfg.n_train and m["n_test"] == cfg.n_test,
+                     f"--out: {folder} holds a dataset made with other settings; use another --out")
+            else:
+                if progress:
+                    print(f"data: {t} size {s}: {cfg.n_train} train + {cfg.n_test} test examples -> {folder}")
+                try:
+                    tr, te = data.generate(task, cfg.n_train, cfg.n_test, cfg.data_seed)
+                except data.DataError as e:
+                    raise UsageError(str(e)) from None
+                data.write_dataset(folder, task, tr, te, cfg.data_seed, command)
+            L = json.loads(meta.read_text())["max_len"]
+            need(not cfg.max_len or cfg.max_len >= L, f"--max-len: {t} size {s} has sequences of {L} tokens; "
+                                                      f"a model built for {cfg.max_len} positions cannot fit them")
+
+
+# ---- tables ------------------------------------------------------------------------------------
+
+def min_gflops(res: pd.DataFrame, target: float) -> pd.DataFrame:
+    """Per task, model and size: the cheapest D whose (seed-mean) accuracy reaches `target` (Table 2)."""
+    g = res.groupby(["task", "model", "size", "d_model"], as_index=False).agg(
+        accuracy=("accuracy", "mean"), gflops=("gflops", "first"), gflops_params=("gflops_params", "first"), L=("L", "first"))
+    rows = []
+    for (task, model, size), grp in g.groupby(["task", "model", "size"]):
+        ok = grp[grp.accuracy >= target].sort_values("gflops")
+        best = ok.iloc[0] if len(ok) else None
+        rows.append({"task": task, "model": model, "size": size, "L": int(grp.L.iloc[0]),
+                     "min_d": int(best.d_model) if best is not None else None,
+                     "min_gflops": float(best.gflops) if best is not None else np.nan,
+                     "min_gflops_params": float(best.gflops_params) if best is not None else np.nan,
+                     "best_accuracy": float(grp.accuracy.max())})
+    return pd.DataFrame(rows)
+
+
+def _trend(ds: list) -> str:
+    """How the D needed for the target moves with the size (None: not reached)."""
+    if all(d is None for d in ds):
+        return "never reached"
+    if any(d is None for d in ds):
+        first_miss = next(i for i, d in enumerate(ds) if d is None)
+        return "reached at small sizes only" if all(d is None for d in ds[first_miss:]) else "mixed"
+    if ds[-1] > ds[0]:
+        return "grows"
+    return "flat" if len(set(ds)) == 1 else ("shrinks" if ds[-1] < ds[0] else "varies")
+
+
+def summarize(out: Path, res: pd.DataFrame, cfg: SweepConfig, command: str) -> dict:
+    mg = min_gflops(res, cfg.target_acc)
+    mg.to_csv(out / "min_gflops.csv", index=False)
+    pct = f"{cfg.target_acc:.0%}"
+    md = [f"# cot-dp sweep summary ({cfg.preset} preset)", "", f"Command: `{command}`", "",
+          f"Preset: **{cfg.preset}**. Data: synthetic CoT datasets generated here (seed {cfg.data_seed}; "
+          f"{cfg.n_train} train / {cfg.n_test} test examples per task and size, test disjoint from train), "
+          f"in the public CoT benchmark's text format under `data/`. Models: {cfg.arch.n_layers} layers, "
+          f"{cfg.arch.n_heads} heads, dropout {cfg.arch.dropout}; training: {cfg.train.total_steps(cfg.n_train)} "
+          f"AdamW steps of batch {cfg.train.batch_size}, lr {cfg.train.lr:g} ({cfg.train.schedule}); seeds "
+          f"{list(cfg.seeds)}. Accuracy = the final answer of a greedily generated CoT, over "
+          f"{int(res.n_eval.iloc[0])} test examples. The paper trained 100 epochs on 1M examples with batch 512: "
+          + ("this is that scale." if cfg.preset == "full" else "this run is far smaller, so its absolute accuracies are not the paper's."),
+          ""]
+    summary = {"command": command, "preset": cfg.preset, "target_acc": cfg.target_acc, "tasks": {}}
+    for task in cfg.task_list():
+        r = res[res.task == task]
+        acc = r.groupby(["model", "size", "d_model"]).accuracy.mean().unstack("d_model")
+        acc = acc.reindex([(m, s) for m in cfg.model_list() for s in sorted(r["size"].unique())])
+        md += [f"## {task}", "", "Accuracy (mean over seeds); rows: model, size; columns: D. "
+               "Sequence length L (longest, tokens): " + ", ".join(
+                   f"size {s}: {int(r[r['size'] == s].L.iloc[0])}" for s in sorted(r["size"].unique())), "",
+               "| model | size | " + " | ".join(f"D={d}" for d in acc.columns) + " |",
+               "|---|---|" + "---|" * len(acc.columns)]
+        for (m, s), vals in acc.iterrows():
+            md.append(f"| {m} | {s} | " + " | ".join(f"{v:.3f}" for v in vals) + " |")
+        md += ["", f"Smallest D reaching {pct} and its GFLOPs per generated sequence (cot_dp/flops.py):", "",
+               "| model | size | L | min D | GFLOPs | GFLOPs (24 M D^2 L only) |", "|---|---|---|---|---|---|"]
+        t_sum = {}
+        m_t = mg[mg.task == task]
+        order = {m: i for i, m in enumerate(cfg.model_list())}
+        for _, x in m_t.sort_values(["model", "size"], key=lambda c: c.map(order) if c.name == "model" else c).iterrows():
+            reached = x.min_gflops == x.min_gflops
+            md.append(f"| {x.model} | {x['size']} | {x.L} | {int(x.min_d) if reached else '-'} | "
+                      f"{f'{x.min_gflops:.4g}' if reached else 'not reached'} | "
+                      f"{f'{x.min_gflops_params:.4g}' if reached else '-'} |")
+        for m in cfg.model_list():
+            mm = m_t[m_t.model == m].sort_values("size")
+            ds = [None if (d is None or d != d) else int(d) for d in mm.min_d]
+            t_sum[m] = {"sizes": mm["size"].tolist(), "min_d": ds, "trend": _trend(ds),
+                        "mean_accuracy": float(r[r.model == m].accuracy.mean())}
+        summary["tasks"][task] = t_sum
+        md += ["", "D needed for " + pct + " as the size grows: " + "; ".join(
+            f"{m}: {', '.join('-' if d is None else str(d) for d in v['min_d'])} ({v['trend']}; mean accuracy "
+            f"{v['mean_accuracy']:.3f})" for m, v in t_sum.items()), ""]
+    if "arithmetic" in cfg.task_list():
+        md += ["## Table 2 of the paper (Arithmetic, min GFLOPs to 90%), beside ours", "",
+               "| model | " + " | ".join(f"paper L={L}" for L in flops.PAPER_TABLE2_LENGTHS) + " | measured here |",
+               "|---|" + "---|" * (len(flops.PAPER_TABLE2_LENGTHS) + 1)]
+        for m in cfg.model_list():
+            ours = mg[(mg.task == "arithmetic") & (mg.model == m)].sort_values("size")
+            meas = ", ".join(f"L={x.L}: {x.min_gflops:.3g}" if x.min_gflops == x.min_gflops else f"L={x.L}: not reached"
+                             for _, x in ours.iterrows())
+            md.append(f"| {m} | " + " | ".join(f"{v:g}" for v in flops.PAPER_TABLE2[m]) + f" | {meas} |")
+        md += ["", "The paper's values are within 5% of 24 M D^2 L (block matrices only) with D = 64/128/128/128 "
+               "(standard), 256/512/512/512 (linear), 128/256/256/256 (sparse); our GFLOPs column also counts "
+               "attention and the output head (formula in cot_dp/flops.py).", ""]
+    md += _claims(summary, cfg)
+    (out / "summary.md").write_text("\n".join(md))
+    (out / "summary.json").write_text(json.dumps(summary, indent=1, default=float))
+    return summary
+
+
+def _claims(summary: dict, cfg: SweepConfig) -> list[str]:
+    """The paper's claim, stated beside what this run measured (no verdict the numbers do not give)."""
+    out = ["## The claim and what this run measured", "",
+           "Claim (Sec. 6.2): efficient models need a larger D as the problem grows, the standard one does not, "
+           "and locality reduces that need.", ""]
+    for task, ms in summary["tasks"].items():
+        out.append(f"- {task}: " + "; ".join(f"{m}: D for {cfg.target_acc:.0%} by size "
+                                              f"{', '.join('-' if d is None else str(d) for d in v['min_d'])} ({v['trend']})"
+                                              for m, v in ms.items()))
+    if "ed_local" in summary["tasks"]:
+        from .tasks import ed_local
+        out.append("- ED_Local's CoT reaches back at most m = " + ", ".join(
+            f"{ed_local.reach(cfg.task_cfg('ed_local', s))} (size {s})" for s in cfg.sizes_of("ed_local"))
+            + " tokens (cot_dp/tasks/ed_local.py); ED's and LIS's reach back over the whole sequence")
+    pairs = [(a, b) for a, b in (("ed_local", "ed"), ("ed", "lis")) if a in summary["tasks"] and b in summary["tasks"]]
+    for loc, other in pairs:
+        out.append(f"- locality, {loc} vs {other} (mean accuracy over the grid): " + "; ".join(
+            f"{m}: {summary['tasks'][loc][m]['mean_accuracy']:.3f} vs {summary['tasks'][other][m]['mean_accuracy']:.3f}"
+            for m in summary["tasks"][loc] if m in summary["tasks"][other]))
+    out.append("")
+    return out
+
+
+# ---- figures -----------------------------------------------------------------------------------
+
+def plot_heatmaps(out: Path, res: pd.DataFrame, cfg: SweepConfig) -> list[Path]:
+    """Fig. 1 as measured: per task, accuracy over D (x) and size (y), one panel per model."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    paths = []
+    for task in cfg.task_list():
+        r = res[res.task == task]
+        models = [m for m in cfg.model_list() if m in set(r.model)]
+        fig, axes = plt.subplots(1, len(models), figsize=(3.4 * len(models), 3.0), squeeze=False)
+        for ax, m in zip(axes[0], models):
+            a = r[r.model == m].groupby(["size", "d_model"]).accuracy.mean().unstack("d_model").sort_index(ascending=False)
+            im = ax.imshow(a.values, vmin=0, vmax=1, cmap="viridis", aspect="auto")
+            for (i, j), v in np.ndenumerate(a.values):
+                ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=8, color="w" if v < 0.6 else "k")
+            ax.set(xticks=range(a.shape[1]), xticklabels=a.columns, yticks=range(a.shape[0]), yticklabels=a.index,
+                   xlabel="embedding dimension D", ylabel="problem size", title=m)
+        fig.colorbar(im, ax=axes[0].tolist(), shrink=0.8, label="accuracy")
+        fig.suptitle(f"{task}: answer accuracy ({cfg.preset} preset)", fontsize=9, y=1.04)
+        path = out / f"accuracy_{task}.png"
+        fig.savefig(path, dpi=110, bbox_inches="tight")
+        plt.close(fig)
+        paths.append(path)
+    return paths
+
+
+def plot_mask(path: Path, L: int, c: int = 1, k: int = 1) -> Path:
+    """A picture of the Eq. (6) mask for sequences of length L (B = 2^floor(log2 sqrt L))."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from jackson.attention import block_size, sparse_mask
+    B = block_size(L)
+    fig, ax = plt.subplots(figsize=(4, 4))
+    ax.imshow(sparse_mask(L, B, c, k).numpy(), cmap="Greys", interpolation="nearest")
+    ax.set(xlabel="key position j", ylabel="query position i", title=f"Eq. (6) mask: L={L}, B={B}, c={c}, k={k}")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def write_report_json(out: Path, cfg: SweepConfig, command: str, figures: list[Path], summary: dict) -> None:
+    """The lab report's hook: report.json beside summary.md."""
+    paper = []
+    if "arithmetic" in summary["tasks"]:
+        mg = pd.read_csv(out / "min_gflops.csv")
+        for m in cfg.model_list():
+            ours = mg[(mg.task == "arithmetic") & (mg.model == m)].sort_values("size")
+            paper.append({"quantity": f"Table 2, {m}: min GFLOPs to 90% (paper at L = 87/221/355/505)",
+                          "paper": " / ".join(f"{v:g}" for v in flops.PAPER_TABLE2[m]),
+                          "measured": " / ".join(f"{x.min_gflops:.3g} (L={x.L})" if x.min_gflops == x.min_gflops
+                                                 else f"not reached (L={x.L})" for _, x in ours.iterrows())})
+    text = [f"Preset: {cfg.preset}."] + [
+        f"{task}: D needed for {cfg.target_acc:.0%} by size -- " + "; ".join(
+            f"{m} {', '.join('-' if d is None else str(d) for d in v['min_d'])} ({v['trend']})" for m, v in ms.items())
+        for task, ms in summary["tasks"].items()]
+    rep = {"title": f"Efficient Transformers on CoT DP tasks ({cfg.preset} preset: {', '.join(cfg.task_list())})",
+           "section": "cot_dp",
+           "data": f"synthetic CoT datasets, seed {cfg.data_seed}, {cfg.n_train} train / {cfg.n_test} test per task and size",
+           "command": command, "seeds": list(cfg.seeds),
+           "figures": [{"file": p.name, "caption": f"{p.stem.split('_', 1)[1]}: answer accuracy over embedding "
+                                                    f"dimension D and problem size, one panel per model (Fig. 1 as measured)"}
+                       for p in figures],
+           "paper": paper, "text": " ".join(text)}
+    (out / "report.json").write_text(json.dumps(rep, indent=1))
+
+
+def estimate(cfg: SweepConfig, out: Path, n_steps: int = 8, progress: bool = True) -> pd.DataFrame:
+    """Measure every cell's step time (median of n_steps after 2 warm-up steps) and one generation
+    batch, and project the cell's wall time: steps x step + loss-curve points + generation."""
+    rows = []
+    for cell in tqdm(cfg.cells(), desc="timing", disable=not progress, dynamic_ncols=True):
+        ds = data.load(cell.data_dir, cell.task, check_answers=False)
+        model = CotTransformer(cell.model, len(ds.tokenizer), cell.max_len or ds.max_len, cell.seed)
+        t = cell.train
+        probe = dataclasses.replace(t, steps=2 + n_steps, epochs=0, warmup=0, eval_every=10 ** 9, eval_size=1)
+        step = float(np.median(train(model, ds.train, ds.test, probe, cell.seed, cell.device, False).step_s[2:]))
+        n_gen = min(t.gen_batch, len(ds.test))
+        t0 = time.perf_counter()
+        accuracy(model, ds.test, cell.device, t.gen_batch, n_gen)
+        gen = time.perf_counter() - t0
+        total = t.total_steps(cfg.n_train)
+        n_eval = cell.n_eval or len(ds.test)
+        curve = (total // t.eval_every + 1) * step * t.eval_size / t.batch_size / 3   # forward only
+        rows.append({"task": cell.task.name, "size": cell.task.size, "model": cell.model.model,
+                     "d_model": cell.model.d_model, "seed": cell.seed, "L": ds.max_len, "step_ms": 1000 * step,
+                     "steps": total, "gen_s": gen * n_eval / n_gen,
+                     "projected_s": total * step + curve + gen * n_eval / n_gen})
+    est = pd.DataFrame(rows)
+    est.to_csv(out / "estimate.csv", index=False, float_format="%.4g")
+    return est
+
+
+def run_sweep(cfg: SweepConfig, command: str, progress: bool = True) -> dict:
+    """Generate (or reuse) the datasets, run (or resume) every cell, rebuild tables and figures."""
+    validate(cfg)
+    out = cfg.resolved_out()
+    out.mkdir(parents=True, exist_ok=True)
+    if not cfg.estimate:   # an estimate leaves the run's own config and command alone
+        (out / "config.json").write_text(json.dumps(cfg.as_dict(), indent=1, default=str))
+        (out / "command.txt").write_text(command + "\n")
+    make_datasets(cfg, command, progress)
+    if cfg.estimate:
+        est = estimate(cfg, out, progress=progress)
+        return {"estimate": est}
+    dirs = run_cells(cfg.cells(), out, scheduler=cfg.scheduler or None, progress=progress)
+    res = pd.concat([pd.read_csv(d / "rows.csv") for d in dirs], ignore_index=True)
+    res.to_csv(out / "results.csv", index=False, float_format="%.6g")
+    summary = summarize(out, res, cfg, command)
+    figs = plot_heatmaps(out, res, cfg)
+    write_report_json(out, cfg, command, figs, summary)
+    return summary

@@ -1,0 +1,148 @@
+"""Training (next-token loss on the CoT and answer) and evaluation (greedy generation).
+
+Sec. 6.1: AdamW (0.9, 0.999), lr 1e-4, weight decay 0.01, dropout 0.1, the negative
+log-likelihood of every token after the prompt (CoT steps, answer and <eos>); evaluation
+generates the whole CoT greedily until <eos> and scores the final answer.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import torch
+from tqdm.auto import tqdm
+
+from .data import Split
+from .model import CotTransformer
+from .tokenizer import EOS_ID
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    steps: int = 3000            # optimiser steps (used when epochs = 0)
+    epochs: float = 0.0          # passes over the training set; > 0 replaces steps (the paper: 100)
+    batch_size: int = 64         # sequences per step (the paper: 512)
+    lr: float = 1e-4             # AdamW peak learning rate (Sec. 6.1: 1e-4)
+    weight_decay: float = 0.01   # AdamW weight decay (Sec. 6.1: 0.01)
+    beta1: float = 0.9           # AdamW beta_1
+    beta2: float = 0.999         # AdamW beta_2
+    warmup: int = 0              # steps of linear learning-rate warm-up
+    schedule: str = "constant"   # learning rate after warm-up: constant | cosine (to 0 at the last step)
+    grad_clip: float = 1.0       # clip the global gradient norm to this (0: no clipping)
+    eval_every: int = 250        # steps between loss-curve points (teacher-forced loss on eval_size test lines)
+    eval_size: int = 256         # test sequences behind each loss-curve point
+    gen_batch: int = 256         # sequences per greedy-generation batch
+
+    def total_steps(self, n_train: int) -> int:
+        if self.epochs > 0:
+            return max(1, math.ceil(self.epochs * n_train / self.batch_size))
+        return self.steps
+
+
+@dataclass
+class TrainResult:
+    steps: int
+    wall_s: float
+    step_ms: float                                  # mean wall time of one optimiser step (loss-curve points included)
+    curve: list[dict] = field(default_factory=list)  # rows: step, train_loss, test_loss, lr
+    step_s: list[float] = field(default_factory=list)  # wall time of each optimiser step alone
+
+
+def batch_loss(model: CotTransformer, ids: torch.Tensor, lengths: torch.Tensor, prompt_lens: torch.Tensor):
+    """Mean NLL of every target after the prompt: (sum, count) so callers can pool batches."""
+    T = int(lengths.max())
+    ids = ids[:, :T].long()
+    x, y = ids[:, :-1], ids[:, 1:]                           # (B, T-1) inputs and next tokens
+    pos = torch.arange(1, T, device=ids.device)[None]        # position of each target
+    keep = (pos >= prompt_lens[:, None]) & (pos < lengths[:, None])
+    logits = model(x)                                        # (B, T-1, V)
+    nll = torch.nn.functional.cross_entropy(logits[keep], y[keep], reduction="sum")
+    return nll, int(keep.sum())
+
+
+@torch.no_grad()
+def heldout_loss(model, split: Split, n: int, device, batch: int = 256) -> float:
+    model.eval()
+    tot, cnt = 0.0, 0
+    idx = torch.nonzero(split.has_cot).flatten()[:n]
+    for a in range(0, len(idx), batch):
+        j = idx[a:a + batch]
+        s, c = batch_loss(model, split.ids[j].to(device), split.lengths[j].to(device), split.prompt_lens[j].to(device))
+        tot, cnt = tot + s.item(), cnt + c
+    return tot / max(cnt, 1)
+
+
+def train(model: CotTransformer, train_split: Split, test_split: Split, cfg: TrainConfig, seed: int,
+          device: str = "cpu", progress: bool = True, desc: str = "train") -> TrainResult:
+    """AdamW on shuffled passes over the training split; dropout draws come from `seed`."""
+    model.to(device)
+    n_steps = cfg.total_steps(len(train_split))
+    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, betas=(cfg.beta1, cfg.beta2),
+                            weight_decay=cfg.weight_decay)
+    gen = torch.Generator().manual_seed(seed)
+    ids, lengths, plens = (a.to(device) for a in (train_split.ids, train_split.lengths, train_split.prompt_lens))
+    res = TrainResult(steps=n_steps, wall_s=0.0, step_ms=0.0)
+    perm, pos, run_loss, run_n = torch.randperm(len(train_split), generator=gen), 0, 0.0, 0
+    bar = tqdm(total=n_steps, desc=desc, disable=not progress, leave=False, dynamic_ncols=True)
+    t0 = time.perf_counter()
+    devices = [torch.device(device).index or 0] if str(device).startswith("cuda") else []
+    with torch.random.fork_rng(devices=devices):
+        torch.manual_seed(seed)                               # dropout masks
+        for step in range(1, n_steps + 1):
+            ts = time.perf_counter()
+            model.train()
+            if pos + cfg.batch_size > len(perm):
+                perm, pos = torch.randperm(len(train_split), generator=gen), 0
+            j = perm[pos:pos + cfg.batch_size].to(device)
+            pos += cfg.batch_size
+            lr = cfg.lr * min(1.0, step / cfg.warmup) if cfg.warmup else cfg.lr
+            if cfg.schedule == "cosine" and step > cfg.warmup:
+                lr = cfg.lr * 0.5 * (1 + math.cos(math.pi * (step - cfg.warmup) / max(1, n_steps - cfg.warmup)))
+            for g in opt.param_groups:
+                g["lr"] = lr
+            s, c = batch_loss(model, ids[j], lengths[j], plens[j])
+            loss = s / max(c, 1)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            if cfg.grad_clip > 0:
+                torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
+            opt.step()
+            run_loss, run_n = run_loss + loss.item(), run_n + 1
+            res.step_s.append(time.perf_counter() - ts)
+            bar.update(1)
+            if step % cfg.eval_every == 0 or step == n_steps:
+                tl = heldout_loss(model, test_split, cfg.eval_size, device)
+                res.curve.append({"step": step, "train_loss": run_loss / run_n, "test_loss": tl, "lr": lr})
+                bar.set_postfix(loss=f"{run_loss / run_n:.3f}", test=f"{tl:.3f}")
+                run_loss, run_n = 0.0, 0
+    bar.close()
+    res.wall_s = time.perf_counter() - t0
+    res.step_ms = 1000 * res.wall_s / n_steps
+    return res
+
+
+@torch.no_grad()
+def accuracy(model: CotTransformer, split: Split, device: str = "cpu", batch: int = 256,
+             n: int = 0, progress: bool = False) -> dict:
+    """Greedy generation from every prompt: answer accuracy (the paper's metric) and exact CoTs."""
+    model.eval().to(device)
+    N = len(split) if n <= 0 else min(n, len(split))
+    right = exact = with_cot = 0
+    for a in tqdm(range(0, N, batch), desc="generate", disable=not progress, leave=False, dynamic_ncols=True):
+        sl = slice(a, min(a + batch, N))
+        plen = split.prompt_lens[sl]
+        prompts = split.ids[sl, :int(plen.max())].long().to(device)
+        out = model.generate(prompts, plen, EOS_ID).cpu()                  # (b, max_len + 1)
+        L = split.lengths[sl]
+        for i in range(out.shape[0]):
+            gen = out[i]
+            stop = torch.nonzero(gen == EOS_ID).flatten()
+            end = int(stop[stop >= int(plen[i])][0]) if len(stop[stop >= int(plen[i])]) else len(gen)
+            answer = int(gen[end - 1]) if end < len(gen) and end > int(plen[i]) else -1   # no <eos>: wrong
+            right += answer == int(split.answers[sl][i])
+            if bool(split.has_cot[sl][i]):
+                with_cot += 1
+                want = split.ids[sl][i, :int(L[i])].long()
+                exact += end + 1 == int(L[i]) and bool((gen[:end + 1] == want).all())
+    return {"accuracy": right / N, "cot_exact": exact / with_cot if with_cot else float("nan"), "n_eval": N}
