@@ -1,0 +1,469 @@
+"""jackson-report: one lab report, reports/index.md and reports/index.html, from the result folders under reports/.
+
+It trains nothing; it reads what runs left behind.  A result folder is found in one of two ways:
+
+  * the report hook: a folder holding `report.json` =
+        {"title", "section", "data", "command", "seeds",
+         "figures": [{"file", "caption"}],            file relative to that folder
+         "paper": [{"quantity", "paper", "measured"}],  paper may be null or a string when not a number
+         "text"}                                       markdown, a paragraph
+    is rendered as it is (jackson-tasks writes one; vit-probe and cot-dp are meant to);
+  * adapters for folders written before the hook: jackson-sweep runs (summary.json with "targets") and
+    rnn-compare runs (summary.json with "tables"), whose captions and paper values are derived from their
+    summary.json, config.json, command.txt and tables_long.csv.
+
+Sections come in the order of SECTIONS, then any other section a report.json names.  A section with
+no results says which command produces them.  Every caption says what the figure measures, on which
+data, with how many seeds and which command (the run's data, seeds and command are appended to a hook
+caption that does not mention them); where the paper reports a number it stands beside the measured one
+with the ratio measured / paper.  index.md refers to the images by relative path; index.html embeds them
+(base64), so it is one file that opens offline.  The HTML is checked with a parser (balanced tags, every
+image decodes) and, where a Chromium is installed, loaded headless.
+"""
+from __future__ import annotations
+
+import base64
+import html
+import json
+import math
+import os
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from html.parser import HTMLParser
+from pathlib import Path
+
+from .config import UsageError, cli_run, need
+
+# section key -> (heading, the command that produces its results)
+SECTIONS = {
+    "jackson": ("Jackson-type rate: error against m_h (Theorem 4.1, Fig. 1)",
+                "jackson-sweep --alpha 0.55,1.0,1.5 --rank 2,6,inf --out reports/jackson/fig1"),
+    "rnn_compare": ("RNN vs Transformer: temporal ordering and mixing (Tables 2-3)",
+                    "rnn-compare --out reports/rnn_compare/default"),
+    "vit_probe": ("ViT attention probe (Sec. 5)", "vit-probe spectra ... (see vit-probe --help)"),
+    "tasks": ("Appendix B.1 worked examples: nearest point, weighted averages, qSA (Figs. 4-6)",
+              "jackson-tasks all"),
+    "cot_dp": ("cot-dp experiments", "cot-dp sweep ... (see cot-dp --help)"),
+}
+IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif",
+               ".svg": "image/svg+xml"}
+MAGIC = {"image/png": (b"\x89PNG\r\n\x1a\n",), "image/jpeg": (b"\xff\xd8\xff",), "image/gif": (b"GIF87a", b"GIF89a"),
+         "image/svg+xml": (b"<svg", b"<?xml")}
+
+
+@dataclass(frozen=True)
+class ReportConfig:
+    root: str = "reports"   # folder searched for result folders; index.md and index.html are written into it
+
+
+# ---- finding result folders ---------------------------------------------------------------------
+
+def _read_json(p: Path) -> dict:
+    try:
+        return json.loads(p.read_text())
+    except (OSError, json.JSONDecodeError) as e:
+        raise UsageError(f"{p}: cannot read ({e})") from None
+
+
+def find_runs(root: Path) -> list[dict]:
+    """Every result folder under root as a normalised entry (hook or adapter), sorted by folder."""
+    entries = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d != "cells" and not d.startswith("."))
+        folder = Path(dirpath)
+        if "report.json" in filenames:
+            entries.append(from_hook(root, folder))
+        elif {"summary.json", "config.json", "command.txt"} <= set(filenames):
+            summary = _read_json(folder / "summary.json")
+            if "targets" in summary:
+                entries.append(from_jackson_sweep(root, folder, summary))
+            elif "tables" in summary:
+                entries.append(from_rnn_compare(root, folder, summary))
+    return sorted(entries, key=lambda e: e["folder"])
+
+
+def _rel(root: Path, p: Path) -> str:
+    return Path(os.path.relpath(p, root)).as_posix()
+
+
+def _seeds_text(seeds) -> str:
+    if isinstance(seeds, (list, tuple)):
+        return f"{len(seeds)} ({', '.join(map(str, seeds))})"
+    return str(seeds)
+
+
+def from_hook(root: Path, folder: Path) -> dict:
+    r = _read_json(folder / "report.json")
+    need(isinstance(r, dict) and "title" in r, f"{folder / 'report.json'}: needs at least a 'title'")
+    e = {"folder": _rel(root, folder), "title": r["title"], "section": r.get("section") or "other",
+         "data": r.get("data", ""), "command": r.get("command", ""), "seeds": r.get("seeds", ""),
+         "paper": list(r.get("paper") or []), "text": r.get("text", ""), "figures": []}
+    for f in r.get("figures") or []:
+        cap = f.get("caption", "")
+        extra = []
+        if e["data"] and e["data"] not in cap:
+            extra.append(f"Data: {e['data']}.")
+        if e["seeds"] != "" and "seed" not in cap.lower():
+            extra.append(f"Seeds: {_seeds_text(e['seeds'])}.")
+        if e["command"] and e["command"] not in cap:
+            extra.append(f"Command: `{e['command']}`.")
+        e["figures"].append({"file": _rel(root, folder / f["file"]), "caption": " ".join([cap, *extra]).strip()})
+    e["links"] = [_rel(root, folder / n) for n in ("summary.md",) if (folder / n).exists()]
+    return e
+
+
+def from_jackson_sweep(root: Path, folder: Path, s: dict) -> dict:
+    """Adapter: a jackson-sweep result folder (summary.json, config.json, command.txt, PNGs)."""
+    cfg = _read_json(folder / "config.json")
+    command = (folder / "command.txt").read_text().strip()
+    seeds = cfg.get("seeds", [])
+    alphas = sorted({t["alpha"] for t in s["targets"]})
+    ranks = list(dict.fromkeys(t["rank"] for t in s["targets"]))
+    mh = cfg.get("m_h", [])
+    data = (f"synthetic POD targets of Eq. (8) (F = {cfg.get('F', 'identity')}, f = {cfg.get('f', 'identity')}, "
+            f"{cfg.get('phi', 'sin')}/{cfg.get('psi', 'sin')} bases), x ~ U[0,1], tau = {cfg.get('tau', '?')}; "
+            f"{cfg.get('n_train', '?')} training / {cfg.get('n_test', '?')} held-out sequences per target and seed; "
+            f"m_h = {min(mh) if mh else '?'}..{max(mh) if mh else '?'}")
+    tail = f" Data: {data}. Seeds: {_seeds_text(seeds)}. Command: `{command}`."
+    figs = [("error_vs_mh.png",
+             f"Held-out MSE of the trained Eq. (5) model (mean over seeds, bars: sd) and of the rank-m_h POD oracle "
+             f"(dashed; dotted: s = t logits kept exact) against m_h, one panel per alpha ({', '.join(f'{a:g}' for a in alphas)}), "
+             f"a colour per rank ({', '.join(ranks)}); grey: the slope m_h^-(2 alpha - 1) of Theorem 4.1."),
+            ("learned_spectrum.png", "Singular values of the learned coupling rho_hat (one line per m_h) against the "
+                                     "target's sigma_i, one panel per target."),
+            ("loss_curves.png", "Training-subset MSE against optimiser step, one line per m_h, one panel per target.")]
+    lo, hi = s.get("fit_range", [1, 8])
+    paper = []
+    for t in s["targets"]:
+        e = t.get("exponents", {})
+        if t["rank"] == "inf" and "test" in e:
+            paper.append({"quantity": f"alpha = {t['alpha']:g}, rank inf: exponent of held-out MSE in m_h "
+                                      f"(fit over m_h {lo}..{hi}; Theorem 4.1 predicts -(2 alpha - 1))",
+                          "paper": t["predicted_exponent"], "measured": e["test"]["slope"]})
+        if t["rank"] == "inf" and "oracle_self_exact" in e:
+            paper.append({"quantity": f"alpha = {t['alpha']:g}, rank inf: exponent of the rank-m_h oracle, s != t part",
+                          "paper": t["predicted_exponent"], "measured": e["oracle_self_exact"]["slope"]})
+    notes = []
+    for t in s["targets"]:
+        ch = t.get("checks", {})
+        if "knee_drop" in ch:
+            notes.append(f"alpha {t['alpha']:g}, rank {t['rank']}: held-out MSE drops {ch['knee_drop']:.3g}x from "
+                         f"m_h = {int(t['rank']) - 1} to {t['rank']}"
+                         + (f" and {ch['drop_r_to_r_plus_1']:.3g}x from {t['rank']} to {int(t['rank']) + 1}"
+                            if "drop_r_to_r_plus_1" in ch else ""))
+        if "max_trained_over_oracle_mh_le_8" in ch:
+            notes.append(f"alpha {t['alpha']:g}, rank inf: held-out / oracle <= "
+                         f"{ch['max_trained_over_oracle_mh_le_8']:.3g} for m_h <= 8")
+    outl = sorted({m for t in s["targets"] for m in t.get("checks", {}).get("optimisation_outliers", [])})
+    text = ("Measured: " + "; ".join(notes) + "." if notes else "")
+    if outl:
+        text += f" Members flagged as optimisation outliers (stuck far above smaller m_h): m_h = {', '.join(map(str, outl))}."
+    return {"folder": _rel(root, folder), "section": "jackson",
+            "title": f"jackson-sweep: alpha {', '.join(f'{a:g}' for a in alphas)}; rank {', '.join(ranks)} "
+                     f"({folder.name})",
+            "data": data, "command": command, "seeds": seeds, "paper": paper, "text": text.strip(),
+            "figures": [{"file": _rel(root, folder / f), "caption": c + tail} for f, c in figs],
+            "links": [_rel(root, folder / "summary.md")] if (folder / "summary.md").exists() else []}
+
+
+def from_rnn_compare(root: Path, folder: Path, s: dict) -> dict:
+    """Adapter: an rnn-compare result folder (summary.json, tables_long.csv with the paper's values)."""
+    import pandas as pd
+    cfg = _read_json(folder / "config.json")
+    command = (folder / "command.txt").read_text().strip()
+    n_seeds = cfg.get("seeds", "?")
+    direction = cfg.get("mix_direction", "future")
+    data = (f"synthetic linear targets H_t = sum_s rho(s) x(t-s), x ~ U[0,1], tau = {cfg.get('tau', '?')}; "
+            f"{cfg.get('n_train', '?')} training / {cfg.get('n_test', '?')} held-out sequences; ordering: first and "
+            f"last {cfg.get('swap', '?')} steps swapped; mixing: a length-{cfg.get('filter_length', '?')} filter, "
+            f"direction '{direction}'")
+    seeds = f"{n_seeds} (model inits)"
+    paper = []
+    long_csv = folder / "tables_long.csv"
+    if long_csv.exists():
+        for r in pd.read_csv(long_csv).itertuples():
+            if isinstance(r.paper, float) and math.isfinite(r.paper):
+                paper.append({"quantity": f"{r.model}, {r.kernel} kernel, {r.alteration}: held-out MSE "
+                                          f"(Table {3 if r.kernel == 'uniform' else 2})",
+                              "paper": float(r.paper), "measured": float(r.mean)})
+    for name, t in s["tables"].items():
+        for m, v in t.items():
+            if isinstance(v.get("paper_ratio"), (int, float)) and math.isfinite(v["paper_ratio"]):
+                paper.append({"quantity": f"{name}: {m}, altered / original MSE", "paper": v["paper_ratio"],
+                              "measured": v["ratio"]})
+    cap = ("Held-out MSE (mean ± sd over seeds) of the linear RNN (App. C) and the Eq. (5) Transformer with a learned "
+           "positional encoding, on the original, permuted and mixed targets; black ticks: the paper's Tables 2-3.")
+    return {"folder": _rel(root, folder), "section": "rnn_compare",
+            "title": f"rnn-compare: {cfg.get('table', 'all')} table(s), mixing direction '{direction}' ({folder.name})",
+            "data": data, "command": command, "seeds": seeds, "paper": paper,
+            "text": "Tables with per-seed spread and the RNN complexity measures of App. D.1 are in the summary.",
+            "figures": [{"file": _rel(root, folder / "mse_bars.png"),
+                         "caption": f"{cap} Data: {data}. Seeds: {seeds}. Command: `{command}`."}],
+            "links": [_rel(root, folder / "summary.md")] if (folder / "summary.md").exists() else []}
+
+
+def other_documents(root: Path) -> list[str]:
+    """Notes beside the runs: markdown files at the top of root and of its section folders."""
+    docs = [p for p in sorted(root.glob("*.md")) if p.name not in ("index.md", "README.md")]
+    docs += [p for p in sorted(root.glob("*/*.md"))]
+    return [_rel(root, p) for p in docs if not (p.parent / "summary.json").exists()]
+
+
+def sections(entries: list[dict]) -> list[tuple[str, str, str, list[dict]]]:
+    """[(key, heading, how to produce, entries)]: the known sections in order, then others by name."""
+    keys = list(SECTIONS) + sorted({e["section"] for e in entries} - set(SECTIONS))
+    out = []
+    for k in keys:
+        heading, how = SECTIONS.get(k, (k, ""))
+        es = [dict(e) for e in entries if e["section"] == k]
+        titles = [e["title"] for e in es]
+        for e in es:                              # two runs with one title: say which folder is which
+            if titles.count(e["title"]) > 1:
+                e["title"] = f"{e['title']} ({e['folder']})"
+        out.append((k, heading, how, es))
+    return out
+
+
+# ---- rendering ------------------------------------------------------------------------------------
+
+def _num(v) -> str:
+    if isinstance(v, bool) or v is None:
+        return "—" if v is None else str(v)
+    if isinstance(v, (int, float)):
+        return f"{v:.3g}"
+    return str(v)
+
+
+def ratio(paper, measured) -> str:
+    if isinstance(paper, (int, float)) and isinstance(measured, (int, float)) and not isinstance(paper, bool) \
+            and paper != 0 and math.isfinite(paper) and math.isfinite(measured):
+        return f"{measured / paper:.3g}"
+    return "—"
+
+
+INTRO = ("Built by `jackson-report` from the result folders under this folder: it trains nothing, it reads the "
+         "tables the runs wrote. Each caption says what the figure measures, on which data, with how many seeds "
+         "and the command that produced it; where the paper gives a number it stands beside the measured one "
+         "with the ratio measured / paper. Sections without results say which command produces them.")
+
+
+def _missing(root: Path, e: dict) -> list[str]:
+    return [f["file"] for f in e["figures"] if not (root / f["file"]).is_file()]
+
+
+def render_markdown(root: Path, secs, docs: list[str]) -> str:
+    L = ["# jackson-lab report", "", INTRO, "", "Also as one offline page: [index.html](index.html).", "", "Contents:", ""]
+    for i, (k, heading, _, es) in enumerate(secs, 1):
+        L.append(f"{i}. [{heading}](#{k.replace('_', '-')}){'' if es else ' (no results yet)'}")
+    L.append("")
+    for i, (k, heading, how, es) in enumerate(secs, 1):
+        L += [f'<a id="{k.replace("_", "-")}"></a>', "", f"## {i}. {heading}", ""]
+        if not es:
+            L += [f"No results yet. Produce them with `{how}`." if how else "No results yet.", ""]
+            continue
+        for j, e in enumerate(es, 1):
+            L += [f"### {i}.{j} {e['title']}", "",
+                  f"Folder: `{e['folder']}/` · command: `{e['command']}` · seeds: {_seeds_text(e['seeds'])}", "",
+                  f"Data: {e['data']}", ""]
+            if e["text"]:
+                L += [e["text"], ""]
+            if e["paper"]:
+                L += ["| quantity | paper | measured | measured / paper |", "|---|---:|---:|---:|"]
+                L += [f"| {p['quantity']} | {_num(p.get('paper'))} | {_num(p.get('measured'))} | "
+                      f"{ratio(p.get('paper'), p.get('measured'))} |" for p in e["paper"]]
+                L.append("")
+            n = 0
+            for f in e["figures"]:
+                if not (root / f["file"]).is_file():
+                    L += [f"*(figure missing: `{f['file']}`; rerun the command above)*", ""]
+                    continue
+                n += 1
+                L += [f"![Figure {i}.{j}.{n}]({f['file']})", "", f"*Figure {i}.{j}.{n}.* {f['caption']}", ""]
+            if e.get("links"):
+                L += ["Details: " + ", ".join(f"[{p}]({p})" for p in e["links"]), ""]
+    if docs:
+        L += ["## Notes beside the runs", ""] + [f"- [{d}]({d})" for d in docs] + [""]
+    return "\n".join(L)
+
+
+def _inline(text: str) -> str:
+    """Escape text for HTML, then `code` spans -> <code>."""
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(text, quote=False))
+
+
+def _data_uri(path: Path) -> str:
+    mime = IMAGE_TYPES.get(path.suffix.lower(), "application/octet-stream")
+    return f"data:{mime};base64," + base64.b64encode(path.read_bytes()).decode("ascii")
+
+
+CSS = ("body{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;line-height:1.45;color:#222}"
+       "figure{margin:1.2em 0}img{max-width:100%;border:1px solid #ddd}figcaption{font-size:.9em;color:#444}"
+       "table{border-collapse:collapse;margin:.8em 0;font-size:.9em}td,th{border:1px solid #ccc;padding:.25em .5em}"
+       "td.n{text-align:right}code{background:#f4f4f4;padding:0 .2em}.meta{font-size:.9em;color:#555}")
+
+
+def render_html(root: Path, secs, docs: list[str]) -> str:
+    H = ["<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
+         "<title>jackson-lab report</title>", f"<style>{CSS}</style>", "</head>", "<body>",
+         "<h1>jackson-lab report</h1>", f"<p>{_inline(INTRO)}</p>", "<ol>"]
+    for i, (k, heading, _, es) in enumerate(secs, 1):
+        H.append(f'<li><a href="#{k.replace("_", "-")}">{_inline(heading)}</a>{"" if es else " (no results yet)"}</li>')
+    H.append("</ol>")
+    for i, (k, heading, how, es) in enumerate(secs, 1):
+        H.append(f'<section id="{k.replace("_", "-")}">')
+        H.append(f"<h2>{i}. {_inline(heading)}</h2>")
+        if not es:
+            H.append(f"<p>No results yet. Produce them with <code>{html.escape(how)}</code>.</p>" if how
+                     else "<p>No results yet.</p>")
+        for j, e in enumerate(es, 1):
+            H += [f"<h3>{i}.{j} {_inline(e['title'])}</h3>",
+                  f'<p class="meta">Folder: <code>{html.escape(e["folder"])}/</code> · command: '
+                  f'<code>{html.escape(e["command"])}</code> · seeds: {html.escape(_seeds_text(e["seeds"]))}</p>',
+                  f"<p>Data: {_inline(e['data'])}</p>"]
+            if e["text"]:
+                H.append(f"<p>{_inline(e['text'])}</p>")
+            if e["paper"]:
+                H.append("<table><tr><th>quantity</th><th>paper</th><th>measured</th><th>measured / paper</th></tr>")
+                for p in e["paper"]:
+                    H.append(f"<tr><td>{_inline(p['quantity'])}</td><td class=\"n\">{html.escape(_num(p.get('paper')))}</td>"
+                             f"<td class=\"n\">{html.escape(_num(p.get('measured')))}</td>"
+                             f"<td class=\"n\">{ratio(p.get('paper'), p.get('measured'))}</td></tr>")
+                H.append("</table>")
+            n = 0
+            for f in e["figures"]:
+                path = root / f["file"]
+                if not path.is_file():
+                    H.append(f"<p><em>(figure missing: <code>{html.escape(f['file'])}</code>)</em></p>")
+                    continue
+                n += 1
+                H += ["<figure>", f'<img src="{_data_uri(path)}" alt="Figure {i}.{j}.{n}">',
+                      f"<figcaption><strong>Figure {i}.{j}.{n}.</strong> {_inline(f['caption'])}</figcaption>",
+                      "</figure>"]
+            if e.get("links"):
+                H.append("<p>Details (next to this page): " + ", ".join(
+                    f'<a href="{html.escape(p)}">{html.escape(p)}</a>' for p in e["links"]) + "</p>")
+        H.append("</section>")
+    if docs:
+        H.append("<h2>Notes beside the runs</h2><ul>")
+        H += [f'<li><a href="{html.escape(d)}">{html.escape(d)}</a></li>' for d in docs]
+        H.append("</ul>")
+    H += ["</body>", "</html>", ""]
+    return "\n".join(H)
+
+
+# ---- checking the page ------------------------------------------------------------------------------
+
+VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
+
+
+class _Checker(HTMLParser):
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.stack: list[str] = []
+        self.problems: list[str] = []
+        self.images = 0
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "img":
+            self.images += 1
+            self._check_img(dict(attrs).get("src") or "")
+        if tag not in VOID:
+            self.stack.append(tag)
+
+    def handle_startendtag(self, tag, attrs):
+        if tag == "img":
+            self.images += 1
+            self._check_img(dict(attrs).get("src") or "")
+
+    def handle_endtag(self, tag):
+        if tag in VOID:
+            return
+        if not self.stack or self.stack[-1] != tag:
+            self.problems.append(f"line {self.getpos()[0]}: </{tag}> closes <{self.stack[-1] if self.stack else 'nothing'}>")
+            if tag in self.stack:
+                while self.stack.pop() != tag:
+                    pass
+            return
+        self.stack.pop()
+
+    def _check_img(self, src: str):
+        m = re.fullmatch(r"data:(image/[\w.+-]+);base64,([A-Za-z0-9+/=]+)", src)
+        if not m:
+            self.problems.append(f"line {self.getpos()[0]}: <img> is not an inline base64 image")
+            return
+        try:
+            data = base64.b64decode(m.group(2), validate=True)
+        except ValueError:
+            self.problems.append(f"line {self.getpos()[0]}: <img> base64 does not decode")
+            return
+        if not any(data.startswith(x) for x in MAGIC.get(m.group(1), (b"",))) or len(data) < 16:
+            self.problems.append(f"line {self.getpos()[0]}: <img> bytes are not a {m.group(1)}")
+
+
+def check_html(text: str) -> tuple[list[str], int]:
+    """(problems, number of images): balanced tags, every <img> an inline image whose bytes decode."""
+    c = _Checker()
+    c.feed(text)
+    c.close()
+    c.problems += [f"<{t}> never closed" for t in c.stack]
+    return c.problems, c.images
+
+
+def chromium() -> str | None:
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        if shutil.which(name):
+            return shutil.which(name)
+    return None
+
+
+def browser_check(path: Path, exe: str, timeout: int = 120) -> str | None:
+    """Load the page in headless Chromium; None if it rendered, else what went wrong."""
+    try:
+        p = subprocess.run([exe, "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom", path.resolve().as_uri()],
+                           capture_output=True, text=True, timeout=timeout)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return str(e)
+    if p.returncode != 0 or "<body" not in p.stdout:
+        return f"exit {p.returncode}: {p.stderr.strip()[-300:]}"
+    return None
+
+
+# ---- the command ----------------------------------------------------------------------------------
+
+def build_report(cfg: ReportConfig, command: str = "jackson-report") -> dict:
+    """Write <root>/index.md and <root>/index.html from the result folders under root."""
+    root = Path(cfg.root)
+    need(root.is_dir(), f"--root: {root} is not a folder")
+    need(os.access(root, os.W_OK), f"--root: cannot write into {root}")
+    entries = find_runs(root)
+    secs = sections(entries)
+    docs = other_documents(root)
+    md = render_markdown(root, secs, docs)
+    page = render_html(root, secs, docs)
+    problems, n_img = check_html(page)
+    if problems:
+        raise RuntimeError("index.html failed its own check: " + "; ".join(problems[:5]))
+    (root / "index.md").write_text(md)
+    (root / "index.html").write_text(page)
+    return {"entries": entries, "sections": [(k, len(es)) for k, _, _, es in secs], "images": n_img,
+            "missing": [f for e in entries for f in _missing(root, e)]}
+
+
+def main(argv: list[str] | None = None) -> int:
+    cfg, res = cli_run("jackson-report", ReportConfig,
+                       "Rebuild reports/index.md and reports/index.html from the result folders under reports/ "
+                       "(trains nothing).", {}, build_report, sys.argv[1:] if argv is None else argv)
+    root = Path(cfg.root)
+    print(f"report: {root}/index.md, {root}/index.html ({res['images']} figures inline)")
+    for k, n in res["sections"]:
+        print(f"  {k}: {n} run folder(s)" if n else f"  {k}: no results yet")
+    for f in res["missing"]:
+        print(f"  missing figure: {f}")
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

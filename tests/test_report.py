@@ -1,0 +1,223 @@
+"""jackson-report (jackson/report.py): the lab report built from small fixture result folders (report hook
+and the jackson-sweep / rnn-compare adapters), the HTML checked with a parser (and headless Chromium when
+installed), one-line usage errors."""
+from __future__ import annotations
+
+import base64
+import json
+import re
+import shutil
+import struct
+import subprocess
+import sys
+import zlib
+from pathlib import Path
+
+import pytest
+
+from jackson.report import ReportConfig, browser_check, build_report, check_html, chromium, main
+
+REPO_REPORTS = Path(__file__).resolve().parent.parent / "reports"
+
+
+def png(path: Path, rgb=(200, 30, 30)) -> bytes:
+    """Write a valid 2x2 PNG (built by hand: signature, IHDR, IDAT, IEND)."""
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+    raw = b"".join(b"\x00" + bytes(rgb) * 2 for _ in range(2))
+    data = (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 2, 2, 8, 2, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    return data
+
+
+def write_json(path: Path, obj) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(obj))
+
+
+@pytest.fixture
+def root(tmp_path) -> Path:
+    """reports/ with a jackson sweep, an rnn-compare run, a tasks run (hook), an unknown section, debris."""
+    r = tmp_path / "reports"
+    j = r / "jackson" / "fig1"
+    write_json(j / "summary.json", {"command": "jackson-sweep --alpha 1.5 --rank 2,inf", "fit_range": [1, 8], "targets": [
+        {"alpha": 1.5, "rank": "2", "predicted_exponent": -2.0, "exponents": {},
+         "checks": {"knee_drop": 12.0, "knee_ok": True, "drop_r_to_r_plus_1": 1.5, "optimisation_outliers": [5]}},
+        {"alpha": 1.5, "rank": "inf", "predicted_exponent": -2.0,
+         "exponents": {"test": {"slope": -1.0}, "oracle_self_exact": {"slope": -1.9}},
+         "checks": {"max_trained_over_oracle_mh_le_8": 0.5, "within_2x_ok": True, "optimisation_outliers": []}}]})
+    write_json(j / "config.json", {"seeds": [0, 1], "tau": 16, "n_train": 100, "n_test": 64, "m_h": [1, 2, 3]})
+    (j / "command.txt").write_text("jackson-sweep --alpha 1.5 --rank 2,inf --out reports/jackson/fig1\n")
+    (j / "summary.md").write_text("# summary\n")
+    png(j / "error_vs_mh.png")
+    png(j / "learned_spectrum.png")                      # loss_curves.png is missing on purpose
+    png(j / "cells" / "x" / "stray.png")
+    write_json(j / "cells" / "x" / "report.json", {"title": "a cell, never a run"})
+
+    c = r / "rnn_compare" / "default"
+    write_json(c / "summary.json", {"command": "rnn-compare", "tables": {"ordering": {
+        "rnn": {"original": 1e-7, "altered": 1e-2, "ratio": 1e5, "paper_ratio": 3.5e5},
+        "transformer": {"original": 2e-5, "altered": 2.4e-5, "ratio": 1.2, "paper_ratio": 1.15}}}})
+    write_json(c / "config.json", {"seeds": 3, "tau": 32, "n_train": 8192, "n_test": 2048, "swap": 10,
+                                   "filter_length": 5, "mix_direction": "future", "table": "ordering"})
+    (c / "command.txt").write_text("rnn-compare --out reports/rnn_compare/default\n")
+    (c / "tables_long.csv").write_text("kernel,alteration,model,mean,std,count,paper\n"
+                                       "exp,original,rnn,2e-07,1e-08,3,1e-07\nexp,permuted,rnn,0.01,0.001,3,0.0357\n")
+    png(c / "mse_bars.png")
+
+    t = r / "tasks" / "nearest-point"
+    png(t / "attention.png", (10, 200, 10))
+    png(t / "fof.png")
+    write_json(t / "report.json", {
+        "title": "Nearest point to a set", "section": "tasks", "data": "synthetic points", "seeds": [0, 1, 2],
+        "command": "jackson-tasks nearest-point",
+        "figures": [{"file": "attention.png", "caption": "Attention of seed 0. Command: `jackson-tasks nearest-point`."},
+                    {"file": "fof.png", "caption": "F_hat∘f_hat against F∘f <identity> & more"}],
+        "paper": [{"quantity": "mean A on the nearest point", "paper": 1.0, "measured": 0.9},
+                  {"quantity": "a value the paper states in words", "paper": "identity", "measured": 0.01}],
+        "text": "Held-out MSE `0.003`."})
+    png(r / "zeta_extra" / "run" / "p.png")
+    write_json(r / "zeta_extra" / "run" / "report.json", {"title": "Something new", "section": "zeta_extra",
+                                                        "figures": [{"file": "p.png", "caption": "a picture"}]})
+    (r / "notes.md").write_text("# notes\n")
+    return r
+
+
+def md_images(md: str) -> list[str]:
+    return re.findall(r"!\[[^\]]*\]\(([^)]+)\)", md)
+
+
+def test_index_lists_every_section_and_every_image_exists(root):
+    res = build_report(ReportConfig(root=str(root)))
+    md = (root / "index.md").read_text()
+    heads = re.findall(r"^## (\d+)\. (.+)$", md, re.M)
+    assert [h[1].split(":")[0].split(" (")[0] for h in heads][:5] == [
+        "Jackson-type rate", "RNN vs Transformer", "ViT attention probe", "Appendix B.1 worked examples",
+        "cot-dp experiments"]
+    assert heads[5][1] == "zeta_extra"                               # unknown sections at the end
+    assert "No results yet. Produce them with `vit-probe spectra" in md
+    assert "No results yet. Produce them with `cot-dp sweep" in md
+    for title in ("jackson-sweep: alpha 1.5; rank 2, inf (fig1)", "rnn-compare: ordering table(s)",
+                  "Nearest point to a set", "Something new"):
+        assert title in md
+    imgs = md_images(md)
+    assert len(imgs) == 6 and all((root / p).is_file() for p in imgs)
+    assert "cells" not in " ".join(imgs) and "a cell, never a run" not in md
+    assert "figure missing: `jackson/fig1/loss_curves.png`" in md and res["missing"] == ["jackson/fig1/loss_curves.png"]
+    assert dict(res["sections"]) == {"jackson": 1, "rnn_compare": 1, "vit_probe": 0, "tasks": 1, "cot_dp": 0,
+                                     "zeta_extra": 1}
+    assert "[notes.md](notes.md)" in md and "[jackson/fig1/summary.md](jackson/fig1/summary.md)" in md
+
+
+def test_captions_and_paper_values(root):
+    build_report(ReportConfig(root=str(root)))
+    md = (root / "index.md").read_text()
+    caps = re.findall(r"^\*Figure [\d.]+\.\* (.+)$", md, re.M)
+    assert len(caps) == 6
+    sweep = [c for c in caps if "Theorem 4.1" in c][0]
+    assert "Held-out MSE" in sweep and "Seeds: 2 (0, 1)" in sweep and \
+        "Command: `jackson-sweep --alpha 1.5 --rank 2,inf --out reports/jackson/fig1`" in sweep
+    bars = [c for c in caps if "Tables 2-3" in c][0]
+    assert "Seeds: 3 (model inits)" in bars and "`rnn-compare --out reports/rnn_compare/default`" in bars
+    fof = [c for c in caps if c.startswith("F_hat")][0]          # hook caption without them gets data/seeds/command
+    assert "Data: synthetic points." in fof and "Seeds: 3 (0, 1, 2)." in fof and "Command: `jackson-tasks nearest-point`" in fof
+    att = [c for c in caps if c.startswith("Attention of seed 0")][0]
+    assert att.count("jackson-tasks nearest-point") == 1              # already said: not repeated
+    rows = {r[0].strip(): r[1:] for r in re.findall(r"^\| (.+?) \| (.+?) \| (.+?) \| (.+?) \|$", md, re.M)}
+    # measured / paper computed here by hand: -1 / -2, -1.9 / -2, 2e-7 / 1e-7, 1e5 / 3.5e5, 0.9 / 1
+    assert rows["alpha = 1.5, rank inf: exponent of held-out MSE in m_h (fit over m_h 1..8; Theorem 4.1 "
+                "predicts -(2 alpha - 1))"] == ("-2", "-1", "0.5")
+    assert rows["alpha = 1.5, rank inf: exponent of the rank-m_h oracle, s != t part"] == ("-2", "-1.9", "0.95")
+    assert rows["rnn, exp kernel, original: held-out MSE (Table 2)"] == ("1e-07", "2e-07", "2")
+    assert rows["ordering: rnn, altered / original MSE"] == ("3.5e+05", "1e+05", "0.286")
+    assert rows["mean A on the nearest point"] == ("1", "0.9", "0.9")
+    assert rows["a value the paper states in words"] == ("identity", "0.01", "—")
+    assert "alpha 1.5, rank 2: held-out MSE drops 12x from m_h = 1 to 2" in md and "m_h = 5" in md
+
+
+def test_html_is_one_offline_file_that_parses(root):
+    res = build_report(ReportConfig(root=str(root)))
+    page = (root / "index.html").read_text()
+    problems, n = check_html(page)
+    assert problems == [] and n == res["images"] == 6
+    srcs = re.findall(r'<img src="([^"]+)"', page)
+    md = (root / "index.md").read_text()
+    for src, rel in zip(srcs, md_images(md)):                        # same images, same order, bytes intact
+        assert src.startswith("data:image/png;base64,")
+        assert base64.b64decode(src.split(",", 1)[1]) == (root / rel).read_bytes()
+    assert "&lt;identity&gt; &amp; more" in page and "<code>0.003</code>" in page
+    assert 'src="http' not in page and 'src="jackson' not in page
+
+
+def test_build_is_deterministic(root):
+    build_report(ReportConfig(root=str(root)))
+    a = (root / "index.md").read_bytes(), (root / "index.html").read_bytes()
+    build_report(ReportConfig(root=str(root)))
+    assert ((root / "index.md").read_bytes(), (root / "index.html").read_bytes()) == a
+
+
+def test_checker_catches_broken_pages(tmp_path):
+    good = base64.b64encode(png(tmp_path / "a.png")).decode()
+    assert check_html(f'<html><body><p>x</p><img src="data:image/png;base64,{good}"></body></html>') == ([], 1)
+    cases = {"<html><body><p>x</body></html>": "closes <p>",
+             "<html><body><div>": "never closed",
+             '<html><body><img src="a.png"></body></html>': "not an inline base64 image",
+             '<html><body><img src="data:image/png;base64,@@@"></body></html>': "not an inline base64 image",
+             f'<html><body><img src="data:image/png;base64,{base64.b64encode(b"not a png at all!").decode()}"></body></html>':
+                 "not a image/png"}
+    for page, why in cases.items():
+        problems, _ = check_html(page)
+        assert problems and why in " ".join(problems), (page[:60], problems)
+
+
+@pytest.mark.skipif(chromium() is None, reason="no Chromium installed (the parser check above still runs)")
+def test_html_loads_in_headless_chromium(root):
+    build_report(ReportConfig(root=str(root)))
+    assert browser_check(root / "index.html", chromium()) is None
+
+
+def test_report_of_the_committed_results(tmp_path):
+    """The real reports/ folder (without cells and checkpoints), copied: every image it refers to exists."""
+    dst = tmp_path / "reports"
+    shutil.copytree(REPO_REPORTS, dst, ignore=shutil.ignore_patterns("cells", "checkpoints", "*.pt", "index.*"))
+    res = build_report(ReportConfig(root=str(dst)))
+    md = (dst / "index.md").read_text()
+    assert all((dst / p).is_file() for p in md_images(md))
+    problems, n = check_html((dst / "index.html").read_text())
+    assert problems == [] and n == len(md_images(md))
+    assert dict(res["sections"])["jackson"] >= 2 and dict(res["sections"])["rnn_compare"] >= 2
+
+
+def test_cli(root, capsys):
+    assert main(["--root", str(root)]) == 0
+    out = capsys.readouterr().out
+    assert f"report: {root}/index.md, {root}/index.html (6 figures inline)" in out
+    assert "vit_probe: no results yet" in out and "missing figure: jackson/fig1/loss_curves.png" in out
+
+
+@pytest.mark.parametrize("args, option", [(["--root", "/nonexistent/reports"], "--root"), (["--bogus"], "--bogus")])
+def test_bad_input_one_line_exit_2(args, option, capsys):
+    with pytest.raises(SystemExit) as e:
+        main(args)
+    assert e.value.code == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith("jackson-report: error:") and option in err[0]
+
+
+def test_report_never_loads_torch():
+    """It reads tables; it cannot train (torch is never imported)."""
+    code = "import sys, jackson.report; sys.exit(int('torch' in sys.modules))"
+    assert subprocess.run([sys.executable, "-c", code], timeout=120).returncode == 0
+
+
+def test_runs_sharing_a_title_are_told_apart_by_folder(tmp_path):
+    for name in ("a", "b"):
+        png(tmp_path / "tasks" / name / "p.png")
+        write_json(tmp_path / "tasks" / name / "report.json",
+                   {"title": "Same task", "section": "tasks", "command": f"run {name}", "seeds": [0],
+                    "data": "d", "figures": [{"file": "p.png", "caption": "c"}]})
+    build_report(ReportConfig(root=str(tmp_path)))
+    md = (tmp_path / "index.md").read_text()
+    assert "### 4.1 Same task (tasks/a)" in md and "### 4.2 Same task (tasks/b)" in md
