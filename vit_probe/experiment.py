@@ -613,7 +613,9 @@ def run_permute(cfg: PermuteConfig, command: str, progress: bool = True) -> dict
                  seeds=1, figures=[],
                  paper=[{"quantity": "accuracy, original", "paper": PAPER["acc_original"], "measured": before},
                         {"quantity": "accuracy, altered (permuted, continued training)", "paper": PAPER["acc_altered"],
-                         "measured": after}],
+                         "measured": after},
+                        {"quantity": "accuracy ratio altered / original (model-size free)",
+                         "paper": PAPER["acc_altered"] / PAPER["acc_original"], "measured": after / before}],
                  text="\n".join(lines[2:]))
     if progress:
         print(f"wrote {out}/summary.md")

@@ -37,6 +37,20 @@ def model_input(model, images: np.ndarray, device: str = "cpu") -> torch.Tensor:
     return (x - torch.tensor(mean, device=device).view(1, 3, 1, 1)) / torch.tensor(std, device=device).view(1, 3, 1, 1)
 
 
+def _svdvals(m: torch.Tensor) -> np.ndarray:
+    """Batched singular values. Many small matrices: one CPU thread avoids oversubscription on a
+    busy machine (measured for the whole 1,000-image spectra while two other jobs held the cores:
+    17.6-242 s with 2 threads everywhere, 9.8-10.1 s with 1-thread SVDs; reports/benchmarks.md)."""
+    if m.device.type != "cpu":
+        return torch.linalg.svdvals(m).cpu().numpy()
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        return torch.linalg.svdvals(m).numpy()
+    finally:
+        torch.set_num_threads(n)
+
+
 def collect(model, images: np.ndarray, layers: list[int], heads: list[int], batch: int = 100,
             device: str = "cpu", tokens: str = "all", progress: bool = True) -> dict[tuple[int, int], np.ndarray]:
     """Singular values of every probed logit matrix. tokens='patches' drops the class token."""
@@ -51,7 +65,7 @@ def collect(model, images: np.ndarray, layers: list[int], heads: list[int], batc
                 if tokens == "patches":
                     skip = getattr(model, "num_prefix_tokens", 1)
                     lg = lg[..., skip:, skip:]
-                sv = torch.linalg.svdvals(lg).cpu().numpy()       # (B, H_sel, N) decreasing
+                sv = _svdvals(lg)                                  # (B, H_sel, N) decreasing
                 for j, h in enumerate(heads):
                     out[(l, h)].append(sv[:, j])
     return {k: np.concatenate(v) for k, v in out.items()}
