@@ -172,7 +172,7 @@ def run_spectra(cfg: SpectraConfig, command: str, progress: bool = True) -> dict
              f"tau = {vsv.shape[1]} tokens ({cfg.tokens}); {len(images)} matrices per head.",
              f"Each logit matrix has rank <= m_h = {rank_cap} (it is q k^T); singular values past that index are "
              "round-off.", f"Spectra took {wall:.1f} s for {len(images)} images on {cfg.device} (1-minute load average "
-             f"{load:.1f} on {os.cpu_count()} cores at the start; see reports/benchmarks.md for a quiet machine)."]
+             f"{load:.1f} on {os.cpu_count()} cores at the start; timings: reports/benchmarks.md)."]
     if acc is not None:
         lines.append(f"Top-1 accuracy on the whole {cfg.split} split ({len(split)} images): {acc:.4f}.")
     lines += ["", f"Decay exponent: slope of log mean sigma_i vs log i for i in {cfg.fit_range[0]}.."
