@@ -1,8 +1,9 @@
-"""Causal attention variants any model can use: softmax, Sparse Transformer blocks, linear.
+"""Attention variants any model can use: softmax, Sparse Transformer blocks, linear.
 
 Every function takes per-head tensors q, k (..., T, d) and v (..., T, d_v) -- any leading
-batch / head / member dimensions -- and returns (..., T, d_v).  Position i may use positions
-j <= i only.
+batch / head / member dimensions -- and returns (..., T, d_v).  By default (causal, for the
+decoders of cot_dp) position i may use positions j <= i only; `causal=False` (the Eq. (5) model,
+whose targets sum over every s) lets every position use every j the pattern allows:
 
   softmax  out_i = sum_j softmax_j(q_i . k_j * scale) v_j over j <= i          (Eq. 4)
   sparse   the same softmax restricted to the Sparse Transformer set I_i of Eq. (6):
@@ -12,6 +13,14 @@ j <= i only.
            phi(x) = elu(x) + 1 (Katharopoulos et al. 2020; Eq. 8), computed with prefix sums
            of phi(k_j) v_j^T over chunks (pure PyTorch), or one token at a time with the
            recurrent state (S, z) = (sum phi(k_j) v_j^T, sum phi(k_j)) for generation.
+
+Non-causal (`causal=False`):
+  softmax  softmax_attention with an all-True mask (or mask=None).
+  sparse   Eq. (6) made two-sided: I_i = {j : |i - j| < kB}  U  {j : (j - 1) mod B >= B - c}
+           (1-indexed) -- the local window extends k blocks both ways (2kB - 1 positions, i in the
+           middle) and every block's last c summary tokens are visible from every position.
+  linear   out_i = sum_j phi(q_i).phi(k_j) v_j / sum_j phi(q_i).phi(k_j) over all j, computed as
+           phi(q_i) (sum_j phi(k_j) v_j^T) / phi(q_i).(sum_j phi(k_j)): O(T d d_v), no (T, T) matrix.
 
 The softmax paths build the (T, T) logits by hand (the sparse one as a masked full matrix: the
 FLOPs it *needs* are counted separately, see cot_dp/flops.py), so logits and patterns stay
@@ -43,17 +52,21 @@ def causal_mask(T: int, device=None) -> torch.Tensor:
     return torch.ones(T, T, dtype=torch.bool, device=device).tril()
 
 
-def sparse_mask(T: int, block: int, c: int = 1, k: int = 1, device=None) -> torch.Tensor:
+def sparse_mask(T: int, block: int, c: int = 1, k: int = 1, device=None, causal: bool = True) -> torch.Tensor:
     """(T, T) bool mask of Eq. (6), positions numbered 1..T, restricted to j <= i (causal).
 
-    block = B, c = summary tokens at the end of every block, k = blocks in the local window."""
+    block = B, c = summary tokens at the end of every block, k = blocks in the local window.
+    causal=False: the two-sided pattern {j : |i - j| < kB} U {j : (j - 1) mod B >= B - c}, every
+    row holding at least i itself."""
     if block < 1 or k < 1 or not 0 <= c <= block:
         raise ValueError(f"sparse mask: need B >= 1, k >= 1 and 0 <= c <= B, got B={block}, c={c}, k={k}")
     i = torch.arange(1, T + 1, device=device)[:, None]
     j = torch.arange(1, T + 1, device=device)[None, :]
+    summary = (j - 1) % block >= block - c                  # (1, T): the columns of summary tokens
+    if not causal:
+        return ((i - j).abs() < k * block) | summary
     local = (j > i - k * block) & (j <= i)
-    summary = ((j - 1) % block >= block - c) & (j <= i)
-    return local | summary
+    return local | (summary & (j <= i))
 
 
 def mask_ascii(mask: torch.Tensor) -> str:
@@ -69,9 +82,10 @@ class Attended(NamedTuple):
     pattern: torch.Tensor   # (..., T, T) attention weights (rows sum to 1)
 
 
-def softmax_attention(q, k, v, mask: torch.Tensor, scale: float | None = None,
+def softmax_attention(q, k, v, mask: torch.Tensor | None, scale: float | None = None,
                       return_internals: bool = False, fused: bool = False):
-    """Masked softmax attention; mask (T_q, T_k) bool, True = may attend (every row needs one True).
+    """Masked softmax attention; mask (T_q, T_k) bool, True = may attend (every row needs one True),
+    or None: every query attends to every key (non-causal, full).
 
     scale defaults to 1/sqrt(d); pass 1.0 for Eq. (4) exactly as written.  fused=True hands the
     same computation to torch's scaled_dot_product_attention (faster; no internals), the manual
@@ -80,7 +94,8 @@ def softmax_attention(q, k, v, mask: torch.Tensor, scale: float | None = None,
     if fused and not return_internals:
         return nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=scale)
     logits = (q @ k.transpose(-2, -1)) * scale                # (..., T_q, T_k)
-    logits = logits.masked_fill(~mask, float("-inf"))
+    if mask is not None:
+        logits = logits.masked_fill(~mask, float("-inf"))
     pattern = torch.softmax(logits, dim=-1)
     out = pattern @ v                                         # (..., T_q, d_v)
     return Attended(out, logits, pattern) if return_internals else out
@@ -93,16 +108,27 @@ def phi(x: torch.Tensor) -> torch.Tensor:
     return nn.functional.elu(x) + 1.0
 
 
-def linear_attention(q, k, v, chunk: int = 64, eps: float = 1e-6) -> torch.Tensor:
+def linear_attention(q, k, v, chunk: int = 64, eps: float = 1e-6, causal: bool = True,
+                     features: torch.Tensor | None = None) -> torch.Tensor:
     """Causal linear attention by prefix sums over chunks of `chunk` positions.
 
     Inside a chunk the (chunk x chunk) lower-triangular phi(q) phi(k)^T is used directly; across
     chunks the state S = sum phi(k_j) v_j^T (d x d_v) and z = sum phi(k_j) of all *earlier* chunks
     is an exclusive prefix sum.  chunk = 1 is the pure prefix-sum form; the cost is
-    O(T d d_v + T chunk d), linear in T."""
+    O(T d d_v + T chunk d), linear in T.
+
+    causal=False: out_i = phi(q_i) S / phi(q_i).z with S, z summed over all T positions (chunk unused).
+    features: optional (..., 1, d) 0/1 weights multiplying phi(q) -- 0 switches a feature off (phi(0)
+    = 1, so zero-padded query/key rows would otherwise add 1 to every score)."""
     if chunk < 1:
         raise ValueError(f"linear attention: chunk must be >= 1, got {chunk}")
     fq, fk = phi(q), phi(k)
+    if features is not None:
+        fq = fq * features
+    if not causal:
+        S = fk.transpose(-2, -1) @ v                          # (..., d, d_v): sum_j phi(k_j) v_j^T
+        z = fk.sum(dim=-2, keepdim=True)                      # (..., 1, d):   sum_j phi(k_j)
+        return (fq @ S) / ((fq * z).sum(dim=-1, keepdim=True) + eps)
     *lead, T, d = fq.shape
     d_v = v.shape[-1]
     chunk = min(chunk, T)                                     # one chunk: the masked quadratic form
@@ -127,10 +153,14 @@ def linear_attention(q, k, v, chunk: int = 64, eps: float = 1e-6) -> torch.Tenso
     return out.reshape(*lead, n * chunk, d_v)[..., :T, :]
 
 
-def linear_attention_pattern(q, k, eps: float = 1e-6) -> torch.Tensor:
-    """(..., T, T) the matrix linear attention applies: phi(q_i).phi(k_j) / sum_{j'<=i} (...), j <= i."""
-    a = phi(q) @ phi(k).transpose(-2, -1)
-    a = a.masked_fill(~causal_mask(q.shape[-2], q.device), 0.0)
+def linear_attention_pattern(q, k, eps: float = 1e-6, causal: bool = True,
+                             features: torch.Tensor | None = None) -> torch.Tensor:
+    """(..., T, T) the matrix linear attention applies: phi(q_i).phi(k_j) / sum_{j'<=i} (...), j <= i
+    (causal=False: over all j; features as in `linear_attention`)."""
+    fq = phi(q) if features is None else phi(q) * features
+    a = fq @ phi(k).transpose(-2, -1)
+    if causal:
+        a = a.masked_fill(~causal_mask(q.shape[-2], q.device), 0.0)
     return a / (a.sum(dim=-1, keepdim=True) + eps)
 
 

@@ -20,7 +20,7 @@ def sweep_main(argv: list[str] | None = None) -> int:
     for t in summary["targets"]:
         e = t["exponents"].get("test")
         if e:
-            print(f"alpha={t['alpha']:g} rank={t['rank']}: fitted exponent {e['slope']:+.2f} "
+            print(f"alpha={t['alpha']:g} rank={t['rank']} ({t['attention']} attention): fitted exponent {e['slope']:+.2f} "
                   f"[{e['lo']:+.2f}, {e['hi']:+.2f}], predicted {t['predicted_exponent']:+.2f}")
     return 0
 

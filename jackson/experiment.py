@@ -10,8 +10,8 @@ from pathlib import Path
 from synthetic.pod_target import TargetError
 from .config import UsageError, check_out_dir, need
 from .fit import FitConfig
-from .models import ModelConfig
-from .results import collect, plot, summarize
+from .models import ATTENTIONS, ModelConfig
+from .results import collect, plot, reference_run, summarize
 from .rate_cell import RateCell, rank_str
 from .sweep import run_cells
 
@@ -37,13 +37,15 @@ class SweepConfig:
     out: str = ""                              # output folder (default: reports/jackson/sweep-<alphas>-<ranks>)
     scheduler: str = ""                        # Dask scheduler address; empty runs in-process
     quick: bool = False                        # seconds-long run: tiny data, model and budget
+    compare_to: str = ""                       # another jackson-sweep folder (e.g. the softmax run of the same targets): its held-out curve beside this one in summary.md and error_vs_mh.png
 
     def resolved_out(self) -> Path:
         if self.out:
             return Path(self.out)
         a = "_".join(f"{x:g}" for x in self.alpha)
         r = "_".join(rank_str(x) for x in self.rank)
-        return Path("reports/jackson") / f"sweep-a{a}-r{r}{'-quick' if self.quick else ''}"
+        att = "" if self.model.attention == "softmax" else f"-{self.model.attention}"   # never mixed into a softmax folder
+        return Path("reports/jackson") / f"sweep-a{a}-r{r}{att}{'-quick' if self.quick else ''}"
 
     def cells(self) -> list[RateCell]:
         return [RateCell(alpha=a, rank=r, seed=s, m_hs=tuple(self.m_h), phi=self.phi, psi=self.psi,
@@ -90,6 +92,7 @@ def validate(cfg: SweepConfig) -> None:
     need(m.n >= 1 and m.d_v >= 1 and m.width >= 1 and m.depth >= 2,
          "--n, --d-v, --width: must be >= 1 and --depth >= 2 (at least one hidden layer)")
     need(m.qk_init > 0 and m.in_scale > 0, "--qk-init, --in-scale: must be > 0")
+    need(m.attention in ATTENTIONS, f"--attention: choose {', '.join(ATTENTIONS)}, got {m.attention}")
     need(ft.steps >= 1 and ft.batch_size >= 1 and ft.eval_every >= 1 and ft.eval_size >= 1,
          "--steps, --batch-size, --eval-every, --eval-size: must be >= 1")
     need(ft.lr > 0 and 0 < ft.min_lr <= ft.lr, f"--lr, --min-lr: need 0 < min-lr <= lr, got {ft.lr}, {ft.min_lr}")
@@ -102,6 +105,16 @@ def validate(cfg: SweepConfig) -> None:
     except TargetError as e:
         raise UsageError(str(e)) from None
     check_out_dir(cfg.resolved_out())
+    if cfg.compare_to:
+        ref = Path(cfg.compare_to)
+        need((ref / "summary.json").is_file(), f"--compare-to: {ref} holds no summary.json (not a finished jackson-sweep folder)")
+        need(ref.resolve() != cfg.resolved_out().resolve(), "--compare-to: give another run's folder, not this run's --out")
+        try:
+            targets = reference_run(ref)["targets"]
+        except (OSError, KeyError, TypeError, ValueError) as e:
+            raise UsageError(f"--compare-to: cannot read {ref / 'summary.json'} as a jackson-sweep summary ({e})") from None
+        mine = {(float(a), rank_str(r)) for a in cfg.alpha for r in cfg.rank}
+        need(bool(mine & set(targets)), f"--compare-to: {ref} has none of this run's targets (alpha, rank) {sorted(mine)}")
 
 
 def run_sweep(cfg: SweepConfig, command: str, progress: bool = True) -> dict:
@@ -113,6 +126,8 @@ def run_sweep(cfg: SweepConfig, command: str, progress: bool = True) -> dict:
     (out / "command.txt").write_text(command + "\n")
     dirs = run_cells(cfg.cells(), out, scheduler=cfg.scheduler or None, progress=progress)
     tabs = collect(out, dirs)
-    summary = summarize(out, tabs, tuple(cfg.fit_range), command)
+    resolved = json.loads(json.dumps(cfg.as_dict(), default=str))   # as config.json holds it (lists, not tuples)
+    reference = reference_run(cfg.compare_to, resolved) if cfg.compare_to else None
+    summary = summarize(out, tabs, tuple(cfg.fit_range), command, reference)
     plot(out, tabs, summary)
     return summary

@@ -8,9 +8,19 @@ A sweep trains many such models (different m_h, seeds).  `TransformerBank` holds
 module: every member owns its own parameter tensors (so optimisers, learning rates and stopping
 stay per member), and the forward pass stacks them and runs all members with batched matmuls.
 Members with m_h below the bank's largest m_h get their query/key rows padded with zeros, which
-add exact zeros to the logits: a member computes the same function as a bank of one.
+add exact zeros to the logits: a member computes the same function as a bank of one (linear
+attention switches the padded features off instead, since phi(0) = 1).
 
 m_h is a member attribute (`bank.m_hs`); rho_hat lives in `TransformerBank.rho_hat`.
+
+`ModelConfig.attention` swaps the softmax over s for a non-causal variant of jackson/attention.py
+(beyond the paper; the targets keep their softmax):
+  softmax  Eq. (5) as written (the default; bit-for-bit the model the committed results used).
+  sparse   the softmax restricted to the two-sided Eq. (6) pattern {s : |t - s| < kB} U {every block's
+           last c tokens}, B = 2^floor(log2 sqrt tau), c = k = 1 (SPARSE_C, SPARSE_K; Sec. 6.1's values).
+  linear   sum_s phi(q_t).phi(k_s) W_V h(s) / sum_s phi(q_t).phi(k_s), phi = elu + 1, with q = W_Q h,
+           k = W_K h: a rank-m_h kernel in place of exp(rho_hat).  Equivalently a softmax of the
+           effective coupling log(phi(q_t).phi(k_s)), which is what `logits` and `rho_hat` return.
 """
 from __future__ import annotations
 
@@ -20,6 +30,11 @@ from typing import NamedTuple
 
 import torch
 from torch import nn
+
+from .attention import block_size, linear_attention, linear_attention_pattern, phi, sparse_mask
+
+ATTENTIONS = ("softmax", "sparse", "linear")
+SPARSE_C, SPARSE_K = 1, 1   # Eq. (6): summary tokens per block, blocks in the local window (Sec. 6.1)
 
 
 @dataclass(frozen=True)
@@ -34,6 +49,7 @@ class ModelConfig:
     pos: str = "none"      # positional encoding x(t) -> A x(t) + e(t) (Sec. 4.1): none | learned | sinusoidal
     d_pos: int = 16        # d', the width of A x(t) + e(t) when pos != none
     tau_max: int = 64      # longest sequence the positional table e(t) covers
+    attention: str = "softmax"  # softmax (Eq. 5) | linear (phi = elu + 1, non-causal) | sparse (two-sided Eq. 6 pattern)
 
     @property
     def f_in(self) -> int:
@@ -45,6 +61,8 @@ class ModelConfig:
             raise ValueError(f"--m-h: each m_h must be in 1..{self.n} (n, the embedding width), got {m_h}")
         if self.pos not in ("none", "learned", "sinusoidal"):
             raise ValueError(f"--pos: choose none, learned or sinusoidal, got {self.pos}")
+        if self.attention not in ATTENTIONS:
+            raise ValueError(f"--attention: choose {', '.join(ATTENTIONS)}, got {self.attention}")
 
 
 def sinusoidal_table(tau: int, d: int) -> torch.Tensor:
@@ -59,8 +77,8 @@ def sinusoidal_table(tau: int, d: int) -> torch.Tensor:
 
 class Internals(NamedTuple):
     y: torch.Tensor        # (M, B, T) outputs
-    logits: torch.Tensor   # (M, B, T, T) pre-softmax rho_hat(x_t, x_s)
-    pattern: torch.Tensor  # (M, B, T, T) softmax over s
+    logits: torch.Tensor   # (M, B, T, T) pre-softmax rho_hat(x_t, x_s) (sparse: -inf off the pattern; linear: log phi(q).phi(k))
+    pattern: torch.Tensor  # (M, B, T, T) attention over s (rows sum to 1): softmax(logits)
 
 
 def _uniform(gen: torch.Generator, shape, bound: float) -> torch.Tensor:
@@ -104,6 +122,11 @@ class TransformerBank(nn.Module):
         super().__init__()
         if len(m_hs) != len(seeds) or len(m_hs) == 0:
             raise ValueError("a bank needs one seed per member and at least one member")
+        if cfg.attention not in ATTENTIONS:
+            raise ValueError(f"--attention: choose {', '.join(ATTENTIONS)}, got {cfg.attention}")
+        if cfg.attention != "softmax" and type(self).forward is not TransformerBank.forward:
+            # a subclass with its own forward (jackson/tasks.py's TaskBank) computes softmax only
+            raise ValueError(f"--attention: {type(self).__name__} implements softmax only, got {cfg.attention}")
         self.cfg = cfg
         self.m_hs, self.seeds = tuple(int(m) for m in m_hs), tuple(int(s) for s in seeds)
         self.members = nn.ModuleList(Member(cfg, m, s) for m, s in zip(self.m_hs, self.seeds))
@@ -164,24 +187,56 @@ class TransformerBank(nn.Module):
         q = (h @ W_Q.transpose(1, 2)).view(M * B, T, -1)    # (M*B, T, m_max)
         k = (h @ W_K.transpose(1, 2)).view(M * B, T, -1)
         v = (h @ W_V.transpose(1, 2)).view(M * B, T, -1)    # (M*B, T, d_v)
-        logits = q @ k.transpose(1, 2)                      # (M*B, T, T): rho_hat(x_t, x_s), Eq. (18)
-        pattern = torch.softmax(logits, dim=-1)             # softmax over s
-        z = (pattern @ v).view(M, B * T, -1)                # (M, B*T, d_v)
+        kind = self.cfg.attention
+        if kind == "linear":
+            feats = self._features(B).to(q)                 # (M*B, 1, m_max): member's own m_h only
+            z = linear_attention(q, k, v, eps=0.0, causal=False, features=feats)   # no (T, T) matrix
+            if return_internals:
+                pattern = linear_attention_pattern(q, k, eps=0.0, causal=False, features=feats)
+                logits = self._log_kernel(q, k, feats)
+        else:
+            logits = q @ k.transpose(1, 2)                  # (M*B, T, T): rho_hat(x_t, x_s), Eq. (18)
+            if kind == "sparse":                            # only the two-sided Eq. (6) pairs
+                mask = sparse_mask(T, block_size(T), SPARSE_C, SPARSE_K, device=q.device, causal=False)
+                logits = logits.masked_fill(~mask, float("-inf"))
+            pattern = torch.softmax(logits, dim=-1)         # softmax over s
+            z = pattern @ v                                 # (M*B, T, d_v)
+        z = z.reshape(M, B * T, -1)                         # (M, B*T, d_v)
         y = self._mlp(z, self._stack_mlp("F_hat")).view(M, B, T)
         if return_internals:
             return Internals(y, logits.view(M, B, T, T), pattern.view(M, B, T, T))
         return y
 
+    def _features(self, B: int = 1) -> torch.Tensor:
+        """(M*B, 1, m_max) 1 for each member's own m_h features, 0 for its zero padding: phi(0) = 1,
+        so a padded row would otherwise add 1 to every linear-attention score."""
+        on = torch.tensor([[1.0] * m + [0.0] * (self.m_max - m) for m in self.m_hs])   # (M, m_max)
+        return on.repeat_interleave(B, dim=0)[:, None, :]
+
+    @staticmethod
+    def _log_kernel(q, k, feats) -> torch.Tensor:
+        """log(phi(q_t).phi(k_s)): the coupling whose softmax over s is linear attention's pattern.
+        (phi > 0; the clamp only guards float underflow of exp for very negative q, k.)"""
+        a = (phi(q) * feats) @ phi(k).transpose(-2, -1)
+        return a.clamp_min(torch.finfo(a.dtype).tiny).log()
+
     @torch.no_grad()
     def rho_hat(self, u: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
         """The learned coupling rho_hat(u_a, v_b) = (W_Q f_hat(u_a))^T (W_K f_hat(v_b)): (M, len(u), len(v)).
 
+        softmax: Eq. (18).  sparse: the same function, used only on the pairs (t, s) the pattern lets
+        through.  linear: the effective coupling log(phi(W_Q f_hat(u_a)).phi(W_K f_hat(v_b))), whose
+        softmax over s is the linear-attention pattern (a log of a rank-m_h positive kernel: not rank m_h).
         Defined for models without positional encoding (with one, rho_hat also depends on t and s)."""
         if self.cfg.pos != "none":
             raise ValueError("rho_hat(u, v) is a function of the inputs only without positional encoding")
         hu = self.embed(u.view(1, -1))                      # (M, len(u), n)
         hv = self.embed(v.view(1, -1))
-        return (hu @ self._stack_qk("W_Q").transpose(1, 2)) @ (hv @ self._stack_qk("W_K").transpose(1, 2)).transpose(1, 2)
+        q = hu @ self._stack_qk("W_Q").transpose(1, 2)      # (M, len(u), m_max)
+        k = hv @ self._stack_qk("W_K").transpose(1, 2)      # (M, len(v), m_max)
+        if self.cfg.attention == "linear":
+            return self._log_kernel(q, k, self._features().to(q))
+        return q @ k.transpose(1, 2)
 
     def member_param_groups(self):
         """One list of parameters per member (for per-member optimiser groups)."""

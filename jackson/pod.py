@@ -49,13 +49,26 @@ def pod(kernel: Callable[[np.ndarray, np.ndarray], np.ndarray], n: int = 256,
     return pod_matrix(np.asarray(kernel(x, x), dtype=np.float64), w, x, k)
 
 
+def rank_tail(sigma: np.ndarray, ms) -> dict[int, float]:
+    """Eckart-Young: relative L2 error of the best rank-m approximation of a kernel with singular
+    values sigma, sqrt(sum_{i>m} sigma_i^2 / sum_i sigma_i^2), for each m in ms.
+
+    With sigma from `pod(lambda u, v: np.exp(rho(u, v)))`: how well any rank-m kernel -- e.g. linear
+    attention's phi(q(u)).phi(k(v)) with m = m_h features -- can match the unnormalised softmax
+    kernel exp(rho), which is not low-rank even when rho is."""
+    e = np.asarray(sigma, dtype=np.float64) ** 2
+    total = e.sum()
+    return {int(m): float(np.sqrt(max(e[m:].sum(), 0.0) / total)) for m in ms}
+
+
 def center_keys(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """Remove from rho(u, v) its v-mean: the part g(u) that softmax over s cannot see."""
     return values - (values @ weights)[:, None]
 
 
 def learned_spectrum(bank, n: int = 256, k: int = 24, centered: bool = True) -> np.ndarray:
-    """Singular values of each member's learned rho_hat (Eq. 18): (M, k).
+    """Singular values of each member's learned rho_hat (Eq. 18): (M, k).  For a linear-attention bank
+    that is its effective coupling log(phi(q).phi(k)) (see TransformerBank.rho_hat).
 
     centered: first subtract the v-mean of rho_hat(u, .) (a function of u alone, invisible to the
     softmax over s), so the spectrum compares with targets whose psi_i have zero mean.

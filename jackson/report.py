@@ -136,9 +136,15 @@ def from_jackson_sweep(root: Path, folder: Path, s: dict) -> dict:
                                      "target's sigma_i, one panel per target."),
             ("loss_curves.png", "Training-subset MSE against optimiser step, one line per m_h, one panel per target.")]
     lo, hi = s.get("fit_range", [1, 8])
+    kind = s.get("attention", "softmax")
+    if kind != "softmax":   # the model is Eq. (5) with another attention: say so in every caption
+        figs = [(f, c.replace("the trained Eq. (5) model", f"the trained Eq. (5) model with {kind} attention"))
+                for f, c in figs]
     paper = []
     for t in s["targets"]:
         e = t.get("exponents", {})
+        if kind != "softmax":
+            continue        # Theorem 4.1 is about softmax attention: no paper value to set beside these
         if t["rank"] == "inf" and "test" in e:
             paper.append({"quantity": f"alpha = {t['alpha']:g}, rank inf: exponent of held-out MSE in m_h "
                                       f"(fit over m_h {lo}..{hi}; Theorem 4.1 predicts -(2 alpha - 1))",
@@ -159,11 +165,14 @@ def from_jackson_sweep(root: Path, folder: Path, s: dict) -> dict:
                          f"{ch['max_trained_over_oracle_mh_le_8']:.3g} for m_h <= 8")
     outl = sorted({m for t in s["targets"] for m in t.get("checks", {}).get("optimisation_outliers", [])})
     text = ("Measured: " + "; ".join(notes) + "." if notes else "")
+    if kind != "softmax":
+        text = (f"Attention: {kind} (not the softmax of Theorem 4.1, so no predicted exponent is set beside it; "
+                f"the comparison with softmax on the same targets is in summary.md). " + text)
     if outl:
         text += f" Members flagged as optimisation outliers (stuck far above smaller m_h): m_h = {', '.join(map(str, outl))}."
     return {"folder": _rel(root, folder), "section": "jackson",
-            "title": f"jackson-sweep: alpha {', '.join(f'{a:g}' for a in alphas)}; rank {', '.join(ranks)} "
-                     f"({folder.name})",
+            "title": f"jackson-sweep: alpha {', '.join(f'{a:g}' for a in alphas)}; rank {', '.join(ranks)}"
+                     + (f"; {kind} attention" if kind != "softmax" else "") + f" ({folder.name})",
             "data": data, "command": command, "seeds": seeds, "paper": paper, "text": text.strip(),
             "figures": [{"file": _rel(root, folder / f), "caption": c + tail} for f, c in figs],
             "links": [_rel(root, folder / "summary.md")] if (folder / "summary.md").exists() else []}

@@ -45,15 +45,69 @@ def collect(out_dir: Path, cell_dirs: list[Path]) -> dict[str, pd.DataFrame]:
     return tabs
 
 
+# what `rho_hat` (the learned spectrum) is for each attention kind (jackson/models.py)
+RHO_HAT = {"softmax": "rho_hat = (W_Q f_hat(u))^T W_K f_hat(v), Eq. (18)",
+           "sparse": "rho_hat = (W_Q f_hat(u))^T W_K f_hat(v), Eq. (18), used only on the pairs the sparse pattern lets through",
+           "linear": "the effective coupling log(phi(W_Q f_hat(u)).phi(W_K f_hat(v))), phi = elu + 1, whose softmax over s "
+                     "is the linear-attention pattern"}
+ATTENTION_TEXT = {
+    "softmax": "softmax attention, Eq. (5) as written",
+    "sparse": "sparse attention (beyond the paper): the softmax over s restricted to the two-sided Eq. (6) pattern "
+              "{s : |t - s| < kB} U {every block's last c tokens}, B = 2^floor(log2 sqrt tau), c = k = 1",
+    "linear": "linear attention (beyond the paper): sum_s phi(q_t).phi(k_s) v_s / sum_s phi(q_t).phi(k_s), "
+              "phi = elu + 1, q = W_Q f_hat(x), k = W_K f_hat(x), non-causal -- a rank-m_h kernel in place of "
+              "exp(rho_hat); the targets keep their softmax of a coupling"}
+
+
+def attention_of(meta: dict) -> str:
+    """The attention kind a cell used (cells written before the option existed used softmax)."""
+    return meta["cell"].get("model", {}).get("attention", "softmax")
+
+
 def _targets(rows: pd.DataFrame):
     keys = rows[["alpha", "rank"]].drop_duplicates().values.tolist()
     return sorted(((float(a), str(r)) for a, r in keys), key=lambda k: (k[0], _rank_order(k[1])))
 
 
-def summarize(out_dir: Path, tabs: dict, fit_range: tuple[int, int], command: str) -> dict:
-    """summary.json and summary.md: per target, the curves, the exponents and the checks."""
+# the SweepConfig fields that define a target and its data: two runs compare only if these agree
+SAME_DATA = ("phi", "psi", "F", "f", "tau", "tail_tol", "k_max", "n_train", "n_test", "seeds")
+
+
+def reference_run(folder: str | Path, config: dict | None = None) -> dict:
+    """Another jackson-sweep folder to set beside this one (--compare-to): its attention, its curves and
+    exponents per target (from its summary.json), and the data fields in which its config differs."""
+    folder = Path(folder)
+    s = json.loads((folder / "summary.json").read_text())
+    other = json.loads((folder / "config.json").read_text()) if (folder / "config.json").exists() else {}
+    differs = [k for k in SAME_DATA if config is not None and k in other and k in config and other[k] != config[k]]
+    blocks = (pd.read_csv(folder / "blocks.csv", dtype={"rank": str}) if (folder / "blocks.csv").exists()
+              else None)
+    return {"folder": str(folder), "attention": s.get("attention", "softmax"), "command": s.get("command", ""),
+            "fit_range": s.get("fit_range"), "differs": differs, "blocks": blocks,
+            "targets": {(float(t["alpha"]), str(t["rank"])): {
+                "attention": t.get("attention", s.get("attention", "softmax")),
+                "curve": {int(r["m_h"]): float(r["test_mse"]) for r in t["curve"]},
+                "exponent": t.get("exponents", {}).get("test"), "checks": t.get("checks", {})}
+                for t in s["targets"]}}
+
+
+def block_exponent(blocks: pd.DataFrame, alpha: float, rank: str, fit_ms, kind: str = "test") -> dict:
+    """Slope of log MSE vs log m_h over fit_ms with its bootstrap interval, from a blocks table
+    (one row per m_h, seed, kind and block of held-out sequences)."""
+    fit_ms = [int(m) for m in fit_ms]
+    b = blocks[(blocks.alpha == alpha) & (blocks["rank"].astype(str) == str(rank)) & blocks.m_h.isin(fit_ms)]
+    t = b[b.kind == kind].pivot_table(index=["seed", "block"], columns="m_h", values="mse")[fit_ms]
+    arr = t.to_numpy().reshape(t.index.get_level_values(0).nunique(), -1, len(fit_ms))
+    return bootstrap_exponent(fit_ms, arr)
+
+
+def summarize(out_dir: Path, tabs: dict, fit_range: tuple[int, int], command: str,
+              reference: dict | None = None) -> dict:
+    """summary.json and summary.md: per target, the curves, the exponents and the checks
+    (and, with a `reference_run`, its held-out curve beside this one's)."""
     rows, blocks = tabs["rows"], tabs["blocks"]
-    summary = {"command": command, "fit_range": list(fit_range), "targets": []}
+    kinds = sorted({attention_of(m) for m in tabs["meta"].values()})
+    summary = {"command": command, "attention": ", ".join(kinds), "fit_range": list(fit_range), "targets": []}
     for alpha, rank in _targets(rows):
         sel = rows[(rows.alpha == alpha) & (rows["rank"] == rank)]
         meta = tabs["meta"][(alpha, rank)]
@@ -68,12 +122,8 @@ def summarize(out_dir: Path, tabs: dict, fit_range: tuple[int, int], command: st
         fit_ms = [m for m in ms if lo <= m <= hi and (rank == "inf" or m < int(rank))]
         exps = {}
         if len(fit_ms) >= 2:
-            b = blocks[(blocks.alpha == alpha) & (blocks["rank"] == rank) & blocks.m_h.isin(fit_ms)]
             for kind in ORACLES:
-                t = b[b.kind == kind].pivot_table(index=["seed", "block"], columns="m_h", values="mse")
-                t = t[fit_ms]
-                arr = t.to_numpy().reshape(t.index.get_level_values(0).nunique(), -1, len(fit_ms))
-                exps[kind] = bootstrap_exponent(fit_ms, arr)
+                exps[kind] = block_exponent(blocks, alpha, rank, fit_ms, kind)
         comp = meta["complexity"]
         sigma = np.asarray(meta["sigma_head"])
         bounds = bound_terms(sigma, alpha, comp["C0"], comp["C1"], meta["cell"]["tau"], ms,
@@ -101,12 +151,28 @@ def summarize(out_dir: Path, tabs: dict, fit_range: tuple[int, int], command: st
         checks["optimisation_outliers"] = outliers
         share = (1 - curve.oracle_self_exact_mse / curve.oracle_mse)[curve.oracle_mse > 0]
         summary["targets"].append({
-            "alpha": alpha, "rank": rank, "K": meta["target"]["K"],
+            "alpha": alpha, "rank": rank, "attention": attention_of(meta), "K": meta["target"]["K"],
             "tail_beyond_K": meta["target"]["tail_energy"], "tail_tol_met": meta["target"]["tail_tol_met"],
             "C0": comp["C0"], "C1": comp["C1"], "predicted_exponent": predicted_exponent(alpha),
             "fit_m_h": [int(m) for m in fit_ms], "exponents": exps, "checks": checks,
             "self_coupling_share": dict(zip(map(int, ms), map(float, share))),
             "curve": curve.to_dict(orient="records"), "bound": bounds})
+    if reference is not None:
+        summary["reference"] = {k: v for k, v in reference.items() if k not in ("targets", "blocks")}
+        for t in summary["targets"]:
+            ref = reference["targets"].get((t["alpha"], t["rank"]))
+            if ref is None:
+                continue
+            mine = {int(r["m_h"]): r["test_mse"] for r in t["curve"]}
+            rb, fm = reference["blocks"], t["fit_m_h"]
+            same = (rb is not None and len(fm) >= 2 and
+                    set(fm) <= set(rb[(rb.alpha == t["alpha"]) & (rb["rank"] == t["rank"])].m_h))
+            t["reference"] = {"attention": ref["attention"], "checks": ref["checks"],
+                              # its exponent over this run's m_h (else the one its own summary fitted)
+                              "exponent": block_exponent(rb, t["alpha"], t["rank"], fm) if same else ref["exponent"],
+                              "exponent_m_h": fm if same else None,
+                              "curve": [{"m_h": m, "test_mse": mine[m], "reference_test_mse": ref["curve"][m],
+                                         "ratio": mine[m] / ref["curve"][m]} for m in mine if m in ref["curve"]]}
     (out_dir / "summary.json").write_text(json.dumps(summary, indent=1, default=float))
     (out_dir / "summary.md").write_text(_markdown(summary))
     return summary
@@ -117,10 +183,14 @@ def _fmt_exp(e: dict | None) -> str:
 
 
 def _markdown(s: dict) -> str:
-    L = ["# jackson-sweep summary", "",
+    att = s.get("attention", "softmax")
+    kinds = att.split(", ")
+    L = [f"# jackson-sweep summary ({att} attention)", "",
          f"Command: `{s['command']}`", "",
+         "Model attention: " + "; ".join(ATTENTION_TEXT.get(k, k) for k in kinds) + ". "
+         "Learned spectrum: singular values of " + "; ".join(RHO_HAT.get(k, k) for k in kinds) + ".", "",
          "Data: synthetic POD targets (Eq. 8), inputs U[0,1]; errors are mean squared errors over "
-         "positions and sequences. *Trained* = held-out MSE of the fitted Eq. (5) model; *oracle* = "
+         f"positions and sequences. *Trained* = held-out MSE of the fitted Eq. (5) model ({att} attention); *oracle* = "
          "held-out MSE of the target with rho replaced by its exact rank-m_h POD truncation; "
          "*oracle, s=t exact* = the same with only the s != t logits truncated. Exponents: slope of "
          f"log MSE vs log m_h over m_h in {s['fit_range'][0]}..{s['fit_range'][1]} (below the rank for "
@@ -131,7 +201,7 @@ def _markdown(s: dict) -> str:
          "otherwise it ran out of budget. The Eq. (17) attention term is tau^2 C0 C1 m_h^-(2alpha-1) for the "
          "L1 error summed over t (the feed-forward term needs beta and C2, which a target does not determine).", ""]
     for t in s["targets"]:
-        L += [f"## alpha = {t['alpha']:g}, rank = {t['rank']}", ""]
+        L += [f"## alpha = {t['alpha']:g}, rank = {t['rank']} ({t.get('attention', 'softmax')} attention)", ""]
         tol = "" if t["tail_tol_met"] else " (tolerance NOT met: the realised target is this K-term truncation)"
         L += [f"K = {t['K']} terms, tail beyond K = {t['tail_beyond_K']:.3g}{tol}; "
               f"C0 = {t['C0']:.3g}, C1 = {t['C1']:.3g}; predicted exponent -(2alpha-1) = {t['predicted_exponent']:+.2f}.", ""]
@@ -160,7 +230,13 @@ def _markdown(s: dict) -> str:
                      f"exponent {_fmt_exp(e.get('oracle_self_exact'))} against the predicted "
                      f"{t['predicted_exponent']:+.2f}; the full oracle with {_fmt_exp(e.get('oracle'))}.")
             L.append("")
+        if "reference" in t:
+            L += _reference_md(t, s["reference"])
         ch = t["checks"]
+        if t.get("attention") == "linear":
+            L.append("Linear attention with m_h = 1 weights key s by phi(k_s) / sum_s' phi(k_s'), the same for every query "
+                     "t (phi(q_t) cancels), so its m_h = 1 member attends without looking at x_t: a drop from m_h = 1 "
+                     "to 2 says that, not that the target's rank was reached.")
         if "knee_drop" in ch:
             L.append(f"Rank check: held-out MSE drops {ch['knee_drop']:.1f}x from m_h = {int(t['rank']) - 1} to "
                      f"m_h = {t['rank']} (criterion >= 5x: {'met' if ch['knee_ok'] else 'NOT met'}).")
@@ -176,6 +252,31 @@ def _markdown(s: dict) -> str:
                      f"(criterion <= 2: {'met' if ch['within_2x_ok'] else 'NOT met'}).")
         L.append("")
     return "\n".join(L)
+
+
+def _reference_md(t: dict, ref: dict) -> list[str]:
+    """This target's held-out MSE beside the reference run's (same target, same data seeds)."""
+    r = t["reference"]
+    me, other = t.get("attention", "softmax"), r["attention"]
+    L = [f"Beside `{ref['folder']}` ({other} attention, `{ref['command']}`): held-out MSE of the same target"
+         + (f" -- NOTE: the runs differ in {', '.join(ref['differs'])}" if ref["differs"] else
+            ", same data and seeds") + ".", "",
+         f"| m_h | {me} | {other} | {me} / {other} |", "|---:|---:|---:|---:|"]
+    for c in r["curve"]:
+        L.append(f"| {c['m_h']} | {c['test_mse']:.3e} | {c['reference_test_mse']:.3e} | {c['ratio']:.3g} |")
+    ratios = [c["ratio"] for c in r["curve"]]
+    if ratios:
+        L += ["", f"{me} / {other} over m_h: median {np.median(ratios):.3g}, range {min(ratios):.3g}-{max(ratios):.3g}."]
+    mine = t["exponents"].get("test")
+    if mine or r["exponent"]:
+        where = (f"both over m_h = {t['fit_m_h'][0]}..{t['fit_m_h'][-1]}, from the held-out blocks" if r["exponent_m_h"]
+                 else f"this run over m_h in {t['fit_m_h']}, the reference's from its own summary, range {ref['fit_range']}")
+        L.append(f"Fitted exponent of the held-out MSE: {me} {_fmt_exp(mine)}, {other} {_fmt_exp(r['exponent'])} ({where}).")
+    if "knee_drop" in t["checks"] and "knee_drop" in r["checks"]:
+        L.append(f"Rank knee (m_h = {int(t['rank']) - 1} -> {t['rank']}): {me} drops {t['checks']['knee_drop']:.3g}x, "
+                 f"{other} {r['checks']['knee_drop']:.3g}x.")
+    L.append("")
+    return L
 
 
 def _grid(plt, n: int, height: float):
@@ -197,6 +298,7 @@ def plot(out_dir: Path, tabs: dict, summary: dict) -> list[Path]:
     import seaborn as sns
 
     rows = tabs["rows"]
+    att = summary.get("attention", "softmax")
     alphas = sorted(rows.alpha.unique())
     ranks = sorted(rows["rank"].astype(str).unique(), key=_rank_order)
     colors = dict(zip(ranks, sns.color_palette("deep", len(ranks))))
@@ -210,10 +312,14 @@ def plot(out_dir: Path, tabs: dict, summary: dict) -> list[Path]:
             c = pd.DataFrame(t["curve"])
             col = colors[t["rank"]]
             ax.errorbar(c.m_h, c.test_mse, yerr=c.test_sd.fillna(0), color=col, marker="o", ms=4,
-                        label=f"r={t['rank']} trained", capsize=2)
+                        label=f"r={t['rank']} trained ({t.get('attention', 'softmax')})", capsize=2)
             pos = lambda v: v.where(v > 0)  # noqa: E731  (exact oracle, m_h >= r: nothing to draw on a log axis)
             ax.plot(c.m_h, pos(c.oracle_mse), color=col, ls="--", lw=1, label=f"r={t['rank']} oracle")
             ax.plot(c.m_h, pos(c.oracle_self_exact_mse), color=col, ls=":", lw=1, label=f"r={t['rank']} oracle s=t exact")
+            if "reference" in t:   # --compare-to: the other run's trained curve, hollow markers
+                rc = pd.DataFrame(t["reference"]["curve"])
+                ax.plot(rc.m_h, rc.reference_test_mse, color=col, marker="s", ms=4, mfc="none", lw=1, alpha=0.7,
+                        label=f"r={t['rank']} trained ({t['reference']['attention']}, reference)")
         ms = np.arange(1, rows.m_h.max() + 1)
         anchor = rows[(rows.alpha == a)].oracle_mse.max()
         ax.plot(ms, anchor * ms ** predicted_exponent(a), color="grey", ls=(0, (1, 3)), lw=2,
@@ -221,7 +327,7 @@ def plot(out_dir: Path, tabs: dict, summary: dict) -> list[Path]:
         ax.set(xscale="log", yscale="log", xlabel="$m_h$", ylabel="MSE", title=f"alpha = {a:g}")
         ax.grid(True, which="both", alpha=0.3)
     axes[0][-1].legend(fontsize=7, loc="center left", bbox_to_anchor=(1.02, 0.5))
-    fig.suptitle("Held-out MSE vs attention size m_h (synthetic POD targets)", fontsize=9)
+    fig.suptitle(f"Held-out MSE vs attention size m_h (synthetic POD targets), model: {att} attention", fontsize=9)
     fig.tight_layout()
     paths.append(out_dir / "error_vs_mh.png")
     fig.savefig(paths[-1], dpi=110)
@@ -245,7 +351,8 @@ def plot(out_dir: Path, tabs: dict, summary: dict) -> list[Path]:
         ax.set(yscale="log", ylim=(1e-4, 2 * top), xlabel="index i", ylabel="singular value",
                title=f"alpha={t['alpha']:g}, r={t['rank']}")
         ax.legend(fontsize=7)
-    fig.suptitle("Learned rho_hat spectrum (v-centred, a line per m_h) vs target sigma", fontsize=9)
+    what = "log(phi(q).phi(k)) (linear attention's effective coupling)" if att == "linear" else "rho_hat"
+    fig.suptitle(f"Learned {what} spectrum\n(v-centred, a line per m_h) vs target sigma; model: {att} attention", fontsize=9)
     fig.tight_layout()
     paths.append(out_dir / "learned_spectrum.png")
     fig.savefig(paths[-1], dpi=110)
@@ -263,7 +370,7 @@ def plot(out_dir: Path, tabs: dict, summary: dict) -> list[Path]:
                     label=f"m_h={m}" if j in (0, len(mhs) - 1) else None)
         ax.set(yscale="log", xlabel="step", ylabel="train MSE", title=f"alpha={t['alpha']:g}, r={t['rank']}")
         ax.legend(fontsize=7)
-    fig.suptitle("Loss curves (training-subset MSE, a line per m_h)", fontsize=9)
+    fig.suptitle(f"Loss curves (training-subset MSE, a line per m_h)\nmodel: {att} attention", fontsize=9)
     fig.tight_layout()
     paths.append(out_dir / "loss_curves.png")
     fig.savefig(paths[-1], dpi=110)

@@ -171,6 +171,7 @@ def validate(cfg) -> None:
     need(m.d_in == ModelConfig().d_in,
          f"--d-in: set by the task (its tokens have {cfg.task.d_in} entries); leave it out, got {m.d_in}")
     need(m.pos == "none", "--pos: the tasks put position information into their tokens where needed; use none")
+    need(m.attention == "softmax", f"--attention: the App. B tasks use the softmax attention of Eq. (53), got {m.attention}")
     need(m.n >= 1 and m.d_v >= 1 and m.width >= 1 and m.depth >= 2,
          "--n, --d-v, --width: must be >= 1 and --depth >= 2 (at least one hidden layer)")
     need(m.qk_init > 0 and m.in_scale > 0, "--qk-init, --in-scale: must be > 0")

@@ -147,6 +147,8 @@ def validate(cfg: CompareConfig) -> None:
     need(cfg.n_test >= 1, "--n-test: must be >= 1")
     need(cfg.transformer.tau_max >= cfg.tau, f"--tau-max: must be >= --tau ({cfg.tau}), got {cfg.transformer.tau_max}")
     need(cfg.transformer.pos != "none", "--pos: the comparison needs a positional encoding (learned or sinusoidal)")
+    need(cfg.transformer.attention == "softmax",
+         f"--attention: Tables 2-3 set the paper's softmax Transformer beside the RNN; use softmax, got {cfg.transformer.attention}")
     try:
         swap_ends(cfg.tau, cfg.swap)
         check_filter(random_filter(cfg.filter_length, cfg.filter_seed))

@@ -117,6 +117,85 @@ def test_softmax_internals():
     torch.testing.assert_close(r.pattern @ v, r.out)
 
 
+# ---- non-causal variants (the Eq. (5) model: every s) -------------------------------------------
+
+def linear_full_ref(q, k, v, on=None):
+    """sum_j phi(q_i).phi(k_j) v_j / sum_j phi(q_i).phi(k_j) over ALL j, one (i, j) at a time;
+    `on` (d,) 0/1 keeps only those features."""
+    on = torch.ones(q.shape[-1], dtype=q.dtype) if on is None else on
+    T = q.shape[-2]
+    out = torch.zeros(*q.shape[:-1], v.shape[-1], dtype=q.dtype)
+    for i in range(T):
+        w = torch.stack([(on * phi_ref(q[..., i, :]) * phi_ref(k[..., j, :])).sum(-1) for j in range(T)], -1)
+        out[..., i, :] = (w[..., None] * v).sum(-2) / w.sum(-1, keepdim=True)
+    return out
+
+
+def eq6_two_sided(i, j, B, c, k):
+    """The non-causal pattern: |i - j| < kB, or j is one of the last c tokens of its block (1-indexed)."""
+    return abs(i - j) < k * B or (j - 1) % B >= B - c
+
+
+@pytest.mark.parametrize("T", [1, 5, 16])
+def test_noncausal_linear_equals_the_full_sum(T):
+    q, k, v = qkv(T)
+    got = linear_attention(q, k, v, eps=0.0, causal=False)
+    want = linear_full_ref(q, k, v)
+    torch.testing.assert_close(got, want, rtol=1e-10, atol=1e-12)
+    P = linear_attention_pattern(q, k, eps=0.0, causal=False)
+    assert (P > 0).all()                                 # every key gets weight: no triangle
+    torch.testing.assert_close(P.sum(-1), torch.ones(P.shape[:-1], dtype=P.dtype))
+    torch.testing.assert_close(P @ v, got, rtol=1e-10, atol=1e-12)
+    if T > 1:   # and it is not the causal one
+        assert not torch.allclose(got, linear_attention(q, k, v, eps=0.0))
+
+
+def test_linear_features_switch_features_off():
+    """features = 0 removes a feature from phi(q).phi(k); phi(0) = 1 would otherwise add 1 to every score."""
+    q, k, v = qkv(6, d=5)
+    on = torch.tensor([1.0, 1.0, 0.0, 1.0, 0.0], dtype=q.dtype)
+    want = linear_full_ref(q, k, v, on)
+    torch.testing.assert_close(linear_attention(q, k, v, eps=0.0, causal=False, features=on[None]), want)
+    torch.testing.assert_close(linear_attention_pattern(q, k, eps=0.0, causal=False, features=on[None]) @ v, want)
+    # the same as dropping those columns
+    keep = on.bool()
+    torch.testing.assert_close(want, linear_attention(q[..., keep], k[..., keep], v, eps=0.0, causal=False))
+    # the causal path honours it too
+    torch.testing.assert_close(linear_attention(q, k, v, chunk=2, eps=0.0, features=on[None]),
+                               linear_attention(q[..., keep], k[..., keep], v, chunk=2, eps=0.0))
+
+
+@pytest.mark.parametrize("L,B,c,k", [(16, 4, 1, 1), (20, 4, 1, 2), (23, 4, 2, 1), (9, 3, 3, 1), (17, 1, 1, 1), (40, 8, 0, 1)])
+def test_noncausal_sparse_mask_element_by_element(L, B, c, k):
+    m = sparse_mask(L, B, c, k, causal=False)
+    assert m.shape == (L, L) and m.dtype == torch.bool and m.diagonal().all()
+    for i in range(1, L + 1):
+        for j in range(1, L + 1):
+            assert bool(m[i - 1, j - 1]) == eq6_two_sided(i, j, B, c, k), (i, j)
+    # its lower triangle is the causal Eq. (6) mask
+    assert torch.equal(m & causal_mask(L), sparse_mask(L, B, c, k))
+    if c < B and L > k * B:                              # then (1, kB + 1) is neither local nor a summary
+        assert not m[0, k * B]
+
+
+def test_noncausal_sparse_picture():
+    pic = mask_ascii(sparse_mask(8, 2, 1, 1, causal=False)).splitlines()
+    assert pic[0] == "##.#.#.#" and pic[4] == ".#.###.#"   # window {i-1, i, i+1}, summaries 2, 4, 6, 8
+
+
+def test_noncausal_sparse_attention_and_full_softmax():
+    T = 13
+    q, kk, v = qkv(T, lead=(2,))
+    got = softmax_attention(q, kk, v, sparse_mask(T, 4, 1, 1, causal=False), scale=1.0)
+    for i in range(1, T + 1):
+        js = [j - 1 for j in range(1, T + 1) if eq6_two_sided(i, j, 4, 1, 1)]
+        w = torch.softmax(q[:, i - 1:i] @ kk[:, js].transpose(-2, -1), dim=-1)
+        torch.testing.assert_close(got[:, i - 1], (w @ v[:, js])[:, 0])
+    # mask=None: every key, the same as an all-True mask
+    full = torch.ones(T, T, dtype=torch.bool)
+    torch.testing.assert_close(softmax_attention(q, kk, v, None), softmax_attention(q, kk, v, full))
+
+
 # ---- causality -------------------------------------------------------------------------------
 
 VARIANTS = {

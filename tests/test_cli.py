@@ -109,6 +109,49 @@ def test_quick_rank_2_and_inf(tmp_path, sweep_exe, sub_env):
         assert (out / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_quick_linear_attention_is_named_everywhere(tmp_path, sweep_exe, sub_env, quick_run):
+    """--attention linear: the linear model is trained and the run says so (summary, config, stdout);
+    --compare-to sets the softmax quick run's held-out curve beside it."""
+    soft, _ = quick_run
+    out = tmp_path / "linear"
+    proc = run_sweep_cli(sweep_exe, ["--quick", "--attention", "linear", "--compare-to", str(soft),
+                                     "--out", str(out)], sub_env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "(linear attention)" in proc.stdout
+    cfg = json.loads((out / "config.json").read_text())
+    assert cfg["model"]["attention"] == "linear" and cfg["model"]["n"] == QUICK["model"].n
+    s = json.loads((out / "summary.json").read_text())
+    assert s["attention"] == "linear" and [t["attention"] for t in s["targets"]] == ["linear"]
+    md = (out / "summary.md").read_text()
+    assert md.startswith("# jackson-sweep summary (linear attention)")
+    assert "## alpha = 1.5, rank = inf (linear attention)" in md and "log(phi(" in md
+    res = pd.read_csv(out / "results.csv")
+    assert res.m_h.tolist() == list(QUICK["m_h"]) and np.isfinite(res.test_mse).all()
+    cell = json.loads(next((out / "cells").iterdir()).joinpath("cell.json").read_text())
+    assert cell["cell"]["model"]["attention"] == "linear"
+    spec = pd.read_csv(out / "learned_spectrum.csv")
+    assert np.isfinite(spec.filter(regex=r"^s\d+$").to_numpy()).all()
+    for png in ("error_vs_mh.png", "learned_spectrum.png", "loss_curves.png"):
+        assert (out / png).read_bytes()[:8] == PNG
+    # the comparison: same target, same data; ratios from the two results tables
+    ref = s["targets"][0]["reference"]
+    assert ref["attention"] == "softmax" and s["reference"]["differs"] == []
+    res_soft = pd.read_csv(soft / "results.csv")
+    assert [c["m_h"] for c in ref["curve"]] == res.m_h.tolist()
+    np.testing.assert_allclose([c["reference_test_mse"] for c in ref["curve"]], res_soft.test_mse, rtol=1e-5)
+    np.testing.assert_allclose([c["ratio"] for c in ref["curve"]], res.test_mse / res_soft.test_mse, rtol=1e-5)
+    assert f"Beside `{soft}` (softmax attention" in md and "| m_h | linear | softmax | linear / softmax |" in md
+    # the reference's exponent is refitted from its blocks over this run's m_h: here the same range as its own
+    soft_exp = json.loads((soft / "summary.json").read_text())["targets"][0]["exponents"]["test"]
+    assert ref["exponent_m_h"] == list(QUICK["m_h"]) and ref["exponent"] == pytest.approx(soft_exp, rel=1e-9)
+
+
+def test_non_softmax_runs_get_their_own_default_folder():
+    from jackson.models import ModelConfig
+    assert SweepConfig(model=ModelConfig(attention="linear")).resolved_out() == Path("reports/jackson/sweep-a1.5-rinf-linear")
+    assert SweepConfig(model=ModelConfig(attention="sparse"), quick=True).resolved_out().name == "sweep-a1.5-rinf-sparse-quick"
+
+
 # ---- bad input: exit 2, one line naming the option, nothing written -----------------------
 
 # the cases run as real subprocesses of the console script (each pays the torch import)
@@ -133,6 +176,9 @@ BAD_IN_PROCESS = {
     "n_test_small": (["--n-test", "10"], "--n-test"),
     "d_in_not_scalar": (["--d-in", "2"], "--d-in"),
     "positional_encoding": (["--pos", "learned"], "--pos"),
+    "attention_unknown": (["--attention", "performer"], "--attention"),
+    "attention_case": (["--quick", "--attention", "Linear"], "--attention"),
+    "compare_to_missing": (["--quick", "--compare-to", "/nonexistent/run"], "--compare-to"),
     "out_is_a_file": (None, "--out"),
 }
 MAX_PARALLEL = 2   # a 2-core machine: more concurrent torch imports only thrash

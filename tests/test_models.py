@@ -231,3 +231,151 @@ def test_positional_encoding_options_and_limits():
         TransformerBank(ModelConfig(pos="rotary", **POS), (2,), (5,))
     with pytest.raises(ValueError, match="positional"):
         learned.rho_hat(torch.rand(3), torch.rand(3))
+
+
+# ---- attention kinds beyond the paper: linear and sparse (non-causal) --------------------------
+
+LINEAR = ModelConfig(n=8, d_v=8, width=16, attention="linear")
+SPARSE = ModelConfig(n=8, d_v=8, width=16, attention="sparse")
+
+
+def phi_ref(a):
+    return torch.where(a > 0, a + 1, torch.exp(a))       # elu + 1, written out
+
+
+def in_pattern(t: int, s: int, T: int) -> bool:
+    """The two-sided Eq. (6) set the sparse bank uses, 0-indexed: B = 2^floor(log2 sqrt T), c = k = 1."""
+    B = 2 ** int(math.floor(math.log2(math.sqrt(T)) + 1e-12))
+    return abs(t - s) < B or s % B == B - 1
+
+
+@torch.no_grad()
+def reference_forward_kind(member: Member, x: torch.Tensor, kind: str):
+    """One member (its own m_h rows, no padding), one sequence and one (t, s) pair at a time:
+    y (B, T), logits (B, T, T) and pattern (B, T, T) for attention `kind`."""
+    f_hat, F_hat = linear_stack(list(member.f_hat)), linear_stack(list(member.F_hat))
+    ys, ls, ps = [], [], []
+    for seq in x:
+        T = len(seq)
+        h = f_hat(seq[:, None])
+        q, k, v = h @ member.W_Q.T, h @ member.W_K.T, h @ member.W_V.T
+        logits, pattern = torch.zeros(T, T), torch.zeros(T, T)
+        for t in range(T):
+            if kind == "linear":    # a(t, s) = phi(q_t).phi(k_s); pattern = a / sum_s a
+                a = torch.stack([(phi_ref(q[t]) * phi_ref(k[s])).sum() for s in range(T)])
+                pattern[t], logits[t] = a / a.sum(), a.log()
+            else:                   # sparse: softmax over the allowed s only, -inf elsewhere
+                allowed = [s for s in range(T) if in_pattern(t, s, T)]
+                logits[t] = float("-inf")
+                logits[t, allowed] = torch.stack([q[t] @ k[s] for s in allowed])
+                pattern[t, allowed] = torch.softmax(logits[t, allowed], dim=0)
+        ys.append(F_hat(pattern @ v)[:, 0])
+        ls.append(logits)
+        ps.append(pattern)
+    return torch.stack(ys), torch.stack(ls), torch.stack(ps)
+
+
+@pytest.mark.parametrize("cfg", [LINEAR, SPARSE], ids=["linear", "sparse"])
+def test_attention_kind_bank_matches_reference(cfg):
+    bank = TransformerBank(cfg, M_HS, SEEDS)
+    x = torch.rand(3, 16, generator=torch.Generator().manual_seed(0))   # tau = 16: B = 4
+    it = bank(x, return_internals=True)
+    torch.testing.assert_close(bank(x), it.y, rtol=0, atol=0)           # the O(T) path = the inspected one
+    for i, mb in enumerate(bank.members):
+        y_ref, l_ref, p_ref = reference_forward_kind(mb, x, cfg.attention)
+        torch.testing.assert_close(it.y[i], y_ref, rtol=1e-5, atol=1e-6)
+        torch.testing.assert_close(it.pattern[i], p_ref, rtol=1e-5, atol=1e-6)
+        torch.testing.assert_close(it.logits[i], l_ref, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(it.pattern, torch.softmax(it.logits, dim=-1), rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(it.pattern.sum(-1), torch.ones(3, 3, 16))
+
+
+def test_sparse_pattern_is_zero_outside_the_stated_set():
+    bank = TransformerBank(SPARSE, M_HS, SEEDS)
+    for T in (16, 9):                                   # B = 4, then B = 2
+        P = bank(torch.rand(4, T, generator=torch.Generator().manual_seed(T)), return_internals=True).pattern
+        allowed = torch.tensor([[in_pattern(t, s, T) for s in range(T)] for t in range(T)])
+        assert (P[..., ~allowed] == 0).all()
+        assert (P[..., allowed] > 0).all()
+        assert not allowed.all()                        # it does leave pairs out
+
+
+def test_linear_attention_pattern_has_rank_at_most_m_h():
+    """phi(Q) phi(K)^T: a rank-m_h matrix before the row normalisation (which keeps the rank)."""
+    bank = TransformerBank(LINEAR, (1, 2, 5), (3, 4, 5))
+    P = bank(torch.rand(2, 16, generator=torch.Generator().manual_seed(1)), return_internals=True).pattern
+    for i, m in enumerate(bank.m_hs):
+        assert int(torch.linalg.matrix_rank(P[i].double(), rtol=1e-5).max()) <= m
+    # m_h = 1: phi(q_t) phi(k_s) / sum_s' ... does not depend on the query t at all
+    torch.testing.assert_close(P[0], P[0][:, :1].expand_as(P[0]))
+
+
+@pytest.mark.parametrize("cfg", [LINEAR, SPARSE], ids=["linear", "sparse"])
+def test_attention_kind_member_alone_equals_bank(cfg):
+    """Zero padding up to the bank's m_max changes nothing (phi(0) = 1 would, without the feature mask)."""
+    big = TransformerBank(cfg, (2, 6, 1), (7, 8, 9))
+    x = torch.rand(3, 16, generator=torch.Generator().manual_seed(2))
+    for m_h, seed, i in ((2, 7, 0), (6, 8, 1), (1, 9, 2)):
+        alone = TransformerBank(cfg, (m_h,), (seed,))
+        torch.testing.assert_close(big(x)[i], alone(x)[0], rtol=1e-5, atol=1e-6)
+        torch.testing.assert_close(big.rho_hat(x[0], x[1])[i], alone.rho_hat(x[0], x[1])[0], rtol=1e-5, atol=1e-5)
+
+
+def test_rho_hat_per_attention_kind():
+    x = torch.rand(2, 16, generator=torch.Generator().manual_seed(4))
+    lin = TransformerBank(LINEAR, M_HS, SEEDS)
+    it = lin(x, return_internals=True)
+    for b in range(2):   # linear: rho_hat is the effective coupling, the logits at the tokens
+        torch.testing.assert_close(it.logits[:, b], lin.rho_hat(x[b], x[b]), rtol=1e-5, atol=1e-5)
+    u, v = torch.linspace(0, 1, 4), torch.linspace(0.1, 0.9, 6)
+    for i, mb in enumerate(lin.members):
+        ref = linear_stack(list(mb.f_hat))
+        with torch.no_grad():
+            want = (phi_ref(ref(u[:, None]) @ mb.W_Q.T) @ phi_ref(ref(v[:, None]) @ mb.W_K.T).T).log()
+        torch.testing.assert_close(lin.rho_hat(u, v)[i], want, rtol=1e-5, atol=1e-5)
+    # sparse: the same bilinear rho_hat as softmax (the pattern only restricts where it is used)
+    sp, sm = TransformerBank(SPARSE, M_HS, SEEDS), TransformerBank(TINY_MODEL, M_HS, SEEDS)
+    assert torch.equal(sp.rho_hat(u, v), sm.rho_hat(u, v))
+    allowed = torch.tensor([[in_pattern(t, s, 16) for s in range(16)] for t in range(16)])
+    l_sp, l_sm = sp(x, return_internals=True).logits, sm(x, return_internals=True).logits
+    assert torch.equal(l_sp[..., allowed], l_sm[..., allowed]) and torch.isinf(l_sp[..., ~allowed]).all()
+
+
+def test_softmax_default_is_the_old_computation_bit_for_bit():
+    """attention = softmax (the default) runs exactly the ops the committed results were made with."""
+    assert ModelConfig().attention == "softmax" and TINY_MODEL.attention == "softmax"
+    bank = TransformerBank(TINY_MODEL, M_HS, SEEDS)
+    x = torch.rand(4, 16, generator=torch.Generator().manual_seed(5))
+    with torch.no_grad():
+        h = bank.embed(x)
+        M, B, T = 3, 4, 16
+        q = (h @ bank._stack_qk("W_Q").transpose(1, 2)).view(M * B, T, -1)
+        k = (h @ bank._stack_qk("W_K").transpose(1, 2)).view(M * B, T, -1)
+        v = (h @ torch.stack([mb.W_V for mb in bank.members]).transpose(1, 2)).view(M * B, T, -1)
+        logits = q @ k.transpose(1, 2)
+        pattern = torch.softmax(logits, dim=-1)
+        y = bank._mlp((pattern @ v).view(M, B * T, -1), bank._stack_mlp("F_hat")).view(M, B, T)
+        it = bank(x, return_internals=True)
+    assert torch.equal(it.y, y) and torch.equal(it.logits, logits.view(M, B, T, T))
+    assert torch.equal(it.pattern, pattern.view(M, B, T, T))
+
+
+def test_attention_kind_is_validated():
+    with pytest.raises(ValueError, match="--attention"):
+        TransformerBank(ModelConfig(n=8, d_v=8, width=16, attention="performer"), (1,), (0,))
+    with pytest.raises(ValueError, match="--attention"):
+        Member(ModelConfig(n=8, attention="Linear"), 1, 0)
+    # a subclass with its own forward (the App. B.1 TaskBank) computes softmax only: refuse, never ignore
+    from jackson.tasks import TaskBank
+    with pytest.raises(ValueError, match="--attention"):
+        TaskBank(LINEAR, 1, (1,), (0,))
+    assert len(TaskBank(TINY_MODEL, 1, (1,), (0,))) == 1
+
+
+@pytest.mark.parametrize("cfg", [LINEAR, SPARSE], ids=["linear", "sparse"])
+def test_attention_kind_trains(cfg):
+    """Gradients reach W_Q and W_K through every kind (linear: through phi; sparse: through the mask)."""
+    bank = TransformerBank(cfg, (1, 3), (0, 1))
+    bank(torch.rand(2, 16)).sum().backward()
+    for mb in bank.members:
+        assert mb.W_Q.grad is not None and mb.W_Q.grad.abs().sum() > 0 and mb.W_K.grad.abs().sum() > 0

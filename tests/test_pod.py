@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from jackson.models import TransformerBank
-from jackson.pod import center_keys, learned_spectrum, pod, pod_matrix, quadrature
+from jackson.pod import center_keys, learned_spectrum, pod, pod_matrix, quadrature, rank_tail
 from synthetic.pod_target import PODTarget, Spectrum, basis_matrix
 from conftest import TINY_MODEL
 
@@ -98,3 +98,27 @@ def test_learned_spectrum_of_random_bank_has_rank_at_most_m_h(centered):
         top = spec[i, 0]
         assert top > 0
         assert np.sum(spec[i] > 1e-6 * top) <= m
+
+
+def test_rank_tail_is_eckart_young():
+    s = np.array([3.0, 2.0, 1.0, 0.0])
+    t = rank_tail(s, [0, 1, 2, 3, 4])
+    assert t == pytest.approx({0: 1.0, 1: math.sqrt(5 / 14), 2: math.sqrt(1 / 14), 3: 0.0, 4: 0.0})
+    # the discretised kernel's best rank-m approximation error, computed directly by SVD
+    x, w = quadrature(64, "gauss")
+    R = np.exp(np.sin(2 * np.pi * x)[:, None] * np.sin(2 * np.pi * x)[None, :])
+    A = np.sqrt(w)[:, None] * R * np.sqrt(w)[None, :]
+    u, sv, vt = np.linalg.svd(A)
+    A2 = (u[:, :2] * sv[:2]) @ vt[:2]
+    got = rank_tail(pod(lambda a, b: np.exp(np.sin(2 * np.pi * a)[:, None] * np.sin(2 * np.pi * b)[None, :]), n=64).sigma, [2])
+    assert got[2] == pytest.approx(np.linalg.norm(A - A2) / np.linalg.norm(A), rel=1e-9)
+
+
+def test_softmax_kernel_of_a_low_rank_coupling_is_not_low_rank():
+    """exp(rho): a rank-1 coupling gives a kernel with rank-1 tail > 0 at every m; an additive coupling
+    g(u) + h(v) (rank 2) gives exp(g) exp(h), rank 1."""
+    target = PODTarget(Spectrum(alpha=1.5, rank=1), tau=4)
+    tail = rank_tail(pod(lambda u, v: np.exp(target.kernel(u, v)), n=128).sigma, [1, 2, 3, 4])
+    assert all(tail[m] > 1e-4 for m in (1, 2, 3, 4)) and tail[1] > tail[2] > tail[3] > tail[4]
+    additive = rank_tail(pod(lambda u, v: np.exp(np.sin(3 * u)[:, None] + v[None, :] ** 2), n=128).sigma, [1])
+    assert additive[1] < 1e-10

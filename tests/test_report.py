@@ -221,3 +221,21 @@ def test_runs_sharing_a_title_are_told_apart_by_folder(tmp_path):
     build_report(ReportConfig(root=str(tmp_path)))
     md = (tmp_path / "index.md").read_text()
     assert "### 4.1 Same task (tasks/a)" in md and "### 4.2 Same task (tasks/b)" in md
+
+
+def test_non_softmax_jackson_runs_are_named_and_get_no_paper_exponent(tmp_path):
+    """A jackson-sweep folder whose summary.json says attention = linear: the title and captions say
+    so, and Theorem 4.1's softmax prediction is not set beside its exponent."""
+    from jackson.report import from_jackson_sweep
+    f = tmp_path / "jackson" / "lin"
+    f.mkdir(parents=True)
+    (f / "config.json").write_text(json.dumps({"seeds": [0], "m_h": [1, 2], "tau": 16}))
+    (f / "command.txt").write_text("jackson-sweep --attention linear\n")
+    s = {"attention": "linear", "fit_range": [1, 2],
+         "targets": [{"alpha": 1.5, "rank": "inf", "predicted_exponent": -2.0,
+                      "exponents": {"test": {"slope": -2.4}}, "checks": {}}]}
+    e = from_jackson_sweep(tmp_path, f, s)
+    assert "linear attention" in e["title"] and e["paper"] == []
+    assert all("with linear attention" in fig["caption"] for fig in e["figures"] if "Held-out" in fig["caption"])
+    s["attention"] = "softmax"
+    assert from_jackson_sweep(tmp_path, f, s)["paper"][0]["measured"] == -2.4

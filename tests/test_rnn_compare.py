@@ -176,6 +176,7 @@ def test_rnn_compare_quick_smoke(tmp_path, sub_env):
     (["--filter-length", "0"], "--filter-length"),
     (["--swap", "20"], "--swap"),                     # sequence shorter than the permutation needs
     (["--pos", "none"], "--pos"),
+    (["--attention", "linear"], "--attention"),       # the tables are about the paper's softmax model
     (["--activation", "relu"], "--activation"),
     (["--bogus", "1"], "unrecognized"),
 ])

@@ -57,6 +57,19 @@ def test_cell_key_is_derived_from_the_config():
     assert rank_str(math.inf) == "inf" and rank_str(6.0) == "6"
 
 
+def test_default_cell_key_unchanged_by_the_attention_option():
+    """ModelConfig.attention defaults to softmax and keys hash non-default fields only, so the default
+    sweep's cell keeps the key of the committed reports/jackson/default run; other kinds get new keys."""
+    from jackson.experiment import SweepConfig
+    from jackson.models import ModelConfig
+    key = SweepConfig().cells()[0].key()
+    assert key == "a1.5_rinf_s0_54d44d4497"                 # the folder in reports/jackson/default/cells/
+    assert SweepConfig(model=ModelConfig(attention="softmax")).cells()[0].key() == key
+    assert "attention" not in sweep.non_default(SweepConfig().cells()[0])
+    others = {SweepConfig(model=ModelConfig(attention=a)).cells()[0].key() for a in ("linear", "sparse")}
+    assert key not in others and len(others) == 2
+
+
 def test_seeds_are_distinct_and_bank_independent():
     tr, te = data_seeds(0)
     assert tr != te and data_seeds(0) == (tr, te) and data_seeds(1) != (tr, te)

@@ -367,6 +367,7 @@ BAD = {
     "position": (["weighted-average", "--position", "sinusoidal"], "--position"),
     "d_in_given": (["nearest-point", "--d-in", "4"], "--d-in"),
     "pos_given": (["nearest-point", "--pos", "learned"], "--pos"),
+    "attention_not_softmax": (["nearest-point", "--attention", "linear"], "--attention"),
     "m_h_above_n": (["nearest-point", "--m-h", "33"], "--m-h"),
     "seeds_repeated": (["selection-average", "--seeds", "1,1"], "--seeds"),
     "schedule": (["nearest-point", "--schedule", "linear"], "--schedule"),
