@@ -226,13 +226,23 @@ def _download(cache: Path, split: str) -> Cifar:  # pragma: no cover - needs int
                  "CIFAR-10 (official, torchvision download)")
 
 
-def to_tensor(images: np.ndarray):
-    """uint8 (N, 32, 32, 3) -> normalised float32 (N, 3, 32, 32) torch tensor."""
+def normalise(images_u8, size: tuple[int, int] = (32, 32), mean=MEAN, std=STD):
+    """uint8 (B, 32, 32, 3) torch tensor -> float (B, 3, H, W): scaled to [0, 1], resized
+    (bilinear) when `size` is not 32x32, then standardised per channel with mean/std."""
     import torch
-    x = torch.from_numpy(np.ascontiguousarray(images)).permute(0, 3, 1, 2).float().div_(255.0)
-    mean = torch.tensor(MEAN).view(1, 3, 1, 1)
-    std = torch.tensor(STD).view(1, 3, 1, 1)
+    import torch.nn.functional as F
+    x = images_u8.permute(0, 3, 1, 2).float().div_(255.0)
+    if tuple(size) != (32, 32):
+        x = F.interpolate(x, size=tuple(size), mode="bilinear", align_corners=False)
+    mean = torch.tensor(mean, device=x.device).view(1, 3, 1, 1)
+    std = torch.tensor(std, device=x.device).view(1, 3, 1, 1)
     return (x - mean) / std
+
+
+def to_tensor(images: np.ndarray):
+    """uint8 numpy (N, 32, 32, 3) -> normalised float32 (N, 3, 32, 32) torch tensor."""
+    import torch
+    return normalise(torch.from_numpy(np.ascontiguousarray(images)))
 
 
 def write_official_fixture(root: Path, n_train_per_batch: int = 20, n_test: int = 20, seed: int = 0) -> Path:

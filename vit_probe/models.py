@@ -200,29 +200,27 @@ def attention_modules(model: nn.Module) -> list[nn.Module]:
 def accuracy(model: nn.Module, images, labels, batch: int = 500, device: str = "cpu",
              progress: bool = False, desc: str = "eval") -> float:
     """Top-1 accuracy on uint8 images (N, 32, 32, 3)."""
-    from tqdm.auto import tqdm
-    from .data import to_tensor
-    model.eval()
-    correct = 0
-    with torch.inference_mode():
-        for i in tqdm(range(0, len(labels), batch), desc=desc, disable=not progress, leave=False):
-            x = to_tensor(images[i:i + batch]).to(device)
-            pred = model(x).argmax(-1).cpu()
-            correct += int((pred == torch.as_tensor(labels[i:i + batch])).sum())
-    return correct / max(len(labels), 1)
+    _, wrong, n = _evaluate(model, images, labels, batch, device, progress, desc)
+    return (n - wrong) / max(n, 1)
 
 
 def cross_entropy(model: nn.Module, images, labels, batch: int = 500, device: str = "cpu") -> tuple[float, float]:
     """(mean cross-entropy, top-1 error) in eval mode."""
+    tot, wrong, n = _evaluate(model, images, labels, batch, device)
+    return tot / max(n, 1), wrong / max(n, 1)
+
+
+def _evaluate(model, images, labels, batch, device, progress=False, desc="eval") -> tuple[float, int, int]:
+    """(summed cross-entropy, wrong top-1 predictions, n) over uint8 images, eval mode, no grad."""
+    from tqdm.auto import tqdm
     from .data import to_tensor
     model.eval()
     tot, wrong = 0.0, 0
     with torch.inference_mode():
-        for i in range(0, len(labels), batch):
+        for i in tqdm(range(0, len(labels), batch), desc=desc, disable=not progress, leave=False):
             x = to_tensor(images[i:i + batch]).to(device)
             y = torch.as_tensor(labels[i:i + batch]).to(device)
             out = model(x)
             tot += float(F.cross_entropy(out, y, reduction="sum"))
             wrong += int((out.argmax(-1) != y).sum())
-    n = max(len(labels), 1)
-    return tot / n, wrong / n
+    return tot, wrong, len(labels)

@@ -14,12 +14,11 @@ import textwrap
 import numpy as np
 import pandas as pd
 import torch
-import torch.nn.functional as F
 from tqdm.auto import tqdm
 
 from jackson.rates import fit_power_law
 
-from .data import MEAN, STD
+from .data import MEAN, STD, normalise
 from .probe import LogitProbe
 
 QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
@@ -28,13 +27,10 @@ QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
 def model_input(model, images: np.ndarray, device: str = "cpu") -> torch.Tensor:
     """uint8 (B, 32, 32, 3) -> the model's input: resized to its image size and normalised with
     its pretrained mean/std when it has them (timm ImageNet models), else CIFAR-10's."""
-    x = torch.from_numpy(np.ascontiguousarray(images)).to(device).permute(0, 3, 1, 2).float().div_(255.0)
     size = tuple(getattr(getattr(model, "patch_embed", None), "img_size", (32, 32)))
-    if size != (32, 32):
-        x = F.interpolate(x, size=size, mode="bilinear", align_corners=False)
     cfg = getattr(model, "pretrained_cfg", None) or {}
     mean, std = (cfg.get("mean"), cfg.get("std")) if size != (32, 32) and cfg.get("mean") else (MEAN, STD)
-    return (x - torch.tensor(mean, device=device).view(1, 3, 1, 1)) / torch.tensor(std, device=device).view(1, 3, 1, 1)
+    return normalise(torch.from_numpy(np.ascontiguousarray(images)).to(device), size, mean, std)
 
 
 def _svdvals(m: torch.Tensor) -> np.ndarray:

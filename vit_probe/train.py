@@ -18,7 +18,7 @@ import torch
 import torch.nn.functional as F
 from tqdm.auto import tqdm
 
-from .data import MEAN, STD
+from .data import normalise
 
 
 @dataclass(frozen=True)
@@ -53,14 +53,6 @@ def augment(x: torch.Tensor, g: torch.Generator) -> torch.Tensor:
     cols = torch.where(flip[:, None, None], ox[:, None, None] + 31 - ar[None, None, :], cols)
     bi = torch.arange(B, device=x.device)[:, None, None]
     return pad.permute(0, 2, 3, 1)[bi, rows, cols].permute(0, 3, 1, 2)  # (B, 3, 32, 32)
-
-
-def normalise(images_u8: torch.Tensor) -> torch.Tensor:
-    """uint8 (B, 32, 32, 3) -> float (B, 3, 32, 32), CIFAR-10 mean/std."""
-    x = images_u8.permute(0, 3, 1, 2).float().div_(255.0)
-    mean = torch.tensor(MEAN, device=x.device).view(1, 3, 1, 1)
-    std = torch.tensor(STD, device=x.device).view(1, 3, 1, 1)
-    return (x - mean) / std
 
 
 def _lr_at(step: int, total: int, cfg: TrainConfig) -> float:
