@@ -227,6 +227,24 @@ def make_datasets(cfg: SweepConfig, command: str, progress: bool = True) -> None
 
 # ---- tables ------------------------------------------------------------------------------------
 
+def _answers(path: Path) -> list[str]:
+    """The last token of every line: the final answer (lines are prompt, CoT, answer)."""
+    with open(path) as f:
+        return [ln.split()[-1] for ln in f if ln.strip()]
+
+
+def answer_baseline(data_dir, n_eval: int = 0) -> float:
+    """What a model that ignores its input scores: the share of the scored test examples (the first
+    n_eval, as `train.accuracy` scores them) whose answer is the training set's most frequent one."""
+    chain = Path(data_dir) / "chain"
+    train_ans = pd.Series(_answers(chain / "train_data.txt"))
+    ans_file = chain / "test_ans.txt"   # their arithmetic test split keeps the answers apart
+    test_ans = [a.strip() for a in ans_file.read_text().split("\n") if a.strip()] if ans_file.is_file() \
+        else _answers(chain / "test_data.txt")
+    test_ans = test_ans[:n_eval] if n_eval > 0 else test_ans
+    return float(np.mean([a == train_ans.mode().iloc[0] for a in test_ans]))
+
+
 def min_gflops(res: pd.DataFrame, target: float) -> pd.DataFrame:
     """Per task, model and size: the cheapest D whose (seed-mean) accuracy reaches `target` (Table 2)."""
     g = res.groupby(["task", "model", "size", "d_model"], as_index=False).agg(
@@ -281,6 +299,10 @@ def summarize(out: Path, res: pd.DataFrame, cfg: SweepConfig, command: str) -> d
                "|---|---|" + "---|" * len(acc.columns)]
         for (m, s), vals in acc.iterrows():
             md.append(f"| {m} | {s} | " + " | ".join(f"{v:.3f}" for v in vals) + " |")
+        if "baseline" in r:
+            md += ["", "A constant answer (the training set's most frequent) scores " + ", ".join(
+                f"{b:.3f} at size {s}" for s, b in r.groupby("size").baseline.first().items())
+                + " on the same test examples."]
         md += ["", f"Smallest D reaching {pct} and its GFLOPs per generated sequence (cot_dp/flops.py):", "",
                "| model | size | L | min D | GFLOPs | GFLOPs (24 M D^2 L only) |", "|---|---|---|---|---|---|"]
         t_sum = {}
@@ -295,7 +317,12 @@ def summarize(out: Path, res: pd.DataFrame, cfg: SweepConfig, command: str) -> d
             mm = m_t[m_t.model == m].sort_values("size")
             ds = [None if (d is None or d != d) else int(d) for d in mm.min_d]
             t_sum[m] = {"sizes": mm["size"].tolist(), "min_d": ds, "trend": _trend(ds),
-                        "mean_accuracy": float(r[r.model == m].accuracy.mean())}
+                        "mean_accuracy": float(r[r.model == m].accuracy.mean()),
+                        "mean_cot_exact": float(r[r.model == m].cot_exact.mean()),
+                        "mean_test_loss": float(r[r.model == m].test_loss.mean())}
+        if "baseline" in r:
+            summary.setdefault("baseline", {})[task] = {int(k): float(v) for k, v in
+                                                        r.groupby("size").baseline.first().items()}
         summary["tasks"][task] = t_sum
         md += ["", "D needed for " + pct + " as the size grows: " + "; ".join(
             f"{m}: {', '.join('-' if d is None else str(d) for d in v['min_d'])} ({v['trend']}; mean accuracy "
@@ -334,9 +361,18 @@ def _claims(summary: dict, cfg: SweepConfig) -> list[str]:
             + " tokens (cot_dp/tasks/ed_local.py); ED's and LIS's reach back over the whole sequence")
     pairs = [(a, b) for a, b in (("ed_local", "ed"), ("ed", "lis")) if a in summary["tasks"] and b in summary["tasks"]]
     for loc, other in pairs:
-        out.append(f"- locality, {loc} vs {other} (mean accuracy over the grid): " + "; ".join(
-            f"{m}: {summary['tasks'][loc][m]['mean_accuracy']:.3f} vs {summary['tasks'][other][m]['mean_accuracy']:.3f}"
-            for m in summary["tasks"][loc] if m in summary["tasks"][other]))
+        T = summary["tasks"]
+        both = [m for m in T[loc] if m in T[other]]
+        out.append(f"- locality, {loc} vs {other}, means over the grid -- answer accuracy: " + "; ".join(
+            f"{m} {T[loc][m]['mean_accuracy']:.3f} vs {T[other][m]['mean_accuracy']:.3f}" for m in both)
+            + ". Exact CoT: " + "; ".join(
+            f"{m} {T[loc][m]['mean_cot_exact']:.3f} vs {T[other][m]['mean_cot_exact']:.3f}" for m in both)
+            + ". Held-out loss per CoT/answer token: " + "; ".join(
+            f"{m} {T[loc][m]['mean_test_loss']:.3f} vs {T[other][m]['mean_test_loss']:.3f}" for m in both))
+        base = summary.get("baseline", {})
+        if loc in base and other in base:
+            out.append(f"- a constant answer scores {loc}: " + ", ".join(f"{b:.3f}" for b in base[loc].values())
+                       + f"; {other}: " + ", ".join(f"{b:.3f}" for b in base[other].values()) + " (by size)")
     out.append("")
     return out
 
@@ -369,6 +405,47 @@ def plot_heatmaps(out: Path, res: pd.DataFrame, cfg: SweepConfig) -> list[Path]:
     return paths
 
 
+def plot_locality(out: Path, res: pd.DataFrame, cfg: SweepConfig) -> Path | None:
+    """ED vs ED_Local (Fig. 2's question): answer accuracy, exact CoTs and held-out loss against the
+    size, a colour per model, solid ED, dashed ED_Local; grey: the constant-answer baseline.  With
+    several D, the largest D's cells are drawn (the title says which)."""
+    if not {"ed", "ed_local"} <= set(cfg.task_list()):
+        return None
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    r = res[res.task.isin(["ed", "ed_local"])]
+    D = int(r.d_model.max())
+    r = r[r.d_model == D]
+    g = r.groupby(["task", "model", "size"], as_index=False).agg(
+        accuracy=("accuracy", "mean"), cot_exact=("cot_exact", "mean"), test_loss=("test_loss", "mean"), L=("L", "first"))
+    fig, axes = plt.subplots(1, 3, figsize=(11, 3.2))
+    colours = dict(zip(cfg.model_list(), ["C0", "C1", "C2", "C3"]))
+    for (task, m), grp in g.groupby(["task", "model"]):
+        ls = "-" if task == "ed" else "--"
+        for ax, col in zip(axes, ["accuracy", "cot_exact", "test_loss"]):
+            ax.plot(grp["size"], grp[col], ls, marker="o", color=colours.get(m, "k"), label=f"{task} {m}")
+    if "baseline" in r:
+        for task, mk in (("ed", "x"), ("ed_local", "+")):
+            b = r[r.task == task].groupby("size").baseline.first()
+            axes[0].plot(b.index, b.values, mk, color="grey", ms=9, label=f"{task}: constant answer")
+    sizes = sorted(g["size"].unique())
+    for ax, yl in zip(axes, ["answer accuracy", "exact CoT", "held-out loss per CoT token"]):
+        ax.set(xlabel="size (length of the first string)", ylabel=yl, xticks=sizes)
+    axes[0].set_ylim(0, 1.02)
+    axes[1].set_ylim(0, 1.02)
+    axes[2].set_yscale("log")
+    axes[0].legend(fontsize=6, ncol=1)
+    Ls = {t: ", ".join(str(int(x)) for x in g[g.task == t].groupby("size").L.first()) for t in ("ed", "ed_local")}
+    fig.suptitle(f"ED vs ED_Local at D = {D} ({cfg.preset} preset; longest L by size: ED {Ls['ed']}, "
+                 f"ED_Local {Ls['ed_local']})", fontsize=9)
+    fig.tight_layout()
+    path = out / "locality_ed_vs_ed_local.png"
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
 def plot_mask(path: Path, L: int, c: int = 1, k: int = 1) -> Path:
     """A picture of the Eq. (6) mask for sequences of length L (B = 2^floor(log2 sqrt L))."""
     import matplotlib
@@ -383,6 +460,15 @@ def plot_mask(path: Path, L: int, c: int = 1, k: int = 1) -> Path:
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
+
+
+def _caption(p: Path, cfg: SweepConfig) -> str:
+    if p.stem.startswith("locality"):
+        return ("ED vs ED_Local: answer accuracy (grey: a constant answer), exact CoTs and held-out loss per CoT "
+                "token against the size, a colour per model, solid ED, dashed ED_Local (Fig. 2's question: does "
+                f"locality help the efficient models?); {cfg.preset} preset")
+    return (f"{p.stem.split('_', 1)[1]}: answer accuracy over embedding dimension D and problem size, one panel "
+            f"per model (Fig. 1 as measured); {cfg.preset} preset")
 
 
 def write_report_json(out: Path, cfg: SweepConfig, command: str, figures: list[Path], summary: dict) -> None:
@@ -404,9 +490,7 @@ def write_report_json(out: Path, cfg: SweepConfig, command: str, figures: list[P
            "section": "cot_dp",
            "data": f"synthetic CoT datasets, seed {cfg.data_seed}, {cfg.n_train} train / {cfg.n_test} test per task and size",
            "command": command, "seeds": list(cfg.seeds),
-           "figures": [{"file": p.name, "caption": f"{p.stem.split('_', 1)[1]}: answer accuracy over embedding "
-                                                    f"dimension D and problem size, one panel per model (Fig. 1 as measured)"}
-                       for p in figures],
+           "figures": [{"file": p.name, "caption": _caption(p, cfg)} for p in figures],
            "paper": paper, "text": " ".join(text)}
     (out / "report.json").write_text(json.dumps(rep, indent=1))
 
@@ -451,8 +535,12 @@ def run_sweep(cfg: SweepConfig, command: str, progress: bool = True) -> dict:
         return {"estimate": est}
     dirs = run_cells(cfg.cells(), out, scheduler=cfg.scheduler or None, progress=progress)
     res = pd.concat([pd.read_csv(d / "rows.csv") for d in dirs], ignore_index=True)
+    base = {(t, s): answer_baseline(cfg.data_dir(t, s), cfg.n_eval) for t in cfg.task_list() for s in cfg.sizes_of(t)}
+    res["baseline"] = [base[(t, s)] for t, s in zip(res.task, res["size"])]
     res.to_csv(out / "results.csv", index=False, float_format="%.6g")
     summary = summarize(out, res, cfg, command)
     figs = plot_heatmaps(out, res, cfg)
+    loc = plot_locality(out, res, cfg)
+    figs += [loc] if loc else []
     write_report_json(out, cfg, command, figs, summary)
     return summary

@@ -449,7 +449,7 @@ def test_quick_sweep_writes_results_figures_and_report(quick_sweep):
     res = pd.read_csv(out / "results.csv")
     assert len(res) == 2 * 2 * 2                               # tasks x sizes x models (one D)
     assert set(res.model) == {"standard", "linear"} and (res.d_model == 16).all()
-    assert res.accuracy.between(0, 1).all() and (res.gflops > 0).all()
+    assert res.accuracy.between(0, 1).all() and (res.gflops > 0).all() and res.baseline.between(0, 1).all()
     cfg = json.loads((out / "config.json").read_text())
     assert cfg["preset"] == "quick" and cfg["grid"]["lis"]["sizes"] == [4, 6]
     assert (out / "command.txt").read_text().strip().endswith(f"--out {out}")
@@ -501,6 +501,40 @@ def test_min_gflops_takes_the_cheapest_d_that_reaches_the_target():
     assert np.isnan(mg.loc[("linear", 3), "min_gflops"]) and mg.loc[("linear", 3), "best_accuracy"] == 0.2
     assert [_trend(x) for x in ([32, 64], [64, 64], [None, None], [32, None])] == \
         ["grows", "flat", "never reached", "reached at small sizes only"]
+
+
+def test_answer_baseline_is_the_share_of_test_answers_equal_to_the_train_mode(tmp_path):
+    from cot_dp.sweep import answer_baseline
+    chain = tmp_path / "chain"
+    chain.mkdir()
+    (chain / "train_data.txt").write_text("a b <sep> 1 2 <sep> 3 \na c <sep> 5 \nb b <sep> 3 \n")
+    (chain / "test_data.txt").write_text("c c <sep> 3 \nc a <sep> 5 \nd d <sep> 5 \nd a <sep> 3 \n")
+    assert answer_baseline(tmp_path) == 0.5                  # train mode "3"; test answers 3, 5, 5, 3
+    assert answer_baseline(tmp_path, n_eval=3) == pytest.approx(1 / 3)
+    (chain / "test_ans.txt").write_text("3\n3\n3\n5\n")     # their split: answers kept apart
+    assert answer_baseline(tmp_path) == 0.75
+
+
+def test_locality_summary_and_figure_state_the_measured_means(tmp_path):
+    from cot_dp.sweep import SweepConfig, plot_locality, summarize
+    cfg = SweepConfig(task="ed,ed_local", models="standard,linear", dims=(64,), sizes=(4, 6), out=str(tmp_path))
+    rng = np.random.default_rng(0)
+    res = pd.DataFrame([{"task": t, "model": m, "size": s, "d_model": 64, "seed": 0, "accuracy": rng.uniform(),
+                         "cot_exact": rng.uniform(), "test_loss": rng.uniform(0.1, 1), "n_eval": 512,
+                         "gflops": 1.0, "gflops_params": 0.5, "L": 10 * s + (40 if t == "ed_local" else 0),
+                         "baseline": 0.1 * s}
+                        for t in ("ed", "ed_local") for m in ("standard", "linear") for s in (4, 6)])
+    summary = summarize(tmp_path, res, cfg, "cot-dp sweep --test")
+    md = (tmp_path / "summary.md").read_text()
+    for col, name in (("accuracy", "answer accuracy"), ("cot_exact", "Exact CoT"), ("test_loss", "Held-out loss")):
+        mean = res.groupby(["task", "model"])[col].mean()
+        want = "; ".join(f"{m} {mean[('ed_local', m)]:.3f} vs {mean[('ed', m)]:.3f}" for m in ("standard", "linear"))
+        assert want in md, (name, want)
+    assert "A constant answer (the training set's most frequent) scores 0.400 at size 4, 0.600 at size 6" in md
+    assert summary["baseline"] == {t: {4: pytest.approx(0.4), 6: pytest.approx(0.6)} for t in ("ed", "ed_local")}
+    path = plot_locality(tmp_path, res, cfg)
+    assert path.name == "locality_ed_vs_ed_local.png" and path.read_bytes()[:8] == PNG
+    assert plot_locality(tmp_path, res[res.task == "ed"], SweepConfig(task="ed,lis")) is None
 
 
 def test_estimate_times_cells_and_trains_nothing(tmp_path, capsys):
