@@ -469,6 +469,18 @@ def test_quick_sweep_resumes_without_retraining(quick_sweep):
     assert {p.name: p.stat().st_mtime_ns for p in (out / "cells").glob("*/rows.csv")} == before
 
 
+def test_sweep_on_dask_gives_the_in_process_numbers(tmp_path):
+    distributed = pytest.importorskip("dask.distributed")
+    args = ["sweep", "--quick", "--task", "arithmetic", "--models", "linear", "--sizes", "2"]
+    assert cot_main(args + ["--out", str(tmp_path / "local")]) == 0
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster:
+        assert cot_main(args + ["--out", str(tmp_path / "dask"), "--scheduler", cluster.scheduler_address]) == 0
+    a, b = (pd.read_csv(tmp_path / f / "results.csv") for f in ("local", "dask"))
+    cols = ["accuracy", "cot_exact", "test_loss", "gflops", "baseline"]
+    assert len(a) == 1 and np.allclose(a[cols].to_numpy(float), b[cols].to_numpy(float), rtol=1e-6)
+
+
 def test_presets_and_options_on_top(tmp_path):
     from cot_dp.cli import run_cli
     from cot_dp.sweep import PRESETS, SweepConfig, validate
