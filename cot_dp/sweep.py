@@ -395,7 +395,7 @@ def plot_heatmaps(out: Path, res: pd.DataFrame, cfg: SweepConfig) -> list[Path]:
             for (i, j), v in np.ndenumerate(a.values):
                 ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=8, color="w" if v < 0.6 else "k")
             ax.set(xticks=range(a.shape[1]), xticklabels=a.columns, yticks=range(a.shape[0]), yticklabels=a.index,
-                   xlabel="embedding dimension D", ylabel="problem size", title=m)
+                   xlabel="embedding dimension D", ylabel="problem size" if ax is axes[0][0] else "", title=m)
         fig.colorbar(im, ax=axes[0].tolist(), shrink=0.8, label="accuracy")
         fig.suptitle(f"{task}: answer accuracy ({cfg.preset} preset)", fontsize=9, y=1.04)
         path = out / f"accuracy_{task}.png"
