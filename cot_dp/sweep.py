@@ -466,9 +466,9 @@ def _caption(p: Path, cfg: SweepConfig) -> str:
     if p.stem.startswith("locality"):
         return ("ED vs ED_Local: answer accuracy (grey: a constant answer), exact CoTs and held-out loss per CoT "
                 "token against the size, a colour per model, solid ED, dashed ED_Local (Fig. 2's question: does "
-                f"locality help the efficient models?); {cfg.preset} preset")
+                f"locality help the efficient models?); {cfg.preset} preset.")
     return (f"{p.stem.split('_', 1)[1]}: answer accuracy over embedding dimension D and problem size, one panel "
-            f"per model (Fig. 1 as measured); {cfg.preset} preset")
+            f"per model (Fig. 1 as measured); {cfg.preset} preset.")
 
 
 def write_report_json(out: Path, cfg: SweepConfig, command: str, figures: list[Path], summary: dict) -> None:

@@ -46,7 +46,8 @@ SECTIONS = {
     "vit_probe": ("ViT attention probe (Sec. 5)", "vit-probe spectra ... (see vit-probe --help)"),
     "tasks": ("Appendix B.1 worked examples: nearest point, weighted averages, qSA (Figs. 4-6)",
               "jackson-tasks all"),
-    "cot_dp": ("cot-dp experiments", "cot-dp sweep ... (see cot-dp --help)"),
+    "cot_dp": ("Efficient Transformers on CoT DP tasks (Yang et al.: Fig. 1, Table 2, locality)",
+               "cot-dp sweep --task arithmetic; cot-dp sweep --task ed,ed_local,lis"),
 }
 IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif",
                ".svg": "image/svg+xml"}

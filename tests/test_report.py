@@ -95,7 +95,7 @@ def test_index_lists_every_section_and_every_image_exists(root):
     heads = re.findall(r"^## (\d+)\. (.+)$", md, re.M)
     assert [h[1].split(":")[0].split(" (")[0] for h in heads][:5] == [
         "Jackson-type rate", "RNN vs Transformer", "ViT attention probe", "Appendix B.1 worked examples",
-        "cot-dp experiments"]
+        "Efficient Transformers on CoT DP tasks"]
     assert heads[5][1] == "zeta_extra"                               # unknown sections at the end
     assert "No results yet. Produce them with `vit-probe spectra" in md
     assert "No results yet. Produce them with `cot-dp sweep" in md
