@@ -363,7 +363,8 @@ def _claims(summary: dict, cfg: SweepConfig) -> list[str]:
     for loc, other in pairs:
         T = summary["tasks"]
         both = [m for m in T[loc] if m in T[other]]
-        out.append(f"- locality, {loc} vs {other}, means over the grid -- answer accuracy: " + "; ".join(
+        kind = "locality, " if loc == "ed_local" else ""
+        out.append(f"- {kind}{loc} vs {other}, means over the grid -- answer accuracy: " + "; ".join(
             f"{m} {T[loc][m]['mean_accuracy']:.3f} vs {T[other][m]['mean_accuracy']:.3f}" for m in both)
             + ". Exact CoT: " + "; ".join(
             f"{m} {T[loc][m]['mean_cot_exact']:.3f} vs {T[other][m]['mean_cot_exact']:.3f}" for m in both)
