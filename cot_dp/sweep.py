@@ -22,6 +22,7 @@ from jackson.sweep import non_default, run_cells
 from . import data, flops
 from .model import ArchConfig, CotTransformer, ModelConfig, n_params
 from .tasks import TASKS, TaskConfig, TaskParams
+from .tokenizer import Tokenizer
 from .train import TrainConfig, accuracy, train
 
 
@@ -227,22 +228,17 @@ def make_datasets(cfg: SweepConfig, command: str, progress: bool = True) -> None
 
 # ---- tables ------------------------------------------------------------------------------------
 
-def _answers(path: Path) -> list[str]:
-    """The last token of every line: the final answer (lines are prompt, CoT, answer)."""
-    with open(path) as f:
-        return [ln.split()[-1] for ln in f if ln.strip()]
-
-
-def answer_baseline(data_dir, n_eval: int = 0) -> float:
+def answer_baseline(data_dir, task: TaskConfig, n_eval: int = 0) -> float:
     """What a model that ignores its input scores: the share of the scored test examples (the first
-    n_eval, as `train.accuracy` scores them) whose answer is the training set's most frequent one."""
-    chain = Path(data_dir) / "chain"
-    train_ans = pd.Series(_answers(chain / "train_data.txt"))
-    ans_file = chain / "test_ans.txt"   # their arithmetic test split keeps the answers apart
-    test_ans = [a.strip() for a in ans_file.read_text().split("\n") if a.strip()] if ans_file.is_file() \
-        else _answers(chain / "test_data.txt")
-    test_ans = test_ans[:n_eval] if n_eval > 0 else test_ans
-    return float(np.mean([a == train_ans.mode().iloc[0] for a in test_ans]))
+    n_eval, as `train.accuracy` scores them) whose answer is the training set's most frequent one.
+    The files are read as `data.load` reads them (their test_ans.txt completes prompt-only lines)."""
+    chain, tok = Path(data_dir) / "chain", Tokenizer.for_task(task)
+    mode = pd.Series([t[-1] for t in data.read_lines(chain / "train_data.txt", task, tok, check_answers=False)]).mode()[0]
+    ans_file = chain / "test_ans.txt"
+    test = data.read_lines(chain / "test_data.txt", task, tok, check_answers=False,
+                           answers=ans_file.read_text().split() if ans_file.is_file() else None)
+    test = test[:n_eval] if n_eval > 0 else test
+    return float(np.mean([t[-1] == mode for t in test]))
 
 
 def min_gflops(res: pd.DataFrame, target: float) -> pd.DataFrame:
@@ -300,9 +296,10 @@ def summarize(out: Path, res: pd.DataFrame, cfg: SweepConfig, command: str) -> d
         for (m, s), vals in acc.iterrows():
             md.append(f"| {m} | {s} | " + " | ".join(f"{v:.3f}" for v in vals) + " |")
         if "baseline" in r:
+            base = {int(k): float(v) for k, v in r.groupby("size").baseline.first().items()}
+            summary.setdefault("baseline", {})[task] = base
             md += ["", "A constant answer (the training set's most frequent) scores " + ", ".join(
-                f"{b:.3f} at size {s}" for s, b in r.groupby("size").baseline.first().items())
-                + " on the same test examples."]
+                f"{b:.3f} at size {s}" for s, b in base.items()) + " on the same test examples."]
         md += ["", f"Smallest D reaching {pct} and its GFLOPs per generated sequence (cot_dp/flops.py):", "",
                "| model | size | L | min D | GFLOPs | GFLOPs (24 M D^2 L only) |", "|---|---|---|---|---|---|"]
         t_sum = {}
@@ -320,9 +317,6 @@ def summarize(out: Path, res: pd.DataFrame, cfg: SweepConfig, command: str) -> d
                         "mean_accuracy": float(r[r.model == m].accuracy.mean()),
                         "mean_cot_exact": float(r[r.model == m].cot_exact.mean()),
                         "mean_test_loss": float(r[r.model == m].test_loss.mean())}
-        if "baseline" in r:
-            summary.setdefault("baseline", {})[task] = {int(k): float(v) for k, v in
-                                                        r.groupby("size").baseline.first().items()}
         summary["tasks"][task] = t_sum
         md += ["", "D needed for " + pct + " as the size grows: " + "; ".join(
             f"{m}: {', '.join('-' if d is None else str(d) for d in v['min_d'])} ({v['trend']}; mean accuracy "
@@ -536,7 +530,8 @@ def run_sweep(cfg: SweepConfig, command: str, progress: bool = True) -> dict:
         return {"estimate": est}
     dirs = run_cells(cfg.cells(), out, scheduler=cfg.scheduler or None, progress=progress)
     res = pd.concat([pd.read_csv(d / "rows.csv") for d in dirs], ignore_index=True)
-    base = {(t, s): answer_baseline(cfg.data_dir(t, s), cfg.n_eval) for t in cfg.task_list() for s in cfg.sizes_of(t)}
+    base = {(t, s): answer_baseline(cfg.data_dir(t, s), cfg.task_cfg(t, s), cfg.n_eval)
+            for t in cfg.task_list() for s in cfg.sizes_of(t)}
     res["baseline"] = [base[(t, s)] for t, s in zip(res.task, res["size"])]
     res.to_csv(out / "results.csv", index=False, float_format="%.6g")
     summary = summarize(out, res, cfg, command)

@@ -519,12 +519,15 @@ def test_answer_baseline_is_the_share_of_test_answers_equal_to_the_train_mode(tm
     from cot_dp.sweep import answer_baseline
     chain = tmp_path / "chain"
     chain.mkdir()
-    (chain / "train_data.txt").write_text("a b <sep> 1 2 <sep> 3 \na c <sep> 5 \nb b <sep> 3 \n")
-    (chain / "test_data.txt").write_text("c c <sep> 3 \nc a <sep> 5 \nd d <sep> 5 \nd a <sep> 3 \n")
-    assert answer_baseline(tmp_path) == 0.5                  # train mode "3"; test answers 3, 5, 5, 3
-    assert answer_baseline(tmp_path, n_eval=3) == pytest.approx(1 / 3)
+    ed = task("ed", 4)   # answers need not be right: read as load(check_answers=False) reads
+    (chain / "train_data.txt").write_text("a b | a <sep> 1 2 , <sep> 3 \na | c <sep> 5 , <sep> 5 \nb | b <sep> 3 , <sep> 3 \n")
+    (chain / "test_data.txt").write_text("c | c <sep> 3 , <sep> 3 \nc | a <sep> 5 , <sep> 5 \nd | d <sep> 5 , <sep> 5 \n"
+                                         "d | a <sep> 3 , <sep> 3 \n")
+    assert answer_baseline(tmp_path, ed) == 0.5              # train mode "3"; test answers 3, 5, 5, 3
+    assert answer_baseline(tmp_path, ed, n_eval=3) == pytest.approx(1 / 3)
+    (chain / "test_data.txt").write_text("c | c <sep> \nc | a <sep> \nd | d <sep> \nd | a <sep> \n")
     (chain / "test_ans.txt").write_text("3\n3\n3\n5\n")     # their split: answers kept apart
-    assert answer_baseline(tmp_path) == 0.75
+    assert answer_baseline(tmp_path, ed) == 0.75
 
 
 def test_locality_summary_and_figure_state_the_measured_means(tmp_path):
