@@ -7,22 +7,45 @@ from .config import cli_run
 
 
 def sweep_main(argv: list[str] | None = None) -> int:
-    from .experiment import QUICK, SweepConfig, run_sweep
+    from .experiment import SweepConfig, presets, run_sweep
 
     cfg, summary = cli_run("jackson-sweep", SweepConfig,
                            "Fit the Eq. (5) Transformer to POD targets for each m_h and measure the rate "
-                           "(Jiang & Li, Theorem 4.1 / Fig. 1).", QUICK, run_sweep,
+                           "(Jiang & Li, Theorem 4.1 / Fig. 1).", presets, run_sweep,
                            sys.argv[1:] if argv is None else argv)
     out = cfg.resolved_out()
     print(f"results: {out}/results.csv")
     print(f"summary: {out}/summary.md")
     print(f"figures: {out}/error_vs_mh.png, {out}/learned_spectrum.png, {out}/loss_curves.png")
+    for line in exponent_lines(summary):
+        print(line)
+    return 0
+
+
+def exponent_lines(summary: dict) -> list[str]:
+    """One line per target: its fitted exponent, and on the same line what would make it untrustworthy
+    (members not converged or diverged, a degenerate target, the finite-rank knee verdict)."""
+    out = []
     for t in summary["targets"]:
         e = t["exponents"].get("test")
-        if e:
-            print(f"alpha={t['alpha']:g} rank={t['rank']} ({t['attention']} attention): fitted exponent {e['slope']:+.2f} "
-                  f"[{e['lo']:+.2f}, {e['hi']:+.2f}], predicted {t['predicted_exponent']:+.2f}")
-    return 0
+        w = f" m_FF={t['m_ff']}" if len(summary.get("m_ff", [])) > 1 else ""
+        head = f"alpha={t['alpha']:g} rank={t['rank']}{w} ({t['attention']} attention, {t.get('features', 'learned')} features): "
+        head += (f"fitted exponent {e['slope']:+.2f} [{e['lo']:+.2f}, {e['hi']:+.2f}], predicted {t['predicted_exponent']:+.2f}"
+                 if e else "no exponent (fewer than 2 m_h in the fit range)")
+        notes = []
+        st = t.get("statuses", {})
+        n = sum(st.values())
+        if st.get("budget"):
+            notes.append(f"{st['budget']} of {n} members not converged (budget)")
+        if st.get("diverged"):
+            notes.append(f"{st['diverged']} diverged, excluded: " + ", ".join(f"m_h={d['m_h']} seed {d['seed']}" for d in t["diverged"]))
+        if t.get("degenerate", {}).get("flag"):
+            notes.append(t["degenerate"]["why"])
+        ch = t.get("checks", {})
+        if "knee_drop" in ch:
+            notes.append(f"knee e(r-1)/e(r) {ch['knee_drop']:.3g}x ({'shown' if ch['knee_ok'] else 'NOT shown'})")
+        out.append(head + ("; " + "; ".join(notes) if notes else ""))
+    return out
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -145,11 +145,13 @@ def _named(conv, opt):
 
 
 def cli_run(prog: str, cls, description: str, quick: dict, run, argv: list[str]):
-    """The shape every entry point shares: options -> config (--quick shrinks the defaults, options
-    given on the command line win) -> run(cfg, command) -> (cfg, result); bad input exits 2 in one line."""
+    """The shape every entry point shares: options -> config (--quick shrinks the defaults -- `quick` is
+    that preset, or a function of the given options returning the preset to apply -- options given on
+    the command line win) -> run(cfg, command) -> (cfg, result); bad input exits 2 in one line."""
     import shlex
     given = vars(build_parser(cls, prog, description).parse_args(argv))
-    base = dataclasses.replace(cls(), **quick) if given.get("quick") else cls()
+    preset = quick(given) if callable(quick) else (quick if given.get("quick") else {})
+    base = dataclasses.replace(cls(), **preset) if preset else cls()
     cfg = from_args(cls, given, base)
     command = " ".join([prog] + [shlex.quote(a) for a in argv])
     try:

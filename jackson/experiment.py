@@ -10,7 +10,7 @@ from pathlib import Path
 from synthetic.pod_target import TargetError
 from .config import UsageError, check_out_dir, need
 from .fit import FitConfig
-from .models import ATTENTIONS, ModelConfig
+from .models import ATTENTIONS, FEATURES, ModelConfig
 from .results import collect, plot, reference_run, summarize
 from .rate_cell import RateCell, rank_str
 from .sweep import run_cells
@@ -22,6 +22,7 @@ class SweepConfig:
     rank: tuple[float, ...] = (math.inf,)      # target ranks r (integers >= 1, or inf)
     m_h: tuple[int, ...] = tuple(range(1, 17))  # attention sizes m_h of the bank's members
     seeds: tuple[int, ...] = (0,)              # one cell (data + inits) per seed
+    construction: str = ""                     # named (phi, psi) pair: paper = (sin, sin) as in App. C; trace-free = (sin, cos), whose rho(x, x) does not grow with K (see CONSTRUCTIONS); empty: --phi/--psi
     phi: str = "sin"                           # query-side POD family: sin | cos | legendre
     psi: str = "sin"                           # key-side POD family (may differ from phi)
     F: str = "identity"                        # outer map F: identity | tanh | square
@@ -32,6 +33,9 @@ class SweepConfig:
     n_train: int = 16384                       # training sequences per cell
     n_test: int = 4096                         # held-out sequences per cell
     fit_range: tuple[int, ...] = (1, 8)        # m_h range (lo,hi) of the log-log exponent fit
+    m_ff: tuple[int, ...] = ()                 # the m_FF axis: hidden widths of f_hat and F_hat, one cell per width (empty: --width alone)
+    restarts: int = 1                          # independent initialisations per (target, seed, m_h); the best by training MSE is reported
+    device: str = "cpu"                        # torch device: cpu | cuda | cuda:N (same numbers to float tolerance, see README)
     model: ModelConfig = field(default_factory=ModelConfig)
     fit: FitConfig = field(default_factory=FitConfig)
     out: str = ""                              # output folder (default: reports/jackson/sweep-<alphas>-<ranks>)
@@ -47,11 +51,21 @@ class SweepConfig:
         att = "" if self.model.attention == "softmax" else f"-{self.model.attention}"   # never mixed into a softmax folder
         return Path("reports/jackson") / f"sweep-a{a}-r{r}{att}{'-quick' if self.quick else ''}"
 
+    def families(self) -> tuple[str, str]:
+        """(phi, psi) after --construction."""
+        return CONSTRUCTIONS[self.construction] if self.construction else (self.phi, self.psi)
+
+    def widths(self) -> tuple[int, ...]:
+        return tuple(self.m_ff) or (self.model.width,)
+
     def cells(self) -> list[RateCell]:
-        return [RateCell(alpha=a, rank=r, seed=s, m_hs=tuple(self.m_h), phi=self.phi, psi=self.psi,
-                     F=self.F, f=self.f, tau=self.tau, tail_tol=self.tail_tol, k_max=self.k_max,
-                     n_train=self.n_train, n_test=self.n_test, model=self.model, fit=self.fit)
-                for a in self.alpha for r in self.rank for s in self.seeds]
+        phi, psi = self.families()
+        return [RateCell(alpha=a, rank=r, seed=s, m_hs=tuple(self.m_h), phi=phi, psi=psi,
+                         F=self.F, f=self.f, tau=self.tau, tail_tol=self.tail_tol, k_max=self.k_max,
+                         n_train=self.n_train, n_test=self.n_test,
+                         model=self.model if w == self.model.width else dataclasses.replace(self.model, width=w),
+                         fit=self.fit, restarts=self.restarts, device=self.device)
+                for w in self.widths() for a in self.alpha for r in self.rank for s in self.seeds]
 
     def as_dict(self) -> dict:
         d = dataclasses.asdict(self)
@@ -60,14 +74,78 @@ class SweepConfig:
         return d
 
 
+# Named constructions of rho (Eq. 10).  With phi = psi the operator is positive and its trace
+# sum_i sigma_i <phi_i, psi_i> = sum_i sigma_i is the mean of rho(x, x): for alpha <= 1 and rank inf it
+# diverges with K (alpha = 0.55, K = 4096: mean diagonal logit 92 against an off-diagonal sd of 2.6),
+# so each token attends to itself and H_t(x) ~ x_t -- a copy task, not a coupling across positions.
+# With psi_i = sqrt2 cos(2 pi i x) (orthonormal, and orthogonal to every phi_j) the sigma_i are still
+# exactly the singular values, the trace is 0, rho(x, x) = sum_i sigma_i sin(4 pi i x) has variance
+# sum sigma_i^2 / 2 < inf for alpha > 1/2, and the self-attention weight stays near 1/tau at every alpha.
+CONSTRUCTIONS = {"paper": ("sin", "sin"), "trace-free": ("sin", "cos")}
+
 # --quick: every size shrunk so the whole pipeline runs in seconds (smoke tests, first tries)
 QUICK = {"m_h": (1, 2, 3), "n_train": 256, "n_test": 128, "k_max": 128, "fit_range": (1, 3),
          "model": ModelConfig(n=8, d_v=8, width=16),
          "fit": FitConfig(steps=40, batch_size=32, warmup=5, eval_every=10, eval_size=128)}
 
 
+def _finite_floats(cfg, prefix="") -> None:
+    """Every float option is a finite number (rank may be inf; it is checked on its own)."""
+    for f in dataclasses.fields(cfg):
+        v = getattr(cfg, f.name)
+        if dataclasses.is_dataclass(v):
+            _finite_floats(v, prefix)
+        elif f.name != "rank":
+            vals = v if isinstance(v, tuple) else (v,)
+            for x in vals:
+                if isinstance(x, float) and not math.isfinite(x):
+                    raise UsageError(f"--{f.name.replace('_', '-')}: must be a finite number, got {x}")
+
+
+MAX_ALPHA = 50.0     # sigma_2 = 2^-alpha is below float64 resolution (1e-15) past this
+MAX_SEED = 2 ** 63 - 1
+
+
+# --features given: the given-features model trains only W_Q, W_K and (a, b), and needs a faster, larger-batch
+# schedule than the MLPs (measured on alpha = 1.5, rank 6, 3000 steps, batch 256: lr 1e-2 left m_h >= 6 at
+# 2e-9 - 4e-7, lr 3e-2 at 7e-15 - 7e-9; README and reports/jackson/FITTING.md).  Options given still win.
+GIVEN = {"restarts": 2,
+         "fit": FitConfig(steps=3000, batch_size=256, lr=3e-2, warmup=100, eval_every=100)}
+
+
+def presets(given: dict) -> dict:
+    """The preset behind a command line: --quick shrinks everything; --features given takes GIVEN's fit
+    (both: QUICK's sizes with GIVEN's learning rate).  The options given are applied on top."""
+    out = {}
+    if given.get("model.features") == "given":
+        out.update(GIVEN)
+    if given.get("quick"):
+        out.update(QUICK)
+        if given.get("model.features") == "given":
+            out["fit"] = dataclasses.replace(QUICK["fit"], lr=GIVEN["fit"].lr)
+    return out
+
+
 def validate(cfg: SweepConfig) -> None:
     """Raise UsageError naming the option and the valid range; writes nothing."""
+    _finite_floats(cfg)
+    need(all(a <= MAX_ALPHA for a in cfg.alpha),
+         f"--alpha: values must be <= {MAX_ALPHA:g} (sigma_2 = 2^-alpha would vanish in float64), got {cfg.alpha}")
+    need(all(0 <= s <= MAX_SEED for s in cfg.seeds), f"--seeds: need integers in 0..2^63-1, got {cfg.seeds}")
+    need(cfg.construction in ("", *CONSTRUCTIONS),
+         f"--construction: choose {', '.join(CONSTRUCTIONS)} (or leave empty for --phi/--psi), got {cfg.construction}")
+    need(not cfg.construction or (cfg.phi, cfg.psi) == ("sin", "sin"),
+         "--construction: sets phi and psi itself; give it or --phi/--psi, not both")
+    need(cfg.restarts >= 1, f"--restarts: must be >= 1, got {cfg.restarts}")
+    need(all(w >= 1 for w in cfg.m_ff) and len(set(cfg.m_ff)) == len(cfg.m_ff),
+         f"--m-ff: give distinct widths >= 1, got {cfg.m_ff}")
+    need(cfg.model.features in FEATURES, f"--features: choose {', '.join(FEATURES)}, got {cfg.model.features}")
+    if cfg.model.features == "given":
+        need(cfg.model.features_k >= max(cfg.m_h), f"--features-k: must be >= the largest m_h ({max(cfg.m_h)}), got {cfg.model.features_k}")
+        need(cfg.model.attention == "softmax", f"--features given: softmax attention only, got {cfg.model.attention}")
+        need(not cfg.m_ff, "--m-ff: the given-features model has no f_hat/F_hat to widen")
+    need(cfg.model.given_qk_sd > 0, f"--given-qk-sd: must be > 0, got {cfg.model.given_qk_sd}")
+    check_device(cfg.device)
     need(len(cfg.alpha) > 0 and all(a > 0 for a in cfg.alpha), f"--alpha: values must be > 0, got {cfg.alpha}")
     need(len(cfg.rank) > 0, "--rank: give at least one rank")
     for r in cfg.rank:
@@ -77,7 +155,7 @@ def validate(cfg: SweepConfig) -> None:
                 need(a > 0.5, f"--alpha: rank inf needs alpha > 0.5 (sum of sigma_i^2 = sum i^-2alpha diverges), got {a:g}")
     need(len(cfg.m_h) > 0 and len(set(cfg.m_h)) == len(cfg.m_h), f"--m-h: give distinct values, got {cfg.m_h}")
     for m in cfg.m_h:
-        need(1 <= m <= cfg.model.n, f"--m-h: each m_h must be in 1..{cfg.model.n} (--n, the embedding width), got {m}")
+        need(1 <= m <= (cfg.model.features_k if cfg.model.features == "given" else cfg.model.n), f"--m-h: each m_h must be in 1..{cfg.model.n} (--n, the embedding width), got {m}")
     need(all(s >= 0 for s in cfg.seeds) and len(cfg.seeds) > 0, f"--seeds: need integers >= 0, got {cfg.seeds}")
     need(cfg.tau >= 1, f"--tau: must be >= 1, got {cfg.tau}")
     need(cfg.tail_tol > 0, f"--tail-tol: must be > 0, got {cfg.tail_tol}")
@@ -89,7 +167,7 @@ def validate(cfg: SweepConfig) -> None:
     m, ft = cfg.model, cfg.fit
     need(m.d_in == 1, f"--d-in: POD targets have scalar inputs, so it must be 1, got {m.d_in}")
     need(m.pos == "none", "--pos: Eq. (8) targets carry no position and rho_hat(u, v) needs none; use none")
-    need(m.n >= 1 and m.d_v >= 1 and m.width >= 1 and m.depth >= 2,
+    need(m.n >= 1 and m.d_v >= 1 and m.width >= 1 and m.depth >= 2 and m.d_pos >= 1 and m.tau_max >= 1,
          "--n, --d-v, --width: must be >= 1 and --depth >= 2 (at least one hidden layer)")
     need(m.qk_init > 0 and m.in_scale > 0, "--qk-init, --in-scale: must be > 0")
     need(m.attention in ATTENTIONS, f"--attention: choose {', '.join(ATTENTIONS)}, got {m.attention}")
@@ -115,6 +193,20 @@ def validate(cfg: SweepConfig) -> None:
             raise UsageError(f"--compare-to: cannot read {ref / 'summary.json'} as a jackson-sweep summary ({e})") from None
         mine = {(float(a), rank_str(r)) for a in cfg.alpha for r in cfg.rank}
         need(bool(mine & set(targets)), f"--compare-to: {ref} has none of this run's targets (alpha, rank) {sorted(mine)}")
+
+
+def check_device(device: str) -> None:
+    """cpu, or a CUDA device that exists here; one line otherwise."""
+    import torch
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, ValueError):
+        raise UsageError(f"--device: cannot read '{device}' (give cpu, cuda or cuda:N)") from None
+    need(dev.type in ("cpu", "cuda"), f"--device: choose cpu or cuda[:N], got {device}")
+    if dev.type == "cuda":
+        need(torch.cuda.is_available(), f"--device {device}: no CUDA device here (torch.cuda.is_available() is False)")
+        need(dev.index is None or dev.index < torch.cuda.device_count(),
+             f"--device {device}: only {torch.cuda.device_count()} CUDA device(s) here")
 
 
 def run_sweep(cfg: SweepConfig, command: str, progress: bool = True) -> dict:

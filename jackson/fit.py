@@ -3,18 +3,23 @@
 Every member has its own Adam parameter group, so its learning rate, its plateau detection and
 its stopping are its own, and a member trains exactly as it would alone (tests/test_bank.py).
 
-Schedule (measured choices are in reports/jackson/README.md):
+Schedule:
   * linear warm-up over `warmup` steps, then
   * "plateau": every `eval_every` steps the member's MSE on a fixed training subset is measured;
     if it has not improved by a factor (1 - `min_improve`) for `patience` checks, its learning
     rate is multiplied by `lr_decay`; once it falls below `min_lr` the member has converged and
-    stops updating;
-  * "cosine": cosine decay from lr to `min_lr` over the whole budget; at the end a member is
-    "converged" if its last `patience` checks improved its best MSE by less than `min_improve`
-    (the loss had flattened), else "budget" (still improving when the budget ran out).
+    stops updating (a continuation check: each cut is a new chance to improve);
+  * "cosine": cosine decay from lr to `min_lr` over the whole budget.  "converged" is decided
+    only on the checks where the learning rate is still >= `converged_lr_frac` of its peak (by
+    default 10%, steps <= ~80% of the budget): a member is "converged" if its last `patience` such
+    checks improved its best MSE by less than `min_improve` -- the loss had flattened while the
+    optimiser could still move it -- else "budget".  (Decided at the end of a cosine schedule,
+    where the lr is ~0, any member would look flat: that rule labelled a member at MSE 9e5
+    "converged".)
   * the budget `steps` ends everything; a member still improving then is marked "budget".
-A member whose loss turns non-finite is marked failed (with the step and value) and frozen;
-the others go on.
+A member is "diverged" (with the step and value; frozen, the others go on) when its loss turns
+non-finite or its training-subset MSE exceeds `explode` x the zero predictor's MSE E[y^2].
+Diverged members are excluded from fits and named in summaries.
 """
 from __future__ import annotations
 
@@ -41,11 +46,13 @@ class FitConfig:
     lr_decay: float = 0.3      # lr factor on a plateau
     min_lr: float = 1e-5       # cosine: final lr; plateau: below this a member has converged
     eval_size: int = 2048      # training sequences used for the plateau checks
+    converged_lr_frac: float = 0.1   # cosine: "converged" is judged only on checks where lr >= this x its peak
+    explode: float = 10.0      # diverged once the training-subset MSE exceeds this x E[y^2] (the zero predictor's MSE)
 
 
 @dataclass
 class FitResult:
-    status: list[str]                      # per member: converged | budget | failed: ...
+    status: list[str]                      # per member: converged | budget | diverged: ...
     steps: list[int]                       # steps each member trained
     curve: list[dict] = field(default_factory=list)  # rows: step, member, train_mse, lr
     wall_s: float = 0.0
@@ -77,6 +84,7 @@ def fit(bank: TransformerBank, x: torch.Tensor, y: torch.Tensor, cfg: FitConfig,
     steps = [cfg.steps] * M
     res = FitResult(status, steps)
     x_eval, y_eval = x[:cfg.eval_size], y[:cfg.eval_size]
+    blowup = cfg.explode * float((y_eval.double() ** 2).mean())
     perm, pos = torch.randperm(len(x), generator=gen), 0
     t0 = time.perf_counter()
     bar = tqdm(total=cfg.steps, desc=desc, disable=not progress, leave=False, dynamic_ncols=True)
@@ -96,7 +104,7 @@ def fit(bank: TransformerBank, x: torch.Tensor, y: torch.Tensor, cfg: FitConfig,
         losses = ((bank(x[idx]) - y[idx]) ** 2).mean(dim=(1, 2))    # (M,)
         bad = ~torch.isfinite(losses.detach()) & active
         for i in torch.nonzero(bad).flatten().tolist():
-            status[i] = f"failed: non-finite loss ({losses[i].item()}) at step {step}"
+            status[i] = f"diverged: non-finite loss ({losses[i].item()}) at step {step}"
             steps[i], active[i] = step, False
             opt.param_groups[i]["lr"] = 0.0
         if not bool(active.any()):
@@ -113,9 +121,15 @@ def fit(bank: TransformerBank, x: torch.Tensor, y: torch.Tensor, cfg: FitConfig,
                 v = mse[i].item()
                 res.curve.append({"step": step, "member": i, "train_mse": v,
                                   "lr": opt.param_groups[i]["lr"]})
-                if not math.isfinite(v):
-                    status[i] = f"failed: non-finite training MSE at step {step}"
+                if not math.isfinite(v) or v > blowup:
+                    what = "non-finite training MSE" if not math.isfinite(v) else \
+                        f"training MSE {v:.3g} > {cfg.explode:g} x E[y^2]"
+                    status[i] = f"diverged: {what} at step {step}"
                     steps[i], active[i] = step, False
+                    opt.param_groups[i]["lr"] = 0.0
+                    continue
+                judged = cfg.schedule == "plateau" or opt.param_groups[i]["lr"] >= cfg.converged_lr_frac * cfg.lr
+                if not judged:          # cosine, lr below converged_lr_frac of its peak: no verdict from here on
                     continue
                 if v < best[i] * (1 - cfg.min_improve):
                     best[i], stale[i] = v, 0
@@ -134,6 +148,6 @@ def fit(bank: TransformerBank, x: torch.Tensor, y: torch.Tensor, cfg: FitConfig,
     if cfg.schedule == "cosine":
         for i in range(M):
             if status[i] == "budget" and stale[i] >= cfg.patience:
-                status[i] = "converged"  # flat over the last `patience` checks
+                status[i] = "converged"  # flat over its last `patience` checks at lr >= converged_lr_frac x peak
     res.wall_s = time.perf_counter() - t0
     return res

@@ -50,6 +50,9 @@ class ModelConfig:
     d_pos: int = 16        # d', the width of A x(t) + e(t) when pos != none
     tau_max: int = 64      # longest sequence the positional table e(t) covers
     attention: str = "softmax"  # softmax (Eq. 5) | linear (phi = elu + 1, non-causal) | sparse (two-sided Eq. 6 pattern)
+    features: str = "learned"  # learned: f_hat, F_hat are MLPs (Eq. 5) | given: fixed features holding the target's basis, only W_Q, W_K, W_V (and an affine read-out) trained -- the attention term of Eq. (17) alone
+    given_qk_sd: float = 1.0   # given features: initial logit sd (W_Q, W_K scaled by 1/(sqrt(dim) m_h^(1/4)))
+    features_k: int = 16   # given features: the target's phi_i and psi_i for i <= features_k (and f(x) for the value)
 
     @property
     def f_in(self) -> int:
@@ -63,6 +66,11 @@ class ModelConfig:
             raise ValueError(f"--pos: choose none, learned or sinusoidal, got {self.pos}")
         if self.attention not in ATTENTIONS:
             raise ValueError(f"--attention: choose {', '.join(ATTENTIONS)}, got {self.attention}")
+        if self.features not in FEATURES:
+            raise ValueError(f"--features: choose {', '.join(FEATURES)}, got {self.features}")
+
+
+FEATURES = ("learned", "given")
 
 
 def sinusoidal_table(tau: int, d: int) -> torch.Tensor:

@@ -233,6 +233,44 @@ class PODTarget:
                 "truncated": {m: cat(v) for m, v in out["truncated"].items()},
                 "self_exact": {m: cat(v) for m, v in out["self_exact"].items()}}
 
+    def diagnostics(self, x: np.ndarray, y_mean: float | None = None, chunk: int = 256) -> dict:
+        """How much of the target is coupling *across* positions, measured on sequences x.
+
+        Logit statistics: mean rho(x_t, x_t) (diagonal), mean and sd of rho(x_t, x_s), s != t, and the
+        mean self-attention weight softmax_s(rho(x_t, .))[t].  Trivial predictors, held-out MSE against
+        H(x): `mean` (the constant y_mean, default the mean of H(x)), `copy` (y_t = F(f(x_t)): attention
+        on itself only) and `uniform` (y_t = F(mean_s f(x_s)): attention that ignores rho).  A target
+        that one of them matches is "degenerate" for a rate study (see `DEGENERATE_*`)."""
+        n, tau = x.shape
+        off = ~np.eye(tau, dtype=bool)
+        diag_sum = off_sum = off_sq = self_w = 0.0
+        ys = []
+        for a in range(0, n, chunk):
+            xb = x[a:a + chunk]
+            lg = self.logits(xb, chunk)
+            diag_sum += float(np.einsum("btt->", lg))
+            o = lg[:, off]
+            off_sum += float(o.sum())
+            off_sq += float((o ** 2).sum())
+            z = lg - lg.max(axis=-1, keepdims=True)
+            att = np.exp(z)
+            att /= att.sum(axis=-1, keepdims=True)
+            self_w += float(np.einsum("btt->", att))
+            ys.append(self.apply(xb, lg))
+        y = np.concatenate(ys)
+        n_off = n * tau * (tau - 1)
+        off_mean = off_sum / n_off if n_off else float("nan")
+        fx = f_MAPS[self.f][0](x)
+        Fm = F_MAPS[self.F][0]
+        y_mean = float(y.mean()) if y_mean is None else float(y_mean)
+        copy = Fm(fx)
+        uniform = Fm(np.broadcast_to(fx.mean(axis=1, keepdims=True), fx.shape))
+        return {"diag_logit": diag_sum / (n * tau), "offdiag_logit": off_mean,
+                "offdiag_logit_sd": float(np.sqrt(max(off_sq / n_off - off_mean ** 2, 0.0))) if n_off else float("nan"),
+                "self_weight": self_w / (n * tau), "var_y": float(y.var()),
+                "mse_mean": float(((y - y_mean) ** 2).mean()), "mse_copy": float(((y - copy) ** 2).mean()),
+                "mse_uniform": float(((y - uniform) ** 2).mean())}
+
     def complexity(self) -> dict:
         """The computable complexity measures of Eq. (12) and (15).
 

@@ -117,14 +117,14 @@ def test_quick_linear_attention_is_named_everywhere(tmp_path, sweep_exe, sub_env
     proc = run_sweep_cli(sweep_exe, ["--quick", "--attention", "linear", "--compare-to", str(soft),
                                      "--out", str(out)], sub_env)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert "(linear attention)" in proc.stdout
+    assert "(linear attention, learned features)" in proc.stdout
     cfg = json.loads((out / "config.json").read_text())
     assert cfg["model"]["attention"] == "linear" and cfg["model"]["n"] == QUICK["model"].n
     s = json.loads((out / "summary.json").read_text())
     assert s["attention"] == "linear" and [t["attention"] for t in s["targets"]] == ["linear"]
     md = (out / "summary.md").read_text()
-    assert md.startswith("# jackson-sweep summary (linear attention)")
-    assert "## alpha = 1.5, rank = inf (linear attention)" in md and "log(phi(" in md
+    assert md.startswith("# jackson-sweep summary (linear attention, learned features)")
+    assert "## alpha = 1.5, rank = inf (linear attention, learned features)" in md and "log(phi(" in md
     res = pd.read_csv(out / "results.csv")
     assert res.m_h.tolist() == list(QUICK["m_h"]) and np.isfinite(res.test_mse).all()
     cell = json.loads(next((out / "cells").iterdir()).joinpath("cell.json").read_text())
