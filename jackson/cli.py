@@ -43,7 +43,9 @@ def exponent_lines(summary: dict) -> list[str]:
             notes.append(t["degenerate"]["why"])
         ch = t.get("checks", {})
         if "knee_drop" in ch:
-            notes.append(f"knee e(r-1)/e(r) {ch['knee_drop']:.3g}x ({'shown' if ch['knee_ok'] else 'NOT shown'})")
+            r = int(t["rank"])
+            notes.append(f"knee e({r - 1})/e({r}) {ch['knee_drop']:.3g}x, median of {len(ch['knee_per_seed'])} seed(s) "
+                         f"({'shown' if ch['knee_ok'] else 'NOT shown'} by the >= 10x rule)")
         out.append(head + ("; " + "; ".join(notes) if notes else ""))
     return out
 

@@ -142,13 +142,16 @@ def from_jackson_sweep(root: Path, folder: Path, s: dict) -> dict:
         figs = [(f, c.replace("the trained Eq. (5) model", f"the trained Eq. (5) model with {kind} attention"))
                 for f, c in figs]
     paper = []
+    feats = s.get("features", "learned")
     for t in s["targets"]:
         e = t.get("exponents", {})
         if kind != "softmax":
             continue        # Theorem 4.1 is about softmax attention: no paper value to set beside these
+        flag = t.get("degenerate", {})
         if t["rank"] == "inf" and "test" in e:
             paper.append({"quantity": f"alpha = {t['alpha']:g}, rank inf: exponent of held-out MSE in m_h "
-                                      f"(fit over m_h {lo}..{hi}; Theorem 4.1 predicts -(2 alpha - 1))",
+                                      f"(fit over m_h {lo}..{hi}; Theorem 4.1 predicts -(2 alpha - 1))"
+                                      + (f" -- {flag['why']}: not agreement" if flag.get("flag") else ""),
                           "paper": t["predicted_exponent"], "measured": e["test"]["slope"]})
         if t["rank"] == "inf" and "oracle_self_exact" in e:
             paper.append({"quantity": f"alpha = {t['alpha']:g}, rank inf: exponent of the rank-m_h oracle, s != t part",
@@ -171,9 +174,17 @@ def from_jackson_sweep(root: Path, folder: Path, s: dict) -> dict:
                 f"the comparison with softmax on the same targets is in summary.md). " + text)
     if outl:
         text += f" Members flagged as optimisation outliers (stuck far above smaller m_h): m_h = {', '.join(map(str, outl))}."
+    if feats == "given":
+        text = ("Given features: f_hat replaced by the target's own basis, only W_Q, W_K and an affine value map trained "
+                "(the attention term of Eq. (17) alone). " + text)
+    sup = folder / "SUPERSEDED.md"
+    if sup.exists():
+        text = "SUPERSEDED: " + " ".join(sup.read_text().split()) + " " + text
     return {"folder": _rel(root, folder), "section": "jackson",
-            "title": f"jackson-sweep: alpha {', '.join(f'{a:g}' for a in alphas)}; rank {', '.join(ranks)}"
-                     + (f"; {kind} attention" if kind != "softmax" else "") + f" ({folder.name})",
+            "title": ("[superseded] " if sup.exists() else "")
+                     + f"jackson-sweep: alpha {', '.join(f'{a:g}' for a in alphas)}; rank {', '.join(ranks)}"
+                     + (f"; {kind} attention" if kind != "softmax" else "")
+                     + ("; given features" if feats == "given" else "") + f" ({folder.name})",
             "data": data, "command": command, "seeds": seeds, "paper": paper, "text": text.strip(),
             "figures": [{"file": _rel(root, folder / f), "caption": c + tail} for f, c in figs],
             "links": [_rel(root, folder / "summary.md")] if (folder / "summary.md").exists() else []}

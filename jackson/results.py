@@ -121,7 +121,7 @@ def block_exponent(blocks: pd.DataFrame, alpha: float, rank: str, fit_ms, kind: 
 # ---- the stated rules behind every verdict of summary.md ----------------------------------------
 KNEE_MIN = 10.0          # finite rank r: median over seeds of e(r-1)/e(r) >= this shows Theorem 4.1's "exact once m_h >= r"
 OUTLIER_FACTOR = 3.0     # a member more than this x above the best smaller m_h (same target and seed) failed to optimise ...
-OUTLIER_FLOOR = 1e-10    # ... unless both sit at the float32 floor, where such ratios are noise
+OUTLIER_FLOOR = 1e-8     # ... and above this (~1e-6 of Var(y) on these targets): below it members sit near float32 round-off
 SELF_WEIGHT_MAX = 0.5    # degenerate target: mean self-attention weight above this (each token mostly attends to itself), or
 TRIVIAL_FACTOR = 3.0     # a trivial predictor (mean, copy, uniform attention) within this factor of the best trained error
 TRACK_FACTOR = 3.0       # a trained curve "tracks" a reference if trained/reference varies by <= this factor over the fit range

@@ -180,6 +180,23 @@ BAD_IN_PROCESS = {
     "attention_case": (["--quick", "--attention", "Linear"], "--attention"),
     "compare_to_missing": (["--quick", "--compare-to", "/nonexistent/run"], "--compare-to"),
     "out_is_a_file": (None, "--out"),
+    # values that used to pass validation, train, then crash or mislead (issue 12)
+    "alpha_inf": (["--alpha", "inf"], "--alpha"),
+    "alpha_huge": (["--alpha", "1e308"], "--alpha"),
+    "lr_inf": (["--lr", "inf"], "--lr"),
+    "lr_nan": (["--lr", "nan"], "--lr"),
+    "seed_beyond_2_63": (["--seeds", "12345678901234567890123"], "--seeds"),
+    "width_zero": (["--width", "0"], "--width"),
+    "m_ff_zero": (["--m-ff", "0,64"], "--m-ff"),
+    "restarts_zero": (["--restarts", "0"], "--restarts"),
+    "construction_unknown": (["--construction", "fourier"], "--construction"),
+    "construction_and_psi": (["--construction", "trace-free", "--psi", "cos"], "--construction"),
+    "features_unknown": (["--features", "fixed"], "--features"),
+    "features_k_below_m_h": (["--features", "given", "--features-k", "4"], "--features-k"),
+    "given_with_m_ff": (["--features", "given", "--m-ff", "32,64"], "--m-ff"),
+    "device_unreadable": (["--device", "gpu0"], "--device"),
+    "device_cuda_absent": (["--device", "cuda"], "--device"),
+    "gpu_preset_without_cuda": (["--gpu"], "--device"),
 }
 MAX_PARALLEL = 2   # a 2-core machine: more concurrent torch imports only thrash
 
@@ -225,6 +242,9 @@ def test_bad_input_one_line_exit_2(bad_runs, case):
 @pytest.mark.parametrize("case", list(BAD_IN_PROCESS))
 def test_bad_input_in_process(tmp_path, capsys, case):
     from jackson.cli import sweep_main
+    import torch
+    if case in ("device_cuda_absent", "gpu_preset_without_cuda") and torch.cuda.is_available():
+        pytest.skip("this machine has CUDA")
     args, option = BAD_IN_PROCESS[case]
     if case == "out_is_a_file":
         out = tmp_path / "a_file"
@@ -284,3 +304,40 @@ def test_resolved_out_default():
     assert SweepConfig(alpha=(1.5, 2.0), rank=(2, math.inf)).resolved_out() == \
         Path("reports/jackson/sweep-a1.5_2-r2_inf")
     assert SweepConfig(quick=True).resolved_out().name == "sweep-a1.5-rinf-quick"
+
+
+# ---- issue 12: given features, the m_FF axis, restarts ----------------------------------------
+
+def test_quick_given_features_with_restarts_and_diagnostics(tmp_path, sweep_exe, sub_env):
+    out = tmp_path / "given"
+    proc = run_sweep_cli(sweep_exe, ["--quick", "--features", "given", "--construction", "trace-free", "--rank", "2",
+                                     "--restarts", "2", "--seeds", "0,1", "--out", str(out)], sub_env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    cfg = json.loads((out / "config.json").read_text())
+    assert cfg["model"]["features"] == "given" and cfg["fit"]["lr"] == pytest.approx(3e-2)   # the GIVEN preset's lr
+    assert cfg["restarts"] == 2 and cfg["construction"] == "trace-free"
+    res = pd.read_csv(out / "results.csv")
+    rst = pd.read_csv(out / "restarts.csv")
+    assert len(res) == 6 and len(rst) == 12 and (res.restarts == 2).all()
+    for _, r in res.iterrows():            # the reported member is the restart with the lowest training MSE
+        mine = rst[(rst.seed == r.seed) & (rst.m_h == r.m_h)]
+        best = mine.loc[mine.train_mse.idxmin()]
+        assert r.restart == best.restart and r.test_mse == pytest.approx(best.test_mse, rel=1e-5)
+        assert r.test_mse_min == pytest.approx(mine.test_mse.min(), rel=1e-5)
+    diag = pd.read_csv(out / "diagnostics.csv")
+    assert len(diag) == 2 and (diag.self_weight < 0.2).all()
+    md = (out / "summary.md").read_text()
+    assert "## Verdicts" in md and "given features" in md and "Target diagnostics" in md and "trace-free" in md
+    assert "knee e(1)/e(2)" in proc.stdout
+
+
+def test_m_ff_axis_gives_a_heatmap(tmp_path, sweep_exe, sub_env):
+    out = tmp_path / "mff"
+    proc = run_sweep_cli(sweep_exe, ["--quick", "--m-ff", "8,16", "--out", str(out)], sub_env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    res = pd.read_csv(out / "results.csv")
+    assert sorted(res.m_ff.unique()) == [8, 16] and len(res) == 6
+    assert (out / "error_mh_x_mff.png").read_bytes()[:8] == PNG
+    s = json.loads((out / "summary.json").read_text())
+    assert s["m_ff"] == [8, 16] and [t["m_ff"] for t in s["targets"]] == [8, 16]
+    assert "m_FF=8" in proc.stdout and "m_FF = 16" in (out / "summary.md").read_text()
