@@ -30,8 +30,14 @@ def exponent_lines(summary: dict) -> list[str]:
         e = t["exponents"].get("test")
         w = f" m_FF={t['m_ff']}" if len(summary.get("m_ff", [])) > 1 else ""
         head = f"alpha={t['alpha']:g} rank={t['rank']}{w} ({t['attention']} attention, {t.get('features', 'learned')} features): "
-        head += (f"fitted exponent {e['slope']:+.2f} [{e['lo']:+.2f}, {e['hi']:+.2f}], predicted {t['predicted_exponent']:+.2f}"
+        pred = (f"predicted {t['predicted_exponent']:+.2f}" if t["rank"] == "inf"
+                else "no power law predicted below the rank (exact once m_h >= r)")
+        head += (f"fitted exponent {e['slope']:+.2f} [{e['lo']:+.2f}, {e['hi']:+.2f}], {pred}"
                  if e else "no exponent (fewer than 2 m_h in the fit range)")
+        tr = t.get("checks", {}).get("tracking")
+        if tr:
+            head += "; tracks " + (", ".join(tr["tracks"]) if tr["tracks"] else "no reference") + \
+                (f"; floor ~{tr['floor_value']:.2g}" if tr.get("floor") else "")
         notes = []
         st = t.get("statuses", {})
         n = sum(st.values())

@@ -124,7 +124,7 @@ OUTLIER_FACTOR = 3.0     # a member more than this x above the best smaller m_h 
 OUTLIER_FLOOR = 1e-8     # ... and above this (~1e-6 of Var(y) on these targets): below it members sit near float32 round-off
 SELF_WEIGHT_MAX = 0.5    # degenerate target: mean self-attention weight above this (each token mostly attends to itself), or
 TRIVIAL_FACTOR = 3.0     # a trivial predictor (mean, copy, uniform attention) within this factor of the best trained error
-TRACK_FACTOR = 3.0       # a trained curve "tracks" a reference if trained/reference varies by <= this factor over the fit range
+TRACK_SLOPE = 0.25       # a trained curve "tracks" a reference if the log-log slope of trained/reference over the fit range is within +-this
 FLOOR_SHARE = 0.25       # a trained curve has "a floor" if its slope over the upper half of m_h is shallower than this x the predicted one
 
 
@@ -176,8 +176,9 @@ def degenerate(diag: dict, best_trained: float) -> dict:
 
 
 def tracking(curve: pd.DataFrame, fit_ms, alpha: float) -> dict:
-    """Which reference the trained rank-inf curve follows over fit_ms (the TRACK_FACTOR rule), and
-    whether it has a floor (the FLOOR_SHARE rule over the upper half of m_h)."""
+    """Which reference the trained rank-inf curve follows over fit_ms: the exponent of trained/reference
+    (its log-log slope) within +-TRACK_SLOPE -- the same rate, whatever the constant; and whether it has
+    a floor (the FLOOR_SHARE rule over the upper half of m_h)."""
     c = curve.set_index("m_h")
     ms = [m for m in fit_ms if m in c.index]
     refs = {"oracle (rank-m_h rho)": c.oracle_mse, "oracle (s != t truncated)": c.oracle_self_exact_mse,
@@ -186,9 +187,9 @@ def tracking(curve: pd.DataFrame, fit_ms, alpha: float) -> dict:
     for name, ref in refs.items():
         r = (c.test_mse[ms] / ref[ms]).replace([np.inf, -np.inf], np.nan).dropna()
         if len(r) >= 2 and (r > 0).all():
-            spread = float(r.max() / r.min())
-            out["ratios"][name] = {"min": float(r.min()), "max": float(r.max()), "spread": spread}
-            if spread <= TRACK_FACTOR:
+            dslope = fit_power_law(r.index.to_numpy(), r.to_numpy())[0]
+            out["ratios"][name] = {"min": float(r.min()), "max": float(r.max()), "slope_difference": dslope}
+            if abs(dslope) <= TRACK_SLOPE:
                 out["tracks"].append(name)
     top = [m for m in c.index if m >= max(c.index) / 2]
     if len(top) >= 2:
@@ -304,7 +305,7 @@ def summarize(out_dir: Path, tabs: dict, fit_range: tuple[int, int], command: st
     return summary
 
 
-RULES = ("KNEE_MIN", "OUTLIER_FACTOR", "OUTLIER_FLOOR", "SELF_WEIGHT_MAX", "TRIVIAL_FACTOR", "TRACK_FACTOR", "FLOOR_SHARE")
+RULES = ("KNEE_MIN", "OUTLIER_FACTOR", "OUTLIER_FLOOR", "SELF_WEIGHT_MAX", "TRIVIAL_FACTOR", "TRACK_SLOPE", "FLOOR_SHARE")
 
 
 def _fmt_exp(e: dict | None) -> str:
@@ -341,8 +342,8 @@ def verdict_lines(s: dict) -> list[str]:
                        + ("shown" if ch["knee_ok"] else "NOT shown") + f" by the >= {KNEE_MIN:g}x rule")
         elif "tracking" in ch:
             tr = ch["tracking"]
-            verdict = ("tracks " + " and ".join(tr["tracks"]) if tr["tracks"] else "tracks no reference within "
-                       f"{TRACK_FACTOR:g}x") + (f"; floor ~{tr['floor_value']:.2g} over m_h {tr['upper_m_h'][0]}..{tr['upper_m_h'][1]} "
+            verdict = ("tracks " + " and ".join(tr["tracks"]) if tr["tracks"] else "tracks no reference (exponent "
+                       f"within +-{TRACK_SLOPE:g})") + (f"; floor ~{tr['floor_value']:.2g} over m_h {tr['upper_m_h'][0]}..{tr['upper_m_h'][1]} "
                                                 f"(slope {tr['upper_slope']:+.2f})" if tr.get("floor") else "")
         else:
             verdict = "n/a"
@@ -354,8 +355,9 @@ def verdict_lines(s: dict) -> list[str]:
         dg = (f"self-weight {d['self_weight']:.2f}, copy/uniform/mean MSE {d['mse_copy']:.2g}/{d['mse_uniform']:.2g}/{d['mse_mean']:.2g}"
               if d else "n/a")
         cons = {("sin", "sin"): "paper", ("sin", "cos"): "trace-free"}.get((t.get("phi"), t.get("psi")), f"{t.get('phi')}/{t.get('psi')}")
+        pred = f"{t['predicted_exponent']:+.2f}" if t["rank"] == "inf" else "none (exact once m_h >= r)"
         L.append(f"| {target_title(t, widths)} | {cons} | {t.get('n_seeds', '?')} x {t.get('restarts', 1)} | {dg} | "
-                 f"{_fmt_exp(e)}{f' ({seeds})' if seeds else ''} | {t['predicted_exponent']:+.2f} | {verdict} |")
+                 f"{_fmt_exp(e)}{f' ({seeds})' if seeds else ''} | {pred} | {verdict} |")
     return L
 
 
@@ -385,8 +387,8 @@ def _markdown(s: dict) -> str:
          "tau^2 C0 C1 m_h^-(2alpha-1) for the L1 error summed over t (the feed-forward term needs beta and C2, which a "
          "target does not determine).", "",
          "Rules behind the verdicts (jackson/results.py): finite rank r -- the knee e(r-1)/e(r), median over seeds, "
-         f">= {KNEE_MIN:g}x; rank inf -- the trained curve *tracks* a reference when trained/reference varies by <= "
-         f"{TRACK_FACTOR:g}x over the fit range, and has a *floor* when its slope over the upper half of m_h is shallower "
+         f">= {KNEE_MIN:g}x; rank inf -- the trained curve *tracks* a reference when the exponent of trained/reference "
+         f"over the fit range is within +-{TRACK_SLOPE:g} (the same rate), and has a *floor* when its slope over the upper half of m_h is shallower "
          f"than {FLOOR_SHARE:g}x the predicted one; a target is *degenerate* when its mean self-attention weight exceeds "
          f"{SELF_WEIGHT_MAX:g}; a fit is *uninformative* when a trivial predictor (the mean, copy y_t = F(f(x_t)), uniform "
          f"attention) is within {TRIVIAL_FACTOR:g}x of its best trained error -- neither's exponent is read as agreement; "
@@ -464,9 +466,10 @@ def _markdown(s: dict) -> str:
             L.append("No optimisation outliers: no member ended more than 3x above the best smaller m_h of its seed.")
         if "tracking" in ch:
             tr = ch["tracking"]
-            rat = "; ".join(f"{k}: trained/reference {v['min']:.3g}-{v['max']:.3g}" for k, v in tr["ratios"].items())
+            rat = "; ".join(f"{k}: trained/reference {v['min']:.3g}-{v['max']:.3g}, exponent difference "
+                            f"{v['slope_difference']:+.2f}" for k, v in tr["ratios"].items())
             L.append(f"Tracking over m_h in {t['fit_m_h']}: " + ("tracks " + " and ".join(tr["tracks"]) if tr["tracks"]
-                     else f"tracks no reference within {TRACK_FACTOR:g}x") + f" ({rat})."
+                     else f"tracks no reference (exponent within +-{TRACK_SLOPE:g})") + f" ({rat})."
                      + (f" Slope over m_h {tr['upper_m_h'][0]}..{tr['upper_m_h'][1]}: {tr['upper_slope']:+.2f}"
                         + (f" -- a floor near {tr['floor_value']:.3g}." if tr.get("floor") else ".") if "upper_slope" in tr else ""))
         if "within_2x_ok" in ch:

@@ -52,4 +52,9 @@ def test_tracking_and_floor():
     flat = curve.assign(test_mse=np.maximum(0.4 * oracle, 5e-5))
     tr = R.tracking(flat, list(range(1, 9)), alpha=1.5)
     assert tr["tracks"] == [] and tr["floor"] and tr["floor_value"] == pytest.approx(5e-5)
-    assert tr["ratios"]["oracle (rank-m_h rho)"]["max"] / tr["ratios"]["oracle (rank-m_h rho)"]["min"] > R.TRACK_FACTOR
+    assert tr["ratios"]["oracle (rank-m_h rho)"]["slope_difference"] > R.TRACK_SLOPE
+    # a curve 0.3 steeper than the oracle over 1..8 (a ratio spread of only 1.9x) does not track it
+    steep = curve.assign(test_mse=0.4 * oracle * curve.m_h ** -0.3)
+    tr = R.tracking(steep, list(range(1, 9)), alpha=1.5)
+    assert "oracle (rank-m_h rho)" not in tr["tracks"]
+    assert tr["ratios"]["oracle (rank-m_h rho)"]["slope_difference"] == pytest.approx(-0.3)
