@@ -35,13 +35,13 @@ class SweepConfig:
     fit_range: tuple[int, ...] = (1, 8)        # m_h range (lo,hi) of the log-log exponent fit
     m_ff: tuple[int, ...] = ()                 # the m_FF axis: hidden widths of f_hat and F_hat, one cell per width (empty: --width alone)
     restarts: int = 1                          # independent initialisations per (target, seed, m_h); the best by training MSE is reported
-    device: str = "cpu"                        # torch device: cpu | cuda | cuda:N (same numbers to float tolerance, see README)
+    device: str = "cpu"                        # torch device: cpu | cuda | cuda:N (expected to match the CPU to float32 round-off; not yet measured)
     model: ModelConfig = field(default_factory=ModelConfig)
     fit: FitConfig = field(default_factory=FitConfig)
     out: str = ""                              # output folder (default: reports/jackson/sweep-<alphas>-<ranks>)
     scheduler: str = ""                        # Dask scheduler address; empty runs in-process
     quick: bool = False                        # seconds-long run: tiny data, model and budget
-    gpu: bool = False                          # GPU preset: --device cuda, 4x the steps, 3 restarts (see GPU)
+    gpu: bool = False                          # GPU preset: --device cuda, 4x the steps, 3 restarts (given features: 4) (see GPU, GPU_GIVEN)
     compare_to: str = ""                       # another jackson-sweep folder (e.g. the softmax run of the same targets): its held-out curve beside this one in summary.md and error_vs_mh.png
 
     def resolved_out(self) -> Path:
@@ -90,12 +90,12 @@ QUICK = {"m_h": (1, 2, 3), "n_train": 256, "n_test": 128, "k_max": 128, "fit_ran
          "fit": FitConfig(steps=40, batch_size=32, warmup=5, eval_every=10, eval_size=128)}
 
 
-def _finite_floats(cfg, prefix="") -> None:
+def _finite_floats(cfg) -> None:
     """Every float option is a finite number (rank may be inf; it is checked on its own)."""
     for f in dataclasses.fields(cfg):
         v = getattr(cfg, f.name)
         if dataclasses.is_dataclass(v):
-            _finite_floats(v, prefix)
+            _finite_floats(v)
         elif f.name != "rank":
             vals = v if isinstance(v, tuple) else (v,)
             for x in vals:
@@ -163,8 +163,10 @@ def validate(cfg: SweepConfig) -> None:
             for a in cfg.alpha:
                 need(a > 0.5, f"--alpha: rank inf needs alpha > 0.5 (sum of sigma_i^2 = sum i^-2alpha diverges), got {a:g}")
     need(len(cfg.m_h) > 0 and len(set(cfg.m_h)) == len(cfg.m_h), f"--m-h: give distinct values, got {cfg.m_h}")
+    limit, what = ((cfg.model.features_k, "--features-k, the given features") if cfg.model.features == "given"
+                   else (cfg.model.n, "--n, the embedding width"))
     for m in cfg.m_h:
-        need(1 <= m <= (cfg.model.features_k if cfg.model.features == "given" else cfg.model.n), f"--m-h: each m_h must be in 1..{cfg.model.n} (--n, the embedding width), got {m}")
+        need(1 <= m <= limit, f"--m-h: each m_h must be in 1..{limit} ({what}), got {m}")
     need(all(s >= 0 for s in cfg.seeds) and len(cfg.seeds) > 0, f"--seeds: need integers >= 0, got {cfg.seeds}")
     need(cfg.tau >= 1, f"--tau: must be >= 1, got {cfg.tau}")
     need(cfg.tail_tol > 0, f"--tail-tol: must be > 0, got {cfg.tail_tol}")

@@ -10,8 +10,9 @@ phi), so every target of Eq. (8) with rank r <= K is exactly representable once 
 of Eq. (17) is zero (C2 = 0) and what is left is the attention rank.  Only W_Q, W_K (the attention)
 and the affine value map (a, b) are trained.  (A first version also learned W_V over (f(x), h(x)):
 on alpha = 1.5, rank 6 it ended 3000 steps 2-10x higher at m_h >= 6, 1e-5 - 4e-5, while the exact
-representation needs W_V to pick f alone -- an optimisation burden that is not the attention term.)  For rank inf the features stop at K, so a member can use
-only the first K POD directions (K >= the largest m_h is checked by the sweep).
+representation needs W_V to pick f alone -- an optimisation burden that is not the attention term.)
+For rank inf the features stop at K, so a member can use only the first K POD directions (K >= the
+largest m_h is checked by the sweep).
 
 `GivenFeatureBank` has the interface of `TransformerBank` that `fit`, `evaluate` and
 `learned_spectrum` use: members with their own parameters and seeds, `forward`, `rho_hat`,
@@ -26,7 +27,7 @@ import torch
 from torch import nn
 
 from synthetic.pod_target import basis_matrix, f_MAPS
-from .models import Internals, ModelConfig
+from .models import Internals, ModelConfig, _uniform
 
 # F in torch (the target's F_MAPS are numpy): the given read-out applies the target's own F
 TORCH_F = {"identity": lambda z: z, "tanh": torch.tanh, "square": lambda z: z * z}
@@ -49,9 +50,8 @@ class GivenMember(nn.Module):
         # W_Q, W_K entries with sd given_qk_sd / (sqrt(dim) m_h^(1/4)): the initial logits then have sd
         # ~ given_qk_sd^2 whatever m_h (|h|^2 ~ dim), instead of growing like sqrt(m_h) and saturating the softmax
         b = cfg.given_qk_sd * math.sqrt(3.0 / dim) / m_h ** 0.25
-        u = lambda shape, bound: ((torch.rand(shape, generator=gen, dtype=torch.float64) * 2 - 1) * bound).float()  # noqa: E731
-        self.W_Q = nn.Parameter(u((m_h, dim), b))
-        self.W_K = nn.Parameter(u((m_h, dim), b))
+        self.W_Q = nn.Parameter(_uniform(gen, (m_h, dim), b))
+        self.W_K = nn.Parameter(_uniform(gen, (m_h, dim), b))
         self.a = nn.Parameter(torch.ones(()))
         self.b = nn.Parameter(torch.zeros(()))
 

@@ -212,7 +212,7 @@ def summarize(out_dir: Path, tabs: dict, fit_range: tuple[int, int], command: st
     widths = sorted(rows.m_ff.unique().tolist())
     summary = {"command": command, "attention": ", ".join(kinds), "features": ", ".join(feats),
                "fit_range": list(fit_range), "m_ff": [int(w) for w in widths],
-               "rules": {k: v for k, v in globals().items() if k in RULES}, "targets": []}
+               "rules": {k: globals()[k] for k in RULES}, "targets": []}
     diags = tabs.get("diagnostics", pd.DataFrame())
     for alpha, rank, width in _targets(rows):
         all_sel = rows[(rows.alpha == alpha) & (rows["rank"] == rank) & (rows.m_ff == width)]
@@ -234,8 +234,8 @@ def summarize(out_dir: Path, tabs: dict, fit_range: tuple[int, int], command: st
         diverged = [{"m_h": int(r.m_h), "seed": int(r.seed), "status": r.status} for _, r in all_sel[div].iterrows()]
         ms = curve.m_h.to_numpy()
         lo, hi = fit_range
-        fit_ms = [int(m) for m in ms if lo <= m <= hi and (rank == "inf" or m < int(rank))
-                  and not (all_sel[all_sel.m_h == m].status.astype(str).str.startswith(("diverged", "failed"))).any()]
+        div_ms = set(all_sel.m_h[div])
+        fit_ms = [int(m) for m in ms if lo <= m <= hi and (rank == "inf" or m < int(rank)) and m not in div_ms]
         exps, per_seed = {}, {}
         if len(fit_ms) >= 2:
             for kind in ORACLES:
@@ -269,7 +269,7 @@ def summarize(out_dir: Path, tabs: dict, fit_range: tuple[int, int], command: st
         checks["outliers"] = outl
         d = diags[(diags.alpha == alpha) & (diags["rank"] == rank) & (diags.m_ff == width)] if len(diags) else diags
         diag = {k: float(v) for k, v in d.drop(columns=["alpha", "rank", "m_ff", "seed"]).mean().items()} if len(d) else {}
-        best = float(curve.groupby("m_h").test_median.first().min()) if len(curve) else float("nan")
+        best = float(curve.test_median.min()) if len(curve) else float("nan")
         deg = degenerate(diag, best) if diag else {"degenerate": False, "why": "no diagnostics (cells of an older run)"}
         share = (1 - curve.oracle_self_exact_mse / curve.oracle_mse)[curve.oracle_mse > 0]
         statuses = all_sel.status.astype(str).str.split(":").str[0].value_counts().to_dict()
