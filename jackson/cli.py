@@ -3,16 +3,12 @@ from __future__ import annotations
 
 import sys
 
-from .config import cli_run
+from .config import cli_run, guarded, install_signals
 
 
 def sweep_main(argv: list[str] | None = None) -> int:
-    from .experiment import SweepConfig, presets, run_sweep
-
-    cfg, summary = cli_run("jackson-sweep", SweepConfig,
-                           "Fit the Eq. (5) Transformer to POD targets for each m_h and measure the rate "
-                           "(Jiang & Li, Theorem 4.1 / Fig. 1).", presets, run_sweep,
-                           sys.argv[1:] if argv is None else argv)
+    install_signals()     # before the heavy imports: Ctrl-C during start-up is one line too
+    cfg, summary = guarded("jackson-sweep", lambda: _sweep(sys.argv[1:] if argv is None else argv))
     out = cfg.resolved_out()
     print(f"results: {out}/results.csv")
     print(f"summary: {out}/summary.md")
@@ -20,6 +16,13 @@ def sweep_main(argv: list[str] | None = None) -> int:
     for line in exponent_lines(summary):
         print(line)
     return 0
+
+
+def _sweep(argv: list[str]):
+    from .experiment import SweepConfig, presets, run_sweep
+    return cli_run("jackson-sweep", SweepConfig,
+                   "Fit the Eq. (5) Transformer to POD targets for each m_h and measure the rate "
+                   "(Jiang & Li, Theorem 4.1 / Fig. 1).", presets, run_sweep, argv)
 
 
 def exponent_lines(summary: dict) -> list[str]:
@@ -54,6 +57,17 @@ def exponent_lines(summary: dict) -> list[str]:
                          f"({'shown' if ch['knee_ok'] else 'NOT shown'} by the >= 10x rule)")
         out.append(head + ("; " + "; ".join(notes) if notes else ""))
     return out
+
+
+def tasks_main(argv: list[str] | None = None) -> int:
+    """jackson-tasks: signals first, then the (torch-importing) task module."""
+    install_signals()
+    return guarded("jackson-tasks", lambda: _tasks(argv))
+
+
+def _tasks(argv):
+    from .tasks import main
+    return main(argv)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -144,22 +144,120 @@ def _named(conv, opt):
     return parse
 
 
+GLOBAL_HELP = {
+    "--threads": "torch threads for this process (default: the cores it may use, or $OMP_NUM_THREADS if smaller)",
+    "--force": "write into a non-empty --out that holds no run of this command (nothing there is deleted)",
+}
+
+
+def usable_cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def split_global(prog: str, argv: list[str]) -> tuple[dict, list[str]]:
+    """Take the options every command shares (--threads N, --force) out of argv."""
+    opts = {"threads": None, "force": False}
+    rest: list[str] = []
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        if a == "--force":
+            opts["force"] = True
+        elif a == "--threads" or a.startswith("--threads="):
+            if "=" in a:
+                v = a.split("=", 1)[1]
+            elif i + 1 < len(argv):
+                i += 1
+                v = argv[i]
+            else:
+                fail(prog, "argument --threads: expected one argument")
+            try:
+                opts["threads"] = int(v)
+            except ValueError:
+                fail(prog, f"argument --threads: cannot read '{v}'")
+            if not 1 <= opts["threads"] <= 4096:
+                fail(prog, f"argument --threads: must be in 1..4096, got {opts['threads']}")
+        else:
+            rest.append(a)
+        i += 1
+    return opts, rest
+
+
+def apply_threads(threads: int | None) -> int:
+    """The thread budget: --threads, else the cores this process may use (capped by $OMP_NUM_THREADS).
+    Set before torch is imported (OMP_NUM_THREADS) and on torch itself if it already is."""
+    n = threads
+    if n is None:
+        n = usable_cores()
+        env = os.environ.get("OMP_NUM_THREADS", "")
+        if env.isdigit() and int(env) >= 1:
+            n = min(n, int(env))
+    os.environ["OMP_NUM_THREADS"] = str(n)
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(n)
+    return n
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the program is, so the in-flight cell's temporary folder is removed."""
+
+
+def _on_sigterm(signum, frame):
+    raise Terminated()
+
+
+def install_signals() -> None:
+    """SIGINT -> KeyboardInterrupt (exit 130), SIGTERM -> Terminated (exit 143); both end in one line."""
+    import signal
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, _on_sigterm)
+
+
+def guarded(prog: str, body):
+    """Run body() with the lab's exit contract: UsageError -> one line, exit 2; Ctrl-C -> one line, exit
+    130; SIGTERM -> one line, exit 143; an OS error (full disk, permissions) -> one line, exit 1."""
+    install_signals()
+    try:
+        return body()
+    except UsageError as e:
+        fail(prog, str(e))
+    except Terminated:
+        sys.stderr.write(f"\n{prog}: terminated (SIGTERM); finished cells are kept, rerun the same command to resume\n")
+        raise SystemExit(143)
+    except KeyboardInterrupt:
+        sys.stderr.write(f"\n{prog}: interrupted; finished cells are kept, rerun the same command to resume\n")
+        raise SystemExit(130)
+    except OSError as e:
+        where = f" {e.filename}" if getattr(e, "filename", None) else ""
+        sys.stderr.write(f"{prog}: error: cannot write or read{where}: {e.strerror or e}\n")
+        raise SystemExit(1)
+
+
 def cli_run(prog: str, cls, description: str, quick: dict, run, argv: list[str]):
     """The shape every entry point shares: options -> config (--quick shrinks the defaults -- `quick` is
     that preset, or a function of the given options returning the preset to apply -- options given on
-    the command line win) -> run(cfg, command) -> (cfg, result); bad input exits 2 in one line."""
+    the command line win) -> run(cfg, command) -> (cfg, result).  Bad input exits 2 in one line; see
+    `guarded` for signals and OS errors.  --threads and --force are shared by every command."""
     import shlex
-    given = vars(build_parser(cls, prog, description).parse_args(argv))
-    preset = quick(given) if callable(quick) else (quick if given.get("quick") else {})
-    base = dataclasses.replace(cls(), **preset) if preset else cls()
-    cfg = from_args(cls, given, base)
-    command = " ".join([prog] + [shlex.quote(a) for a in argv])
-    try:
+
+    def body():
+        from . import runfolder
+        opts, rest = split_global(prog, argv)
+        parser = build_parser(cls, prog, description)
+        for opt, text in GLOBAL_HELP.items():
+            parser.add_argument(opt, action="store_true" if opt == "--force" else None,
+                                **({} if opt == "--force" else {"metavar": "N"}), help=text)
+        given = vars(parser.parse_args(rest))
+        given.pop("threads", None), given.pop("force", None)
+        apply_threads(opts["threads"])
+        runfolder.FORCE = opts["force"]
+        preset = quick(given) if callable(quick) else (quick if given.get("quick") else {})
+        base = dataclasses.replace(cls(), **preset) if preset else cls()
+        cfg = from_args(cls, given, base)
+        command = " ".join([prog] + [shlex.quote(a) for a in argv])
         return cfg, run(cfg, command)
-    except UsageError as e:
-        fail(prog, str(e))
-    except KeyboardInterrupt:
-        fail(prog, "interrupted; finished cells are kept, rerun the same command to resume")
+
+    return guarded(prog, body)
 
 
 def from_args(cls, given: dict, base=None):

@@ -8,11 +8,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from synthetic.pod_target import TargetError
-from .config import UsageError, check_out_dir, need
+from .config import UsageError, need
 from .fit import FitConfig
 from .models import ATTENTIONS, FEATURES, ModelConfig
 from .results import collect, plot, reference_run, summarize
 from .rate_cell import RateCell, rank_str
+from .runfolder import check_run_folder, check_scheduler, open_run
 from .sweep import run_cells
 
 
@@ -38,7 +39,7 @@ class SweepConfig:
     device: str = "cpu"                        # torch device: cpu | cuda | cuda:N (expected to match the CPU to float32 round-off; not yet measured)
     model: ModelConfig = field(default_factory=ModelConfig)
     fit: FitConfig = field(default_factory=FitConfig)
-    out: str = ""                              # output folder (default: reports/jackson/sweep-<alphas>-<ranks>)
+    out: str = ""                              # output folder (default: reports/jackson/sweep-a<alphas>-r<ranks>; with --quick runs/jackson/...-quick)
     scheduler: str = ""                        # Dask scheduler address; empty runs in-process
     quick: bool = False                        # seconds-long run: tiny data, model and budget
     gpu: bool = False                          # GPU preset: --device cuda, 4x the steps, 3 restarts (given features: 4) (see GPU, GPU_GIVEN)
@@ -50,7 +51,9 @@ class SweepConfig:
         a = "_".join(f"{x:g}" for x in self.alpha)
         r = "_".join(rank_str(x) for x in self.rank)
         att = "" if self.model.attention == "softmax" else f"-{self.model.attention}"   # never mixed into a softmax folder
-        return Path("reports/jackson") / f"sweep-a{a}-r{r}{att}{'-quick' if self.quick else ''}"
+        if self.quick:    # smoke runs never default into reports/, which holds committed results
+            return Path("runs/jackson") / f"sweep-a{a}-r{r}{att}-quick"
+        return Path("reports/jackson") / f"sweep-a{a}-r{r}{att}"
 
     def families(self) -> tuple[str, str]:
         """(phi, psi) after --construction."""
@@ -193,7 +196,8 @@ def validate(cfg: SweepConfig) -> None:
                 c.target()
     except TargetError as e:
         raise UsageError(str(e)) from None
-    check_out_dir(cfg.resolved_out())
+    check_run_folder(cfg.resolved_out(), "jackson-sweep")
+    check_scheduler(cfg.scheduler)
     if cfg.compare_to:
         ref = Path(cfg.compare_to)
         need((ref / "summary.json").is_file(), f"--compare-to: {ref} holds no summary.json (not a finished jackson-sweep folder)")
@@ -223,14 +227,12 @@ def check_device(device: str) -> None:
 def run_sweep(cfg: SweepConfig, command: str, progress: bool = True) -> dict:
     """Run (or resume) the sweep and rebuild its tables, summary and figures."""
     validate(cfg)
-    out = cfg.resolved_out()
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "config.json").write_text(json.dumps(cfg.as_dict(), indent=1, default=str))
-    (out / "command.txt").write_text(command + "\n")
-    dirs = run_cells(cfg.cells(), out, scheduler=cfg.scheduler or None, progress=progress)
-    tabs = collect(out, dirs)
-    resolved = json.loads(json.dumps(cfg.as_dict(), default=str))   # as config.json holds it (lists, not tuples)
-    reference = reference_run(cfg.compare_to, resolved) if cfg.compare_to else None
-    summary = summarize(out, tabs, tuple(cfg.fit_range), command, reference)
-    plot(out, tabs, summary)
+    with open_run(cfg.resolved_out(), "jackson-sweep", command, cfg.as_dict(), scheduler=cfg.scheduler,
+                  device=cfg.device) as out:
+        dirs = run_cells(cfg.cells(), out, scheduler=cfg.scheduler or None, progress=progress)
+        tabs = collect(out, dirs)
+        resolved = json.loads(json.dumps(cfg.as_dict(), default=str))   # as config.json holds it (lists, not tuples)
+        reference = reference_run(cfg.compare_to, resolved) if cfg.compare_to else None
+        summary = summarize(out, tabs, tuple(cfg.fit_range), command, reference)
+        plot(out, tabs, summary)
     return summary

@@ -28,9 +28,9 @@ import time
 from dataclasses import dataclass, field
 
 import torch
-from tqdm.auto import tqdm
 
 from .models import TransformerBank
+from .progress import bar as progress_bar
 
 
 @dataclass(frozen=True)
@@ -87,7 +87,7 @@ def fit(bank: TransformerBank, x: torch.Tensor, y: torch.Tensor, cfg: FitConfig,
     blowup = cfg.explode * float((y_eval.double() ** 2).mean())
     perm, pos = torch.randperm(len(x), generator=gen), 0
     t0 = time.perf_counter()
-    bar = tqdm(total=cfg.steps, desc=desc, disable=not progress, leave=False, dynamic_ncols=True)
+    bar = progress_bar(cfg.steps, desc, progress, leave=False)   # a bar on a terminal, lines in a log
     for step in range(1, cfg.steps + 1):
         if pos + cfg.batch_size > len(x):
             perm, pos = torch.randperm(len(x), generator=gen), 0

@@ -36,6 +36,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 from .config import UsageError, cli_run, need
+from .runfolder import write_atomic
 
 # section key -> (heading, the command that produces its results)
 SECTIONS = {
@@ -271,8 +272,20 @@ INTRO = ("Built by `jackson-report` from the result folders under this folder: i
          "with the ratio measured / paper. Sections without results say which command produces them.")
 
 
+def readable_image(path: Path) -> bool:
+    """The file exists, is readable and starts with the signature of its type (a corrupt or truncated
+    figure is shown as missing, never embedded)."""
+    mime = IMAGE_TYPES.get(path.suffix.lower())
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(16)
+    except OSError:
+        return False
+    return mime is not None and any(head.startswith(m) for m in MAGIC[mime]) and path.stat().st_size > len(head)
+
+
 def _missing(root: Path, e: dict) -> list[str]:
-    return [f["file"] for f in e["figures"] if not (root / f["file"]).is_file()]
+    return [f["file"] for f in e["figures"] if not readable_image(root / f["file"])]
 
 
 def render_markdown(root: Path, secs, docs: list[str]) -> str:
@@ -298,8 +311,8 @@ def render_markdown(root: Path, secs, docs: list[str]) -> str:
                 L.append("")
             n = 0
             for f in e["figures"]:
-                if not (root / f["file"]).is_file():
-                    L += [f"*(figure missing: `{f['file']}`; rerun the command above)*", ""]
+                if not readable_image(root / f["file"]):
+                    L += [f"*(figure missing or unreadable: `{f['file']}`; rerun the command above)*", ""]
                     continue
                 n += 1
                 L += [f"![Figure {i}.{j}.{n}]({f['file']})", "", f"*Figure {i}.{j}.{n}.* {f['caption']}", ""]
@@ -356,8 +369,8 @@ def render_html(root: Path, secs, docs: list[str]) -> str:
             n = 0
             for f in e["figures"]:
                 path = root / f["file"]
-                if not path.is_file():
-                    H.append(f"<p><em>(figure missing: <code>{html.escape(f['file'])}</code>)</em></p>")
+                if not readable_image(path):
+                    H.append(f"<p><em>(figure missing or unreadable: <code>{html.escape(f['file'])}</code>)</em></p>")
                     continue
                 n += 1
                 H += ["<figure>", f'<img src="{_data_uri(path)}" alt="Figure {i}.{j}.{n}">',
@@ -467,8 +480,8 @@ def build_report(cfg: ReportConfig, command: str = "jackson-report") -> dict:
     problems, n_img = check_html(page)
     if problems:
         raise RuntimeError("index.html failed its own check: " + "; ".join(problems[:5]))
-    (root / "index.md").write_text(md)
-    (root / "index.html").write_text(page)
+    write_atomic(root / "index.md", md)
+    write_atomic(root / "index.html", page)
     return {"entries": entries, "sections": [(k, len(es)) for k, _, _, es in secs], "images": n_img,
             "missing": [f for e in entries for f in _missing(root, e)]}
 
@@ -482,7 +495,7 @@ def main(argv: list[str] | None = None) -> int:
     for k, n in res["sections"]:
         print(f"  {k}: {n} run folder(s)" if n else f"  {k}: no results yet")
     for f in res["missing"]:
-        print(f"  missing figure: {f}")
+        print(f"  missing or unreadable figure: {f}")
     return 0
 
 

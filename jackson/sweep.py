@@ -75,26 +75,52 @@ def run_cell(cell: CellLike, cells_dir: str | os.PathLike, progress: bool = True
 
 def run_cells(cells: list[CellLike], out_dir: str | os.PathLike, scheduler: str | None = None,
               progress: bool = True) -> list[Path]:
-    """Run every unfinished cell, in-process or on the Dask scheduler at `scheduler`."""
-    cells_dir = Path(out_dir) / "cells"
+    """Run every unfinished cell, in-process or on the Dask scheduler at `scheduler`.
+
+    Paths are made absolute before any cell is sent to a worker.  A worker that dies mid-cell loses
+    only that cell's temporary folder; Dask's scheduler reruns the cell on another worker (up to its
+    `distributed.scheduler.allowed-failures`), and cells that raise are retried once more (`retries=1`).
+    Progress: a bar on a terminal, otherwise one line per finished cell with the elapsed time and an ETA."""
+    import sys
+    import time
+    cells_dir = Path(out_dir).resolve() / "cells"
     cells_dir.mkdir(parents=True, exist_ok=True)
     for stale in cells_dir.glob(".tmp-*"):
-        shutil.rmtree(stale, ignore_errors=True)  # debris of a killed run
+        shutil.rmtree(stale, ignore_errors=True)  # debris of a killed run (the run folder's lock says none is live)
     todo = [c for c in cells if not (cells_dir / c.key()).exists()]
     if progress and len(todo) < len(cells):
         print(f"resuming: {len(cells) - len(todo)} of {len(cells)} cells already finished")
-    bar = tqdm(total=len(cells), initial=len(cells) - len(todo), desc="cells", disable=not progress,
-               dynamic_ncols=True)
+    tty = progress and sys.stderr.isatty()
+    bar = tqdm(total=len(cells), initial=len(cells) - len(todo), desc="cells", disable=not tty, dynamic_ncols=True)
+    t0, done = time.perf_counter(), 0
+
+    def finished(key: str) -> None:
+        nonlocal done
+        done += 1
+        bar.update(1)
+        if progress and not tty:
+            el = time.perf_counter() - t0
+            eta = el / done * (len(todo) - done)
+            print(f"cell {len(cells) - len(todo) + done}/{len(cells)} done ({key}); "
+                  f"elapsed {el:.0f} s, ETA {eta:.0f} s", flush=True)
+
     if scheduler is None:
         for c in todo:
-            run_cell(c, cells_dir, progress=progress)
-            bar.update(1)
+            run_cell(c, cells_dir, progress=progress)   # the cell's own bar (tqdm) shows its steps and ETA
+            finished(c.key())
     else:
         from dask.distributed import Client, as_completed
-        with Client(scheduler) as client:
-            futs = [client.submit(run_cell, c, str(cells_dir), False, pure=False) for c in todo]
+        try:
+            client = Client(scheduler, timeout=10)
+        except (OSError, TimeoutError, ValueError) as e:
+            from .config import UsageError
+            raise UsageError(f"--scheduler {scheduler}: cannot connect ({e})") from None
+        with client:
+            futs = {client.submit(run_cell, c, str(cells_dir), False, pure=False, retries=1): c.key() for c in todo}
             for fut in as_completed(futs):
                 fut.result()
-                bar.update(1)
+                finished(futs[fut])
+        for stale in cells_dir.glob(".tmp-*"):
+            shutil.rmtree(stale, ignore_errors=True)  # left by workers that died mid-cell (their cells reran)
     bar.close()
     return [cells_dir / c.key() for c in cells]

@@ -30,7 +30,8 @@ import torch
 from synthetic.nearest_point import NearestPoint
 from synthetic.selection_average import SelectionAverage
 from synthetic.weighted_average import WeightedAverage
-from .config import UsageError, check_out_dir, cli_run, fail, need
+from .config import UsageError, cli_run, fail, need
+from .runfolder import check_run_folder, open_run
 from .fit import FitConfig, evaluate, fit
 from .models import Internals, ModelConfig, TransformerBank, _mlp_params
 from .rate_cell import member_seed
@@ -107,7 +108,7 @@ class NearestPointRun:
     train: TrainConfig = field(default_factory=TrainConfig)      # seeds and data sizes
     model: ModelConfig = field(default_factory=ModelConfig)      # Eq. (53) sizes; d_in comes from the task
     fit: FitConfig = field(default_factory=lambda: FitConfig(steps=10000))  # budget: see reports/tasks/README.md
-    out: str = ""         # output folder (default: reports/tasks/nearest-point)
+    out: str = ""         # output folder (default: reports/tasks/nearest-point; with --quick runs/tasks/nearest-point-quick)
     quick: bool = False   # seconds-long smoke run: tiny data, model and budget
 
 
@@ -117,7 +118,7 @@ class WeightedAverageRun:
     train: TrainConfig = field(default_factory=TrainConfig)      # seeds and data sizes
     model: ModelConfig = field(default_factory=ModelConfig)      # Eq. (53) sizes; d_in comes from the task
     fit: FitConfig = field(default_factory=lambda: FitConfig(steps=15000))  # budget: see reports/tasks/README.md
-    out: str = ""         # output folder (default: reports/tasks/weighted-average)
+    out: str = ""         # output folder (default: reports/tasks/weighted-average; with --quick runs/tasks/weighted-average-quick)
     quick: bool = False   # seconds-long smoke run: tiny data, model and budget
 
 
@@ -127,7 +128,7 @@ class SelectionAverageRun:
     train: TrainConfig = field(default_factory=TrainConfig)      # seeds and data sizes
     model: ModelConfig = field(default_factory=ModelConfig)      # Eq. (53) sizes; d_in comes from the task
     fit: FitConfig = field(default_factory=lambda: FitConfig(steps=10000))  # budget: see reports/tasks/README.md
-    out: str = ""         # output folder (default: reports/tasks/selection-average)
+    out: str = ""         # output folder (default: reports/tasks/selection-average; with --quick runs/tasks/selection-average-quick)
     quick: bool = False   # seconds-long smoke run: tiny data, model and budget
 
 
@@ -150,7 +151,9 @@ QUICK = {"train": TrainConfig(seeds=(0,), n_train=256, n_test=64, m_h=8, n_probe
 def resolved_out(cfg) -> Path:
     if cfg.out:
         return Path(cfg.out)
-    return Path("reports/tasks") / (cfg.task.name + ("-quick" if cfg.quick else ""))
+    if cfg.quick:         # smoke runs never default into reports/, which holds committed results
+        return Path("runs/tasks") / f"{cfg.task.name}-quick"
+    return Path("reports/tasks") / cfg.task.name
 
 
 def as_dict(cfg) -> dict:
@@ -185,7 +188,7 @@ def validate(cfg) -> None:
     need(ft.lr > 0 and 0 < ft.min_lr <= ft.lr, f"--lr, --min-lr: need 0 < min-lr <= lr, got {ft.lr}, {ft.min_lr}")
     need(ft.schedule in ("plateau", "cosine"), f"--schedule: choose plateau or cosine, got {ft.schedule}")
     need(0 < ft.lr_decay < 1, f"--lr-decay: must be in (0, 1), got {ft.lr_decay}")
-    check_out_dir(resolved_out(cfg))
+    check_run_folder(resolved_out(cfg), f"jackson-tasks {cfg.task.name}")
 
 
 # ---- one cell: a task and a seed ---------------------------------------------------------------
@@ -356,18 +359,15 @@ def run_task(cfg, command: str, progress: bool = True) -> dict:
     """Run (or resume) one task's cells and rebuild its tables, summary, pictures and report.json."""
     from .task_figures import plot_task
     validate(cfg)
-    out = resolved_out(cfg)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "config.json").write_text(json.dumps(as_dict(cfg), indent=1, default=str))
-    (out / "command.txt").write_text(command + "\n")
-    dirs = run_cells(cells(cfg), out, progress=progress)
-    tabs = collect(out, dirs)
-    summary = summarize(out, cfg, tabs, command)
-    first = dirs[0]
-    grid = pd.read_csv(first / "fof_grid.csv") if (first / "fof_grid.csv").exists() else None
-    figs = plot_task(out, cfg.task, json.loads((first / "example.json").read_text()),
-                     pd.read_csv(first / "fof.csv"), grid, tabs["curve"], cfg.train.seeds[0])
-    write_report_json(out, summary, figs)
+    with open_run(resolved_out(cfg), f"jackson-tasks {cfg.task.name}", command, as_dict(cfg)) as out:
+        dirs = run_cells(cells(cfg), out, progress=progress)
+        tabs = collect(out, dirs)
+        summary = summarize(out, cfg, tabs, command)
+        first = dirs[0]
+        grid = pd.read_csv(first / "fof_grid.csv") if (first / "fof_grid.csv").exists() else None
+        figs = plot_task(out, cfg.task, json.loads((first / "example.json").read_text()),
+                         pd.read_csv(first / "fof.csv"), grid, tabs["curve"], cfg.train.seeds[0])
+        write_report_json(out, summary, figs)
     return summary
 
 

@@ -303,7 +303,7 @@ def test_validate_accepts_defaults_and_rejects_without_writing(tmp_path):
 def test_resolved_out_default():
     assert SweepConfig(alpha=(1.5, 2.0), rank=(2, math.inf)).resolved_out() == \
         Path("reports/jackson/sweep-a1.5_2-r2_inf")
-    assert SweepConfig(quick=True).resolved_out().name == "sweep-a1.5-rinf-quick"
+    assert SweepConfig(quick=True).resolved_out() == Path("runs/jackson/sweep-a1.5-rinf-quick")   # never under reports/
 
 
 # ---- issue 12: given features, the m_FF axis, restarts ----------------------------------------

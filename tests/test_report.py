@@ -105,7 +105,7 @@ def test_index_lists_every_section_and_every_image_exists(root):
     imgs = md_images(md)
     assert len(imgs) == 6 and all((root / p).is_file() for p in imgs)
     assert "cells" not in " ".join(imgs) and "a cell, never a run" not in md
-    assert "figure missing: `jackson/fig1/loss_curves.png`" in md and res["missing"] == ["jackson/fig1/loss_curves.png"]
+    assert "figure missing or unreadable: `jackson/fig1/loss_curves.png`" in md and res["missing"] == ["jackson/fig1/loss_curves.png"]
     assert dict(res["sections"]) == {"jackson": 1, "rnn_compare": 1, "vit_probe": 0, "tasks": 1, "cot_dp": 0,
                                      "zeta_extra": 1}
     assert "[notes.md](notes.md)" in md and "[jackson/fig1/summary.md](jackson/fig1/summary.md)" in md
@@ -194,7 +194,7 @@ def test_cli(root, capsys):
     assert main(["--root", str(root)]) == 0
     out = capsys.readouterr().out
     assert f"report: {root}/index.md, {root}/index.html (6 figures inline)" in out
-    assert "vit_probe: no results yet" in out and "missing figure: jackson/fig1/loss_curves.png" in out
+    assert "vit_probe: no results yet" in out and "missing or unreadable figure: jackson/fig1/loss_curves.png" in out
 
 
 @pytest.mark.parametrize("args, option", [(["--root", "/nonexistent/reports"], "--root"), (["--bogus"], "--bogus")])

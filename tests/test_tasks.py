@@ -335,7 +335,7 @@ def test_all_runs_three_tasks(tmp_path):
     assert all(c.train.seeds == (3,) and c.fit.steps == QUICK["fit"].steps for c in cfgs)
     assert [resolved_out(c) for c in cfgs] == [tmp_path / "all" / n for n in RUNS]
     assert all_configs(AllRun())[0].train.seeds == NearestPointRun().train.seeds
-    assert resolved_out(all_configs(AllRun(quick=True))[1]) == Path("reports/tasks/weighted-average-quick")
+    assert resolved_out(all_configs(AllRun(quick=True))[1]) == Path("runs/tasks/weighted-average-quick")
     assert main(["all", "--quick", "--out", str(tmp_path / "all"), "--seeds", "3"]) == 0
     for n in RUNS:
         assert pd.read_csv(tmp_path / "all" / n / "results.csv").seed.tolist() == [3]
@@ -343,7 +343,7 @@ def test_all_runs_three_tasks(tmp_path):
 
 def test_defaults_resolve_and_validate(tmp_path):
     assert resolved_out(NearestPointRun()) == Path("reports/tasks/nearest-point")
-    assert resolved_out(SelectionAverageRun(quick=True)) == Path("reports/tasks/selection-average-quick")
+    assert resolved_out(SelectionAverageRun(quick=True)) == Path("runs/tasks/selection-average-quick")
     for cls in RUNS.values():
         validate(cls(out=str(tmp_path / "x")))
     assert not (tmp_path / "x").exists()

@@ -1,0 +1,207 @@
+"""One run folder: what every command writes besides its results, and the rules for writing it.
+
+Every experiment opens its output folder through `open_run` before it computes anything:
+
+    with open_run(out, "jackson-sweep", command, cfg.as_dict(), scheduler=cfg.scheduler) as out:
+        dirs = run_cells(cells, out, ...)      # out is absolute: safe to send to Dask workers
+        ...                                    # tables, summary, figures
+
+`open_run`
+  * resolves `out` to an absolute path (Dask workers started elsewhere write where the client means);
+  * refuses, in one line, a folder that holds something other than a run of the same command (say
+    `--force` to write into it anyway; even then nothing already there is deleted);
+  * checks a Dask scheduler address before anything is written (an unreachable one is one line);
+  * takes an exclusive lock (`<out>/.lock`, fcntl), so a second run into the same folder stops at once
+    instead of removing the first one's in-flight cell; the lock dies with its process (kill -9 included);
+  * writes config.json (the resolved config), command.txt and environment.json (commit, package
+    versions, threads, device, start time), each atomically.
+
+A folder counts as a run of the same command when its environment.json names the same `kind`, or, for
+folders written before environment.json existed, when its command.txt starts with that command.
+"""
+from __future__ import annotations
+
+import contextlib
+import datetime
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from .config import UsageError, check_out_dir, need
+
+FORCE = False            # set by the command line's --force (jackson.config.cli_run); open_run(force=...) wins
+LOCK = ".lock"
+OWN = ("config.json", "command.txt", "environment.json")
+
+
+def write_atomic(path: str | os.PathLike, text: str) -> None:
+    """Write `text` to `path` through a temporary file and a rename: the file is complete or absent."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    try:
+        tmp.write_text(text)
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+def kind_of(command: str) -> str:
+    """The command words of a command line, without options: 'vit-probe spectra --quick' -> 'vit-probe spectra'."""
+    words = []
+    for w in command.split():
+        if w.startswith("-"):
+            break
+        words.append(w)
+    return " ".join(words[:2])
+
+
+def same_kind(a: str, b: str) -> bool:
+    if a == b:
+        return True
+    # `jackson-tasks all` writes one folder per task: those are runs of `jackson-tasks <task>`
+    pa, pb = a.split(), b.split()
+    return bool(pa and pb) and pa[0] == pb[0] == "jackson-tasks" and "all" in (pa[1:2] + pb[1:2])
+
+
+def folder_kind(out: Path) -> str | None:
+    """The kind of run `out` holds: from environment.json, else from command.txt; None if it holds none."""
+    env = out / "environment.json"
+    if env.is_file():
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            k = json.loads(env.read_text()).get("kind")
+            if isinstance(k, str) and k:
+                return k
+    cmd = out / "command.txt"
+    if cmd.is_file():
+        with contextlib.suppress(OSError, UnicodeDecodeError):
+            return kind_of(cmd.read_text())
+    return None
+
+
+def check_scheduler(address: str, timeout: float = 5.0) -> None:
+    """A Dask scheduler address that parses and answers a TCP connection within `timeout` seconds."""
+    if not address:
+        return
+    url = urlsplit(address if "://" in address else f"tcp://{address}")
+    try:
+        host, port = url.hostname, url.port
+    except ValueError:
+        host, port = None, None
+    need(url.scheme in ("tcp", "tls", "ws", "wss") and bool(host) and port is not None,
+         f"--scheduler: give a Dask scheduler address such as tcp://host:8786, got '{address}'")
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            pass
+    except OSError as e:
+        raise UsageError(f"--scheduler {address}: no Dask scheduler answers there ({e.strerror or e}); "
+                         "start one with `dask scheduler` or leave --scheduler out to run in-process") from None
+
+
+def environment(kind: str, command: str, device: str | None) -> dict:
+    """Where and with what a run was made: commit, package versions, threads, device, start time."""
+    from importlib import metadata
+    versions = {}
+    for pkg in ("jackson-lab", "torch", "numpy", "scipy", "pandas", "scikit-learn", "timm", "dask", "distributed"):
+        with contextlib.suppress(metadata.PackageNotFoundError):
+            versions[pkg] = metadata.version(pkg)
+    here = Path(__file__).resolve().parent.parent
+    commit = None
+    with contextlib.suppress(OSError, subprocess.SubprocessError):
+        r = subprocess.run(["git", "-C", str(here), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5)
+        if r.returncode == 0:
+            commit = r.stdout.strip()
+            d = subprocess.run(["git", "-C", str(here), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=5)
+            if d.returncode == 0 and d.stdout.strip():
+                commit += "+dirty"
+    threads = None
+    if "torch" in sys.modules:
+        threads = sys.modules["torch"].get_num_threads()
+    return {"kind": kind, "command": command, "started_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "commit": commit, "python": sys.version.split()[0], "packages": versions,
+            "torch_threads": threads, "usable_cores": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
+            "device": device}
+
+
+def check_run_folder(out: str | os.PathLike, kind: str, force: bool | None = None, option: str = "--out") -> Path:
+    """The checks of `open_run` that touch nothing: writable, and empty or a run of `kind` (or --force)."""
+    force = FORCE if force is None else force
+    out = Path(out).expanduser().resolve()
+    check_out_dir(out, option)
+    if out.is_dir() and not force:
+        try:
+            entries = [p.name for p in out.iterdir() if not p.name.startswith(".")]
+        except OSError as e:
+            raise UsageError(f"{option}: cannot read {out} ({e.strerror})") from None
+        if entries:
+            held = folder_kind(out)
+            need(held is not None, f"{option}: {out} is not empty and holds no run of this lab "
+                                   f"({', '.join(sorted(entries)[:3])}{', ...' if len(entries) > 3 else ''}); "
+                                   "pick another --out, or give --force to write beside what is there (nothing is deleted)")
+            need(same_kind(held, kind), f"{option}: {out} holds a `{held}` run, not `{kind}`; pick another --out, "
+                                        "or give --force to write beside it (nothing is deleted)")
+    return out
+
+
+class RunLock:
+    """An exclusive, non-blocking fcntl lock on `<out>/.lock`; released on close or when the process dies."""
+
+    def __init__(self, out: Path):
+        import fcntl
+        self.path = out / LOCK
+        self.fh = open(self.path, "a+")
+        try:
+            fcntl.flock(self.fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self.fh.seek(0)
+            holder = self.fh.read().strip() or "another process"
+            self.fh.close()
+            raise UsageError(f"--out: another run ({holder}) is writing into {out}; wait for it to finish "
+                             "or give another --out") from None
+        self.fh.seek(0)
+        self.fh.truncate()
+        self.fh.write(f"pid {os.getpid()} since {datetime.datetime.now().isoformat(timespec='seconds')}\n")
+        self.fh.flush()
+
+    def close(self) -> None:
+        import fcntl
+        if not self.fh.closed:
+            self.fh.seek(0)
+            self.fh.truncate()
+            fcntl.flock(self.fh, fcntl.LOCK_UN)
+            self.fh.close()
+
+
+@contextlib.contextmanager
+def open_run(out: str | os.PathLike, kind: str, command: str, config: dict | None, *, scheduler: str = "",
+             device: str | None = None, force: bool | None = None, record: bool = True):
+    """Check, lock and stamp a run folder; yields its absolute path.  `record=False` takes the lock but
+    leaves config.json / command.txt / environment.json as they are (e.g. a timing estimate)."""
+    check_scheduler(scheduler)
+    out = check_run_folder(out, kind, force)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UsageError(f"--out: cannot create {out} ({e.strerror})") from None
+    lock = RunLock(out)
+    try:
+        if record:
+            if config is not None:
+                old = out / "config.json"
+                text = json.dumps(config, indent=1, default=str)
+                if old.is_file():
+                    with contextlib.suppress(OSError, UnicodeDecodeError):
+                        if old.read_text() != text:
+                            print(f"note: {out} held a run with another config; its finished cells are kept "
+                                  "and the summary is rebuilt for this one", file=sys.stderr)
+                write_atomic(old, text)
+            write_atomic(out / "command.txt", command + "\n")
+            write_atomic(out / "environment.json", json.dumps(environment(kind, command, device), indent=1) + "\n")
+        yield out
+    finally:
+        lock.close()

@@ -1,0 +1,339 @@
+"""Fault injection for the shared core (jackson/runfolder.py, jackson/sweep.py, jackson/config.py):
+folders the command did not make, two runs into one folder, a dead Dask scheduler, a worker that dies
+mid-cell, relative paths on a cluster, Ctrl-C and SIGTERM, a full disk, corrupt report figures.
+
+Every case is declared with `@case(id, command, expect)`; FAULT_CASES is what tests/reliability.py
+turns into reports/RELIABILITY.md (with the cases of the experiment packages' test modules)."""
+from __future__ import annotations
+
+import errno
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from jackson.config import UsageError, apply_threads
+from jackson.runfolder import RunLock, check_scheduler, open_run
+from jackson.sweep import run_cells
+
+FAULT_CASES: list[dict] = []
+QUICK = ["--quick", "--m-h", "1,2", "--steps", "6"]     # the smallest sweep that writes every file
+
+
+def case(id: str, command: str, expect: str):
+    def deco(fn):
+        FAULT_CASES.append({"id": id, "command": command, "expect": expect, "test": f"tests/test_faults.py::{fn.__name__}"})
+        return fn
+    return deco
+
+
+def sweep(argv, capsys):
+    """jackson-sweep in-process: (exit code, stdout, stderr)."""
+    from jackson.cli import sweep_main
+    try:
+        rc = sweep_main(argv)
+    except SystemExit as e:
+        rc = e.code
+    cap = capsys.readouterr()
+    return rc, cap.out, cap.err
+
+
+def one_line(err: str, prog: str = "jackson-sweep") -> str:
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"{prog}: error:") and "Traceback" not in err, err
+    return lines[0]
+
+
+# ---- folders the command did not make --------------------------------------------------------
+
+@case("foreign-folder", "jackson-sweep --quick --out DIR   # DIR holds the user's own files",
+      "exit 2, one line naming --force; nothing in DIR written or removed")
+def test_foreign_folder_is_refused(tmp_path, capsys):
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "notes.txt").write_text("keep me\n")
+    rc, so, se = sweep([*QUICK, "--out", str(out)], capsys)
+    assert rc == 2 and "--force" in one_line(se) and "not empty" in se
+    assert [p.name for p in out.iterdir()] == ["notes.txt"] and (out / "notes.txt").read_text() == "keep me\n"
+
+
+@case("force-writes-beside", "jackson-sweep --quick --out DIR --force   # DIR holds the user's own files",
+      "the run completes beside the user's files; none of them is removed or changed")
+def test_force_writes_beside_and_deletes_nothing(tmp_path, capsys):
+    out = tmp_path / "mine"
+    (out / "sub").mkdir(parents=True)
+    (out / "notes.txt").write_text("keep me\n")
+    (out / "sub" / "data.bin").write_bytes(b"\x00\x01")
+    rc, so, se = sweep([*QUICK, "--out", str(out), "--force"], capsys)
+    assert rc == 0, se
+    assert (out / "notes.txt").read_text() == "keep me\n" and (out / "sub" / "data.bin").read_bytes() == b"\x00\x01"
+    assert (out / "results.csv").is_file() and (out / "environment.json").is_file()
+    env = json.loads((out / "environment.json").read_text())
+    assert env["kind"] == "jackson-sweep" and env["command"].endswith("--force") and env["packages"]["torch"]
+
+
+@case("other-commands-folder", "jackson-sweep --out DIR   # DIR holds an rnn-compare run",
+      "exit 2, one line naming the run DIR holds; nothing written")
+def test_folder_of_another_command_is_refused(tmp_path, capsys):
+    out = tmp_path / "rnn"
+    out.mkdir()
+    (out / "command.txt").write_text("rnn-compare --out x\n")
+    (out / "results.csv").write_text("a\n1\n")
+    rc, so, se = sweep([*QUICK, "--out", str(out)], capsys)
+    assert rc == 2 and "`rnn-compare`" in one_line(se)
+    assert sorted(p.name for p in out.iterdir()) == ["command.txt", "results.csv"]
+
+
+@case("same-command-folder", "jackson-sweep --quick --out DIR   # DIR holds an earlier jackson-sweep run",
+      "accepted: finished cells are reused (resume), the summary rebuilt")
+def test_folder_of_the_same_command_resumes(tmp_path, capsys):
+    out = tmp_path / "run"
+    assert sweep([*QUICK, "--out", str(out)], capsys)[0] == 0
+    cells = sorted(p.name for p in (out / "cells").iterdir())
+    rc, so, se = sweep([*QUICK, "--out", str(out)], capsys)
+    assert rc == 0 and "already finished" in so and sorted(p.name for p in (out / "cells").iterdir()) == cells
+
+
+@case("out-unwritable", "jackson-sweep --out /proc/x", "exit 2, one line: cannot write under /proc")
+def test_out_under_proc(capsys):
+    rc, so, se = sweep([*QUICK, "--out", "/proc/jackson-lab-x"], capsys)
+    assert rc == 2 and "--out" in one_line(se)
+
+
+# ---- two runs into one folder ------------------------------------------------------------------
+
+@case("concurrent-runs", "jackson-sweep --out DIR   # while another run writes into DIR",
+      "the second run stops at once with one line (exit 2); the first run's in-flight cell is untouched")
+def test_second_run_into_a_locked_folder_stops(tmp_path, capsys):
+    out = tmp_path / "run"
+    with open_run(out, "jackson-sweep", "jackson-sweep --out run", {}):
+        inflight = out / "cells" / ".tmp-somecell-123"
+        inflight.mkdir(parents=True)
+        (inflight / "rows.csv").write_text("partial\n")
+        rc, so, se = sweep([*QUICK, "--out", str(out)], capsys)
+        assert rc == 2 and "another run" in one_line(se)
+        assert (inflight / "rows.csv").read_text() == "partial\n"
+    # the lock dies with its holder: a later run goes ahead (and clears the dead run's debris)
+    rc, so, se = sweep([*QUICK, "--out", str(out)], capsys)
+    assert rc == 0, se
+    assert not inflight.exists()
+
+
+def test_lock_is_released_when_its_process_is_killed(tmp_path):
+    out = tmp_path / "run"
+    out.mkdir()
+    code = ("import sys, time; sys.path.insert(0, %r); from jackson.runfolder import RunLock; "
+            "from pathlib import Path; l = RunLock(Path(%r)); print('locked', flush=True); time.sleep(60)"
+            % (str(Path(__file__).resolve().parent.parent), str(out)))
+    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout.readline().strip() == "locked"
+        with pytest.raises(UsageError, match="another run"):
+            RunLock(out)
+        p.kill()
+        p.wait(timeout=10)
+        RunLock(out).close()                 # kill -9 released it
+    finally:
+        if p.poll() is None:
+            p.kill()
+
+
+# ---- Dask -------------------------------------------------------------------------------------
+
+@case("scheduler-unreachable", "jackson-sweep --scheduler tcp://127.0.0.1:1",
+      "exit 2 within 10 s, one line; no folder written")
+def test_unreachable_scheduler(tmp_path, capsys):
+    out = tmp_path / "run"
+    t0 = time.perf_counter()
+    rc, so, se = sweep([*QUICK, "--scheduler", "tcp://127.0.0.1:1", "--out", str(out)], capsys)
+    assert rc == 2 and "no Dask scheduler answers" in one_line(se)
+    assert time.perf_counter() - t0 < 10 and not out.exists()
+
+
+@case("scheduler-not-an-address", "jackson-sweep --scheduler notaurl", "exit 2, one line; no folder written")
+def test_scheduler_that_is_not_an_address(tmp_path, capsys):
+    for bad in ("notaurl", "http://host:1", "tcp://:8786", "tcp://host:port"):
+        rc, so, se = sweep([*QUICK, "--scheduler", bad, "--out", str(tmp_path / "run")], capsys)
+        assert rc == 2 and "--scheduler" in one_line(se), bad
+    assert not (tmp_path / "run").exists()
+    with pytest.raises(UsageError):
+        check_scheduler("tcp://127.0.0.1:1", timeout=2)
+
+
+class DiesOnce:
+    """A cell whose first attempt kills its worker process (os._exit), as an OOM kill would."""
+
+    def __init__(self, name: str, marker: str):
+        self.name, self.marker = name, marker
+
+    def key(self) -> str:
+        return self.name
+
+    def run(self, folder, progress=True):
+        (Path(folder) / "started").write_text("x")
+        if not os.path.exists(self.marker):
+            Path(self.marker).write_text(str(os.getpid()))
+            os._exit(1)
+        (Path(folder) / "rows.csv").write_text(f"cell,pid\n{self.name},{os.getpid()}\n")
+
+
+@case("worker-dies", "jackson-sweep --scheduler ...   # a worker is killed mid-cell",
+      "the cell reruns on a (restarted) worker; finished cells kept, no debris")
+@case("relative-out-on-cluster", "jackson-sweep --out rel/dir --scheduler ...   # workers started in another folder",
+      "cells land under the client's rel/dir (paths made absolute before submission)")
+def test_worker_killed_mid_cell_is_rerun_and_paths_are_absolute(tmp_path, monkeypatch):
+    distributed = pytest.importorskip("distributed")
+    import cloudpickle
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    client_dir = tmp_path / "client"
+    client_dir.mkdir()
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None,
+                                  worker_class=distributed.Nanny) as cluster:
+        monkeypatch.chdir(client_dir)          # the worker's cwd is elsewhere
+        cells = [DiesOnce("a", str(tmp_path / "died-a")), DiesOnce("b", str(tmp_path / "died-b"))]
+        dirs = run_cells(cells, "rel/out", scheduler=cluster.scheduler_address, progress=False)
+    assert [d for d in dirs] == [client_dir / "rel" / "out" / "cells" / k for k in ("a", "b")]
+    for d in dirs:
+        assert (d / "rows.csv").is_file() and (d / "started").is_file()
+    assert (tmp_path / "died-a").exists() and (tmp_path / "died-b").exists()   # both first attempts died
+    assert not list((client_dir / "rel" / "out" / "cells").glob(".tmp-*"))
+
+
+# ---- signals ----------------------------------------------------------------------------------
+
+def _start(cmd, env):
+    return subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _wait_for(pred, proc, timeout=120):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and proc.poll() is None:
+        if pred():
+            return True
+        time.sleep(0.02)
+    return False
+
+
+@pytest.mark.parametrize("sig,code,word", [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")])
+def test_signal_mid_cell(tmp_path, sweep_exe, sub_env, sig, code, word):
+    out = tmp_path / "run"
+    cmd = [str(sweep_exe), "--quick", "--schedule", "cosine", "--steps", "3000", "--out", str(out)]
+    p = _start(cmd, sub_env)
+    try:
+        assert _wait_for(lambda: (out / "cells").is_dir() and any((out / "cells").glob(".tmp-*")), p), \
+            "no cell started"
+        time.sleep(0.3)
+        p.send_signal(sig)
+        so, se = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert p.returncode == code, se[-2000:]
+    assert "Traceback" not in se and se.strip().splitlines()[-1].startswith(f"jackson-sweep: {word}")
+    assert not list((out / "cells").glob(".tmp-*"))        # the in-flight cell's temporary folder is gone
+
+
+FAULT_CASES.append({"id": "sigint-mid-cell", "command": "jackson-sweep ...   # Ctrl-C while a cell trains",
+                    "expect": "one line, exit 130; the in-flight cell's temporary folder removed; rerun resumes",
+                    "test": "tests/test_faults.py::test_signal_mid_cell"})
+FAULT_CASES.append({"id": "sigterm-mid-cell", "command": "kill -TERM <pid of jackson-sweep>",
+                    "expect": "one line, exit 143; the in-flight cell's temporary folder removed; rerun resumes",
+                    "test": "tests/test_faults.py::test_signal_mid_cell"})
+
+
+@pytest.mark.parametrize("sig,code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_signal_at_start_up(tmp_path, sweep_exe, sub_env, sig, code):
+    out = tmp_path / "run"
+    p = _start([str(sweep_exe), *QUICK, "--out", str(out)], sub_env)
+    time.sleep(0.4)                        # importing torch and friends
+    p.send_signal(sig)
+    so, se = p.communicate(timeout=60)
+    assert p.returncode == code, se[-2000:]
+    assert "Traceback" not in se and len(se.strip().splitlines()) == 1
+
+
+FAULT_CASES.append({"id": "signal-at-start-up", "command": "jackson-sweep ...   # Ctrl-C or SIGTERM in the first second",
+                    "expect": "one line, exit 130 (SIGINT) or 143 (SIGTERM), no traceback",
+                    "test": "tests/test_faults.py::test_signal_at_start_up"})
+
+
+# ---- full disk, threads ------------------------------------------------------------------------
+
+@case("disk-full", "jackson-sweep ...   # the disk fills while a cell writes (ENOSPC injected)",
+      "exit 1, one line naming the file and 'No space left on device'; no half-written cell left")
+def test_full_disk_mid_cell(tmp_path, capsys, monkeypatch):
+    import jackson.rate_cell as rc_mod
+    real = rc_mod.measure
+
+    def measure(cell, folder, progress=True):
+        real(cell, folder, progress)
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(Path(folder) / "learned_spectrum.csv"))
+
+    monkeypatch.setattr(rc_mod, "measure", measure)
+    out = tmp_path / "run"
+    rc, so, se = sweep([*QUICK, "--out", str(out)], capsys)
+    assert rc == 1
+    lines = se.strip().splitlines()
+    assert len(lines) == 1 and "No space left on device" in lines[0] and "learned_spectrum.csv" in lines[0], se
+    assert list((out / "cells").iterdir()) == []               # neither a finished-looking cell nor debris
+
+
+@case("threads-bad", "jackson-sweep --threads 0", "exit 2, one line")
+def test_threads_option(capsys, tmp_path):
+    import torch
+    rc, so, se = sweep([*QUICK, "--threads", "0", "--out", str(tmp_path / "r")], capsys)
+    assert rc == 2 and "--threads" in one_line(se)
+    rc, so, se = sweep([*QUICK, "--threads", "x", "--out", str(tmp_path / "r")], capsys)
+    assert rc == 2 and "--threads" in one_line(se)
+    try:
+        assert apply_threads(2) == 2 and torch.get_num_threads() == 2
+        n = apply_threads(None)               # default: the usable cores, capped by $OMP_NUM_THREADS
+        assert n == min(len(os.sched_getaffinity(0)), int(os.environ.get("OMP_NUM_THREADS", "10000")))
+    finally:
+        apply_threads(1)
+        os.environ["OMP_NUM_THREADS"] = "1"
+
+
+def test_help_lists_the_shared_options(capsys):
+    rc, so, se = sweep(["--help"], capsys)
+    assert rc == 0 and "--threads" in so and "--force" in so
+
+
+# ---- the lab report -------------------------------------------------------------------------------
+
+@case("report-corrupt-figure", "jackson-report   # one run's PNG is truncated or not a PNG",
+      "the report is built; the figure is shown as missing or unreadable and listed on stdout")
+def test_report_with_a_corrupt_png(tmp_path, capsys):
+    from jackson.report import main
+    run = tmp_path / "x"
+    run.mkdir()
+    (run / "report.json").write_text(json.dumps({"title": "t", "section": "other", "command": "c",
+                                                 "figures": [{"file": "bad.png", "caption": "c"},
+                                                             {"file": "cut.png", "caption": "c"}]}))
+    (run / "bad.png").write_bytes(b"this is not a png at all")
+    (run / "cut.png").write_bytes(b"\x89PNG\r\n\x1a\n")       # the signature and nothing after it
+    try:
+        rc = main(["--root", str(tmp_path)])
+    except SystemExit as e:
+        rc = e.code
+    so = capsys.readouterr().out
+    assert rc == 0 and "unreadable figure: x/bad.png" in so and "unreadable figure: x/cut.png" in so
+    page = (tmp_path / "index.html").read_text()
+    assert "figure missing or unreadable" in page and "<img" not in page
+
+
+# ---- quick runs stay out of reports/ --------------------------------------------------------------
+
+@case("quick-default-folder", "jackson-sweep --quick; jackson-tasks <task> --quick",
+      "writes under runs/ (never into reports/, which holds committed results)")
+def test_quick_runs_default_outside_reports():
+    from jackson.experiment import SweepConfig
+    from jackson.tasks import RUNS, resolved_out
+    assert SweepConfig(quick=True).resolved_out().parts[0] == "runs"
+    for cls in RUNS.values():
+        assert resolved_out(cls(quick=True)).parts[0] == "runs"
