@@ -8,12 +8,24 @@ from jackson.config import OneLineParser, cli_run, fail
 
 
 def compare_main(argv: list[str] | None = None) -> int:
-    from .experiment import QUICK, CompareConfig, run_compare
+    from pathlib import Path
 
-    cfg, summary = cli_run("rnn-compare", CompareConfig,
-                           "RNN vs Transformer under temporal ordering and mixing (Jiang & Li, Tables 2-3): "
-                           "measured tables beside the paper's.", QUICK, run_compare,
-                           sys.argv[1:] if argv is None else argv)
+    from .experiment import QUICK, CompareConfig, run_compare, validate
+
+    def run(cfg, command):
+        validate(cfg)             # every option checked before anything is written or trained
+        print(f"rnn-compare: writing to {Path(cfg.out).resolve()}", flush=True)
+        return run_compare(cfg, command)
+
+    prog = "rnn-compare"
+    try:
+        cfg, summary = cli_run(prog, CompareConfig,
+                               "RNN vs Transformer under temporal ordering and mixing (Jiang & Li, Tables 2-3): "
+                               "measured tables beside the paper's. --quick writes to runs/rnn_compare-quick "
+                               "unless --out is given.", QUICK, run,
+                               sys.argv[1:] if argv is None else argv)
+    except OSError as e:      # an output place check_out_dir could not foresee (/proc, a full disk)
+        fail(prog, f"cannot write {e.filename or 'the results'}: {e.strerror or e}")
     print(f"tables:  {cfg.out}/summary.md, {cfg.out}/tables.tex, {cfg.out}/tables_long.csv")
     print(f"figure:  {cfg.out}/mse_bars.png")
     for name, t in summary["tables"].items():
@@ -25,36 +37,47 @@ def compare_main(argv: list[str] | None = None) -> int:
 
 def spectrum_main(argv: list[str] | None = None) -> int:
     """Spectrum of rho(u, v) before and after the mixing x~ = (x1, a x1 + b x2) (App. D.3)."""
+    import math
+    from pathlib import Path
+
     import numpy as np
+    from jackson.config import UsageError, check_out_dir, need
+    from jackson.expr import FUNCTIONS, Expression
     from .mixing import spectra_before_after
 
     prog = "rnn-mixing-spectrum"
     p = OneLineParser(prog=prog, description=spectrum_main.__doc__,
                       formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     p.add_argument("--kernel", default="1 + 2*sin(2*pi*u)*sin(2*pi*v)",
-                   help="rho(u, v) as a numpy expression in u, v (sin, cos, exp, pi, sqrt allowed)")
+                   help="rho(u, v): arithmetic (+ - * / ** %%) in u, v, pi, e and the functions "
+                        f"{', '.join(FUNCTIONS)} (jackson/expr.py; never run as Python)")
     p.add_argument("--a", type=float, default=1.0, help="weight of x1 in the mixed second input")
     p.add_argument("--b", type=float, default=1.0, help="weight of x2 in the mixed second input")
     p.add_argument("--k", type=int, default=6, help="how many singular values to print")
-    p.add_argument("--png", default="", help="also save a plot here")
+    p.add_argument("--png", default="", help="also save a plot here (missing parent folders are created)")
     a = p.parse_args(sys.argv[1:] if argv is None else argv)
-    names = {n: getattr(np, n) for n in ("sin", "cos", "exp", "sqrt", "abs", "tanh")} | {"pi": np.pi}
-    try:
-        code = compile(a.kernel, "<kernel>", "eval")
-        bad = [n for n in code.co_names if n not in names and n not in ("u", "v")]
-        if bad:
-            raise ValueError(f"unknown name {bad[0]}")
-        k = lambda u, v: eval(code, {"__builtins__": {}}, dict(names, u=u, v=v)) + 0 * u * v  # noqa: E731,S307
-        k(np.array([0.5]), np.array([0.5]))
-    except Exception as e:  # any parse or evaluation error of the user's expression
-        fail(prog, f"--kernel: cannot evaluate '{a.kernel}' ({e})")
-    if a.k < 1:
-        fail(prog, f"--k: must be >= 1, got {a.k}")
-    r = spectra_before_after(k, a.a, a.b, k=a.k)
-    print(f"rho(u, v) = {a.kernel};  mixing x~ = (x1, {a.a:g} x1 + {a.b:g} x2)")
-    print("before: " + "  ".join(f"{s:.4f}" for s in r["before"]))
-    print("after:  " + "  ".join(f"{s:.4f}" for s in r["after"]))
-    if a.png:
+    n = 256                      # quadrature nodes of the POD (spectra_before_after's default)
+    try:   # every option checked before any compute or write; then the (cheap) spectra, whose kernel
+           # values are checked finite on both grids
+        k = Expression(a.kernel, variables=("u", "v"), name="--kernel")
+        need(math.isfinite(a.a) and math.isfinite(a.b), f"--a, --b: must be finite numbers, got {a.a:g}, {a.b:g}")
+        need(math.isfinite(abs(a.a) + abs(a.b)), f"--a, --b: a u + b v overflows for a = {a.a:g}, b = {a.b:g}")
+        need(1 <= a.k <= n, f"--k: must be in 1..{n} (the quadrature nodes), got {a.k}")
+        if a.png:
+            png = Path(a.png)
+            need(not png.is_dir(), f"--png: {png} is a folder; give a file name such as {png / 'd3.png'}")
+            check_out_dir(png.resolve().parent, "--png")
+            fmt = png.suffix[1:].lower()
+            if fmt:
+                import matplotlib
+                matplotlib.use("Agg")
+                from matplotlib.backend_bases import FigureCanvasBase
+                known = FigureCanvasBase.get_supported_filetypes()
+                need(fmt in known, f"--png: cannot write .{fmt} figures; use one of {', '.join(sorted(known))}")
+        r = spectra_before_after(k, a.a, a.b, n=n, k=a.k)
+    except UsageError as e:
+        fail(prog, str(e))
+    if a.png:   # before printing, so a place that refuses the file leaves one line and nothing else
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
@@ -65,6 +88,16 @@ def spectrum_main(argv: list[str] | None = None) -> int:
         ax.set(xlabel="index i", ylabel="singular value", ylim=(1e-4, None), title="App. D.3: mixing raises rank")
         ax.legend(fontsize=8)
         fig.tight_layout()
-        fig.savefig(a.png, dpi=110)
+        try:   # check_out_dir cannot see every unwritable place (root may "write" under /proc)
+            png.parent.mkdir(parents=True, exist_ok=True)
+            fig.savefig(png, dpi=110)
+        except OSError as e:
+            fail(prog, f"--png: cannot write {png} ({e.strerror or e})")
+        finally:
+            plt.close(fig)
+    print(f"rho(u, v) = {a.kernel};  mixing x~ = (x1, {a.a:g} x1 + {a.b:g} x2)")
+    print("before: " + "  ".join(f"{s:.4f}" for s in r["before"]))
+    print("after:  " + "  ".join(f"{s:.4f}" for s in r["after"]))
+    if a.png:
         print(f"figure: {a.png}")
     return 0

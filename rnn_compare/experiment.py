@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -135,31 +136,81 @@ QUICK = {"seeds": 2, "tau": 12, "n_train": 256, "n_test": 128, "swap": 3,
          "rnn": RNNConfig(hidden=16),
          "transformer": ModelConfig(n=8, d_v=8, width=16, pos="learned", d_pos=8, tau_max=12),
          "fit": FitConfig(steps=40, batch_size=32, warmup=5, eval_every=10, eval_size=64),
-         "rnn_fit": FitConfig(steps=40, batch_size=32, warmup=5, eval_every=10, eval_size=64)}
+         "rnn_fit": FitConfig(steps=40, batch_size=32, warmup=5, eval_every=10, eval_size=64),
+         # a smoke run never lands in reports/ (where the committed tables live); --out still wins
+         "out": "runs/rnn_compare-quick"}
+MAX_SEED = 2 ** 63 - 1     # seeds are 64-bit (numpy SeedSequence, torch.Generator.manual_seed)
+MAX_SEEDS = 1000           # --seeds is a count of bank members, all trained at once in memory
+SCHEDULES = ("cosine", "plateau")
+
+
+def options(cfg) -> list[tuple[str, object]]:
+    """(option name, value) for every leaf field of a config, named the way jackson.config names them:
+    a field name two nested configs share gets its parent's prefix (--rnn-fit-lr, --fit-lr)."""
+    leaves = []
+
+    def walk(obj, path):
+        for f in dataclasses.fields(obj):
+            v = getattr(obj, f.name)
+            if dataclasses.is_dataclass(v):
+                walk(v, path + (f.name,))
+            else:
+                leaves.append((path + (f.name,), v))
+    walk(cfg, ())
+    names = [p[-1] for p, _ in leaves]
+    return [("--" + (p[-1] if names.count(p[-1]) == 1 else "_".join(p[-2:])).replace("_", "-"), v)
+            for p, v in leaves]
 
 
 def validate(cfg: CompareConfig) -> None:
-    """Raise UsageError naming the option and the valid range; writes nothing."""
+    """Raise UsageError naming the option and the valid range; writes nothing and computes nothing big
+    (every check here runs before a cell trains, so no bad value can crash a run half-way)."""
+    for opt, v in options(cfg):
+        need(not isinstance(v, float) or math.isfinite(v), f"{opt}: must be a finite number, got {v}")
     need(cfg.table in (*TABLES, "all"), f"--table: choose {', '.join(TABLES)} or all, got {cfg.table}")
-    need(cfg.seeds >= 1, f"--seeds: must be >= 1, got {cfg.seeds}")
+    need(1 <= cfg.seeds <= MAX_SEEDS, f"--seeds: the number of seeds per model must be in 1..{MAX_SEEDS}, got {cfg.seeds}")
+    for opt, v in (("--data-seed", cfg.data_seed), ("--filter-seed", cfg.filter_seed)):
+        need(0 <= v <= MAX_SEED, f"{opt}: need an integer in 0..2^63-1, got {v}")
     need(cfg.tau >= 2, f"--tau: must be >= 2, got {cfg.tau}")
     need(cfg.n_train >= cfg.fit.batch_size, f"--n-train: must be >= --fit-batch-size ({cfg.fit.batch_size})")
     need(cfg.n_test >= 1, "--n-test: must be >= 1")
-    need(cfg.transformer.tau_max >= cfg.tau, f"--tau-max: must be >= --tau ({cfg.tau}), got {cfg.transformer.tau_max}")
-    need(cfg.transformer.pos != "none", "--pos: the comparison needs a positional encoding (learned or sinusoidal)")
-    need(cfg.transformer.attention == "softmax",
-         f"--attention: Tables 2-3 set the paper's softmax Transformer beside the RNN; use softmax, got {cfg.transformer.attention}")
+    need(1 <= cfg.filter_length <= cfg.tau, f"--filter-length: must be in 1..--tau ({cfg.tau}; taps past the "
+                                            f"sequence end read only padding), got {cfg.filter_length}")
+    r, m = cfg.rnn, cfg.transformer
+    need(r.d_in == 1, f"--rnn-d-in: the targets have scalar inputs, so it must be 1, got {r.d_in}")
+    need(m.d_in == 1, f"--transformer-d-in: the targets have scalar inputs, so it must be 1, got {m.d_in}")
+    for opt, v in (("--hidden", r.hidden), ("--n", m.n), ("--d-v", m.d_v), ("--width", m.width),
+                   ("--depth", m.depth), ("--d-pos", m.d_pos)):
+        need(v >= 1, f"{opt}: must be >= 1, got {v}")
+    need(m.qk_init > 0 and m.in_scale > 0, f"--qk-init, --in-scale: must be > 0, got {m.qk_init:g}, {m.in_scale:g}")
+    need(m.tau_max >= cfg.tau, f"--tau-max: must be >= --tau ({cfg.tau}), got {m.tau_max}")
+    need(m.pos != "none", "--pos: the comparison needs a positional encoding (learned or sinusoidal)")
+    need(m.attention == "softmax",
+         f"--attention: Tables 2-3 set the paper's softmax Transformer beside the RNN; use softmax, got {m.attention}")
+    need(m.features == "learned",
+         f"--features: the comparison trains the Eq. (5) model with learned f_hat, F_hat; use learned, got {m.features}")
+    for name, f in (("fit", cfg.fit), ("rnn-fit", cfg.rnn_fit)):
+        o = f"--{name}-"
+        need(f.schedule in SCHEDULES, f"{o}schedule: choose {' or '.join(SCHEDULES)}, got {f.schedule}")
+        for opt, v in (("steps", f.steps), ("batch-size", f.batch_size), ("eval-every", f.eval_every),
+                       ("eval-size", f.eval_size), ("patience", f.patience)):
+            need(v >= 1, f"{o}{opt}: must be >= 1, got {v}")
+        need(f.warmup >= 0, f"{o}warmup: must be >= 0, got {f.warmup}")
+        need(f.lr > 0, f"{o}lr: must be > 0, got {f.lr:g}")
+        need(0 <= f.min_lr <= f.lr, f"{o}min-lr: must be in 0..{o}lr ({f.lr:g}; the schedule ends there), got {f.min_lr:g}")
+        need(0 < f.lr_decay < 1, f"{o}lr-decay: must be in (0, 1), got {f.lr_decay:g}")
+        need(0 <= f.min_improve < 1, f"{o}min-improve: must be in [0, 1), got {f.min_improve:g}")
+        need(0 <= f.converged_lr_frac <= 1, f"{o}converged-lr-frac: must be in [0, 1], got {f.converged_lr_frac:g}")
+        need(f.explode > 0, f"{o}explode: must be > 0, got {f.explode:g}")
+    need(cfg.n_train >= cfg.rnn_fit.batch_size, f"--n-train: must be >= --rnn-fit-batch-size ({cfg.rnn_fit.batch_size})")
     try:
         swap_ends(cfg.tau, cfg.swap)
         check_filter(random_filter(cfg.filter_length, cfg.filter_seed))
         mix(np.zeros((1, cfg.tau)), [1.0], cfg.mix_direction)
-        cfg.rnn.validate()
-        cfg.transformer.validate_m_h(cfg.transformer.n)
+        r.validate()
+        m.validate_m_h(m.n)
     except (AlterationError, ValueError) as e:
         raise UsageError(str(e)) from None
-    for name, f in (("fit", cfg.fit), ("rnn-fit", cfg.rnn_fit)):
-        need(f.steps >= 1 and f.lr > 0 and f.batch_size >= 1, f"--{name}-steps, --{name}-lr, --{name}-batch-size: must be positive")
-    need(cfg.n_train >= cfg.rnn_fit.batch_size, f"--n-train: must be >= --rnn-fit-batch-size ({cfg.rnn_fit.batch_size})")
     check_out_dir(cfg.out)
 
 

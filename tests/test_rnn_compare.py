@@ -1,11 +1,14 @@
 """rnn_compare (slice): alterations, linear targets, App. D.1 complexity, App. D.3 mixing spectrum."""
 from __future__ import annotations
 
+import dataclasses
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+from jackson.config import UsageError
 from rnn_compare.alterations import (AlterationError, check_filter, invert_permutation, mix, permute,
                                      random_filter, swap_ends)
 from rnn_compare.mixing import paper_elementwise, spectra_before_after
@@ -170,27 +173,190 @@ def test_rnn_compare_quick_smoke(tmp_path, sub_env):
     assert o == pytest.approx(res[(res.alteration == "original") & (res.model == "rnn")].test_mse.mean(), rel=1e-5)
 
 
-@pytest.mark.parametrize("args,option", [
-    (["--table", "sideways"], "--table"),
-    (["--seeds", "0"], "--seeds"),
-    (["--filter-length", "0"], "--filter-length"),
-    (["--swap", "20"], "--swap"),                     # sequence shorter than the permutation needs
-    (["--pos", "none"], "--pos"),
-    (["--attention", "linear"], "--attention"),       # the tables are about the paper's softmax model
-    (["--activation", "relu"], "--activation"),
-    (["--bogus", "1"], "unrecognized"),
-])
-def test_rnn_compare_bad_input_one_line(tmp_path, args, option):
-    from rnn_compare.cli import compare_main
-    import contextlib, io
-    err = io.StringIO()
-    with contextlib.redirect_stderr(err), pytest.raises(SystemExit) as e:
-        compare_main([*args, "--out", str(tmp_path / "x")])
-    assert e.value.code == 2
-    lines = err.getvalue().strip().splitlines()
-    assert len(lines) == 1 and option in lines[0] and "Traceback" not in err.getvalue()
-    assert not (tmp_path / "x").exists()
+# ---- bad input and hostile input: one line, exit 2, nothing computed or written --------------------
+# Each case is run as typed, in an empty working folder (rnn-compare's default --out is relative), and
+# must leave that folder empty.  SAYS: a piece of the one-line message each refused case prints.
 
+_COMPARE = [
+    ("compare-table-unknown", "--table sideways", "--table"),
+    ("compare-unknown-option", "--bogus 1", "unrecognized"),
+    ("compare-seeds-not-a-number", "--seeds three", "--seeds: cannot read 'three'"),
+    ("compare-seeds-zero", "--seeds 0", "--seeds"),
+    ("compare-seeds-huge", "--seeds 99999999999", "--seeds: the number of seeds per model must be in 1..1000"),
+    ("compare-data-seed-23-digits", "--data-seed 12345678901234567890123", "--data-seed: need an integer in 0..2^63-1"),
+    ("compare-data-seed-negative", "--data-seed -1", "--data-seed"),
+    ("compare-filter-seed-negative", "--filter-seed -1", "--filter-seed"),
+    ("compare-tau-one", "--tau 1", "--tau"),
+    ("compare-n-test-zero", "--n-test 0", "--n-test"),
+    ("compare-n-train-below-batch", "--n-train 10", "--n-train"),
+    ("compare-filter-length-zero", "--filter-length 0", "--filter-length"),
+    ("compare-filter-length-huge", "--filter-length 99999999999", "--filter-length: must be in 1..--tau"),
+    ("compare-swap-too-long", "--swap 20", "--swap"),
+    ("compare-mix-direction-unknown", "--mix-direction sideways", "--mix-direction"),
+    ("compare-pos-none", "--pos none", "--pos"),
+    ("compare-attention-linear", "--attention linear", "--attention"),
+    ("compare-features-given", "--features given", "--features"),
+    ("compare-activation-relu", "--activation relu", "--activation"),
+    ("compare-hidden-zero", "--hidden 0", "--hidden: must be >= 1"),
+    ("compare-width-zero", "--width 0", "--width: must be >= 1"),
+    ("compare-depth-zero", "--depth 0", "--depth: must be >= 1"),
+    ("compare-n-zero", "--n 0", "--n: must be >= 1"),
+    ("compare-d-v-zero", "--d-v 0", "--d-v: must be >= 1"),
+    ("compare-d-pos-zero", "--d-pos 0", "--d-pos: must be >= 1"),
+    ("compare-tau-max-below-tau", "--tau-max 8", "--tau-max"),
+    ("compare-rnn-d-in-two", "--rnn-d-in 2", "--rnn-d-in"),
+    ("compare-transformer-d-in-two", "--transformer-d-in 2", "--transformer-d-in"),
+    ("compare-qk-init-nan", "--qk-init nan", "--qk-init: must be a finite number"),
+    ("compare-in-scale-zero", "--in-scale 0", "--in-scale"),
+    ("compare-fit-schedule-bogus", "--fit-schedule bogus", "--fit-schedule: choose cosine or plateau"),
+    ("compare-rnn-fit-schedule-bogus", "--rnn-fit-schedule bogus", "--rnn-fit-schedule"),
+    ("compare-fit-steps-zero", "--fit-steps 0", "--fit-steps: must be >= 1"),
+    ("compare-rnn-fit-batch-size-zero", "--rnn-fit-batch-size 0", "--rnn-fit-batch-size"),
+    ("compare-fit-eval-every-zero", "--fit-eval-every 0", "--fit-eval-every"),
+    ("compare-fit-eval-size-zero", "--fit-eval-size 0", "--fit-eval-size"),
+    ("compare-fit-patience-zero", "--fit-patience 0", "--fit-patience"),
+    ("compare-fit-warmup-negative", "--fit-warmup -1", "--fit-warmup"),
+    ("compare-fit-lr-zero", "--fit-lr 0", "--fit-lr: must be > 0"),
+    ("compare-fit-lr-nan", "--fit-lr nan", "--fit-lr: must be a finite number"),
+    ("compare-rnn-fit-lr-inf", "--rnn-fit-lr inf", "--rnn-fit-lr: must be a finite number"),
+    ("compare-fit-min-lr-above-lr", "--fit-min-lr 1", "--fit-min-lr: must be in 0..--fit-lr"),
+    ("compare-rnn-fit-min-lr-negative", "--rnn-fit-min-lr -1e-5", "--rnn-fit-min-lr"),
+    ("compare-fit-lr-decay-one", "--fit-lr-decay 1", "--fit-lr-decay"),
+    ("compare-fit-min-improve-one", "--fit-min-improve 1", "--fit-min-improve"),
+    ("compare-fit-converged-lr-frac-two", "--fit-converged-lr-frac 2", "--fit-converged-lr-frac"),
+    ("compare-fit-explode-zero", "--fit-explode 0", "--fit-explode"),
+    ("compare-fit-explode-inf", "--fit-explode inf", "--fit-explode: must be a finite number"),
+]
+_SPECTRUM = [
+    ("spectrum-kernel-lambda-shell", "--kernel \"(lambda: __import__('os').system('touch pwned'))()\"",
+     "--kernel: calling a computed value is not allowed"),
+    # the escape the old eval-behind-a-name-check let through (the names hide in the lambda's own code):
+    ("spectrum-kernel-lambda-escape",
+     "--kernel \"(lambda: [c for c in ().__class__.__bases__[0].__subclasses__() if c.__name__ == 'catch_warnings']"
+     "[0]()._module.__builtins__['__import__']('os').system('touch pwned'))()\"",
+     "--kernel: calling a computed value is not allowed"),
+    ("spectrum-kernel-subclasses", "--kernel \"().__class__.__bases__[0].__subclasses__()\"",
+     "--kernel: calling a computed value is not allowed"),
+    ("spectrum-kernel-import", "--kernel \"__import__('os')\"", "--kernel: unknown function '__import__'"),
+    ("spectrum-kernel-attribute", "--kernel \"u.__class__\"", "--kernel: attribute access is not allowed: 'u.__class__'"),
+    ("spectrum-kernel-open", "--kernel \"open('pwned', 'w')\"", "--kernel: unknown function 'open'"),
+    ("spectrum-kernel-divide-by-zero", '--kernel "u/0*v"', "--kernel: 'u/0*v' is not finite on the grid (divide by zero"),
+    ("spectrum-kernel-nonfinite-after-mixing", '--kernel "sqrt(1-v)"', "--kernel: 'sqrt(1-v)' is not finite on the grid"),
+    ("spectrum-a-nan", "--a nan", "--a, --b: must be finite numbers"),
+    ("spectrum-b-nan", "--b nan", "--a, --b: must be finite numbers"),
+    ("spectrum-b-inf", "--b inf", "--a, --b: must be finite numbers"),
+    ("spectrum-a-b-overflow", "--a 1e308 --b 1e308", "--a, --b: a u + b v overflows"),
+    ("spectrum-a-not-a-number", "--a one", "argument --a"),
+    ("spectrum-k-zero", "--k 0", "--k: must be in 1..256"),
+    ("spectrum-k-too-many", "--k 1000", "--k: must be in 1..256"),
+    ("spectrum-png-unwritable-place", "--png /proc/x/d3.png", "--png"),
+    ("spectrum-png-is-a-folder", "--png .", "--png: . is a folder"),
+    ("spectrum-png-unknown-format", "--png d3.xyz", "--png: cannot write .xyz figures"),
+]
+SAYS = {i: says for i, _, says in _COMPARE + _SPECTRUM}
+_EXPECT_REFUSED = "exit 2, one line 'prog: error: {}...', nothing computed or written"
+FAULT_CASES = (
+    [{"id": i, "command": f"rnn-compare {args}", "expect": _EXPECT_REFUSED.format(says)} for i, args, says in _COMPARE]
+    + [{"id": i, "command": f"rnn-mixing-spectrum {args}", "expect": _EXPECT_REFUSED.format(says)}
+       for i, args, says in _SPECTRUM]
+    + [{"id": "spectrum-png-missing-folder", "command": "rnn-mixing-spectrum --png new/sub/d3.png",
+        "expect": "exit 0: the missing folders new/sub/ are created and the figure written there"},
+       {"id": "compare-quick-default-folder", "command": "rnn-compare --quick",
+        "expect": "writes to runs/rnn_compare-quick (says so first), never into the committed reports/rnn_compare/"}])
+
+
+def _run(command: str, capsys) -> tuple[int, str, str]:
+    """Run a command line in-process; (exit code, stdout, stderr)."""
+    import shlex
+    from rnn_compare.cli import compare_main, spectrum_main
+    argv = shlex.split(command)
+    main = {"rnn-compare": compare_main, "rnn-mixing-spectrum": spectrum_main}[argv[0]]
+    try:
+        code = main(argv[1:])
+    except SystemExit as e:
+        code = e.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _case(case_id: str) -> dict:
+    return next(c for c in FAULT_CASES if c["id"] == case_id)
+
+
+def test_every_fault_case_is_checked():
+    ids = [c["id"] for c in FAULT_CASES]
+    assert len(ids) == len(set(ids))
+    assert set(ids) - set(SAYS) == {"spectrum-png-missing-folder", "compare-quick-default-folder"}
+    assert all(set(c) == {"id", "command", "expect"} and all(isinstance(v, str) for v in c.values())
+               for c in FAULT_CASES)
+
+
+REFUSED = [c for c in FAULT_CASES if c["id"] in SAYS]
+
+
+@pytest.mark.parametrize("case", REFUSED, ids=[c["id"] for c in REFUSED])
+def test_bad_and_hostile_input_one_line_exit_2_nothing_written(case, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    code, out, err = _run(case["command"], capsys)
+    prog = case["command"].split()[0]
+    lines = err.strip().splitlines()
+    assert code == 2, err
+    assert len(lines) == 1 and lines[0].startswith(f"{prog}: error: ") and "Traceback" not in err
+    assert SAYS[case["id"]] in lines[0]
+    assert out == ""                                  # refused before anything was computed or printed
+    assert list(tmp_path.iterdir()) == []             # no output folder, no 'pwned', no figure
+    assert not Path("/proc/x").exists()
+
+
+def test_png_into_a_missing_folder_creates_it(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    code, out, err = _run(_case("spectrum-png-missing-folder")["command"], capsys)
+    assert code == 0 and err == ""
+    assert (tmp_path / "new" / "sub" / "d3.png").read_bytes()[:4] == b"\x89PNG"
+    assert "figure: new/sub/d3.png" in out
+
+
+def test_quick_defaults_to_a_scratch_folder_outside_reports(tmp_path, monkeypatch, capsys):
+    import rnn_compare.experiment as ex
+    seen = []
+
+    def fake_run(cfg, command, progress=True):        # the same command, without the training
+        seen.append(cfg)
+        return {"tables": {}}
+    monkeypatch.setattr(ex, "run_compare", fake_run)
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = _run(_case("compare-quick-default-folder")["command"], capsys)
+    assert code == 0 and seen[-1].out == "runs/rnn_compare-quick" and seen[-1].quick
+    assert out.splitlines()[0] == f"rnn-compare: writing to {tmp_path.resolve() / 'runs' / 'rnn_compare-quick'}"
+    assert not Path(seen[-1].out).resolve().is_relative_to(tmp_path.resolve() / "reports")
+    _run("rnn-compare --quick --out mine", capsys)           # an --out given still wins
+    assert seen[-1].out == "mine" and seen[-1].quick
+    _run("rnn-compare", capsys)                               # the full run keeps its committed folder
+    assert seen[-1].out == "reports/rnn_compare/default"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_min_lr_bounds_are_inclusive():
+    from rnn_compare.experiment import CompareConfig, validate
+    cfg = CompareConfig(out="/tmp/unused-rnn-compare-out")
+    for min_lr in (0.0, cfg.fit.lr):
+        validate(dataclasses.replace(cfg, fit=dataclasses.replace(cfg.fit, min_lr=min_lr)))   # no error
+    validate(dataclasses.replace(cfg, data_seed=2 ** 63 - 1, filter_seed=2 ** 63 - 1))
+    with pytest.raises(UsageError, match="--data-seed"):
+        validate(dataclasses.replace(cfg, data_seed=2 ** 63))
+
+
+def test_option_names_match_the_parser():
+    import re
+    from jackson.config import build_parser
+    from rnn_compare.experiment import CompareConfig, options
+    usage = set(re.findall(r"\[(--[a-z0-9-]+)", build_parser(CompareConfig, "rnn-compare", "").format_usage()))
+    names = [o for o, _ in options(CompareConfig())]
+    assert len(names) == len(set(names)) and set(names) <= usage      # messages name real options
+    assert {"--fit-min-lr", "--rnn-fit-min-lr", "--rnn-d-in", "--transformer-d-in"} <= set(names)
+
+
+# ---- rnn-mixing-spectrum: valid kernels give the numbers numpy gives --------------------------------
 
 def test_mixing_spectrum_command(tmp_path, capsys):
     from rnn_compare.cli import spectrum_main
@@ -198,9 +364,30 @@ def test_mixing_spectrum_command(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "after:  1.2622  0.5000  0.3961" in out and "before: 1.0000  1.0000  0.0000" in out
     assert (tmp_path / "d3.png").read_bytes()[:4] == b"\x89PNG"
-    with pytest.raises(SystemExit) as e:
-        spectrum_main(["--kernel", "__import__('os')"])
-    assert e.value.code == 2
+
+
+KERNELS = [
+    ("1 + 2*sin(2*pi*u)*sin(2*pi*v)", paper_elementwise),
+    ("exp(-(u-v)**2/0.05)", lambda u, v: np.exp(-(u - v) ** 2 / 0.05)),
+    ("1/(1+u+v) + cos(pi*u)*sqrt(v)", lambda u, v: 1 / (1 + u + v) + np.cos(np.pi * u) * np.sqrt(v)),
+    ("tanh(3*u*v) - abs(u-0.5)", lambda u, v: np.tanh(3 * u * v) - np.abs(u - 0.5)),
+    ("2", lambda u, v: 2.0 + 0 * u * v),
+]
+
+
+@pytest.mark.parametrize("text,ref", KERNELS, ids=[t for t, _ in KERNELS])
+def test_valid_kernels_match_a_direct_numpy_computation(text, ref, capsys):
+    from jackson.expr import Expression
+    from rnn_compare.cli import spectrum_main
+    for a, b in ((1.0, 1.0), (0.5, 2.0)):   # mixed second input a u + b v stays >= 0
+        want = spectra_before_after(ref, a, b, k=6)
+        got = spectra_before_after(Expression(text, ("u", "v")), a, b, k=6)
+        np.testing.assert_allclose(got["before"], want["before"], rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(got["after"], want["after"], rtol=1e-12, atol=1e-14)
+        assert spectrum_main(["--kernel", text, "--a", str(a), "--b", str(b)]) == 0
+        out = capsys.readouterr().out
+        assert "before: " + "  ".join(f"{s:.4f}" for s in want["before"]) in out
+        assert "after:  " + "  ".join(f"{s:.4f}" for s in want["after"]) in out
 
 
 def test_past_mixing_is_causal_and_matches_its_kernel():
