@@ -13,19 +13,13 @@ def compare_main(argv: list[str] | None = None) -> int:
     from .experiment import QUICK, CompareConfig, run_compare, validate
 
     def run(cfg, command):
-        validate(cfg)             # every option checked before anything is written or trained
-        print(f"rnn-compare: writing to {Path(cfg.out).resolve()}", flush=True)
-        return run_compare(cfg, command)
+        return run_compare(cfg, command)   # checks every option before anything is written or trained
 
-    prog = "rnn-compare"
-    try:
-        cfg, summary = cli_run(prog, CompareConfig,
-                               "RNN vs Transformer under temporal ordering and mixing (Jiang & Li, Tables 2-3): "
-                               "measured tables beside the paper's. --quick writes to runs/rnn_compare-quick "
-                               "unless --out is given.", QUICK, run,
-                               sys.argv[1:] if argv is None else argv)
-    except OSError as e:      # an output place check_out_dir could not foresee (/proc, a full disk)
-        fail(prog, f"cannot write {e.filename or 'the results'}: {e.strerror or e}")
+    cfg, summary = cli_run("rnn-compare", CompareConfig,
+                           "RNN vs Transformer under temporal ordering and mixing (Jiang & Li, Tables 2-3): "
+                           "measured tables beside the paper's. --quick writes to runs/rnn_compare-quick "
+                           "unless --out is given.", QUICK, run,
+                           sys.argv[1:] if argv is None else argv)
     print(f"tables:  {cfg.out}/summary.md, {cfg.out}/tables.tex, {cfg.out}/tables_long.csv")
     print(f"figure:  {cfg.out}/mse_bars.png")
     for name, t in summary["tables"].items():

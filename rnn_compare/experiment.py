@@ -16,7 +16,8 @@ import numpy as np
 import pandas as pd
 import torch
 
-from jackson.config import UsageError, check_out_dir, need
+from jackson.config import UsageError, need
+from jackson.runfolder import check_run_folder, check_scheduler, open_run
 from jackson.fit import FitConfig, evaluate, fit
 from jackson.models import ModelConfig, TransformerBank
 from jackson.sweep import config_hash, run_cells
@@ -211,7 +212,8 @@ def validate(cfg: CompareConfig) -> None:
         m.validate_m_h(m.n)
     except (AlterationError, ValueError) as e:
         raise UsageError(str(e)) from None
-    check_out_dir(cfg.out)
+    check_run_folder(cfg.out, "rnn-compare")
+    check_scheduler(cfg.scheduler)
 
 
 def _fmt(m, s):
@@ -306,14 +308,13 @@ def plot(out: Path, long: pd.DataFrame) -> Path:
 
 def run_compare(cfg: CompareConfig, command: str, progress: bool = True) -> dict:
     validate(cfg)
-    out = Path(cfg.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "config.json").write_text(json.dumps(dataclasses.asdict(cfg), indent=1, default=str))
-    (out / "command.txt").write_text(command + "\n")
-    dirs = run_cells(cfg.cells(), out, scheduler=cfg.scheduler or None, progress=progress)
-    rows = pd.concat([pd.read_csv(d / "rows.csv") for d in dirs], ignore_index=True)
-    rows.to_csv(out / "results.csv", index=False, float_format="%.6e")
-    metas = {d.name: json.loads((d / "cell.json").read_text()) for d in dirs}
-    summary = tables(out, rows, metas, cfg, command)
-    plot(out, pd.read_csv(out / "tables_long.csv"))
+    with open_run(cfg.out, "rnn-compare", command, dataclasses.asdict(cfg), scheduler=cfg.scheduler) as out:
+        if progress:
+            print(f"rnn-compare: writing to {out}", flush=True)
+        dirs = run_cells(cfg.cells(), out, scheduler=cfg.scheduler or None, progress=progress)
+        rows = pd.concat([pd.read_csv(d / "rows.csv") for d in dirs], ignore_index=True)
+        rows.to_csv(out / "results.csv", index=False, float_format="%.6e")
+        metas = {d.name: json.loads((d / "cell.json").read_text()) for d in dirs}
+        summary = tables(out, rows, metas, cfg, command)
+        plot(out, pd.read_csv(out / "tables_long.csv"))
     return summary
