@@ -145,6 +145,8 @@ def _named(conv, opt):
 
 
 GLOBAL_HELP = {
+    "--config": "start from this config.json (one a run wrote) instead of the defaults; options given win; "
+                "presets (--quick, --gpu, ...) are not re-applied: the file holds their resolved values",
     "--threads": "torch threads for this process (default: the cores it may use, or $OMP_NUM_THREADS if smaller)",
     "--force": "write into a non-empty --out that holds no run of this command (nothing there is deleted)",
 }
@@ -156,13 +158,21 @@ def usable_cores() -> int:
 
 def split_global(prog: str, argv: list[str]) -> tuple[dict, list[str]]:
     """Take the options every command shares (--threads N, --force) out of argv."""
-    opts = {"threads": None, "force": False}
+    opts = {"threads": None, "force": False, "config": None}
     rest: list[str] = []
     i = 0
     while i < len(argv):
         a = argv[i]
         if a == "--force":
             opts["force"] = True
+        elif a == "--config" or a.startswith("--config="):
+            if "=" in a:
+                opts["config"] = a.split("=", 1)[1]
+            elif i + 1 < len(argv):
+                i += 1
+                opts["config"] = argv[i]
+            else:
+                fail(prog, "argument --config: expected one argument")
         elif a == "--threads" or a.startswith("--threads="):
             if "=" in a:
                 v = a.split("=", 1)[1]
@@ -246,18 +256,78 @@ def cli_run(prog: str, cls, description: str, quick: dict, run, argv: list[str])
         parser = build_parser(cls, prog, description)
         for opt, text in GLOBAL_HELP.items():
             parser.add_argument(opt, action="store_true" if opt == "--force" else None,
-                                **({} if opt == "--force" else {"metavar": "N"}), help=text)
+                                **({} if opt == "--force" else {"metavar": "FILE" if opt == "--config" else "N"}),
+                                help=text)
         given = vars(parser.parse_args(rest))
-        given.pop("threads", None), given.pop("force", None)
+        for k in ("threads", "force", "config"):
+            given.pop(k, None)
         apply_threads(opts["threads"])
         runfolder.FORCE = opts["force"]
-        preset = quick(given) if callable(quick) else (quick if given.get("quick") else {})
-        base = dataclasses.replace(cls(), **preset) if preset else cls()
+        if opts["config"]:
+            base = read_config(cls, opts["config"])
+        else:
+            preset = quick(given) if callable(quick) else (quick if given.get("quick") else {})
+            base = dataclasses.replace(cls(), **preset) if preset else cls()
         cfg = from_args(cls, given, base)
         command = " ".join([prog] + [shlex.quote(a) for a in argv])
         return cfg, run(cfg, command)
 
     return guarded(prog, body)
+
+
+def read_config(cls, path: str):
+    """A config from a config.json a run wrote (jackson.runfolder), for `--config FILE`."""
+    import json
+    p = Path(path)
+    try:
+        d = json.loads(p.read_text())
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        raise UsageError(f"--config: cannot read {p} as JSON ({getattr(e, 'strerror', None) or e})") from None
+    need(isinstance(d, dict), f"--config: {p} holds no JSON object")
+    return from_dict(cls, d, where=f"--config {p}")
+
+
+def _coerce(v, tp, where: str):
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if origin is tuple:
+        need(isinstance(v, (list, tuple)), f"{where}: expected a list, got {v!r}")
+        return tuple(_coerce(x, args[0], where) for x in v)
+    if tp is float:
+        if isinstance(v, str) and v.lower() in ("inf", "infinity", "-inf", "nan"):
+            return float(v)
+        need(isinstance(v, (int, float)) and not isinstance(v, bool), f"{where}: expected a number, got {v!r}")
+        return float(v)
+    if tp is int:
+        need(isinstance(v, int) and not isinstance(v, bool), f"{where}: expected an integer, got {v!r}")
+        return v
+    if tp is bool:
+        need(isinstance(v, bool), f"{where}: expected true or false, got {v!r}")
+        return v
+    if tp is str:
+        need(isinstance(v, str), f"{where}: expected a string, got {v!r}")
+        return v
+    return v
+
+
+def from_dict(cls, d: dict, base=None, where: str = "config"):
+    """The dataclass `cls` from a nested dict such as config.json holds (lists -> tuples, "inf" -> inf).
+    Keys that are not fields (values a run derived and wrote beside its config, e.g. a task's d_in)
+    are skipped; a field of the wrong type is one line."""
+    base = cls() if base is None else base
+    hints = typing.get_type_hints(cls)
+    kw = {}
+    for f in dataclasses.fields(cls):
+        if f.name not in d or not f.init:
+            continue
+        tp, v = hints[f.name], d[f.name]
+        if dataclasses.is_dataclass(tp):
+            need(isinstance(v, dict), f"{where}: '{f.name}' should be an object, got {v!r}")
+            kw[f.name] = from_dict(tp, v, getattr(base, f.name), f"{where}: {f.name}")
+        elif f.name == "rank":   # ranks are written as "inf" or integers
+            kw[f.name] = tuple(float(x) if isinstance(x, str) else float(x) for x in v)
+        else:
+            kw[f.name] = _coerce(v, tp, f"{where}: '{f.name}'")
+    return dataclasses.replace(base, **kw)
 
 
 def from_args(cls, given: dict, base=None):

@@ -299,9 +299,23 @@ def test_threads_option(capsys, tmp_path):
         os.environ["OMP_NUM_THREADS"] = "1"
 
 
+@case("config-unreadable", "jackson-sweep --config FILE   # FILE missing, not JSON, or a field of the wrong type",
+      "exit 2, one line naming --config and the field; nothing written")
+def test_bad_config_file(tmp_path, capsys):
+    bad = tmp_path / "bad.json"
+    for text, word in (("{not json", "cannot read"), ('{"fit": 3}', "'fit'"), ('{"alpha": "x"}', "'alpha'"),
+                       ('{"seeds": [0, "a"]}', "'seeds'"), ("[1, 2]", "no JSON object")):
+        bad.write_text(text)
+        rc, so, se = sweep(["--config", str(bad), "--out", str(tmp_path / "r")], capsys)
+        assert rc == 2 and "--config" in one_line(se) and word in se, (text, se)
+    rc, so, se = sweep(["--config", str(tmp_path / "missing.json")], capsys)
+    assert rc == 2 and "--config" in one_line(se)
+    assert not (tmp_path / "r").exists()
+
+
 def test_help_lists_the_shared_options(capsys):
     rc, so, se = sweep(["--help"], capsys)
-    assert rc == 0 and "--threads" in so and "--force" in so
+    assert rc == 0 and "--threads" in so and "--force" in so and "--config" in so
 
 
 # ---- the lab report -------------------------------------------------------------------------------
@@ -337,3 +351,17 @@ def test_quick_runs_default_outside_reports():
     assert SweepConfig(quick=True).resolved_out().parts[0] == "runs"
     for cls in RUNS.values():
         assert resolved_out(cls(quick=True)).parts[0] == "runs"
+
+
+# ---- the reliability page ---------------------------------------------------------------------------
+
+def test_reliability_page_is_current():
+    """reports/RELIABILITY.md is generated from the FAULT_CASES of the test modules: adding a case
+    means regenerating it (python tests/reliability.py)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("_reliability", Path(__file__).with_name("reliability.py"))
+    rel = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(rel)
+    groups = rel.collect()
+    assert "test_faults.py" in groups and {c["id"] for c in groups["test_faults.py"]} >= {"foreign-folder", "worker-dies"}
+    assert rel.PAGE.read_text() == rel.render(groups), "run: python tests/reliability.py"
