@@ -37,7 +37,7 @@ def main() -> None:
     t_load = time.time() - t
     model = models.build(models.parse_arch(a.arch))
     models.load_weights(model, models.read_state_dict(a.checkpoint))
-    imgs = te.images[:a.n_images]
+    imgs = te.images[cdata.subset(te.labels, a.n_images, 0)]   # stratified: the test split is sorted by class
     L, H = len(model.blocks), model.blocks[0].attn.num_heads
     times = []
     for _ in range(a.repeats):

@@ -4,12 +4,17 @@ All on a tiny fixture the tests write in the official format (random images) and
 """
 from __future__ import annotations
 
+import dataclasses
 import json
+import os
 import pickle
+import re
+import shlex
 import subprocess
 import sys
 import tarfile
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -432,3 +437,346 @@ def test_a_timm_model_by_name_is_probed_at_its_own_resolution(official, tmp_path
     heads = pd.read_csv(tmp_path / "o" / "heads.csv")
     assert list(heads.tau) == [197, 197] and list(heads["head"]) == [0, 1]
     assert "timm vit_tiny_patch16_224 (random init)" in (tmp_path / "o" / "summary.md").read_text()
+
+
+# ---------------------------------------------------------------- issue 14: subsets, hostile files, faults
+
+def test_subset_is_balanced_over_a_class_sorted_label_vector():
+    labels = np.repeat(np.arange(10), 50)                      # sorted by class, like the JPEG copy
+    idx = cdata.subset(labels, 100, seed=0)
+    assert np.bincount(labels[idx], minlength=10).tolist() == [10] * 10
+    assert len(set(idx.tolist())) == 100 and np.all(np.diff(idx) > 0)   # distinct, sorted ascending
+    assert np.array_equal(idx, cdata.subset(labels, 100, seed=0))      # same seed: same indices
+    assert not np.array_equal(idx, cdata.subset(labels, 100, seed=1))  # another seed: others
+    odd = cdata.subset(labels, 105, seed=0)
+    assert len(odd) == 105 and set(np.bincount(labels[odd]).tolist()) == {10, 11}
+    assert np.array_equal(cdata.subset(labels, 500, seed=3), np.arange(500))   # n >= N: everything
+    assert np.array_equal(cdata.subset(labels, None, seed=3), np.arange(500))
+    flat = cdata.subset(labels, 100, seed=0, stratified=False)
+    assert len(set(flat.tolist())) == 100 and np.array_equal(flat, cdata.subset(labels, 100, 0, stratified=False))
+
+
+def test_subset_fills_in_when_a_class_is_too_small():
+    labels = np.concatenate([np.zeros(3, int), np.repeat(np.arange(1, 10), 40)])
+    idx = cdata.subset(labels, 100, seed=0)
+    per = np.bincount(labels[idx], minlength=10)
+    assert len(idx) == 100 and per[0] == 3 and set(per[1:].tolist()) <= {10, 11} and per.sum() == 100
+
+
+def test_training_subset_holds_every_class():
+    """n_train below the split size: the images trained on are a stratified draw, not the first n
+    (which would be 2 classes here).  Each image is a constant whose value encodes its label."""
+    labels = np.repeat(np.arange(10), 10)                      # class-sorted
+    images = np.repeat((labels * 20 + 10).astype(np.uint8)[:, None, None, None], 32, 1).repeat(32, 2).repeat(3, 3)
+    seen = []
+
+    def record(x):   # x: the normalised batch; undo channel 0's normalisation to read the label back
+        v = (x[:, 0, 16, 16] * cdata.STD[0] + cdata.MEAN[0]) * 255
+        seen.extend(((v - 10) / 20).round().long().tolist())
+        return x
+    torch.manual_seed(0)
+    m = models.build(models.parse_arch(TINY))
+    train(m, images, labels, TrainConfig(epochs=1, n_train=20, batch_size=10, augment=False), 0,
+          progress=False, transform=record)
+    assert sorted(seen) == sorted(list(range(10)) * 2)         # 2 of each class, as subset() draws them
+
+
+def test_genuine_cifar_batches_load_through_the_restricted_unpickler(tmp_path):
+    rng = np.random.default_rng(0)
+    batch = {b"batch_label": b"testing batch 1 of 1", b"labels": [int(i % 10) for i in range(12)],
+             b"data": rng.integers(0, 256, (12, 3072), dtype=np.uint8),
+             b"filenames": [f"img_{i}.png".encode() for i in range(12)]}
+    for protocol in range(0, pickle.HIGHEST_PROTOCOL + 1):
+        path = tmp_path / f"b{protocol}"
+        path.write_bytes(pickle.dumps(batch, protocol=protocol))
+        got = cdata.read_batch(path)
+        np.testing.assert_array_equal(got[b"data"], batch[b"data"])
+        assert got[b"labels"] == batch[b"labels"] and got[b"filenames"] == batch[b"filenames"]
+    # the official batches are Python 2 pickles naming numpy.core.multiarray (numpy 1.x's module path)
+    old = pickle.dumps(batch, protocol=2).replace(b"numpy._core.multiarray", b"numpy.core.multiarray")
+    assert b"numpy.core.multiarray" in old
+    (tmp_path / "py2").write_bytes(old)
+    np.testing.assert_array_equal(cdata.read_batch(tmp_path / "py2")[b"data"], batch[b"data"])
+
+
+class _Shell:
+    """A hostile pickle payload: unpickling it runs `touch <target>` through os.system."""
+
+    def __init__(self, target):
+        self.target = str(target)
+
+    def __reduce__(self):
+        return (os.system, (f"touch {shlex.quote(self.target)}",))
+
+
+def _hostile_batches(tmp_path, official, payload) -> Path:
+    """A copy of the official fixture whose test_batch is `payload` pickled."""
+    root = tmp_path / "hostile" / "cifar-10-batches-py"
+    root.mkdir(parents=True)
+    for f in official.iterdir():
+        (root / f.name).write_bytes(f.read_bytes())
+    (root / "test_batch").write_bytes(pickle.dumps(payload))
+    return root
+
+
+def _exit2(args: list[str], capsys) -> str:
+    """Run vit-probe in-process; it must exit 2 with exactly one line on stderr, which is returned."""
+    from vit_probe.cli import main
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as e:
+        main(args)
+    assert e.value.code == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1, lines
+    return lines[0]
+
+
+def _write_h4_weights(path: Path) -> Path:
+    """Weights of a 4-head tiny ViT: the same tensor shapes as the 2-head TINY."""
+    torch.manual_seed(0)
+    torch.save(models.build(models.parse_arch("vit_p8_d32_l2_h4")).state_dict(), path)
+    return path
+
+
+def _fault_crafted_pickle(t):
+    marker = t.tmp / "pwned"
+    blob = pickle.dumps({b"data": _Shell(marker), b"labels": [0]})
+    pickle.loads(blob)                                          # the payload is real: plain pickle runs it
+    assert marker.is_file()
+    marker.unlink()
+    data = _hostile_batches(t.tmp, t.official, {b"data": _Shell(marker), b"labels": [0]})
+    line = _exit2(["spectra", "--quick", "--arch", TINY, "--data", str(data), "--cache", str(t.tmp / "c"),
+                   "--out", str(t.tmp / "o")], t.capsys)
+    assert re.search(r"test_batch: refusing to unpickle (posix|nt|os)\.system; a CIFAR batch holds only", line), line
+    assert not marker.exists() and not (t.tmp / "o").exists()
+
+
+def _fault_crafted_pickle_in_archive(t):
+    marker = t.tmp / "pwned"
+    data = _hostile_batches(t.tmp, t.official, {b"data": _Shell(marker), b"labels": [0]})
+    tgz = _tar(data, t.tmp / "cifar-10-python.tar.gz", "cifar-10-batches-py")
+    line = _exit2(["spectra", "--quick", "--arch", TINY, "--data", str(tgz), "--cache", str(t.tmp / "c"),
+                   "--out", str(t.tmp / "o")], t.capsys)
+    assert "refusing to unpickle" in line and not marker.exists() and not (t.tmp / "o").exists()
+
+
+def _fault_pickle_object_array(t):
+    marker = t.tmp / "pwned"
+    payload = {b"data": np.array([_Shell(marker)], dtype=object), b"labels": [0]}
+    data = _hostile_batches(t.tmp, t.official, payload)
+    line = _exit2(["spectra", "--quick", "--arch", TINY, "--data", str(data), "--cache", str(t.tmp / "c"),
+                   "--out", str(t.tmp / "o")], t.capsys)
+    assert re.search(r"refusing to unpickle (posix|nt|os)\.system", line) and not marker.exists()
+
+
+def _fault_head_count_in_file_name(t):
+    w = _write_h4_weights(t.tmp / "vit_p8_d32_l2_h4_cifar10.pth")
+    line = _exit2(["spectra", "--checkpoint", str(w), "--arch", TINY, "--data", str(t.official),
+                   "--cache", str(t.tmp / "c"), "--out", str(t.tmp / "o")], t.capsys)
+    assert "(its file name) but --arch is vit_p8_d32_l2_h2: heads 4 vs 2" in line, line
+    assert not (t.tmp / "o").exists()
+
+
+def _fault_head_count_recorded(t):
+    """Weights our own training wrote (the file sweep-mh --keep-weights keeps), under a neutral name."""
+    torch.manual_seed(0)
+    m = models.build(models.parse_arch("vit_p8_d32_l2_h4"))
+    x = np.random.default_rng(0).integers(0, 256, (8, 32, 32, 3), dtype=np.uint8)
+    ck = t.tmp / "weights.pt"
+    train(m, x, np.arange(8) % 10, TrainConfig(epochs=1, n_train=8, batch_size=8), 0, ck, progress=False,
+          arch="vit_p8_d32_l2_h4")
+    line = _exit2(["spectra", "--checkpoint", str(ck), "--arch", TINY, "--data", str(t.official),
+                   "--cache", str(t.tmp / "c"), "--out", str(t.tmp / "o")], t.capsys)
+    assert "(recorded in the checkpoint) but --arch is vit_p8_d32_l2_h2: heads 4 vs 2" in line, line
+
+
+def _fault_head_count_shared_vit(t):
+    if not (SHARED.is_file() and SHARED_DATA.is_file()):
+        pytest.skip("shared ViT / CIFAR copy not beside the repo")
+    line = _exit2(["spectra", "--checkpoint", str(SHARED), "--arch", "vit_p4_d128_l4_h2", "--data", str(SHARED_DATA),
+                   "--cache", str(t.tmp / "c"), "--out", str(t.tmp / "o")], t.capsys)
+    assert "heads 4 vs 2" in line and not (t.tmp / "o").exists()
+
+
+def _fault_permute_head_count(t):
+    w = _write_h4_weights(t.tmp / "vit_p8_d32_l2_h4_cifar10.pth")
+    line = _exit2(["permute", "--checkpoint", str(w), "--arch", TINY, "--n-first", "3", "--data", str(t.official),
+                   "--cache", str(t.tmp / "c"), "--out", str(t.tmp / "o")], t.capsys)
+    assert "heads 4 vs 2" in line and not (t.tmp / "o").exists()
+
+
+def _fault_truncated_train_checkpoint(t):
+    """A kill (or a full disk) left the cell's resume checkpoint cut short: the rerun sets it aside
+    and the cell retrains from scratch."""
+    cfg = dataclasses.replace(E.SweepMhConfig(), **{**E.SWEEP_QUICK, "mh": (4,), "quick": True, "data": str(t.official),
+                                                    "cache": str(t.tmp / "c"), "out": str(t.tmp / "m")})
+    cell = E.MhCell(f"{TINY}_q4", 0, cfg.train, cfg.n_eval_train, cfg.n_spectra, tuple(cfg.fit_range), cfg.data,
+                    cfg.cache, False, str((t.tmp / "m" / "checkpoints").resolve()), "cpu", cfg.subset_seed)
+    ck = Path(cell.ckpt_dir) / f"{cell.key()}.pt"
+    ck.parent.mkdir(parents=True)
+    _tiny_train(t.tmp / "written.pt")                          # a checkpoint written by a tiny training run
+    whole = (t.tmp / "written.pt").read_bytes()
+    ck.write_bytes(whole[:len(whole) // 2])
+    t.capsys.readouterr()
+    E.run_sweep_mh(cfg, "vit-probe sweep-mh --quick", progress=False)
+    err = [ln for ln in t.capsys.readouterr().err.splitlines() if ln.strip()]
+    aside = list(ck.parent.glob(f"{ck.name}.corrupt-*"))
+    assert len(aside) == 1 and aside[0].read_bytes() == whole[:len(whole) // 2]   # kept, not deleted
+    assert len(err) == 1 and "set aside as" in err[0] and "training from scratch" in err[0], err
+    import pandas as pd
+    assert len(pd.read_csv(t.tmp / "m" / "results.csv")) == 1   # the cell trained and finished
+
+
+def _fault_quick_default_out(t):
+    """--quick without --out: a scratch folder under the current folder, never reports/."""
+    from vit_probe.cli import main
+    t.monkeypatch.chdir(t.tmp)
+    main(["sweep-mh", "--quick", "--data", str(t.official), "--cache", str(t.tmp / "c")])
+    out = t.capsys.readouterr().out
+    assert (t.tmp / "runs" / "vit_probe-sweep-mh-quick" / "summary.md").is_file()
+    assert f"--quick: writing to {t.tmp / 'runs' / 'vit_probe-sweep-mh-quick'}" in out
+    assert not (t.tmp / "reports").exists()
+
+
+def _fault_pretrained_offline(t):
+    """No internet and no cached weights: one line in about 3 s, not timm's ~45 s of retries."""
+    import socket
+    import time
+
+    def offline(*a, **k):
+        raise socket.gaierror(-2, "Name or service not known")
+    for v in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy", "HF_HUB_OFFLINE", "HF_ENDPOINT"):
+        t.monkeypatch.delenv(v, raising=False)
+    t.monkeypatch.setattr(socket, "create_connection", offline)
+    t.monkeypatch.setattr(models, "_weights_cached", lambda name: False)
+    t0 = time.time()
+    line = _exit2(["spectra", "--model", "vit_tiny_patch16_224", "--pretrained", "--data", str(t.official),
+                   "--cache", str(t.tmp / "c"), "--out", str(t.tmp / "o")], t.capsys)
+    assert time.time() - t0 < 15
+    assert "--pretrained: timm's weights for vit_tiny_patch16_224 are not in the local cache and huggingface.co " \
+           "cannot be reached" in line, line
+
+
+def _fault_class_sorted_data(t):
+    """A train/<class>/ tree is sorted by class: the probed images must still cover every class."""
+    from vit_probe.cli import main
+    main(["spectra", "--quick", "--arch", TINY, "--split", "train", "--data", str(t.request.getfixturevalue("folder_tree")),
+          "--cache", str(t.tmp / "c"), "--out", str(t.tmp / "o")])
+    s = json.loads((t.tmp / "o" / "summary.json").read_text())
+    assert s["n_images"] == 50 and s["per_class"] == [5] * 10     # the first 50 would be 6 airplanes, 6 cars, ...
+    assert "50 of 60 images, stratified by class (5 per class, seed 0)" in (t.tmp / "o" / "summary.md").read_text()
+
+
+FAULT_CASES = [
+    {"id": "crafted-pickle",
+     "command": "vit-probe spectra --quick --arch vit_p8_d32_l2_h2 --data DIR   # DIR/test_batch: a pickle whose "
+                "__reduce__ calls os.system('touch FILE')",
+     "expect": "refused in one line ('refusing to unpickle posix.system'), exit 2; FILE is not created, nothing written"},
+    {"id": "crafted-pickle-in-archive",
+     "command": "vit-probe spectra --quick --arch vit_p8_d32_l2_h2 --data cifar-10-python.tar.gz   # the same "
+                "test_batch inside the archive",
+     "expect": "refused in one line, exit 2; FILE is not created, nothing written"},
+    {"id": "pickle-object-array",
+     "command": "vit-probe spectra --quick --arch vit_p8_d32_l2_h2 --data DIR   # test_batch's b'data' is a numpy "
+                "object array holding the os.system payload",
+     "expect": "refused in one line naming posix.system, exit 2; the payload never runs"},
+    {"id": "head-count-in-file-name",
+     "command": "vit-probe spectra --checkpoint vit_p8_d32_l2_h4_cifar10.pth --arch vit_p8_d32_l2_h2 --data DIR   "
+                "# 4-head weights, same tensor shapes as 2 heads",
+     "expect": "refused in one line: the file name says heads 4, --arch 2; exit 2, nothing written"},
+    {"id": "head-count-recorded",
+     "command": "vit-probe spectra --checkpoint weights.pt --arch vit_p8_d32_l2_h2 --data DIR   # weights.pt written "
+                "by vit-probe training of vit_p8_d32_l2_h4",
+     "expect": "refused in one line: the arch recorded in the checkpoint has heads 4, --arch 2; exit 2"},
+    {"id": "head-count-shared-vit",
+     "command": "vit-probe spectra --checkpoint ../shared/data/vit-cifar10-small/vit_p4_d128_l4_h4_cifar10_timm.pth "
+                "--arch vit_p4_d128_l4_h2 --data ../shared/data/cifar10-jpeg/cifar10-jpeg-q75.tar.gz",
+     "expect": "refused in one line (its file name says 4 heads), exit 2, before any data is read"},
+    {"id": "permute-head-count",
+     "command": "vit-probe permute --checkpoint vit_p8_d32_l2_h4_cifar10.pth --arch vit_p8_d32_l2_h2 --n-first 3 "
+                "--data DIR",
+     "expect": "refused in one line (heads 4 vs 2), exit 2, before any data is read or file written"},
+    {"id": "truncated-train-checkpoint",
+     "command": "vit-probe sweep-mh --quick --mh 4 --data DIR --out OUT   # rerun after OUT/checkpoints/<cell>.pt "
+                "was cut short",
+     "expect": "one line: the checkpoint is set aside as <cell>.pt.corrupt-<time> (kept), the cell retrains from "
+               "scratch and the sweep finishes"},
+    {"id": "quick-default-out",
+     "command": "vit-probe sweep-mh --quick --data DIR   # no --out, run from the project root",
+     "expect": "writes runs/vit_probe-sweep-mh-quick/ and prints that path; reports/ is untouched"},
+    {"id": "pretrained-offline",
+     "command": "vit-probe spectra --model vit_tiny_patch16_224 --pretrained --data DIR   # no internet, weights "
+                "not cached",
+     "expect": "one line within ~3 s: weights not cached and huggingface.co unreachable; exit 2"},
+    {"id": "class-sorted-data",
+     "command": "vit-probe spectra --quick --arch vit_p8_d32_l2_h2 --split train --data TREE   # train/<class>/ "
+                "folders: sorted by class",
+     "expect": "the 50 probed images are 5 of each class (stratified, seed 0), not the first 50"},
+]
+
+_FAULT_CHECKS = {
+    "crafted-pickle": _fault_crafted_pickle,
+    "crafted-pickle-in-archive": _fault_crafted_pickle_in_archive,
+    "pickle-object-array": _fault_pickle_object_array,
+    "head-count-in-file-name": _fault_head_count_in_file_name,
+    "head-count-recorded": _fault_head_count_recorded,
+    "head-count-shared-vit": _fault_head_count_shared_vit,
+    "permute-head-count": _fault_permute_head_count,
+    "truncated-train-checkpoint": _fault_truncated_train_checkpoint,
+    "quick-default-out": _fault_quick_default_out,
+    "pretrained-offline": _fault_pretrained_offline,
+    "class-sorted-data": _fault_class_sorted_data,
+}
+
+
+@pytest.mark.parametrize("case", FAULT_CASES, ids=[c["id"] for c in FAULT_CASES])
+def test_fault_case(case, official, tmp_path, capsys, monkeypatch, request):
+    assert set(case) == {"id", "command", "expect"} and case["id"] in _FAULT_CHECKS
+    _FAULT_CHECKS[case["id"]](SimpleNamespace(tmp=tmp_path, official=official, capsys=capsys,
+                                              monkeypatch=monkeypatch, request=request))
+
+
+def test_every_fault_case_has_a_check():
+    assert [c["id"] for c in FAULT_CASES] == list(_FAULT_CHECKS)
+
+
+@pytest.mark.parametrize("how", ["truncated", "empty"])
+def test_unusable_training_checkpoint_is_set_aside_and_training_restarts(how, tmp_path, capsys):
+    a, ha = _tiny_train()
+    ck = tmp_path / "ck.pt"
+    _tiny_train(ck)
+    whole = ck.read_bytes()
+    bad = whole[:len(whole) // 2] if how == "truncated" else b""
+    ck.write_bytes(bad)
+    capsys.readouterr()
+    c, hc = _tiny_train(ck)                                    # from scratch: exactly the uninterrupted run
+    for (k, v), w in zip(a.state_dict().items(), c.state_dict().values()):
+        assert torch.equal(v, w), k
+    assert [h["train_loss"] for h in hc] == pytest.approx([h["train_loss"] for h in ha])
+    aside = list(tmp_path.glob("ck.pt.corrupt-*"))
+    assert len(aside) == 1 and aside[0].read_bytes() == bad
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"cannot resume from {ck}" in err[0] and "set aside as ck.pt.corrupt-" in err[0]
+    assert ck.is_file()                                        # the new run wrote its own checkpoint
+
+
+def test_own_checkpoints_record_their_arch_and_load_when_it_matches(tmp_path):
+    ck = tmp_path / "ck.pt"
+    torch.manual_seed(0)
+    m = models.build(models.parse_arch(TINY))
+    x = np.random.default_rng(0).integers(0, 256, (8, 32, 32, 3), dtype=np.uint8)
+    train(m, x, np.arange(8) % 10, TrainConfig(epochs=1, n_train=8, batch_size=8), 0, ck, progress=False, arch=TINY)
+    assert models.read_checkpoint(ck)[1] == {"arch": TINY}
+    m2 = models.build(models.parse_arch(TINY))
+    note = models.load_checkpoint(m2, ck, TINY)
+    assert "recorded in the checkpoint" in note and "head count included" in note
+    for k, v in m.state_dict().items():
+        assert torch.equal(v, m2.state_dict()[k]), k
+    torch.save(m.state_dict(), tmp_path / "w.pth")             # a foreign file that states nothing: loads, said so
+    note = models.load_checkpoint(models.build(models.parse_arch(TINY)), tmp_path / "w.pth", TINY)
+    assert "states no architecture" in note and "taken on trust" in note
+
+
+def test_quick_presets_never_write_into_reports():
+    for preset in (E.SPECTRA_QUICK, E.SWEEP_QUICK, E.PERMUTE_QUICK):
+        assert preset["out"].startswith("runs/vit_probe-") and "reports" not in preset["out"]

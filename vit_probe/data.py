@@ -14,10 +14,15 @@ Layouts:
 
 `describe(spec)` names the data for reports: a JPEG tree is "CIFAR-10 (JPEG q75 copy)"-style
 re-encoded data and every result on it says so.
+
+Batches are unpickled by `CifarUnpickler`, which builds numpy arrays and nothing else: a crafted
+batch file cannot run code.  Image-folder layouts are sorted by class, so no caller ever takes
+"the first n" examples: every subset is `subset(labels, n, seed)`, balanced over classes.
 """
 from __future__ import annotations
 
 import hashlib
+import importlib
 import os
 import pickle
 import re
@@ -48,11 +53,61 @@ class Cifar:
     def __len__(self) -> int:
         return len(self.labels)
 
-    def subset(self, n: int | None) -> "Cifar":
-        """The first n examples (all when n is None or larger than the split)."""
+    def subset(self, n: int | None, seed: int = 0) -> "Cifar":
+        """n examples drawn stratified by class with `seed` (see `subset`); all when n is None or >= N."""
         if n is None or n >= len(self):
             return self
-        return Cifar(self.images[:n], self.labels[:n], self.source)
+        idx = subset(self.labels, n, seed)
+        return Cifar(self.images[idx], self.labels[idx], self.source)
+
+
+# ---------------------------------------------------------------- subsets
+
+def subset(labels, n: int | None, seed: int, stratified: bool = True) -> np.ndarray:
+    """Indices of n examples, sorted ascending (the data keep their order; training shuffles anyway).
+
+    Never "the first n": folder layouts (and the shared JPEG copy) are sorted by class, where the
+    first 1,000 test images are all airplanes.  stratified=True draws as evenly over the classes
+    present as their sizes allow (n = 100 from 10 classes: 10 of each; the n mod K leftover
+    examples go to classes picked at random; a class too small gives all it has and the others
+    fill in); inside each class the examples are a uniform draw.  stratified=False: a uniform
+    draw without replacement.  Deterministic for a seed; all indices when n is None or >= N.
+    """
+    labels = np.asarray(labels)
+    N = len(labels)
+    if n is None or n >= N:
+        return np.arange(N)
+    if n < 0:
+        raise ValueError(f"subset size must be >= 0, got {n}")
+    rng = np.random.default_rng(seed)
+    if not stratified:
+        return np.sort(rng.choice(N, size=n, replace=False))
+    classes, counts = np.unique(labels, return_counts=True)
+    take = np.zeros(len(classes), dtype=np.int64)
+    left = n
+    while left > 0:                      # water-filling: at most K + 1 rounds
+        room = counts - take
+        open_ = np.flatnonzero(room > 0)
+        share = left // len(open_)
+        if share == 0:                   # fewer examples left than open classes: one each to random classes
+            take[rng.permutation(open_)[:left]] += 1
+            break
+        add = np.minimum(room[open_], share)
+        take[open_] += add
+        left -= int(add.sum())
+    picks = [rng.permutation(np.flatnonzero(labels == c))[:k] for c, k in zip(classes, take)]
+    return np.sort(np.concatenate(picks))
+
+
+def describe_subset(labels, idx: np.ndarray, seed: int) -> str:
+    """How reports name a subset: 'all 10000 images' or '1000 of 10000 images, stratified by class
+    (100 per class, seed 0)'."""
+    labels = np.asarray(labels)
+    if len(idx) == len(labels):
+        return f"all {len(labels)} images"
+    per = np.unique(labels[idx], return_counts=True)[1]
+    each = f"{per[0]} per class" if per.min() == per.max() else f"{per.min()}-{per.max()} per class"
+    return f"{len(idx)} of {len(labels)} images, stratified by class ({each}, seed {seed})"
 
 
 def default_cache() -> Path:
@@ -97,15 +152,63 @@ def layout(path: Path) -> str:
 
 # ---------------------------------------------------------------- readers
 
+REFUSE = "a CIFAR batch holds only arrays, lists, dicts, bytes and strings"
+
+
+def _numpy_core(sub: str, name: str):
+    """numpy's own reconstructor `name` from numpy._core.<sub> (numpy 2) or numpy.core.<sub> (1.x)."""
+    for mod in (f"numpy._core.{sub}", f"numpy.core.{sub}"):
+        try:
+            return getattr(importlib.import_module(mod), name)
+        except (ImportError, AttributeError):
+            continue
+    raise AttributeError(f"numpy has no {sub}.{name}")
+
+
+# Every global a CIFAR batch needs (official batches: Python 2 pickles of a dict of arrays, lists,
+# bytes; batches re-pickled by Python 3 at any protocol).  Lists, dicts, bytes and strings are
+# pickle opcodes, not globals.  Anything else -- os.system, builtins.eval, ... -- is refused.
+_ALLOWED = {
+    ("numpy.core.multiarray", "_reconstruct"): lambda: _numpy_core("multiarray", "_reconstruct"),
+    ("numpy._core.multiarray", "_reconstruct"): lambda: _numpy_core("multiarray", "_reconstruct"),
+    ("numpy.core.numeric", "_frombuffer"): lambda: _numpy_core("numeric", "_frombuffer"),   # protocol 5
+    ("numpy._core.numeric", "_frombuffer"): lambda: _numpy_core("numeric", "_frombuffer"),
+    ("numpy", "ndarray"): lambda: np.ndarray,
+    ("numpy", "dtype"): lambda: np.dtype,
+    ("_codecs", "encode"): lambda: __import__("codecs").encode,   # bytes in Python 3 protocol 0-2 pickles
+}
+
+
+class CifarUnpickler(pickle.Unpickler):
+    """Unpickles arrays, lists, dicts, bytes and strings only; any other global is a UsageError."""
+
+    def __init__(self, fh, path):
+        super().__init__(fh, encoding="bytes")
+        self.path = path
+
+    def find_class(self, module, name):
+        make = _ALLOWED.get((module, name))
+        if make is None:
+            raise UsageError(f"{self.path}: refusing to unpickle {module}.{name}; {REFUSE}")
+        return make()
+
+
+def read_batch(path: Path) -> dict:
+    """One pickled CIFAR batch, read with `CifarUnpickler` (no code in the file runs)."""
+    with open(path, "rb") as fh:
+        return CifarUnpickler(fh, path).load()
+
+
 def _read_official(root: Path, split: str) -> tuple[np.ndarray, np.ndarray]:
     names = OFFICIAL_TRAIN if split == "train" else (OFFICIAL_TEST,)
     xs, ys = [], []
     for name in names:
         try:
-            with open(root / name, "rb") as fh:
-                d = pickle.load(fh, encoding="bytes")
+            d = read_batch(root / name)
             data = np.asarray(d[b"data"], dtype=np.uint8)
             labels = np.asarray(d[b"labels"], dtype=np.int64)
+        except UsageError:      # a refused global: already one line
+            raise
         except Exception as e:  # corrupt pickle, wrong keys, truncated file
             raise UsageError(f"--data: {root / name} is not a readable CIFAR-10 batch ({type(e).__name__}: {e})")
         if data.ndim != 2 or data.shape[1] != 3072 or len(labels) != len(data):

@@ -8,7 +8,10 @@
 
 Every run folder holds config.json, command.txt, summary.md, report.json (the lab report's
 hook), tidy CSVs and PNGs; the data source is named in each ("CIFAR-10 (JPEG q75 copy)" for
-the shared copy).
+the shared copy).  Image subsets (spectra images, training-eval images, training images) are
+drawn stratified by class with a seed (`data.subset`), never the first n of a class-sorted split.
+`--quick` without `--out` writes to runs/vit_probe-<command>-quick under the current folder,
+never into reports/.
 """
 from __future__ import annotations
 
@@ -58,7 +61,8 @@ def _data_split(path: str, split: str, cache: str, download: bool) -> cdata.Cifa
 
 
 def load_model(model: str, pretrained: bool, checkpoint: str, arch: str, seed: int = 0):
-    """(model, description). Exactly one of `model` (a timm name) or `arch` (a spec) is used."""
+    """(model, description, checkpoint check). Exactly one of `model` (a timm name) or `arch` (a
+    spec) is used; a checkpoint is checked against it, head count included (`models.check_arch`)."""
     if model:
         need(not arch, "give either --model (a timm name) or --arch (a small CIFAR ViT spec), not both")
         m = models.create_timm(model, pretrained)
@@ -69,10 +73,11 @@ def load_model(model: str, pretrained: bool, checkpoint: str, arch: str, seed: i
         torch.manual_seed(seed)
         m = models.build(models.parse_arch(arch))
         desc = f"{arch} (random init, seed {seed})"
+    check = ""
     if checkpoint:
-        models.load_weights(m, models.read_state_dict(checkpoint))
+        check = models.load_checkpoint(m, checkpoint, arch)
         desc = f"{model or arch} from {Path(checkpoint).name}"
-    return m.eval(), desc
+    return m.eval(), desc, check
 
 
 def _fmt(x, nd=3):
@@ -95,7 +100,8 @@ class SpectraConfig:
     download: bool = False        # fetch the official CIFAR-10 through torchvision (needs internet)
     cache: str = ""               # where archives are unpacked and decoded arrays cached (default ~/.cache/jackson-lab)
     split: str = "test"           # which split the images come from: test | train
-    n_images: int = 1000          # images whose logit matrices are decomposed
+    n_images: int = 1000          # images whose logit matrices are decomposed (stratified by class)
+    subset_seed: int = 0          # seed of the class-stratified draw of those images
     layers: str = "all"           # blocks to probe: 'all' or indices like 0,3 or -1 (last)
     heads: str = "all"            # heads to probe in each block: 'all' or indices
     tokens: str = "all"           # tokens in rho_hat(x): all (class token included) | patches
@@ -111,13 +117,14 @@ class SpectraConfig:
     quick: bool = False           # seconds-long smoke run (50 images)
 
 
-SPECTRA_QUICK = dict(n_images=50, batch=25)
+SPECTRA_QUICK = dict(n_images=50, batch=25, out="runs/vit_probe-spectra-quick")   # scratch, never reports/
 
 
 def validate_spectra(cfg: SpectraConfig) -> None:
     need(cfg.split in ("test", "train"), f"--split: '{cfg.split}' is not test or train")
     need(cfg.tokens in ("all", "patches"), f"--tokens: '{cfg.tokens}' is not all or patches")
     need(cfg.n_images >= 1, f"--n-images must be >= 1, got {cfg.n_images}")
+    need(cfg.subset_seed >= 0, f"--subset-seed must be >= 0, got {cfg.subset_seed}")
     need(cfg.batch >= 1, f"--batch must be >= 1, got {cfg.batch}")
     need(cfg.k_show >= 1, f"--k-show must be >= 1, got {cfg.k_show}")
     need(len(cfg.fit_range) == 2 and 1 <= cfg.fit_range[0] < cfg.fit_range[1],
@@ -126,16 +133,23 @@ def validate_spectra(cfg: SpectraConfig) -> None:
     _device(cfg.device)
 
 
+def _say_quick(cfg, progress: bool) -> None:
+    if cfg.quick and progress:
+        print(f"--quick: writing to {Path(cfg.out).resolve()}", flush=True)
+
+
 def run_spectra(cfg: SpectraConfig, command: str, progress: bool = True) -> dict:
     validate_spectra(cfg)
-    model, mdesc = load_model(cfg.model, cfg.pretrained, cfg.checkpoint, cfg.arch, cfg.seed)
+    model, mdesc, ckpt_check = load_model(cfg.model, cfg.pretrained, cfg.checkpoint, cfg.arch, cfg.seed)
     attns = models.attention_modules(model)
     layers = select(len(attns), cfg.layers, "layer", "--layers")
     heads = select(attns[0].num_heads, cfg.heads, "head", "--heads")
     vl = select(len(attns), str(cfg.violin_layer), "layer", "--violin-layer")[0]
     vh = select(attns[0].num_heads, str(cfg.violin_head), "head", "--violin-head")[0]
     split = _data_split(cfg.data, cfg.split, cfg.cache, cfg.download)
-    images = split.images[:cfg.n_images]
+    pick = cdata.subset(split.labels, cfg.n_images, cfg.subset_seed)   # the split may be sorted by class
+    images = split.images[pick]
+    _say_quick(cfg, progress)
     model.to(cfg.device)
     out = Path(cfg.out)
     load = os.getloadavg()[0]
@@ -159,13 +173,15 @@ def run_spectra(cfg: SpectraConfig, command: str, progress: bool = True) -> dict
     k = min(cfg.k_show, vsv.shape[1])
     pd.DataFrame({"image": np.repeat(np.arange(len(vsv)), k), "i": np.tile(np.arange(1, k + 1), len(vsv)),
                   "sv": vsv[:, :k].ravel()}).to_csv(out / "violin_samples.csv", index=False)
-    where = f"{split.source}, {cfg.split} split, first {len(images)} images"
+    where = f"{split.source}, {cfg.split} split, {cdata.describe_subset(split.labels, pick, cfg.subset_seed)}"
     spectra.plot_violin(vsv, cfg.k_show, f"{mdesc}: layer {vl}, head {vh}; {where}", out / "violin_first_head.png")
     spectra.plot_grid(spec, heads_tab, f"{mdesc}: mean singular values of rho_hat(x) (5-95% band); {where}",
                       out / "spectra_grid.png")
     summary = {"model": mdesc, "data": split.source, "split": cfg.split, "n_images": len(images),
                "tau": int(vsv.shape[1]), "wall_s_spectra": wall, "accuracy": acc,
-               "violin": {"layer": vl, "head": vh}}
+               "violin": {"layer": vl, "head": vh}, "images": where,
+               "per_class": np.bincount(split.labels[pick], minlength=len(cdata.CLASSES)).tolist(),
+               "checkpoint_check": ckpt_check}
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     lines = [f"# Attention-logit spectra: {mdesc}", "",
              f"Data: {where}. Logits rho_hat(x) = q k^T * scale before softmax, "
@@ -175,6 +191,8 @@ def run_spectra(cfg: SpectraConfig, command: str, progress: bool = True) -> dict
              f"{load:.1f} on {os.cpu_count()} cores at the start; timings: reports/benchmarks.md)."]
     if acc is not None:
         lines.append(f"Top-1 accuracy on the whole {cfg.split} split ({len(split)} images): {acc:.4f}.")
+    if ckpt_check:
+        lines.append(f"Checkpoint check: {ckpt_check}.")
     lines += ["", f"Decay exponent: slope of log mean sigma_i vs log i for i in {cfg.fit_range[0]}.."
               f"{max(min(cfg.fit_range[1], vsv.shape[1], rank_cap), cfg.fit_range[0] + 1)} (95% bootstrap interval over images). erank = exp(entropy of "
               "sigma / sum sigma); r90 = singular values holding 90% of sum sigma^2.", "",
@@ -215,10 +233,13 @@ class MhCell:
     download: bool = field(compare=False, default=False)
     ckpt_dir: str = field(compare=False, default="")
     device: str = "cpu"
+    subset_seed: int = 0          # seed of the class-stratified training-eval and spectra images
 
     def key(self) -> str:
+        # "subsets" keeps cells measured on the old first-n (class-sorted) subsets from being reused
         ident = {"arch": self.arch, "seed": self.seed, "train": non_default(self.train),
                  **({"device": self.device} if self.device != "cpu" else {}),
+                 "subsets": f"stratified, seed {self.subset_seed}",
                  "n_eval_train": self.n_eval_train, "n_spectra": self.n_spectra, "fit_range": list(self.fit_range),
                  "data": cdata.describe(Path(self.data)) if self.data else "official"}
         h = hashlib.sha1(json.dumps(ident, sort_keys=True, default=str).encode()).hexdigest()[:10]
@@ -236,12 +257,14 @@ class MhCell:
             ckpt.parent.mkdir(parents=True, exist_ok=True)
         dev = self.device
         hist = train(model, tr.images, tr.labels, self.train, self.seed, ckpt, progress, desc=f"m_h={arch.m_h}",
-                     device=dev)
-        n_ev = min(self.n_eval_train, len(tr))
-        tr_loss, tr_err = models.cross_entropy(model, tr.images[:n_ev], tr.labels[:n_ev], device=dev)
+                     device=dev, arch=self.arch)
+        ev = cdata.subset(tr.labels, self.n_eval_train, self.subset_seed)      # same images in every cell
+        n_ev = len(ev)
+        tr_loss, tr_err = models.cross_entropy(model, tr.images[ev], tr.labels[ev], device=dev)
         te_loss, te_err = models.cross_entropy(model, te.images, te.labels, device=dev)
         nh = arch.heads
-        sv = spectra.collect(model, te.images[:self.n_spectra], list(range(arch.depth)), list(range(nh)),
+        sp = cdata.subset(te.labels, self.n_spectra, self.subset_seed)
+        sv = spectra.collect(model, te.images[sp], list(range(arch.depth)), list(range(nh)),
                              100, dev, "all", progress=False)
         spectra.spectrum_table(sv, m_h=arch.m_h).to_csv(folder / "spectrum.csv", index=False)
         spectra.head_table(sv, tuple(self.fit_range), arch.m_h, m_h=arch.m_h).to_csv(folder / "heads.csv", index=False)
@@ -262,8 +285,9 @@ class SweepMhConfig:
     mh: tuple[int, ...] = (1, 2, 4, 8, 16, 32)   # per-head query/key sizes (value size stays dim/heads)
     seeds: tuple[int, ...] = (0,)     # training seeds (init, shuffling, augmentation)
     train: TrainConfig = TrainConfig()
-    n_eval_train: int = 10000         # training images on which the final training loss is measured (eval mode)
-    n_spectra: int = 500              # test images whose logit spectra are recorded per model
+    n_eval_train: int = 10000         # training images on which the final training loss is measured (eval mode; stratified by class)
+    n_spectra: int = 500              # test images whose logit spectra are recorded per model (stratified by class)
+    subset_seed: int = 0              # seed of those two class-stratified draws (the same images for every cell)
     spectra_layer: int = -1           # block shown in the spectra-vs-m_h figure (-1 = last, as in Fig. 3a)
     spectra_head: int = 0             # head shown in that figure
     fit_range: tuple[int, ...] = (2, 16)   # indices of the spectrum decay fit (capped at m_h)
@@ -279,7 +303,8 @@ class SweepMhConfig:
 
 
 SWEEP_QUICK = dict(arch="vit_p8_d32_l2_h2", mh=(1, 4), n_eval_train=128, n_spectra=16,
-                   train=TrainConfig(epochs=1, n_train=256, batch_size=64))
+                   train=TrainConfig(epochs=1, n_train=256, batch_size=64),
+                   out="runs/vit_probe-sweep-mh-quick")   # scratch, never the committed reports/ folder
 
 
 def validate_sweep(cfg: SweepMhConfig) -> None:
@@ -288,6 +313,7 @@ def validate_sweep(cfg: SweepMhConfig) -> None:
     need(len(cfg.mh) > 0 and all(m >= 1 for m in cfg.mh), f"--mh: every m_h must be >= 1, got {cfg.mh}")
     need(len(set(cfg.mh)) == len(cfg.mh), "--mh: values repeat")
     need(len(cfg.seeds) > 0, "--seeds: give at least one seed")
+    need(all(s >= 0 for s in cfg.seeds) and cfg.subset_seed >= 0, "--seeds and --subset-seed must be >= 0")
     need(cfg.train.epochs > 0, f"--epochs must be > 0, got {cfg.train.epochs}")
     need(cfg.train.batch_size >= 1 and cfg.train.n_train >= 1, "--batch-size and --n-train must be >= 1")
     need(cfg.train.lr > 0, f"--lr must be > 0, got {cfg.train.lr}")
@@ -389,7 +415,7 @@ def run_sweep_mh(cfg: SweepMhConfig, command: str, progress: bool = True) -> dic
     ckpt_dir = out / "checkpoints"
     cells = [MhCell(models.arch_spec(dataclasses.replace(base, m_h=m)), s, cfg.train, cfg.n_eval_train,
                     cfg.n_spectra, tuple(cfg.fit_range), cfg.data, cfg.cache, cfg.download, str(ckpt_dir.resolve()),
-                    cfg.device)
+                    cfg.device, cfg.subset_seed)
              for s in cfg.seeds for m in cfg.mh]
     t0 = time.time()
     if cfg.rebuild:
@@ -402,6 +428,7 @@ def run_sweep_mh(cfg: SweepMhConfig, command: str, progress: bool = True) -> dic
     else:
         # fail on bad data before any training starts
         src = _data_split(cfg.data, "test", cfg.cache, cfg.download).source
+        _say_quick(cfg, progress)
         _write_common(out, cfg, command)
         dirs = run_cells(cells, out, cfg.scheduler or None, progress)
     if not cfg.keep_weights:
@@ -432,8 +459,10 @@ def run_sweep_mh(cfg: SweepMhConfig, command: str, progress: bool = True) -> dic
                "train_wall_s_total": float(res.train_wall_s.sum()), "convergence": conv.to_dict("records")}
     lines = [f"# m_h sweep of a ViT on {src}", "",
              f"Configuration: {preset}. Seeds: {', '.join(map(str, cfg.seeds))}. "
-             f"Training loss = mean cross-entropy on the first {cfg.n_eval_train} training images in eval mode "
-             f"(no augmentation), after training. Training wall time, all models: {res.train_wall_s.sum():.0f} s.", "",
+             f"Training loss = mean cross-entropy on {int(res.n_eval_train.iloc[0])} training images drawn stratified "
+             f"by class (seed {cfg.subset_seed}) in eval mode (no augmentation), after training; spectra on "
+             f"{cfg.n_spectra} test images drawn the same way. Training wall time, all models: "
+             f"{res.train_wall_s.sum():.0f} s.", "",
              "| m_h | params | training loss | training error | test loss | test accuracy | train wall s |",
              "|---|---|---|---|---|---|---|"]
     for m, r in res.groupby("m_h").mean(numeric_only=True).iterrows():
@@ -478,11 +507,12 @@ def run_sweep_mh(cfg: SweepMhConfig, command: str, progress: bool = True) -> dic
                  seeds=len(cfg.seeds), preset=preset,
                  figures=[{"file": "spectra_vs_mh.png",
                            "caption": f"Fig. 3a analogue: mean singular values (raw and / sigma_1) of layer {layer}, "
-                                      f"head {cfg.spectra_head} pre-softmax logits over {cfg.n_spectra} test images, "
+                                      f"head {cfg.spectra_head} pre-softmax logits over {cfg.n_spectra} test images "
+                                      "(stratified by class), "
                                       f"one curve per m_h; {where}; {preset}."},
                           {"file": "error_vs_mh.png",
                            "caption": f"Fig. 3b analogue: training cross-entropy (eval mode, {cfg.n_eval_train} training "
-                                      f"images) and held-out cross-entropy vs m_h with the fit a/m_h^gamma + b; "
+                                      f"images stratified by class) and held-out cross-entropy vs m_h with the fit a/m_h^gamma + b; "
                                       f"{where}; {preset}. Paper: gamma 0.27, b 1.05 on ViT-B/16 with full training."}],
                  paper=paper, text="\n".join(lines[2:3]))
     if progress:
@@ -530,7 +560,8 @@ class PermuteConfig:
 
 
 PERMUTE_QUICK = dict(arch="vit_p8_d32_l2_h2", n_first=3, original=TrainConfig(epochs=1, n_train=256, batch_size=64),
-                     finetune=TrainConfig(epochs=1, n_train=256, batch_size=64))
+                     finetune=TrainConfig(epochs=1, n_train=256, batch_size=64),
+                     out="runs/vit_probe-permute-quick")   # scratch, never reports/
 
 
 def validate_permute(cfg: PermuteConfig) -> None:
@@ -540,6 +571,7 @@ def validate_permute(cfg: PermuteConfig) -> None:
     for name, t in (("original", cfg.original), ("finetune", cfg.finetune)):
         need(t.epochs > 0 and t.lr > 0 and t.batch_size >= 1 and t.n_train >= 1,
              f"--{name}-*: epochs, lr, batch size and n_train must be positive")
+    need(cfg.seed >= 0, f"--seed must be >= 0, got {cfg.seed}")
     _device(cfg.device)
     check_out_dir(cfg.out)
 
@@ -547,26 +579,27 @@ def validate_permute(cfg: PermuteConfig) -> None:
 def run_permute(cfg: PermuteConfig, command: str, progress: bool = True) -> dict:
     validate_permute(cfg)
     arch = models.parse_arch(cfg.arch)
-    tr = _data_split(cfg.data, "train", cfg.cache, cfg.download)
-    te = _data_split(cfg.data, "test", cfg.cache, cfg.download)
-    out = Path(cfg.out)
-    _write_common(out, cfg, command)
-    work = out / "checkpoints"
-    work.mkdir(parents=True, exist_ok=True)
-    dev = cfg.device
-    perm = move_first_to_end(arch.tokens - 1, cfg.n_first)
 
     def fresh():
         torch.manual_seed(cfg.seed)
         return models.build(arch)
 
     model = fresh()
-    if cfg.checkpoint:
-        models.load_weights(model, models.read_state_dict(cfg.checkpoint))
+    if cfg.checkpoint:   # checked (head count included) before any data is read or file written
+        models.load_checkpoint(model, cfg.checkpoint, cfg.arch)
         origin = f"weights {Path(cfg.checkpoint).name} (trained on the original data elsewhere)"
-    else:
+    tr = _data_split(cfg.data, "train", cfg.cache, cfg.download)
+    te = _data_split(cfg.data, "test", cfg.cache, cfg.download)
+    _say_quick(cfg, progress)
+    out = Path(cfg.out)
+    _write_common(out, cfg, command)
+    work = out / "checkpoints"
+    work.mkdir(parents=True, exist_ok=True)
+    dev = cfg.device
+    perm = move_first_to_end(arch.tokens - 1, cfg.n_first)
+    if not cfg.checkpoint:
         train(model, tr.images, tr.labels, cfg.original, cfg.seed, work / "original.pt", progress, "original",
-              device=dev)
+              device=dev, arch=cfg.arch)
         origin = f"trained here on the original data ({cfg.original.epochs:g} epochs)"
     start = {k: v.clone() for k, v in model.state_dict().items()}
     model.to(dev)
@@ -581,7 +614,7 @@ def run_permute(cfg: PermuteConfig, command: str, progress: bool = True) -> dict
         m.load_state_dict(start)
         h = PermuteTokens(m, perm) if permuted else None
         hist = train(m, tr.images, tr.labels, cfg.finetune, cfg.seed + 1, work / f"finetune_{name}.pt", progress,
-                     f"continue on {name}", device=dev)
+                     f"continue on {name}", device=dev, arch=cfg.arch)
         rows.append({"phase": f"continued training on {name} data ({cfg.finetune.epochs:g} epochs)",
                      "test_data": name, "accuracy": models.accuracy(m, te.images, te.labels, device=dev),
                      "train_loss_last_epoch": hist[-1]["train_loss"] if hist else float("nan")})

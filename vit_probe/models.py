@@ -15,6 +15,7 @@ heads*(m_h + m_h + d_v) features.  Probing code reads any of them through `split
 """
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -138,6 +139,12 @@ def create_timm(name: str, pretrained: bool, num_classes: int | None = None) -> 
     import timm
     if name not in timm.list_models() and name not in timm.list_models(pretrained=True):
         raise UsageError(f"--model: timm has no model named '{name}'")
+    if pretrained and not _weights_cached(name):
+        host, why = hub_unreachable()
+        if why:   # fail in ~3 s instead of timm's ~45 s of retries and a page of warnings
+            raise UsageError(f"--pretrained: timm's weights for {name} are not in the local cache and {host} "
+                             f"cannot be reached ({why}); run once with internet, or give local weights "
+                             "with --checkpoint")
     kw = {} if num_classes is None else {"num_classes": num_classes}
     try:
         return timm.create_model(name, pretrained=pretrained, **kw)
@@ -145,26 +152,147 @@ def create_timm(name: str, pretrained: bool, num_classes: int | None = None) -> 
         raise UsageError(f"--model {name}: could not create it ({type(e).__name__}: {str(e).splitlines()[0][:200]})")
 
 
-def read_state_dict(path: str | Path) -> dict:
-    """Weights only: a safetensors file, or a torch file read with weights_only=True (no code runs)."""
+def _weights_cached(name: str) -> bool:
+    """Whether timm's pretrained weights for `name` are already on disk (Hugging Face cache,
+    torch hub cache, or a local file named by the model's pretrained config)."""
+    from timm.models import get_pretrained_cfg
+    try:
+        cfg = get_pretrained_cfg(name)
+    except Exception:
+        return False
+    if cfg is None:
+        return False
+    if cfg.file and Path(cfg.file).is_file():
+        return True
+    if cfg.hf_hub_id:
+        from huggingface_hub import try_to_load_from_cache
+        files = [cfg.hf_hub_filename] if cfg.hf_hub_filename else ["model.safetensors", "pytorch_model.bin"]
+        if any(isinstance(try_to_load_from_cache(cfg.hf_hub_id, f), str) for f in files):
+            return True
+    if cfg.url:
+        from urllib.parse import urlparse
+        return (Path(torch.hub.get_dir()) / "checkpoints" / Path(urlparse(cfg.url).path).name).is_file()
+    return False
+
+
+def hub_unreachable(timeout_s: float = 3.0) -> tuple[str, str]:
+    """(host, '') when the Hugging Face hub (HF_ENDPOINT, default huggingface.co) answers a TCP
+    connect on port 443 within timeout_s, else (host, why).  Behind a proxy (HTTPS_PROXY set) or
+    with HF_HUB_OFFLINE the direct probe says nothing useful: it is skipped, resp. reported."""
+    import socket
+    import threading
+    from urllib.parse import urlparse
+    host = urlparse(os.environ.get("HF_ENDPOINT") or "https://huggingface.co").hostname or "huggingface.co"
+    if os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on"):
+        return host, "HF_HUB_OFFLINE is set"
+    if any(os.environ.get(v) for v in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy")):
+        return host, ""
+    result = {}
+
+    def probe():   # in a thread: name resolution has no timeout of its own
+        try:
+            socket.create_connection((host, 443), timeout=timeout_s).close()
+            result["ok"] = True
+        except OSError as e:
+            result["why"] = f"{type(e).__name__}: {e}"
+    t = threading.Thread(target=probe, daemon=True)
+    t.start()
+    t.join(timeout_s)
+    if result.get("ok"):
+        return host, ""
+    return host, result.get("why", f"no answer within {timeout_s:g} s")
+
+
+def read_checkpoint(path: str | Path) -> tuple[dict, dict]:
+    """(state dict, metadata) of a weights file: safetensors, or a torch file read with
+    weights_only=True (no code runs).  Metadata is what the file says about the architecture:
+    'arch' (the spec our own training stores beside the weights) and 'num_heads' (a top-level
+    entry, or one in a 'config' / 'cfg' / 'args' / 'model_config' dict); empty when it says nothing."""
     path = Path(path).expanduser()
     if not path.is_file():
         raise UsageError(f"--checkpoint: {path} does not exist")
     try:
         if path.suffix == ".safetensors":
+            from safetensors import safe_open
             from safetensors.torch import load_file
             sd = load_file(str(path))
+            with safe_open(str(path), "pt") as f:
+                top = dict(f.metadata() or {})
         else:
-            sd = torch.load(path, map_location="cpu", weights_only=True)
+            sd = top = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as e:
         raise UsageError(f"--checkpoint: cannot read {path} as weights ({type(e).__name__}: "
                          f"{str(e).splitlines()[0][:160]})")
+    meta = {}
+    if isinstance(top, dict):
+        if isinstance(top.get("arch"), str):
+            meta["arch"] = top["arch"]
+        for holder in (top, *(top.get(k) for k in ("config", "cfg", "args", "model_config"))):
+            if isinstance(holder, dict) and str(holder.get("num_heads", "")).isdigit():
+                meta["num_heads"] = int(holder["num_heads"])
+                break
     for k in ("state_dict", "model", "model_state_dict"):
         if isinstance(sd, dict) and k in sd and isinstance(sd[k], dict):
             sd = sd[k]
     if not isinstance(sd, dict) or not all(torch.is_tensor(v) for v in sd.values()):
         raise UsageError(f"--checkpoint: {path} holds no state dict of tensors")
-    return sd
+    return sd, meta
+
+
+def read_state_dict(path: str | Path) -> dict:
+    """Weights only: a safetensors file, or a torch file read with weights_only=True (no code runs)."""
+    return read_checkpoint(path)[0]
+
+
+def stated_arch(path: str | Path, meta: dict) -> tuple[str, str] | None:
+    """(spec, where it was read) of the architecture a checkpoint states, or None: its own 'arch'
+    record first, else a spec in its file name (vit_p4_d128_l4_h4_cifar10_timm.pth)."""
+    if "arch" in meta:
+        return meta["arch"], "recorded in the checkpoint"
+    m = ARCH_RE.search(Path(path).name)
+    return (m.group(0), "its file name") if m else None
+
+
+def check_arch(path: str | Path, meta: dict, model: nn.Module, arch: str = "") -> str:
+    """Refuse (UsageError, one line) a checkpoint whose stated architecture differs from the one
+    it is loaded into; returns one line saying what was checked.
+
+    Tensor shapes cannot tell head counts apart (a 4-head and a 2-head ViT of the same width have
+    identical tensors), so the head count is checked only where the file states it: our own
+    checkpoints record their arch spec; foreign ones may carry 'num_heads' or a spec in their name.
+    A foreign checkpoint that states neither is loaded as --arch says (shapes still checked)."""
+    name = Path(path).name
+    heads = attention_modules(model)[0].num_heads
+    if arch and (stated := stated_arch(path, meta)):
+        spec, where = stated
+        try:
+            want = parse_arch(spec)
+        except UsageError:
+            raise UsageError(f"--checkpoint: {name} states the architecture '{spec}' ({where}), "
+                             "which is not an arch spec") from None
+        have = parse_arch(arch)
+        diff = [f"{f} {getattr(want, f)} vs {getattr(have, f)}" for f in ("patch", "dim", "depth", "heads",
+                "mlp_ratio", "m_h") if getattr(want, f) != getattr(have, f)]
+        if diff:
+            raise UsageError(f"--checkpoint: {name} is {arch_spec(want)} ({where}) but --arch is {arch}: "
+                             f"{', '.join(diff)}; give --arch {arch_spec(want)}")
+        return f"architecture {arch_spec(want)} ({where}) matches --arch, head count included"
+    if "num_heads" in meta:
+        if meta["num_heads"] != heads:
+            raise UsageError(f"--checkpoint: {name} records num_heads {meta['num_heads']} but the model has "
+                             f"{heads} heads")
+        return f"head count {heads} (recorded in the checkpoint) matches"
+    return (f"{name} states no architecture: tensor shapes checked, head count ({heads}) taken on trust "
+            "(shapes cannot tell it)")
+
+
+def load_checkpoint(model: nn.Module, path: str | Path, arch: str = "") -> str:
+    """Read `path`, check it against the architecture (`check_arch`), load it strictly; returns
+    the line saying what was checked."""
+    sd, meta = read_checkpoint(path)
+    note = check_arch(path, meta, model, arch)
+    load_weights(model, sd)
+    return note
 
 
 def load_weights(model: nn.Module, sd: dict, source: str = "--checkpoint") -> None:

@@ -3,12 +3,16 @@
 Deterministic by construction: the shuffle of epoch e and the augmentation of batch b are drawn
 from generators seeded by (seed, e) and (seed, e, b), so a run killed and resumed from its last
 checkpoint takes exactly the steps an uninterrupted run takes.  Checkpoints (model, optimiser,
-schedule position) are written atomically every `ckpt_every_s` seconds and at each epoch end.
+schedule position, and the arch spec when the caller gives it) are written atomically every
+`ckpt_every_s` seconds and at each epoch end.  A checkpoint that cannot be resumed from (truncated,
+corrupt, another architecture) is set aside as `<name>.corrupt-<time>` -- never deleted -- with
+one line on stderr, and training starts from scratch.
 """
 from __future__ import annotations
 
 import math
 import os
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,13 +22,13 @@ import torch
 import torch.nn.functional as F
 from tqdm.auto import tqdm
 
-from .data import normalise
+from .data import normalise, subset
 
 
 @dataclass(frozen=True)
 class TrainConfig:
     epochs: float = 3.0          # passes over the training subset (fractions allowed)
-    n_train: int = 50000         # training images used (the first n of the split)
+    n_train: int = 50000         # training images used: all, or a class-stratified draw seeded by the training seed
     batch_size: int = 128        # images per step
     lr: float = 1e-3             # AdamW peak learning rate
     weight_decay: float = 0.05   # AdamW weight decay
@@ -68,14 +72,52 @@ def _save(path: Path, state: dict) -> None:
     os.replace(tmp, path)
 
 
+def set_aside(path: Path, why: str, desc: str) -> Path:
+    """Rename an unusable checkpoint to <name>.corrupt-<UTC time> (never delete it); one line on stderr."""
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+    dest = path.with_name(f"{path.name}.corrupt-{stamp}")
+    k = 1
+    while dest.exists():
+        dest, k = path.with_name(f"{path.name}.corrupt-{stamp}-{k}"), k + 1
+    os.replace(path, dest)
+    print(f"{desc}: cannot resume from {path} ({why}); set aside as {dest.name}, training from scratch",
+          file=sys.stderr, flush=True)
+    return dest
+
+
+def _resume(ckpt: Path, model, opt, dev, arch: str) -> dict:
+    """Load the saved state into model and opt and return its step, wall time, history and running
+    sums; or {"error": why} with model and opt as they were, when the file is unusable."""
+    model_init = {k: v.clone() for k, v in model.state_dict().items()}
+    opt_init = opt.state_dict()
+    try:
+        st = torch.load(ckpt, map_location=dev, weights_only=True)
+        if arch and st.get("arch", arch) != arch:
+            raise ValueError(f"it holds {st['arch']}, this run trains {arch}")
+        model.load_state_dict(st["model"])
+        opt.load_state_dict(st["opt"])
+        state = {"step": int(st["step"]), "wall_s": float(st["wall_s"]),
+                 "history": [dict(zip(st["history_keys"], row)) for row in st["history"].tolist()],
+                 "running": [float(v) for v in st["running"].tolist()]}
+        if len(state["running"]) != 3:
+            raise ValueError("malformed running sums")
+        return state
+    except Exception as e:   # truncated file, zero bytes, missing keys, wrong shapes
+        model.load_state_dict(model_init)        # a failed strict load may have copied some tensors
+        opt.load_state_dict(opt_init)
+        return {"error": f"{type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''}"}
+
+
 def train(model: torch.nn.Module, images: np.ndarray, labels: np.ndarray, cfg: TrainConfig, seed: int,
           ckpt: Path | None = None, progress: bool = True, desc: str = "train",
-          transform=None, device: str = "cpu") -> list[dict]:
+          transform=None, device: str = "cpu", arch: str = "") -> list[dict]:
     """Train in place; returns the per-epoch history [{epoch, step, train_loss, train_err, wall_s}].
 
     transform: optional callable applied to the normalised batch before the model (unused by
     the default pipeline; the permutation test permutes tokens inside the model instead).
-    Resumes from `ckpt` when it exists; deletes nothing (the caller removes it when done).
+    arch: the model's spec, stored in the checkpoint (so `vit-probe --checkpoint` can check it)
+    and checked on resume.  Resumes from `ckpt` when it exists and is usable (else sets it aside);
+    deletes nothing (the caller removes it when done).
     """
     dev = torch.device(device)
     if dev.type == "cuda":   # TF32 matmuls: the usual GPU setting for ViT training
@@ -83,8 +125,11 @@ def train(model: torch.nn.Module, images: np.ndarray, labels: np.ndarray, cfg: T
         torch.backends.cudnn.allow_tf32 = True
     model.to(dev)
     n = min(cfg.n_train, len(labels))
-    X = torch.from_numpy(np.ascontiguousarray(images[:n])).to(dev)      # (n, 32, 32, 3) uint8
-    Y = torch.from_numpy(np.asarray(labels[:n])).long().to(dev)
+    if n < len(labels):   # never the first n: data folders are sorted by class
+        keep = subset(labels, n, seed)
+        images, labels = images[keep], np.asarray(labels)[keep]
+    X = torch.from_numpy(np.ascontiguousarray(images)).to(dev)      # (n, 32, 32, 3) uint8
+    Y = torch.from_numpy(np.asarray(labels)).long().to(dev)
     steps_per_epoch = max(1, n // cfg.batch_size)
     total = max(1, int(round(cfg.epochs * steps_per_epoch)))
     decay, no_decay = [], []
@@ -95,18 +140,19 @@ def train(model: torch.nn.Module, images: np.ndarray, labels: np.ndarray, cfg: T
     step, history, wall0 = 0, [], 0.0
     run_loss = run_err = run_n = 0.0     # sums over the current epoch's steps
     if ckpt is not None and Path(ckpt).is_file():
-        st = torch.load(ckpt, map_location=dev, weights_only=True)
-        model.load_state_dict(st["model"])
-        opt.load_state_dict(st["opt"])
-        step, wall0 = int(st["step"]), float(st["wall_s"])
-        history = [dict(zip(st["history_keys"], row)) for row in st["history"].tolist()]
-        run_loss, run_err, run_n = st["running"].tolist()
+        st = _resume(Path(ckpt), model, opt, dev, arch)
+        if "error" in st:
+            set_aside(Path(ckpt), st["error"], desc)
+        else:
+            step, wall0, history = st["step"], st["wall_s"], st["history"]
+            run_loss, run_err, run_n = st["running"]
     t0, last_ck = time.time() - wall0, time.time()
     keys = ["epoch", "step", "train_loss", "train_err", "wall_s"]
 
     def checkpoint():
         if ckpt is not None:
             _save(Path(ckpt), {"model": model.state_dict(), "opt": opt.state_dict(), "step": torch.tensor(step),
+                               **({"arch": arch} if arch else {}),
                                "wall_s": torch.tensor(time.time() - t0), "history_keys": keys,
                                "running": torch.tensor([run_loss, run_err, run_n], dtype=torch.float64),
                                "history": torch.tensor([[h[k] for k in keys] for h in history], dtype=torch.float64)
