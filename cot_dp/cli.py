@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import shlex
 import sys
 from dataclasses import dataclass, field
@@ -18,7 +19,7 @@ from pathlib import Path
 from jackson.config import UsageError, build_parser, check_out_dir, fail, from_args, need
 from .model import ArchConfig, ModelConfig
 from .tasks import TaskConfig, TaskParams
-from .train import TrainConfig
+from .train import MAX_SEED, TrainConfig
 
 COMMANDS = ("data", "sweep", "train", "mask")
 
@@ -52,9 +53,13 @@ class DataConfig:
     seed: int = 2023           # dataset seed
     params: TaskParams = field(default_factory=TaskParams)
     out: str = ""              # dataset folder (default: data/<task>-<size>)
+    force: bool = False        # write into a non-empty --out that holds something else (replaces only the dataset's own files; removes nothing)
 
 
 def make_data(cfg: DataConfig, command: str) -> dict:
+    """Generate and write the dataset; never deletes anything.  A non-empty --out is used only if
+    its meta.json names this very dataset (then nothing is written) or with --force (then only
+    the dataset's own files, data.OWNED_FILES, are written or replaced)."""
     from . import data
     task = TaskConfig(name=cfg.task, size=cfg.size, params=cfg.params)
     try:
@@ -62,19 +67,43 @@ def make_data(cfg: DataConfig, command: str) -> dict:
     except ValueError as e:
         raise UsageError(str(e)) from None
     need(cfg.n_train >= 1 and cfg.n_test >= 1, f"--n-train, --n-test: must be >= 1, got {cfg.n_train}, {cfg.n_test}")
+    need(0 <= cfg.seed <= MAX_SEED, f"--seed: must be in 0..2**63-1, got {cfg.seed}")
     out = Path(cfg.out or f"data/{cfg.task}-{cfg.size}")
     check_out_dir(out)
+    if out.is_dir() and any(out.iterdir()):
+        try:
+            meta = data.read_meta(out)
+        except data.DataError:       # no meta.json, or one that cannot be read: not a dataset of ours
+            meta = None
+        same = meta is not None and data.same_dataset(meta, task, cfg.seed, cfg.n_train, cfg.n_test)
+        if same and all((out / f).is_file() for f in data.SPLIT_FILES):
+            return meta | {"out": str(out), "already_there": True}
+        what = ("holds a dataset made with other settings (its meta.json differs in task, options, seed or sizes)"
+                if meta is not None else "is not empty and is not a cot-dp dataset folder (no readable meta.json)")
+        need(same or cfg.force, f"--out: {out} {what}; give a new or empty folder, or --force to write the "
+                                "dataset's files into it (nothing else there is touched)")
+        for name in data.OWNED_FILES:
+            f = out / name
+            need(not f.parent.exists() or f.parent.is_dir(), f"--out: {f.parent} exists and is not a folder")
+            need(not f.exists() or f.is_file(), f"--out: {f} exists and is not a file")
     try:
         tr, te = data.generate(task, cfg.n_train, cfg.n_test, cfg.seed)
     except data.DataError as e:
         raise UsageError(str(e)) from None
-    data.write_dataset(out, task, tr, te, cfg.seed, command)
-    return json.loads((out / "meta.json").read_text()) | {"out": str(out)}
+    try:
+        data.write_dataset(out, task, tr, te, cfg.seed, command)
+    except OSError as e:
+        raise UsageError(f"--out: cannot write the dataset into {out} ({e.strerror or e}); "
+                         "whatever it held before is unchanged") from None
+    return data.read_meta(out) | {"out": str(out), "already_there": False}
 
 
 def data_main(argv: list[str]) -> int:
     cfg, meta = run_cli("cot-dp data", DataConfig, "Generate a chain-of-thought DP dataset in the public "
                         "CoT benchmark's format (<out>/chain/{train,test}_data.txt).", make_data, argv)
+    if meta["already_there"]:
+        print(f"data: already there: {meta['out']}/meta.json names this dataset (same task, seed and sizes); "
+              "nothing written")
     print(f"data: {meta['out']}/chain/train_data.txt ({meta['n_train']} examples), "
           f"{meta['out']}/chain/test_data.txt ({meta['n_test']}); longest sequence {meta['max_len']} tokens, "
           f"vocabulary {len(meta['vocab'])}")
@@ -129,29 +158,55 @@ class TrainRunConfig:
     out: str = ""               # result folder (default: <data>/runs/<model>-d<dim>-s<seed>)
 
 
+def resolve_task(cfg: TrainRunConfig, folder: Path) -> TaskConfig:
+    """The task that made `folder`: its meta.json's (ours), else --task, --size and the task options.
+
+    Without a meta.json (the public benchmark's folders), LIS's --value-range is raised to cover the
+    largest number in the files (their LIS data reach 249, above the default range 0..149), and the
+    line printed says so."""
+    from . import data
+    task = TaskConfig(name=cfg.task, size=cfg.size, params=cfg.params)
+    if (folder / "meta.json").exists():
+        made = data.task_from_meta(folder)
+        need(cfg.task in ("", made.name) and cfg.size in (0, made.size),
+             f"--task, --size: {folder} was made for {made.name} size {made.size} (meta.json), got {cfg.task or '-'} size {cfg.size or '-'}")
+        need(cfg.params in (TaskParams(), made.params),
+             f"--p, --value-range, ...: {folder}/meta.json records the task options {made.params}; leave them out")
+        task = made
+    need(bool(task.name) and task.size > 0, f"--task, --size: {folder} has no meta.json; say which task and size made it")
+    task.check()
+    if task.name == "lis" and not (folder / "meta.json").exists():
+        top = data.largest_number(folder)
+        if top >= task.params.value_range:
+            need(top < 2048, f"{folder}: numbers up to {top}; LIS values must be below 2048")
+            task = dataclasses.replace(task, params=dataclasses.replace(task.params, value_range=top + 1))
+            print(f"data: {folder} holds numbers up to {top}: --value-range raised from {cfg.params.value_range} "
+                  f"to {top + 1} (taken from the data)")
+    return task
+
+
 def train_one(cfg: TrainRunConfig, command: str) -> dict:
     import pandas as pd
     from . import data
     from .sweep import CotCell
-    need(bool(cfg.data), "--data: give a dataset folder (cot-dp data writes one)")
-    folder = Path(cfg.data)
-    need(folder.is_dir(), f"--data: {folder} is not a folder")
-    meta = folder / "meta.json"
-    task = TaskConfig(name=cfg.task, size=cfg.size, params=cfg.params)
-    if meta.is_file():
-        m = json.loads(meta.read_text())["task"]
-        made = TaskConfig(name=m["name"], size=m["size"], params=TaskParams(**m["params"]))
-        need(cfg.task in ("", made.name) and cfg.size in (0, made.size),
-             f"--task, --size: {folder} was made for {made.name} size {made.size} (meta.json), got {cfg.task or '-'} size {cfg.size or '-'}")
-        task = made
-    need(bool(task.name) and task.size > 0, f"--task, --size: {folder} has no meta.json; say which task and size made it")
+    # the options first: nothing is read, computed or written before they all pass
     try:
-        task.check()
+        cfg.train.check()
         model = ModelConfig(model=cfg.model, d_model=cfg.dim, arch=cfg.arch)
         model.check()
     except ValueError as e:
         raise UsageError(str(e)) from None
+    need(0 <= cfg.seed <= MAX_SEED, f"--seed: must be in 0..2**63-1, got {cfg.seed}")
+    need(cfg.n_eval >= 0 and cfg.max_len >= 0 and cfg.size >= 0,
+         f"--n-eval, --max-len, --size: must be >= 0, got {cfg.n_eval}, {cfg.max_len}, {cfg.size}")
     need(cfg.device == "cpu" or cfg.device.startswith("cuda"), f"--device: cpu, cuda or cuda:N, got {cfg.device}")
+    need(bool(cfg.data), "--data: give a dataset folder (cot-dp data writes one)")
+    folder = Path(cfg.data)
+    need(folder.is_dir(), f"--data: {folder} is not a folder")
+    try:
+        task = resolve_task(cfg, folder)
+    except ValueError as e:           # data.DataError included: the message names the file
+        raise UsageError(str(e)) from None
     out = Path(cfg.out or folder / "runs" / f"{cfg.model}-d{cfg.dim}-s{cfg.seed}")
     check_out_dir(out)
     try:
@@ -174,10 +229,13 @@ def train_one(cfg: TrainRunConfig, command: str) -> dict:
 def train_main(argv: list[str]) -> int:
     cfg, row = run_cli("cot-dp train", TrainRunConfig, "Train one model on one dataset folder (ours or the "
                        "public CoT benchmark's) and score greedy generation.", train_one, argv)
+    f3 = lambda x: "n/a" if x != x else f"{x:.3f}"  # noqa: E731 -- NaN: no test line carries a CoT
     print(f"results: {row['out']}/rows.csv, {row['out']}/curve.csv")
     print(f"{row['task']} size {row['size']} {row['model']} D={row['d_model']}: accuracy {row['accuracy']:.3f} "
-          f"(CoT exact {row['cot_exact']:.3f}) on {row['n_eval']} test examples, {row['steps']} steps, "
-          f"{row['gflops']:.4g} GFLOPs per sequence of L={row['L']}")
+          f"(CoT exact {f3(row['cot_exact'])}, held-out loss {f3(row['test_loss'])}) on {row['n_eval']} test "
+          f"examples, {row['steps']} steps, {row['gflops']:.4g} GFLOPs per sequence of L={row['L']}")
+    if row["test_loss"] != row["test_loss"]:
+        print("no test line carries a CoT (prompts and answers only), so there is no held-out loss: n/a")
     return 0
 
 
@@ -196,6 +254,13 @@ def show_mask(cfg: MaskConfig, command: str) -> dict:
     need(1 <= cfg.length <= 4096, f"--length: must be in 1..4096, got {cfg.length}")
     B = block_size(cfg.length)
     need(cfg.k >= 1 and 0 <= cfg.c <= B, f"--c, --k: need k >= 1 and 0 <= c <= B = {B}, got c={cfg.c}, k={cfg.k}")
+    if cfg.png:
+        png = Path(cfg.png)
+        need(png.suffix.lower() in (".png", ".pdf", ".svg"),
+             f"--png: a file name ending in .png, .pdf or .svg, got {png}")
+        need(not png.exists() or png.is_file(), f"--png: {png} exists and is not a file")
+        need(png.parent.is_dir() and os.access(png.parent, os.W_OK | os.X_OK),
+             f"--png: cannot write into {png.parent.resolve()} (no such folder, or not writable)")
     m = sparse_mask(cfg.length, B, cfg.c, cfg.k)
     if cfg.png:
         from .sweep import plot_mask

@@ -7,7 +7,8 @@ single spaces, a trailing space as theirs):
     <dir>/meta.json                                            task, seed, counts, lengths (ours)
 Reading also accepts their arithmetic test split, whose lines stop at the first "=" with the
 answers in chain/test_ans.txt.  Train and test are disjoint and free of repeats, and the same
-task config and seed give the same files.
+task config and seed give the same files.  Writing never deletes: `write_dataset` writes or
+replaces only the files in OWNED_FILES (meta.json last), through a temporary folder.
 """
 from __future__ import annotations
 
@@ -15,13 +16,14 @@ import dataclasses
 import json
 import os
 import shutil
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import torch
 
-from .tasks import TaskConfig
+from .tasks import TaskConfig, TaskParams
 from .tokenizer import PAD_ID, Tokenizer
 
 
@@ -51,34 +53,134 @@ def generate(task: TaskConfig, n_train: int, n_test: int, seed: int) -> tuple[li
     return out[:n_train], out[n_train:]
 
 
+# The files a dataset folder is made of: the only paths `write_dataset` ever writes or replaces.
+# meta.json is written last, so a folder with a meta.json holds a complete dataset.
+SPLIT_FILES = ("chain/train_data.txt", "chain/test_data.txt", "decoder/train_data.txt", "decoder/test_data.txt")
+OWNED_FILES = (*SPLIT_FILES, "meta.json")
+
+
 def write_lines(path: Path, lines) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w") as f:
+    with open(path, "w", encoding="utf-8") as f:
         for toks in lines:
             f.write(" ".join(toks) + " \n")
 
 
-def write_dataset(folder, task: TaskConfig, train, test, seed: int, command: str = "") -> Path:
-    """Write the chain/ and decoder/ splits and meta.json into `folder`, atomically."""
-    folder = Path(folder)
-    tmp = folder.parent / f".tmp-{folder.name}-{os.getpid()}"
-    shutil.rmtree(tmp, ignore_errors=True)
-    sep = task.sep
-    for split, lines in (("train", train), ("test", test)):
-        write_lines(tmp / "chain" / f"{split}_data.txt", lines)
-        write_lines(tmp / "decoder" / f"{split}_data.txt", (t[:t.index(sep) + 1] + [t[-1]] for t in lines))
+def dataset_meta(task: TaskConfig, train, test, seed: int, command: str = "") -> dict:
     lengths = [len(t) for t in [*train, *test]]
-    meta = {"task": dataclasses.asdict(task), "seed": seed, "n_train": len(train), "n_test": len(test),
+    return {"task": dataclasses.asdict(task), "seed": seed, "n_train": len(train), "n_test": len(test),
             "max_len": max(lengths), "mean_len": float(np.mean(lengths)), "vocab": Tokenizer.for_task(task).vocab,
             "command": command}
-    (tmp / "meta.json").write_text(json.dumps(meta, indent=1))
-    if folder.exists():
-        shutil.rmtree(folder)
-    os.rename(tmp, folder)
+
+
+def write_dataset(folder, task: TaskConfig, train, test, seed: int, command: str = "") -> Path:
+    """Write the chain/ and decoder/ splits and meta.json into `folder`, atomically; nothing else in
+    `folder` is touched.
+
+    Everything is written into a fresh temporary folder first.  A new `folder` is that temporary
+    folder renamed; into an existing one the files are moved one by one (os.replace) after its old
+    meta.json is removed, and the new meta.json goes in last, so a run killed at any moment leaves
+    either the previous complete dataset or files without a meta.json, never a mix that looks complete."""
+    folder = Path(folder).resolve()
+    sep = task.sep
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    # beside a new folder; inside an existing one (always writable and on the same file system)
+    tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{folder.name}-", dir=folder if folder.is_dir() else folder.parent))
+    try:
+        for split, lines in (("train", train), ("test", test)):
+            write_lines(tmp / "chain" / f"{split}_data.txt", lines)
+            write_lines(tmp / "decoder" / f"{split}_data.txt", (t[:t.index(sep) + 1] + [t[-1]] for t in lines))
+        (tmp / "meta.json").write_text(json.dumps(dataset_meta(task, train, test, seed, command), indent=1),
+                                       encoding="utf-8")
+        if not folder.exists():
+            os.rename(tmp, folder)
+            return folder
+        (folder / "meta.json").unlink(missing_ok=True)
+        for name in OWNED_FILES:                     # meta.json last
+            (folder / name).parent.mkdir(exist_ok=True)
+            os.replace(tmp / name, folder / name)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)       # ours: made by mkdtemp above (gone after the rename)
     return folder
 
 
+def read_meta(folder) -> dict:
+    """<folder>/meta.json as a dict; DataError naming the file if it is unreadable or not a JSON object."""
+    path = Path(folder) / "meta.json"
+    try:
+        meta = json.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise DataError(f"{path}: not UTF-8 text") from None
+    except json.JSONDecodeError as e:
+        raise DataError(f"{path}: not valid JSON ({e.msg}, line {e.lineno} column {e.colno}; truncated?)") from None
+    except OSError as e:
+        raise DataError(f"{path}: cannot read ({e.strerror})") from None
+    if not isinstance(meta, dict):
+        raise DataError(f"{path}: not a JSON object")
+    return meta
+
+
+def same_dataset(meta: dict, task: TaskConfig, seed: int, n_train: int, n_test: int) -> bool:
+    """Whether a meta.json (as read) describes the dataset these settings generate."""
+    return (meta.get("task") == dataclasses.asdict(task) and meta.get("seed") == seed
+            and meta.get("n_train") == n_train and meta.get("n_test") == n_test)
+
+
+def task_from_meta(folder) -> TaskConfig:
+    """The TaskConfig recorded in <folder>/meta.json (what `write_dataset` writes); DataError naming
+    the file if the entry is missing or ill-typed."""
+    path = Path(folder) / "meta.json"
+    m = read_meta(folder).get("task")
+    if not isinstance(m, dict) or not isinstance(m.get("name"), str) or type(m.get("size")) is not int:
+        raise DataError(f"{path}: no usable 'task' entry (want {{\"name\": str, \"size\": int, \"params\": {{...}}}})")
+    params = m.get("params", {})
+    fields = {f.name: f for f in dataclasses.fields(TaskParams)}
+    if not isinstance(params, dict) or any(k not in fields or type(v) is not type(getattr(TaskParams(), k))
+                                           for k, v in params.items()):
+        raise DataError(f"{path}: 'task.params' must map {', '.join(fields)} to values of their types, got {params}")
+    task = TaskConfig(name=m["name"], size=m["size"], params=TaskParams(**params))
+    try:
+        task.check()
+    except ValueError as e:
+        raise DataError(f"{path}: records a task this code cannot read ({e})") from None
+    return task
+
+
+def largest_number(folder) -> int:
+    """The largest integer token in <folder>/chain/{train,test}_data.txt (-1 if there is none): what
+    a vocabulary must reach to read the files (LIS: the value range)."""
+    best = -1
+    for name in ("train_data.txt", "test_data.txt"):
+        for _, toks in _split_lines(Path(folder) / "chain" / name):
+            best = max([best, *(int(t) for t in toks if t.isascii() and t.isdigit())])
+    return best
+
+
 # ---- reading -----------------------------------------------------------------------------------
+
+def _split_lines(path: Path):
+    """(line number, tokens) of each line of a split file, decoded as UTF-8; DataError names the
+    file (and line) that cannot be read."""
+    if not path.is_file():
+        raise DataError(f"{path}: no such file")
+    try:
+        with open(path, "rb") as f:
+            for n, raw in enumerate(f, 1):
+                try:
+                    line = raw.decode("utf-8")
+                except UnicodeDecodeError:
+                    raise DataError(f"{path} line {n}: not UTF-8 text") from None
+                yield n, line.split()
+    except OSError as e:
+        raise DataError(f"{path}: cannot read ({e.strerror})") from None
+
+
+def read_answers(path: Path) -> list[str] | None:
+    """Their arithmetic chain/test_ans.txt (one answer per line), or None if there is none."""
+    if not path.is_file():
+        return None
+    return [t for _, toks in _split_lines(path) for t in toks]
+
 
 def read_lines(path: Path, task: TaskConfig, tok: Tokenizer, answers: list[str] | None = None,
                check_answers: bool = True) -> list[list[str]]:
@@ -86,36 +188,32 @@ def read_lines(path: Path, task: TaskConfig, tok: Tokenizer, answers: list[str] 
 
     `answers` (their arithmetic test_ans.txt) completes prompt-only lines as prompt + [answer].
     check_answers: every answer must equal the task's own solver's (catches other parameters)."""
-    if not path.is_file():
-        raise DataError(f"{path}: no such file")
     out = []
-    with open(path) as f:
-        for n, line in enumerate(f, 1):
-            toks = line.split()
-            where = f"{path} line {n}"
-            if not toks:
-                raise DataError(f"{where}: empty line")
-            bad = next((t for t in toks if t not in tok.ids or t in ("<pad>", "<eos>")), None)
-            if bad is not None:
-                raise DataError(f"{where}: token '{bad}' is not in the {task.name} vocabulary")
-            if task.sep not in toks:
-                raise DataError(f"{where}: no '{task.sep}' ends a prompt")
-            k = toks.index(task.sep) + 1
-            if k == len(toks):
-                if answers is None:
-                    raise DataError(f"{where}: nothing after the prompt (no CoT, no answer)")
-                if n > len(answers):
-                    raise DataError(f"{where}: test_ans.txt has only {len(answers)} answers")
-                toks = toks + [answers[n - 1]]
-            if check_answers:
-                try:
-                    want = task.solve(toks[:k])[-1]
-                except (ValueError, IndexError, ZeroDivisionError):
-                    raise DataError(f"{where}: the prompt is not a valid {task.name} problem") from None
-                if toks[-1] != want:
-                    raise DataError(f"{where}: the answer {toks[-1]} is not the {task.name} answer {want} "
-                                    "(other task parameters?)")
-            out.append(toks)
+    for n, toks in _split_lines(path):
+        where = f"{path} line {n}"
+        if not toks:
+            raise DataError(f"{where}: empty line")
+        bad = next((t for t in toks if t not in tok.ids or t in ("<pad>", "<eos>")), None)
+        if bad is not None:
+            raise DataError(f"{where}: token '{bad}' is not in the {task.name} vocabulary")
+        if task.sep not in toks:
+            raise DataError(f"{where}: no '{task.sep}' ends a prompt")
+        k = toks.index(task.sep) + 1
+        if k == len(toks):
+            if answers is None:
+                raise DataError(f"{where}: nothing after the prompt (no CoT, no answer)")
+            if n > len(answers):
+                raise DataError(f"{where}: test_ans.txt has only {len(answers)} answers")
+            toks = toks + [answers[n - 1]]
+        if check_answers:
+            try:
+                want = task.solve(toks[:k])[-1]
+            except (ValueError, IndexError, ZeroDivisionError):
+                raise DataError(f"{where}: the prompt is not a valid {task.name} problem") from None
+            if toks[-1] != want:
+                raise DataError(f"{where}: the answer {toks[-1]} is not the {task.name} answer {want} "
+                                "(other task parameters?)")
+        out.append(toks)
     if not out:
         raise DataError(f"{path}: no examples")
     return out
@@ -168,8 +266,7 @@ def load(folder, task: TaskConfig, check_answers: bool = True) -> Dataset:
     short = [t for t in train if t.index(task.sep) + 2 >= len(t)]
     if short:
         raise DataError(f"{chain / 'train_data.txt'}: training lines need a CoT after the prompt")
-    ans_file = chain / "test_ans.txt"
-    answers = ans_file.read_text().split() if ans_file.is_file() else None
+    answers = read_answers(chain / "test_ans.txt")
     test = read_lines(chain / "test_data.txt", task, tok, answers=answers, check_answers=check_answers)
     has_cot = [t.index(task.sep) + 2 < len(t) for t in test]
     return Dataset(task, tok, to_split(train, task, tok), to_split(test, task, tok, has_cot), folder)

@@ -23,7 +23,7 @@ from . import data, flops
 from .model import ArchConfig, CotTransformer, ModelConfig, n_params
 from .tasks import TASKS, TaskConfig, TaskParams
 from .tokenizer import Tokenizer
-from .train import TrainConfig, accuracy, train
+from .train import MAX_SEED, TrainConfig, accuracy, train
 
 
 @dataclass(frozen=True)
@@ -119,7 +119,7 @@ class SweepConfig:
     arch: ArchConfig = field(default_factory=ArchConfig)
     train: TrainConfig = field(default_factory=lambda: CPU_TRAIN)
     device: str = "cpu"                      # cpu | cuda | cuda:N
-    out: str = ""                            # output folder (default: reports/cot_dp/<preset>-<tasks>)
+    out: str = ""                            # output folder (default: reports/cot_dp/<preset>-<tasks>; --quick: runs/cot_dp/quick-<tasks>)
     scheduler: str = ""                      # Dask scheduler address; empty runs in-process
     quick: bool = False                      # preset: seconds-long smoke run on tiny data and models
     full: bool = False                       # preset: the paper's sizes, dims, 1M/0.1M samples, 100 epochs, batch 512
@@ -142,7 +142,11 @@ class SweepConfig:
         return self.dims or PRESET_GRID[self.preset]["dims"][task]
 
     def resolved_out(self) -> Path:
-        return Path(self.out) if self.out else Path("reports/cot_dp") / f"{self.preset}-{'_'.join(self.task_list())}"
+        if self.out:
+            return Path(self.out)
+        # a smoke run never lands beside committed results (jackson-report would publish it)
+        root = Path("runs/cot_dp") if self.quick else Path("reports/cot_dp")
+        return root / f"{self.preset}-{'_'.join(self.task_list())}"
 
     def task_cfg(self, task: str, size: int) -> TaskConfig:
         return TaskConfig(name=task, size=size, params=self.params)
@@ -173,7 +177,9 @@ def validate(cfg: SweepConfig) -> None:
     for t in tasks:
         need(t in TASKS, f"--task: choose from {', '.join(TASKS)}, got {t}")
     need(len(models) > 0 and len(set(models)) == len(models), f"--models: give distinct models, got {cfg.models}")
-    need(len(set(cfg.seeds)) == len(cfg.seeds) and all(s >= 0 for s in cfg.seeds), f"--seeds: distinct integers >= 0, got {cfg.seeds}")
+    need(len(set(cfg.seeds)) == len(cfg.seeds) and all(0 <= s <= MAX_SEED for s in cfg.seeds),
+         f"--seeds: distinct integers in 0..2**63-1, got {cfg.seeds}")
+    need(0 <= cfg.data_seed <= MAX_SEED, f"--data-seed: must be in 0..2**63-1, got {cfg.data_seed}")
     need(cfg.n_train >= 1 and cfg.n_test >= 1, f"--n-train, --n-test: must be >= 1, got {cfg.n_train}, {cfg.n_test}")
     need(cfg.n_eval >= 0 and cfg.max_len >= 0, "--n-eval, --max-len: must be >= 0")
     need(0 < cfg.target_acc <= 1, f"--target-acc: must be in (0, 1], got {cfg.target_acc}")
@@ -182,12 +188,10 @@ def validate(cfg: SweepConfig) -> None:
         import torch
         need(torch.cuda.is_available(), f"--device: {cfg.device} asked for, but torch sees no CUDA device")
     t = cfg.train
-    need(t.steps >= 1 and t.batch_size >= 1 and t.epochs >= 0, "--steps, --batch-size: must be >= 1 and --epochs >= 0")
-    need(t.lr > 0 and t.weight_decay >= 0 and 0 <= t.beta1 < 1 and 0 <= t.beta2 < 1,
-         "--lr: must be > 0, --weight-decay >= 0, --beta1, --beta2 in [0, 1)")
-    need(t.schedule in ("constant", "cosine"), f"--schedule: constant or cosine, got {t.schedule}")
-    need(t.warmup >= 0 and t.grad_clip >= 0 and t.eval_every >= 1 and t.eval_size >= 1 and t.gen_batch >= 1,
-         "--warmup, --grad-clip: must be >= 0; --eval-every, --eval-size, --gen-batch >= 1")
+    try:
+        t.check()
+    except ValueError as e:
+        raise UsageError(str(e)) from None
     need(cfg.n_train >= t.batch_size, f"--n-train: must be >= --batch-size ({t.batch_size}), got {cfg.n_train}")
     try:
         for task in tasks:
@@ -207,12 +211,12 @@ def make_datasets(cfg: SweepConfig, command: str, progress: bool = True) -> None
     for t in cfg.task_list():
         for s in cfg.sizes_of(t):
             folder, task = cfg.data_dir(t, s), cfg.task_cfg(t, s)
-            meta = folder / "meta.json"
-            if meta.is_file():
-                m = json.loads(meta.read_text())
-                need(m["task"] == dataclasses.asdict(task) and m["seed"] == cfg.data_seed
-                     and m["n_train"] == cfg.n_train and m["n_test"] == cfg.n_test,
-                     f"--out: {folder} holds a dataset made with other settings; use another --out")
+            if (folder / "meta.json").is_file():
+                try:
+                    same = data.same_dataset(data.read_meta(folder), task, cfg.data_seed, cfg.n_train, cfg.n_test)
+                except data.DataError as e:
+                    raise UsageError(f"--out: {e}; use another --out") from None
+                need(same, f"--out: {folder} holds a dataset made with other settings; use another --out")
             else:
                 if progress:
                     print(f"data: {t} size {s}: {cfg.n_train} train + {cfg.n_test} test examples -> {folder}")
@@ -221,7 +225,7 @@ def make_datasets(cfg: SweepConfig, command: str, progress: bool = True) -> None
                 except data.DataError as e:
                     raise UsageError(str(e)) from None
                 data.write_dataset(folder, task, tr, te, cfg.data_seed, command)
-            L = json.loads(meta.read_text())["max_len"]
+            L = data.read_meta(folder)["max_len"]
             need(not cfg.max_len or cfg.max_len >= L, f"--max-len: {t} size {s} has sequences of {L} tokens; "
                                                       f"a model built for {cfg.max_len} positions cannot fit them")
 
@@ -234,9 +238,8 @@ def answer_baseline(data_dir, task: TaskConfig, n_eval: int = 0) -> float:
     The files are read as `data.load` reads them (their test_ans.txt completes prompt-only lines)."""
     chain, tok = Path(data_dir) / "chain", Tokenizer.for_task(task)
     mode = pd.Series([t[-1] for t in data.read_lines(chain / "train_data.txt", task, tok, check_answers=False)]).mode()[0]
-    ans_file = chain / "test_ans.txt"
     test = data.read_lines(chain / "test_data.txt", task, tok, check_answers=False,
-                           answers=ans_file.read_text().split() if ans_file.is_file() else None)
+                           answers=data.read_answers(chain / "test_ans.txt"))
     test = test[:n_eval] if n_eval > 0 else test
     return float(np.mean([t[-1] == mode for t in test]))
 
@@ -267,6 +270,16 @@ def _trend(ds: list) -> str:
     if ds[-1] > ds[0]:
         return "grows"
     return "flat" if len(set(ds)) == 1 else ("shrinks" if ds[-1] < ds[0] else "varies")
+
+
+def _or_none(x: float) -> float | None:
+    """NaN (no test line carries a CoT, as in the public benchmark's arithmetic test split) -> None,
+    so summary.json stays valid JSON (null)."""
+    return None if x != x else float(x)
+
+
+def _f3(x: float | None) -> str:
+    return "n/a" if x is None or x != x else f"{x:.3f}"
 
 
 def summarize(out: Path, res: pd.DataFrame, cfg: SweepConfig, command: str) -> dict:
@@ -315,8 +328,8 @@ def summarize(out: Path, res: pd.DataFrame, cfg: SweepConfig, command: str) -> d
             ds = [None if (d is None or d != d) else int(d) for d in mm.min_d]
             t_sum[m] = {"sizes": mm["size"].tolist(), "min_d": ds, "trend": _trend(ds),
                         "mean_accuracy": float(r[r.model == m].accuracy.mean()),
-                        "mean_cot_exact": float(r[r.model == m].cot_exact.mean()),
-                        "mean_test_loss": float(r[r.model == m].test_loss.mean())}
+                        "mean_cot_exact": _or_none(r[r.model == m].cot_exact.mean()),
+                        "mean_test_loss": _or_none(r[r.model == m].test_loss.mean())}
         summary["tasks"][task] = t_sum
         md += ["", "D needed for " + pct + " as the size grows: " + "; ".join(
             f"{m}: {', '.join('-' if d is None else str(d) for d in v['min_d'])} ({v['trend']}; mean accuracy "
@@ -361,9 +374,9 @@ def _claims(summary: dict, cfg: SweepConfig) -> list[str]:
         out.append(f"- {kind}{loc} vs {other}, means over the grid -- answer accuracy: " + "; ".join(
             f"{m} {T[loc][m]['mean_accuracy']:.3f} vs {T[other][m]['mean_accuracy']:.3f}" for m in both)
             + ". Exact CoT: " + "; ".join(
-            f"{m} {T[loc][m]['mean_cot_exact']:.3f} vs {T[other][m]['mean_cot_exact']:.3f}" for m in both)
+            f"{m} {_f3(T[loc][m]['mean_cot_exact'])} vs {_f3(T[other][m]['mean_cot_exact'])}" for m in both)
             + ". Held-out loss per CoT/answer token: " + "; ".join(
-            f"{m} {T[loc][m]['mean_test_loss']:.3f} vs {T[other][m]['mean_test_loss']:.3f}" for m in both))
+            f"{m} {_f3(T[loc][m]['mean_test_loss'])} vs {_f3(T[other][m]['mean_test_loss'])}" for m in both))
         base = summary.get("baseline", {})
         if loc in base and other in base:
             out.append(f"- a constant answer scores {loc}: " + ", ".join(f"{b:.3f}" for b in base[loc].values())
@@ -520,6 +533,8 @@ def run_sweep(cfg: SweepConfig, command: str, progress: bool = True) -> dict:
     """Generate (or reuse) the datasets, run (or resume) every cell, rebuild tables and figures."""
     validate(cfg)
     out = cfg.resolved_out()
+    if progress:
+        print(f"output: {out}" + ("" if cfg.out else " (the default for this preset; --out to choose)"), flush=True)
     out.mkdir(parents=True, exist_ok=True)
     if not cfg.estimate:   # an estimate leaves the run's own config and command alone
         (out / "config.json").write_text(json.dumps(cfg.as_dict(), indent=1, default=str))

@@ -18,6 +18,9 @@ from .model import CotTransformer
 from .tokenizer import EOS_ID
 
 
+MAX_SEED = 2 ** 63 - 1   # seeds go to torch.Generator.manual_seed and numpy: non-negative int64
+
+
 @dataclass(frozen=True)
 class TrainConfig:
     steps: int = 3000            # optimiser steps (used when epochs = 0)
@@ -33,6 +36,27 @@ class TrainConfig:
     eval_every: int = 250        # steps between loss-curve points (teacher-forced loss on eval_size test lines)
     eval_size: int = 256         # test sequences behind each loss-curve point
     gen_batch: int = 256         # sequences per greedy-generation batch
+
+    def check(self) -> None:
+        """Raise ValueError naming the option and its valid range (nan and inf fail every test below)."""
+        finite = math.isfinite
+        if not (self.steps >= 1 and self.batch_size >= 1):
+            raise ValueError(f"--steps, --batch-size: must be >= 1, got {self.steps}, {self.batch_size}")
+        if not (finite(self.epochs) and self.epochs >= 0):
+            raise ValueError(f"--epochs: must be a finite number >= 0, got {self.epochs}")
+        if not (finite(self.lr) and self.lr > 0):
+            raise ValueError(f"--lr: must be a finite number > 0, got {self.lr}")
+        if not (finite(self.weight_decay) and self.weight_decay >= 0):
+            raise ValueError(f"--weight-decay: must be a finite number >= 0, got {self.weight_decay}")
+        if not (0 <= self.beta1 < 1 and 0 <= self.beta2 < 1):
+            raise ValueError(f"--beta1, --beta2: must be in [0, 1), got {self.beta1}, {self.beta2}")
+        if self.schedule not in ("constant", "cosine"):
+            raise ValueError(f"--schedule: constant or cosine, got {self.schedule}")
+        if not (finite(self.grad_clip) and self.grad_clip >= 0):
+            raise ValueError(f"--grad-clip: must be a finite number >= 0 (0: no clipping), got {self.grad_clip}")
+        if not (self.warmup >= 0 and self.eval_every >= 1 and self.eval_size >= 1 and self.gen_batch >= 1):
+            raise ValueError(f"--warmup, --eval-every, --eval-size, --gen-batch: need warmup >= 0 and the others "
+                             f">= 1, got {self.warmup}, {self.eval_every}, {self.eval_size}, {self.gen_batch}")
 
     def total_steps(self, n_train: int) -> int:
         if self.epochs > 0:
@@ -63,6 +87,8 @@ def batch_loss(model: CotTransformer, ids: torch.Tensor, lengths: torch.Tensor, 
 
 @torch.no_grad()
 def heldout_loss(model, split: Split, n: int, device, batch: int = 256) -> float:
+    """Mean NLL per CoT/answer token over the first n test lines that carry a CoT; NaN if none does
+    (the public benchmark's arithmetic test split keeps only prompts and answers)."""
     model.eval()
     tot, cnt = 0.0, 0
     idx = torch.nonzero(split.has_cot).flatten()[:n]
@@ -70,7 +96,7 @@ def heldout_loss(model, split: Split, n: int, device, batch: int = 256) -> float
         j = idx[a:a + batch]
         s, c = batch_loss(model, split.ids[j].to(device), split.lengths[j].to(device), split.prompt_lens[j].to(device))
         tot, cnt = tot + s.item(), cnt + c
-    return tot / max(cnt, 1)
+    return tot / cnt if cnt else float("nan")
 
 
 def train(model: CotTransformer, train_split: Split, test_split: Split, cfg: TrainConfig, seed: int,
