@@ -614,6 +614,7 @@ def _fault_truncated_train_checkpoint(t):
                     cfg.cache, False, str((t.tmp / "m" / "checkpoints").resolve()), "cpu", cfg.subset_seed)
     ck = Path(cell.ckpt_dir) / f"{cell.key()}.pt"
     ck.parent.mkdir(parents=True)
+    (t.tmp / "m" / "command.txt").write_text("vit-probe sweep-mh --quick\n")   # as the killed run left its folder
     _tiny_train(t.tmp / "written.pt")                          # a checkpoint written by a tiny training run
     whole = (t.tmp / "written.pt").read_bytes()
     ck.write_bytes(whole[:len(whole) // 2])

@@ -9,32 +9,40 @@ from __future__ import annotations
 
 import sys
 
-from jackson.config import fail
+from jackson.config import fail, guarded, install_signals
 
-from . import experiment as E
-
-COMMANDS = {
-    "spectra": (E.SpectraConfig, E.SPECTRA_QUICK, E.run_spectra,
-                "Singular values of pre-softmax attention logits over many images (Figs 2, 3a)."),
-    "sweep-mh": (E.SweepMhConfig, E.SWEEP_QUICK, E.run_sweep_mh,
-                 "Train ViTs whose per-head query/key size m_h varies; spectra and training error vs m_h (Fig. 3)."),
-    "permute": (E.PermuteConfig, E.PERMUTE_QUICK, E.run_permute,
-                "Accuracy before/after a fixed permutation of patch tokens with continued training (Table 1)."),
+DESCRIPTIONS = {
+    "spectra": "Singular values of pre-softmax attention logits over many images (Figs 2, 3a).",
+    "sweep-mh": "Train ViTs whose per-head query/key size m_h varies; spectra and training error vs m_h (Fig. 3).",
+    "permute": "Accuracy before/after a fixed permutation of patch tokens with continued training (Table 1).",
 }
 
 
+def commands() -> dict:
+    """command -> (config class, quick preset, run function, description); imports torch and timm."""
+    from . import experiment as E
+    return {"spectra": (E.SpectraConfig, E.SPECTRA_QUICK, E.run_spectra, DESCRIPTIONS["spectra"]),
+            "sweep-mh": (E.SweepMhConfig, E.SWEEP_QUICK, E.run_sweep_mh, DESCRIPTIONS["sweep-mh"]),
+            "permute": (E.PermuteConfig, E.PERMUTE_QUICK, E.run_permute, DESCRIPTIONS["permute"])}
+
+
 def main(argv: list[str] | None = None) -> None:
-    from jackson.config import cli_run
+    install_signals()     # before torch and timm are imported: Ctrl-C during start-up is one line too
     argv = sys.argv[1:] if argv is None else argv
     if not argv or argv[0] in ("-h", "--help"):
-        print(__doc__.strip() + "\n\ncommands:\n" + "\n".join(f"  {k:9s} {v[3]}" for k, v in COMMANDS.items()))
+        print(__doc__.strip() + "\n\ncommands:\n" + "\n".join(f"  {k:9s} {v}" for k, v in DESCRIPTIONS.items()))
         print("\n`vit-probe COMMAND --help` lists every option with its default.")
         raise SystemExit(0 if argv else 2)
     cmd, rest = argv[0], argv[1:]
-    if cmd not in COMMANDS:
-        fail("vit-probe", f"unknown command '{cmd}' (choose from {', '.join(COMMANDS)})")
-    cls, quick, run, desc = COMMANDS[cmd]
-    cli_run(f"vit-probe {cmd}", cls, desc, quick, run, rest)
+    if cmd not in DESCRIPTIONS:
+        fail("vit-probe", f"unknown command '{cmd}' (choose from {', '.join(DESCRIPTIONS)})")
+
+    def body():
+        from jackson.config import cli_run
+        cls, quick, run, desc = commands()[cmd]
+        return cli_run(f"vit-probe {cmd}", cls, desc, quick, run, rest)
+
+    guarded(f"vit-probe {cmd}", body)
 
 
 if __name__ == "__main__":

@@ -28,7 +28,8 @@ import numpy as np
 import pandas as pd
 import torch
 
-from jackson.config import UsageError, check_out_dir, need
+from jackson.config import UsageError, need
+from jackson.runfolder import check_run_folder, check_scheduler, open_run
 from jackson.sweep import non_default, run_cells
 
 from . import data as cdata
@@ -42,12 +43,6 @@ PAPER = {"gamma": 0.27, "b": 1.05, "acc_original": 0.98, "acc_altered": 0.96}
 
 
 # ---------------------------------------------------------------- shared pieces
-
-def _write_common(out: Path, cfg, command: str) -> None:
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "config.json").write_text(json.dumps(dataclasses.asdict(cfg), indent=2, default=str) + "\n")
-    (out / "command.txt").write_text(command + "\n")
-
 
 def _device(dev: str) -> str:
     if dev.startswith("cuda") and not torch.cuda.is_available():
@@ -129,7 +124,7 @@ def validate_spectra(cfg: SpectraConfig) -> None:
     need(cfg.k_show >= 1, f"--k-show must be >= 1, got {cfg.k_show}")
     need(len(cfg.fit_range) == 2 and 1 <= cfg.fit_range[0] < cfg.fit_range[1],
          f"--fit-range: give two indices lo,hi with 1 <= lo < hi, got {cfg.fit_range}")
-    check_out_dir(cfg.out)
+    check_run_folder(cfg.out, "vit-probe spectra")
     _device(cfg.device)
 
 
@@ -166,55 +161,55 @@ def run_spectra(cfg: SpectraConfig, command: str, progress: bool = True) -> dict
     if cfg.check_accuracy:
         acc = models.accuracy(model, split.images, split.labels, device=cfg.device, progress=progress,
                               desc="accuracy") if not cfg.model else None
-    _write_common(out, cfg, command)
-    spec.to_csv(out / "spectra.csv", index=False)
-    heads_tab.to_csv(out / "heads.csv", index=False)
-    vsv = sv[(vl, vh)]
-    k = min(cfg.k_show, vsv.shape[1])
-    pd.DataFrame({"image": np.repeat(np.arange(len(vsv)), k), "i": np.tile(np.arange(1, k + 1), len(vsv)),
-                  "sv": vsv[:, :k].ravel()}).to_csv(out / "violin_samples.csv", index=False)
-    where = f"{split.source}, {cfg.split} split, {cdata.describe_subset(split.labels, pick, cfg.subset_seed)}"
-    spectra.plot_violin(vsv, cfg.k_show, f"{mdesc}: layer {vl}, head {vh}; {where}", out / "violin_first_head.png")
-    spectra.plot_grid(spec, heads_tab, f"{mdesc}: mean singular values of rho_hat(x) (5-95% band); {where}",
-                      out / "spectra_grid.png")
-    summary = {"model": mdesc, "data": split.source, "split": cfg.split, "n_images": len(images),
-               "tau": int(vsv.shape[1]), "wall_s_spectra": wall, "accuracy": acc,
-               "violin": {"layer": vl, "head": vh}, "images": where,
-               "per_class": np.bincount(split.labels[pick], minlength=len(cdata.CLASSES)).tolist(),
-               "checkpoint_check": ckpt_check}
-    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
-    lines = [f"# Attention-logit spectra: {mdesc}", "",
-             f"Data: {where}. Logits rho_hat(x) = q k^T * scale before softmax, "
-             f"tau = {vsv.shape[1]} tokens ({cfg.tokens}); {len(images)} matrices per head.",
-             f"Each logit matrix has rank <= m_h = {rank_cap} (it is q k^T); singular values past that index are "
-             "round-off.", f"Spectra took {wall:.1f} s for {len(images)} images on {cfg.device} (1-minute load average "
-             f"{load:.1f} on {os.cpu_count()} cores at the start; timings: reports/benchmarks.md)."]
-    if acc is not None:
-        lines.append(f"Top-1 accuracy on the whole {cfg.split} split ({len(split)} images): {acc:.4f}.")
-    if ckpt_check:
-        lines.append(f"Checkpoint check: {ckpt_check}.")
-    lines += ["", f"Decay exponent: slope of log mean sigma_i vs log i for i in {cfg.fit_range[0]}.."
-              f"{max(min(cfg.fit_range[1], vsv.shape[1], rank_cap), cfg.fit_range[0] + 1)} (95% bootstrap interval over images). erank = exp(entropy of "
-              "sigma / sum sigma); r90 = singular values holding 90% of sum sigma^2.", "",
-              "| layer | head | sigma_1 | exponent [95%] | erank | r90 |", "|---|---|---|---|---|---|"]
-    for r in heads_tab.itertuples():
-        lines.append(f"| {r.layer} | {r.head} | {r.sigma1:.3g} | {r.exponent:.2f} [{r.exponent_lo:.2f}, "
-                     f"{r.exponent_hi:.2f}] | {r.erank:.1f} | {r.r90} |")
-    lines += ["", "Figures: `violin_first_head.png` (Fig. 2), `spectra_grid.png` (layers x heads). "
-              "Tables: `spectra.csv`, `heads.csv`, `violin_samples.csv`."]
-    (out / "summary.md").write_text("\n".join(lines) + "\n")
-    _report_json(out, title=f"Attention-logit spectra of {mdesc}", section="vit_probe", data=where,
-                 command=command, seeds=1,
-                 figures=[{"file": "violin_first_head.png",
-                           "caption": f"Fig. 2 analogue: distribution over {len(images)} images of the first "
-                                      f"{min(cfg.k_show, vsv.shape[1])} singular values of the pre-softmax logit "
-                                      f"matrix of layer {vl}, head {vh}; {mdesc}; {split.source}."},
-                          {"file": "spectra_grid.png",
-                           "caption": f"Mean singular values (5-95% band over images) of every layer x head; "
-                                      f"titles give the fitted decay slope and effective rank; {split.source}."}],
-                 paper=[], text="\n".join(lines[2:5]))
-    if progress:
-        print(f"wrote {out}/summary.md ({len(images)} images, {wall:.1f} s)")
+    with open_run(out, "vit-probe spectra", command, dataclasses.asdict(cfg), device=cfg.device) as out:
+        spec.to_csv(out / "spectra.csv", index=False)
+        heads_tab.to_csv(out / "heads.csv", index=False)
+        vsv = sv[(vl, vh)]
+        k = min(cfg.k_show, vsv.shape[1])
+        pd.DataFrame({"image": np.repeat(np.arange(len(vsv)), k), "i": np.tile(np.arange(1, k + 1), len(vsv)),
+                      "sv": vsv[:, :k].ravel()}).to_csv(out / "violin_samples.csv", index=False)
+        where = f"{split.source}, {cfg.split} split, {cdata.describe_subset(split.labels, pick, cfg.subset_seed)}"
+        spectra.plot_violin(vsv, cfg.k_show, f"{mdesc}: layer {vl}, head {vh}; {where}", out / "violin_first_head.png")
+        spectra.plot_grid(spec, heads_tab, f"{mdesc}: mean singular values of rho_hat(x) (5-95% band); {where}",
+                          out / "spectra_grid.png")
+        summary = {"model": mdesc, "data": split.source, "split": cfg.split, "n_images": len(images),
+                   "tau": int(vsv.shape[1]), "wall_s_spectra": wall, "accuracy": acc,
+                   "violin": {"layer": vl, "head": vh}, "images": where,
+                   "per_class": np.bincount(split.labels[pick], minlength=len(cdata.CLASSES)).tolist(),
+                   "checkpoint_check": ckpt_check}
+        (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+        lines = [f"# Attention-logit spectra: {mdesc}", "",
+                 f"Data: {where}. Logits rho_hat(x) = q k^T * scale before softmax, "
+                 f"tau = {vsv.shape[1]} tokens ({cfg.tokens}); {len(images)} matrices per head.",
+                 f"Each logit matrix has rank <= m_h = {rank_cap} (it is q k^T); singular values past that index are "
+                 "round-off.", f"Spectra took {wall:.1f} s for {len(images)} images on {cfg.device} (1-minute load average "
+                 f"{load:.1f} on {os.cpu_count()} cores at the start; timings: reports/benchmarks.md)."]
+        if acc is not None:
+            lines.append(f"Top-1 accuracy on the whole {cfg.split} split ({len(split)} images): {acc:.4f}.")
+        if ckpt_check:
+            lines.append(f"Checkpoint check: {ckpt_check}.")
+        lines += ["", f"Decay exponent: slope of log mean sigma_i vs log i for i in {cfg.fit_range[0]}.."
+                  f"{max(min(cfg.fit_range[1], vsv.shape[1], rank_cap), cfg.fit_range[0] + 1)} (95% bootstrap interval over images). erank = exp(entropy of "
+                  "sigma / sum sigma); r90 = singular values holding 90% of sum sigma^2.", "",
+                  "| layer | head | sigma_1 | exponent [95%] | erank | r90 |", "|---|---|---|---|---|---|"]
+        for r in heads_tab.itertuples():
+            lines.append(f"| {r.layer} | {r.head} | {r.sigma1:.3g} | {r.exponent:.2f} [{r.exponent_lo:.2f}, "
+                         f"{r.exponent_hi:.2f}] | {r.erank:.1f} | {r.r90} |")
+        lines += ["", "Figures: `violin_first_head.png` (Fig. 2), `spectra_grid.png` (layers x heads). "
+                  "Tables: `spectra.csv`, `heads.csv`, `violin_samples.csv`."]
+        (out / "summary.md").write_text("\n".join(lines) + "\n")
+        _report_json(out, title=f"Attention-logit spectra of {mdesc}", section="vit_probe", data=where,
+                     command=command, seeds=1,
+                     figures=[{"file": "violin_first_head.png",
+                               "caption": f"Fig. 2 analogue: distribution over {len(images)} images of the first "
+                                          f"{min(cfg.k_show, vsv.shape[1])} singular values of the pre-softmax logit "
+                                          f"matrix of layer {vl}, head {vh}; {mdesc}; {split.source}."},
+                              {"file": "spectra_grid.png",
+                               "caption": f"Mean singular values (5-95% band over images) of every layer x head; "
+                                          f"titles give the fitted decay slope and effective rank; {split.source}."}],
+                     paper=[], text="\n".join(lines[2:5]))
+        if progress:
+            print(f"wrote {out}/summary.md ({len(images)} images, {wall:.1f} s)")
     return summary
 
 
@@ -322,7 +317,8 @@ def validate_sweep(cfg: SweepMhConfig) -> None:
     need(0 <= cfg.spectra_head < a.heads, f"--spectra-head {cfg.spectra_head} is out of range (0..{a.heads - 1})")
     if not cfg.rebuild:
         _device(cfg.device)
-    check_out_dir(cfg.out)
+    check_run_folder(cfg.out, "vit-probe sweep-mh")
+    check_scheduler(cfg.scheduler)
 
 
 def fit_saturating_power(m, err) -> dict:
@@ -410,113 +406,114 @@ def _plot_sweep(out: Path, res: pd.DataFrame, spec: pd.DataFrame, fit: dict, lay
 def run_sweep_mh(cfg: SweepMhConfig, command: str, progress: bool = True) -> dict:
     validate_sweep(cfg)
     base = models.parse_arch(cfg.arch)
-    # fail on bad data before any training starts
     out = Path(cfg.out)
     ckpt_dir = out / "checkpoints"
+    absolute = lambda p: str(Path(p).expanduser().resolve()) if p else p   # noqa: E731 (Dask workers may sit elsewhere)
     cells = [MhCell(models.arch_spec(dataclasses.replace(base, m_h=m)), s, cfg.train, cfg.n_eval_train,
-                    cfg.n_spectra, tuple(cfg.fit_range), cfg.data, cfg.cache, cfg.download, str(ckpt_dir.resolve()),
-                    cfg.device, cfg.subset_seed)
+                    cfg.n_spectra, tuple(cfg.fit_range), absolute(cfg.data), absolute(cfg.cache), cfg.download,
+                    str(ckpt_dir.resolve()), cfg.device, cfg.subset_seed)
              for s in cfg.seeds for m in cfg.mh]
-    t0 = time.time()
-    if cfg.rebuild:
-        missing = [c.key() for c in cells if not (out / "cells" / c.key()).is_dir()]
-        need(not missing, f"--rebuild: {len(missing)} of {len(cells)} cells are not finished in {out}/cells "
-                          f"(first: {missing[0] if missing else ''}); run without --rebuild to train them")
-        src = json.loads((out / "cells" / cells[0].key() / "cell.json").read_text())["data"]
-        dirs = [out / "cells" / c.key() for c in cells]
-        command = (out / "command.txt").read_text().strip() if (out / "command.txt").is_file() else command
-    else:
-        # fail on bad data before any training starts
+    if not cfg.rebuild:   # fail on bad data before anything is written or trained
         src = _data_split(cfg.data, "test", cfg.cache, cfg.download).source
-        _say_quick(cfg, progress)
-        _write_common(out, cfg, command)
-        dirs = run_cells(cells, out, cfg.scheduler or None, progress)
-    if not cfg.keep_weights:
-        for c in cells:
-            (ckpt_dir / f"{c.key()}.pt").unlink(missing_ok=True)
-        if ckpt_dir.is_dir() and not any(ckpt_dir.iterdir()):
-            ckpt_dir.rmdir()
-    res = pd.concat([pd.read_csv(d / "rows.csv") for d in dirs], ignore_index=True).sort_values(["m_h", "seed"])
-    spec = pd.concat([pd.read_csv(d / "spectrum.csv") for d in dirs], ignore_index=True)
-    heads = pd.concat([pd.read_csv(d / "heads.csv") for d in dirs], ignore_index=True)
-    hist = pd.concat([pd.read_csv(d / "history.csv").assign(seed=c.seed) for d, c in zip(dirs, cells)], ignore_index=True)
-    res.to_csv(out / "results.csv", index=False)
-    spec.to_csv(out / "spectra.csv", index=False)
-    heads.to_csv(out / "heads.csv", index=False)
-    hist.to_csv(out / "history.csv", index=False)
-    layer = cfg.spectra_layer % base.depth
-    g = res.groupby("m_h")["train_loss_eval"].mean()
-    fit = fit_saturating_power(g.index.to_numpy(), g.to_numpy())
-    conv = spectrum_convergence(spec, layer, cfg.spectra_head)
-    conv.to_csv(out / "spectrum_convergence.csv", index=False)
-    t = cfg.train
-    preset = (f"{cfg.arch} (m_h varied), {t.epochs:g} epochs on {int(res.n_train.iloc[0])} training images, batch "
-              f"{t.batch_size}, AdamW lr {t.lr:g} wd {t.weight_decay:g}, cosine, augment={t.augment}, device {cfg.device}")
-    where = f"{src}; {len(cfg.seeds)} seed(s)"
-    _plot_sweep(out, res, spec, fit, layer, cfg.spectra_head, where)
-    summary = {"data": src, "preset": preset, "fit": fit, "paper": PAPER, "wall_s_this_run": time.time() - t0,
-               "command": command,
-               "train_wall_s_total": float(res.train_wall_s.sum()), "convergence": conv.to_dict("records")}
-    lines = [f"# m_h sweep of a ViT on {src}", "",
-             f"Configuration: {preset}. Seeds: {', '.join(map(str, cfg.seeds))}. "
-             f"Training loss = mean cross-entropy on {int(res.n_eval_train.iloc[0])} training images drawn stratified "
-             f"by class (seed {cfg.subset_seed}) in eval mode (no augmentation), after training; spectra on "
-             f"{cfg.n_spectra} test images drawn the same way. Training wall time, all models: "
-             f"{res.train_wall_s.sum():.0f} s.", "",
-             "| m_h | params | training loss | training error | test loss | test accuracy | train wall s |",
-             "|---|---|---|---|---|---|---|"]
-    for m, r in res.groupby("m_h").mean(numeric_only=True).iterrows():
-        lines.append(f"| {m} | {int(r.params)} | {r.train_loss_eval:.4f} | {r.train_err_eval:.4f} | {r.test_loss:.4f} | "
-                     f"{r.test_acc:.4f} | {r.train_wall_s:.0f} |")
-    lines.append("")
-    if fit.get("ok"):
-        lines.append(f"Fit of training loss: {fit['a']:.3g} / m_h^gamma + b with gamma = {fit['gamma']:.3f} "
-                     f"(+-{fit['gamma_se']:.3f}), b = {fit['b']:.3f} (+-{fit['b_se']:.3f}), rmse {fit['rmse']:.2g}. "
-                     f"Paper (ViT-B/16, full training): gamma = {PAPER['gamma']}, b = {PAPER['b']}.")
-        if not fit["identified"]:
-            lines.append("**The data do not identify gamma and b** (a standard error exceeds its value): over this "
-                         "range of m_h the training loss is nearly flat or linear in log m_h, so no saturating "
-                         "power law is pinned down; do not quote these gamma and b as measured.")
-    else:
-        lines.append(f"The fit a / m_h^gamma + b failed: {fit.get('why')}.")
-    g_ok = g[g > 0]
-    if len(g_ok) >= 2:
-        from jackson.rates import fit_power_law
-        slope, _ = fit_power_law(g_ok.index.to_numpy(), g_ok.to_numpy())
-        first, last = g_ok.iloc[0], g_ok.iloc[-1]
-        lines.append(f"Descriptive: log-log slope of training loss over m_h = {g_ok.index.min()}..{g_ok.index.max()}: "
-                     f"{slope:.3f}; training loss {first:.4f} -> {last:.4f} ({100 * (last - first) / first:+.1f}%).")
-        summary_extra = {"loglog_slope": slope, "loss_first": float(first), "loss_last": float(last)}
-    else:
-        summary_extra = {}
-    lines += ["", f"Spectrum convergence (Fig. 3a; layer {layer}, head {cfg.spectra_head}): relative L2 distance "
-              "between successive normalised mean spectra sigma_i / sigma_1 over the indices both have "
-              "(i <= the smaller m_h; a logit matrix has rank <= m_h).", "",
-              "| from m_h | to m_h | indices compared | rel. distance |", "|---|---|---|---|"]
-    lines += [f"| {r.m_h_from} | {r.m_h_to} | {r.compared_i} | {_fmt(r.rel_l2)} |" for r in conv.itertuples()]
-    lines += ["", "Figures: `spectra_vs_mh.png` (Fig. 3a), `error_vs_mh.png` (Fig. 3b). Tables: `results.csv`, "
-              "`spectra.csv`, `heads.csv`, `history.csv`, `spectrum_convergence.csv`; per-model folders in `cells/`."]
-    (out / "summary.md").write_text("\n".join(lines) + "\n")
-    summary.update(summary_extra)
-    (out / "summary.json").write_text(json.dumps(summary, indent=2, default=float) + "\n")
-    paper = []
-    if fit.get("ok") and fit["identified"]:
-        paper = [{"quantity": "gamma in a/m_h^gamma + b (training loss)", "paper": PAPER["gamma"], "measured": fit["gamma"]},
-                 {"quantity": "b in a/m_h^gamma + b", "paper": PAPER["b"], "measured": fit["b"]}]
-    _report_json(out, title="ViT m_h sweep (Fig. 3)", section="vit_probe", data=src, command=command,
-                 seeds=len(cfg.seeds), preset=preset,
-                 figures=[{"file": "spectra_vs_mh.png",
-                           "caption": f"Fig. 3a analogue: mean singular values (raw and / sigma_1) of layer {layer}, "
-                                      f"head {cfg.spectra_head} pre-softmax logits over {cfg.n_spectra} test images "
-                                      "(stratified by class), "
-                                      f"one curve per m_h; {where}; {preset}."},
-                          {"file": "error_vs_mh.png",
-                           "caption": f"Fig. 3b analogue: training cross-entropy (eval mode, {cfg.n_eval_train} training "
-                                      f"images stratified by class) and held-out cross-entropy vs m_h with the fit a/m_h^gamma + b; "
-                                      f"{where}; {preset}. Paper: gamma 0.27, b 1.05 on ViT-B/16 with full training."}],
-                 paper=paper, text="\n".join(lines[2:3]))
-    if progress:
-        print(f"wrote {out}/summary.md")
+    with open_run(out, "vit-probe sweep-mh", command, dataclasses.asdict(cfg), scheduler=cfg.scheduler,
+                  device=cfg.device, record=not cfg.rebuild) as out:
+        t0 = time.time()
+        if cfg.rebuild:
+            missing = [c.key() for c in cells if not (out / "cells" / c.key()).is_dir()]
+            need(not missing, f"--rebuild: {len(missing)} of {len(cells)} cells are not finished in {out}/cells "
+                              f"(first: {missing[0] if missing else ''}); run without --rebuild to train them")
+            src = json.loads((out / "cells" / cells[0].key() / "cell.json").read_text())["data"]
+            dirs = [out / "cells" / c.key() for c in cells]
+            command = (out / "command.txt").read_text().strip() if (out / "command.txt").is_file() else command
+        else:
+            _say_quick(cfg, progress)
+            dirs = run_cells(cells, out, cfg.scheduler or None, progress)
+        if not cfg.keep_weights:
+            for c in cells:
+                (ckpt_dir / f"{c.key()}.pt").unlink(missing_ok=True)
+            if ckpt_dir.is_dir() and not any(ckpt_dir.iterdir()):
+                ckpt_dir.rmdir()
+        res = pd.concat([pd.read_csv(d / "rows.csv") for d in dirs], ignore_index=True).sort_values(["m_h", "seed"])
+        spec = pd.concat([pd.read_csv(d / "spectrum.csv") for d in dirs], ignore_index=True)
+        heads = pd.concat([pd.read_csv(d / "heads.csv") for d in dirs], ignore_index=True)
+        hist = pd.concat([pd.read_csv(d / "history.csv").assign(seed=c.seed) for d, c in zip(dirs, cells)], ignore_index=True)
+        res.to_csv(out / "results.csv", index=False)
+        spec.to_csv(out / "spectra.csv", index=False)
+        heads.to_csv(out / "heads.csv", index=False)
+        hist.to_csv(out / "history.csv", index=False)
+        layer = cfg.spectra_layer % base.depth
+        g = res.groupby("m_h")["train_loss_eval"].mean()
+        fit = fit_saturating_power(g.index.to_numpy(), g.to_numpy())
+        conv = spectrum_convergence(spec, layer, cfg.spectra_head)
+        conv.to_csv(out / "spectrum_convergence.csv", index=False)
+        t = cfg.train
+        preset = (f"{cfg.arch} (m_h varied), {t.epochs:g} epochs on {int(res.n_train.iloc[0])} training images, batch "
+                  f"{t.batch_size}, AdamW lr {t.lr:g} wd {t.weight_decay:g}, cosine, augment={t.augment}, device {cfg.device}")
+        where = f"{src}; {len(cfg.seeds)} seed(s)"
+        _plot_sweep(out, res, spec, fit, layer, cfg.spectra_head, where)
+        summary = {"data": src, "preset": preset, "fit": fit, "paper": PAPER, "wall_s_this_run": time.time() - t0,
+                   "command": command,
+                   "train_wall_s_total": float(res.train_wall_s.sum()), "convergence": conv.to_dict("records")}
+        lines = [f"# m_h sweep of a ViT on {src}", "",
+                 f"Configuration: {preset}. Seeds: {', '.join(map(str, cfg.seeds))}. "
+                 f"Training loss = mean cross-entropy on {int(res.n_eval_train.iloc[0])} training images drawn stratified "
+                 f"by class (seed {cfg.subset_seed}) in eval mode (no augmentation), after training; spectra on "
+                 f"{cfg.n_spectra} test images drawn the same way. Training wall time, all models: "
+                 f"{res.train_wall_s.sum():.0f} s.", "",
+                 "| m_h | params | training loss | training error | test loss | test accuracy | train wall s |",
+                 "|---|---|---|---|---|---|---|"]
+        for m, r in res.groupby("m_h").mean(numeric_only=True).iterrows():
+            lines.append(f"| {m} | {int(r.params)} | {r.train_loss_eval:.4f} | {r.train_err_eval:.4f} | {r.test_loss:.4f} | "
+                         f"{r.test_acc:.4f} | {r.train_wall_s:.0f} |")
+        lines.append("")
+        if fit.get("ok"):
+            lines.append(f"Fit of training loss: {fit['a']:.3g} / m_h^gamma + b with gamma = {fit['gamma']:.3f} "
+                         f"(+-{fit['gamma_se']:.3f}), b = {fit['b']:.3f} (+-{fit['b_se']:.3f}), rmse {fit['rmse']:.2g}. "
+                         f"Paper (ViT-B/16, full training): gamma = {PAPER['gamma']}, b = {PAPER['b']}.")
+            if not fit["identified"]:
+                lines.append("**The data do not identify gamma and b** (a standard error exceeds its value): over this "
+                             "range of m_h the training loss is nearly flat or linear in log m_h, so no saturating "
+                             "power law is pinned down; do not quote these gamma and b as measured.")
+        else:
+            lines.append(f"The fit a / m_h^gamma + b failed: {fit.get('why')}.")
+        g_ok = g[g > 0]
+        if len(g_ok) >= 2:
+            from jackson.rates import fit_power_law
+            slope, _ = fit_power_law(g_ok.index.to_numpy(), g_ok.to_numpy())
+            first, last = g_ok.iloc[0], g_ok.iloc[-1]
+            lines.append(f"Descriptive: log-log slope of training loss over m_h = {g_ok.index.min()}..{g_ok.index.max()}: "
+                         f"{slope:.3f}; training loss {first:.4f} -> {last:.4f} ({100 * (last - first) / first:+.1f}%).")
+            summary_extra = {"loglog_slope": slope, "loss_first": float(first), "loss_last": float(last)}
+        else:
+            summary_extra = {}
+        lines += ["", f"Spectrum convergence (Fig. 3a; layer {layer}, head {cfg.spectra_head}): relative L2 distance "
+                  "between successive normalised mean spectra sigma_i / sigma_1 over the indices both have "
+                  "(i <= the smaller m_h; a logit matrix has rank <= m_h).", "",
+                  "| from m_h | to m_h | indices compared | rel. distance |", "|---|---|---|---|"]
+        lines += [f"| {r.m_h_from} | {r.m_h_to} | {r.compared_i} | {_fmt(r.rel_l2)} |" for r in conv.itertuples()]
+        lines += ["", "Figures: `spectra_vs_mh.png` (Fig. 3a), `error_vs_mh.png` (Fig. 3b). Tables: `results.csv`, "
+                  "`spectra.csv`, `heads.csv`, `history.csv`, `spectrum_convergence.csv`; per-model folders in `cells/`."]
+        (out / "summary.md").write_text("\n".join(lines) + "\n")
+        summary.update(summary_extra)
+        (out / "summary.json").write_text(json.dumps(summary, indent=2, default=float) + "\n")
+        paper = []
+        if fit.get("ok") and fit["identified"]:
+            paper = [{"quantity": "gamma in a/m_h^gamma + b (training loss)", "paper": PAPER["gamma"], "measured": fit["gamma"]},
+                     {"quantity": "b in a/m_h^gamma + b", "paper": PAPER["b"], "measured": fit["b"]}]
+        _report_json(out, title="ViT m_h sweep (Fig. 3)", section="vit_probe", data=src, command=command,
+                     seeds=len(cfg.seeds), preset=preset,
+                     figures=[{"file": "spectra_vs_mh.png",
+                               "caption": f"Fig. 3a analogue: mean singular values (raw and / sigma_1) of layer {layer}, "
+                                          f"head {cfg.spectra_head} pre-softmax logits over {cfg.n_spectra} test images "
+                                          "(stratified by class), "
+                                          f"one curve per m_h; {where}; {preset}."},
+                              {"file": "error_vs_mh.png",
+                               "caption": f"Fig. 3b analogue: training cross-entropy (eval mode, {cfg.n_eval_train} training "
+                                          f"images stratified by class) and held-out cross-entropy vs m_h with the fit a/m_h^gamma + b; "
+                                          f"{where}; {preset}. Paper: gamma 0.27, b 1.05 on ViT-B/16 with full training."}],
+                     paper=paper, text="\n".join(lines[2:3]))
+        if progress:
+            print(f"wrote {out}/summary.md")
     return summary
 
 
@@ -573,7 +570,7 @@ def validate_permute(cfg: PermuteConfig) -> None:
              f"--{name}-*: epochs, lr, batch size and n_train must be positive")
     need(cfg.seed >= 0, f"--seed must be >= 0, got {cfg.seed}")
     _device(cfg.device)
-    check_out_dir(cfg.out)
+    check_run_folder(cfg.out, "vit-probe permute")
 
 
 def run_permute(cfg: PermuteConfig, command: str, progress: bool = True) -> dict:
@@ -592,64 +589,64 @@ def run_permute(cfg: PermuteConfig, command: str, progress: bool = True) -> dict
     te = _data_split(cfg.data, "test", cfg.cache, cfg.download)
     _say_quick(cfg, progress)
     out = Path(cfg.out)
-    _write_common(out, cfg, command)
-    work = out / "checkpoints"
-    work.mkdir(parents=True, exist_ok=True)
-    dev = cfg.device
-    perm = move_first_to_end(arch.tokens - 1, cfg.n_first)
-    if not cfg.checkpoint:
-        train(model, tr.images, tr.labels, cfg.original, cfg.seed, work / "original.pt", progress, "original",
-              device=dev, arch=cfg.arch)
-        origin = f"trained here on the original data ({cfg.original.epochs:g} epochs)"
-    start = {k: v.clone() for k, v in model.state_dict().items()}
-    model.to(dev)
-    rows = [{"phase": "original model", "test_data": "original", "accuracy": models.accuracy(model, te.images, te.labels, device=dev)}]
-    hook = PermuteTokens(model, perm)
-    rows.append({"phase": "original model, no further training", "test_data": "permuted",
-                 "accuracy": models.accuracy(model, te.images, te.labels, device=dev)})
-    hook.remove()
-    arms = [("permuted", True)] + ([("original", False)] if cfg.control else [])
-    for name, permuted in arms:
-        m = fresh()
-        m.load_state_dict(start)
-        h = PermuteTokens(m, perm) if permuted else None
-        hist = train(m, tr.images, tr.labels, cfg.finetune, cfg.seed + 1, work / f"finetune_{name}.pt", progress,
-                     f"continue on {name}", device=dev, arch=cfg.arch)
-        rows.append({"phase": f"continued training on {name} data ({cfg.finetune.epochs:g} epochs)",
-                     "test_data": name, "accuracy": models.accuracy(m, te.images, te.labels, device=dev),
-                     "train_loss_last_epoch": hist[-1]["train_loss"] if hist else float("nan")})
-        if h:
-            h.remove()
-    shutil.rmtree(work, ignore_errors=True)
-    tab = pd.DataFrame(rows)
-    tab.to_csv(out / "permute.csv", index=False)
-    before, after = rows[0]["accuracy"], rows[2]["accuracy"]
-    summary = {"data": tr.source, "origin": origin, "before": before, "after": after,
-               "zero_shot_permuted": rows[1]["accuracy"], "control": rows[3]["accuracy"] if cfg.control else None,
-               "paper": {"before": PAPER["acc_original"], "after": PAPER["acc_altered"]}}
-    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
-    ft = cfg.finetune
-    lines = [f"# Permutation test (Table 1, ViT column) on {tr.source}", "",
-             f"Model: {cfg.arch}, {origin}. Permutation: the first {cfg.n_first} of {arch.tokens - 1} patch tokens "
-             "moved to the end, after the patch embedding and before the class token and position encoding. "
-             f"Continued training: {ft.epochs:g} epochs on {min(ft.n_train, len(tr))} images, batch {ft.batch_size}, "
-             f"AdamW lr {ft.lr:g}, cosine, device {cfg.device}, seed {cfg.seed}. Accuracy on the {len(te)} test images.", "",
-             "| model | test data | accuracy |", "|---|---|---|"]
-    lines += [f"| {r['phase']} | {r['test_data']} | {r['accuracy']:.4f} |" for r in rows]
-    lines += ["", f"Before -> after: {before:.4f} -> {after:.4f} (ratio {after / before:.3f}). "
-              f"Paper (ViT-B/16): {PAPER['acc_original']} -> {PAPER['acc_altered']} "
-              f"(ratio {PAPER['acc_altered'] / PAPER['acc_original']:.3f})."]
-    if cfg.control:
-        lines.append(f"Control, the same continued training on the original data: {rows[3]['accuracy']:.4f}.")
-    (out / "summary.md").write_text("\n".join(lines) + "\n")
-    _report_json(out, title="Permutation test (Table 1, ViT)", section="vit_probe", data=tr.source, command=command,
-                 seeds=1, figures=[],
-                 paper=[{"quantity": "accuracy, original", "paper": PAPER["acc_original"], "measured": before},
-                        {"quantity": "accuracy, altered (permuted, continued training)", "paper": PAPER["acc_altered"],
-                         "measured": after},
-                        {"quantity": "accuracy ratio altered / original (model-size free)",
-                         "paper": PAPER["acc_altered"] / PAPER["acc_original"], "measured": after / before}],
-                 text="\n".join(lines[2:]))
-    if progress:
-        print(f"wrote {out}/summary.md")
+    with open_run(out, "vit-probe permute", command, dataclasses.asdict(cfg), device=cfg.device) as out:
+        work = out / "checkpoints"
+        work.mkdir(parents=True, exist_ok=True)
+        dev = cfg.device
+        perm = move_first_to_end(arch.tokens - 1, cfg.n_first)
+        if not cfg.checkpoint:
+            train(model, tr.images, tr.labels, cfg.original, cfg.seed, work / "original.pt", progress, "original",
+                  device=dev, arch=cfg.arch)
+            origin = f"trained here on the original data ({cfg.original.epochs:g} epochs)"
+        start = {k: v.clone() for k, v in model.state_dict().items()}
+        model.to(dev)
+        rows = [{"phase": "original model", "test_data": "original", "accuracy": models.accuracy(model, te.images, te.labels, device=dev)}]
+        hook = PermuteTokens(model, perm)
+        rows.append({"phase": "original model, no further training", "test_data": "permuted",
+                     "accuracy": models.accuracy(model, te.images, te.labels, device=dev)})
+        hook.remove()
+        arms = [("permuted", True)] + ([("original", False)] if cfg.control else [])
+        for name, permuted in arms:
+            m = fresh()
+            m.load_state_dict(start)
+            h = PermuteTokens(m, perm) if permuted else None
+            hist = train(m, tr.images, tr.labels, cfg.finetune, cfg.seed + 1, work / f"finetune_{name}.pt", progress,
+                         f"continue on {name}", device=dev, arch=cfg.arch)
+            rows.append({"phase": f"continued training on {name} data ({cfg.finetune.epochs:g} epochs)",
+                         "test_data": name, "accuracy": models.accuracy(m, te.images, te.labels, device=dev),
+                         "train_loss_last_epoch": hist[-1]["train_loss"] if hist else float("nan")})
+            if h:
+                h.remove()
+        shutil.rmtree(work, ignore_errors=True)
+        tab = pd.DataFrame(rows)
+        tab.to_csv(out / "permute.csv", index=False)
+        before, after = rows[0]["accuracy"], rows[2]["accuracy"]
+        summary = {"data": tr.source, "origin": origin, "before": before, "after": after,
+                   "zero_shot_permuted": rows[1]["accuracy"], "control": rows[3]["accuracy"] if cfg.control else None,
+                   "paper": {"before": PAPER["acc_original"], "after": PAPER["acc_altered"]}}
+        (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+        ft = cfg.finetune
+        lines = [f"# Permutation test (Table 1, ViT column) on {tr.source}", "",
+                 f"Model: {cfg.arch}, {origin}. Permutation: the first {cfg.n_first} of {arch.tokens - 1} patch tokens "
+                 "moved to the end, after the patch embedding and before the class token and position encoding. "
+                 f"Continued training: {ft.epochs:g} epochs on {min(ft.n_train, len(tr))} images, batch {ft.batch_size}, "
+                 f"AdamW lr {ft.lr:g}, cosine, device {cfg.device}, seed {cfg.seed}. Accuracy on the {len(te)} test images.", "",
+                 "| model | test data | accuracy |", "|---|---|---|"]
+        lines += [f"| {r['phase']} | {r['test_data']} | {r['accuracy']:.4f} |" for r in rows]
+        lines += ["", f"Before -> after: {before:.4f} -> {after:.4f} (ratio {after / before:.3f}). "
+                  f"Paper (ViT-B/16): {PAPER['acc_original']} -> {PAPER['acc_altered']} "
+                  f"(ratio {PAPER['acc_altered'] / PAPER['acc_original']:.3f})."]
+        if cfg.control:
+            lines.append(f"Control, the same continued training on the original data: {rows[3]['accuracy']:.4f}.")
+        (out / "summary.md").write_text("\n".join(lines) + "\n")
+        _report_json(out, title="Permutation test (Table 1, ViT)", section="vit_probe", data=tr.source, command=command,
+                     seeds=1, figures=[],
+                     paper=[{"quantity": "accuracy, original", "paper": PAPER["acc_original"], "measured": before},
+                            {"quantity": "accuracy, altered (permuted, continued training)", "paper": PAPER["acc_altered"],
+                             "measured": after},
+                            {"quantity": "accuracy ratio altered / original (model-size free)",
+                             "paper": PAPER["acc_altered"] / PAPER["acc_original"], "measured": after / before}],
+                     text="\n".join(lines[2:]))
+        if progress:
+            print(f"wrote {out}/summary.md")
     return summary

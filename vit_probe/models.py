@@ -15,6 +15,8 @@ heads*(m_h + m_h + d_v) features.  Probing code reads any of them through `split
 """
 from __future__ import annotations
 
+import sys
+
 import os
 import re
 from dataclasses import dataclass
@@ -345,7 +347,7 @@ def _evaluate(model, images, labels, batch, device, progress=False, desc="eval")
     model.eval()
     tot, wrong = 0.0, 0
     with torch.inference_mode():
-        for i in tqdm(range(0, len(labels), batch), desc=desc, disable=not progress, leave=False):
+        for i in tqdm(range(0, len(labels), batch), desc=desc, disable=not (progress and sys.stderr.isatty()), leave=False):
             x = to_tensor(images[i:i + batch]).to(device)
             y = torch.as_tensor(labels[i:i + batch]).to(device)
             out = model(x)

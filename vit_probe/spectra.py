@@ -9,6 +9,8 @@ of singular values holding 90% of sum s^2.
 """
 from __future__ import annotations
 
+import sys
+
 import textwrap
 
 import numpy as np
@@ -53,7 +55,7 @@ def collect(model, images: np.ndarray, layers: list[int], heads: list[int], batc
     model.eval()
     out = {(l, h): [] for l in layers for h in heads}
     with LogitProbe(model, layers, heads) as probe, torch.inference_mode():
-        for i in tqdm(range(0, len(images), batch), desc="spectra", unit="batch", disable=not progress,
+        for i in tqdm(range(0, len(images), batch), desc="spectra", unit="batch", disable=not (progress and sys.stderr.isatty()),
                       dynamic_ncols=True):
             model(model_input(model, images[i:i + batch], device))
             for l in layers:

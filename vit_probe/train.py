@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import torch
 import torch.nn.functional as F
-from tqdm.auto import tqdm
+from jackson.progress import bar as progress_bar
 
 from .data import normalise, subset
 
@@ -158,7 +158,7 @@ def train(model: torch.nn.Module, images: np.ndarray, labels: np.ndarray, cfg: T
                                "history": torch.tensor([[h[k] for k in keys] for h in history], dtype=torch.float64)
                                .reshape(-1, len(keys))})
 
-    bar = tqdm(total=total, initial=step, desc=desc, unit="step", disable=not progress, dynamic_ncols=True)
+    bar = progress_bar(total, desc, progress, initial=step, unit="step")   # a bar on a terminal, lines in a log
     model.train()
     order_epoch, order = -1, None
     sums = torch.zeros(3, dtype=torch.float64, device=dev)   # loss*n, wrong, n of this epoch (no per-step sync)
