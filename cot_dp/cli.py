@@ -16,7 +16,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from jackson.config import UsageError, build_parser, check_out_dir, fail, from_args, need
+from jackson.config import UsageError, check_out_dir, cli_run, fail, install_signals, need
+from jackson.runfolder import check_run_folder, open_run
 from .model import ArchConfig, ModelConfig
 from .tasks import TaskConfig, TaskParams
 from .train import MAX_SEED, TrainConfig
@@ -27,19 +28,13 @@ COMMANDS = ("data", "sweep", "train", "mask")
 def run_cli(prog: str, cls, description: str, run, argv: list[str], presets: dict | None = None):
     """jackson.config.cli_run with named presets: a boolean field named like a preset swaps the
     defaults for the preset's before the options given on the command line are applied."""
-    given = vars(build_parser(cls, prog, description).parse_args(argv))
-    base = cls()
-    for name, overrides in (presets or {}).items():
-        if given.get(name):
-            base = dataclasses.replace(base, **overrides)
-    command = " ".join([prog] + [shlex.quote(a) for a in argv])
-    try:
-        cfg = from_args(cls, given, base)
-        return cfg, run(cfg, command)
-    except UsageError as e:
-        fail(prog, str(e))
-    except KeyboardInterrupt:
-        fail(prog, "interrupted; finished cells are kept, rerun the same command to resume")
+    def preset(given: dict) -> dict:
+        out: dict = {}
+        for name, overrides in (presets or {}).items():
+            if given.get(name):
+                out.update(overrides)
+        return out
+    return cli_run(prog, cls, description, preset, run, argv)
 
 
 # ---- cot-dp data -------------------------------------------------------------------------------
@@ -208,7 +203,7 @@ def train_one(cfg: TrainRunConfig, command: str) -> dict:
     except ValueError as e:           # data.DataError included: the message names the file
         raise UsageError(str(e)) from None
     out = Path(cfg.out or folder / "runs" / f"{cfg.model}-d{cfg.dim}-s{cfg.seed}")
-    check_out_dir(out)
+    check_run_folder(out, "cot-dp train")
     try:
         ds = data.load(folder, task)
     except data.DataError as e:
@@ -218,12 +213,10 @@ def train_one(cfg: TrainRunConfig, command: str) -> dict:
     cell = CotCell(task=task, model=model, train=cfg.train, n_train=len(ds.train), n_test=len(ds.test),
                    data_seed=-1, seed=cfg.seed, n_eval=cfg.n_eval, max_len=cfg.max_len, data_dir=str(folder),
                    device=cfg.device)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "config.json").write_text(json.dumps(dataclasses.asdict(cfg) | {"task_resolved": dataclasses.asdict(task)},
-                                                indent=1, default=str))
-    (out / "command.txt").write_text(command + "\n")
-    cell.run(out, progress=True)
-    return pd.read_csv(out / "rows.csv").iloc[0].to_dict() | {"out": str(out)}
+    with open_run(out, "cot-dp train", command, dataclasses.asdict(cfg) | {"task_resolved": dataclasses.asdict(task)},
+                  device=cfg.device) as run_dir:
+        cell.run(run_dir, progress=True)
+        return pd.read_csv(run_dir / "rows.csv").iloc[0].to_dict() | {"out": str(out)}
 
 
 def train_main(argv: list[str]) -> int:
@@ -279,6 +272,7 @@ def mask_main(argv: list[str]) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    install_signals()     # before torch is imported: Ctrl-C during start-up is one line too
     argv = sys.argv[1:] if argv is None else list(argv)
     if not argv or argv[0] in ("-h", "--help"):
         print(__doc__.strip())

@@ -17,7 +17,8 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
-from jackson.config import UsageError, check_out_dir, need
+from jackson.config import UsageError, need
+from jackson.runfolder import check_run_folder, check_scheduler, open_run
 from jackson.sweep import non_default, run_cells
 from . import data, flops
 from .model import ArchConfig, CotTransformer, ModelConfig, n_params
@@ -158,7 +159,7 @@ class SweepConfig:
         return [CotCell(task=self.task_cfg(t, s), model=ModelConfig(model=m, d_model=D, arch=self.arch),
                         train=self.train, n_train=self.n_train, n_test=self.n_test, data_seed=self.data_seed,
                         seed=seed, n_eval=self.n_eval, max_len=self.max_len,
-                        data_dir=str(self.data_dir(t, s)), device=self.device)
+                        data_dir=str(self.data_dir(t, s).resolve()), device=self.device)
                 for t in self.task_list() for s in self.sizes_of(t) for m in self.model_list()
                 for D in self.dims_of(t) for seed in self.seeds]
 
@@ -203,7 +204,8 @@ def validate(cfg: SweepConfig) -> None:
                     ModelConfig(model=m, d_model=D, arch=cfg.arch).check()
     except ValueError as e:
         raise UsageError(str(e)) from None
-    check_out_dir(cfg.resolved_out())
+    check_run_folder(cfg.resolved_out(), "cot-dp sweep")
+    check_scheduler(cfg.scheduler)
 
 
 def make_datasets(cfg: SweepConfig, command: str, progress: bool = True) -> None:
@@ -535,23 +537,22 @@ def run_sweep(cfg: SweepConfig, command: str, progress: bool = True) -> dict:
     out = cfg.resolved_out()
     if progress:
         print(f"output: {out}" + ("" if cfg.out else " (the default for this preset; --out to choose)"), flush=True)
-    out.mkdir(parents=True, exist_ok=True)
-    if not cfg.estimate:   # an estimate leaves the run's own config and command alone
-        (out / "config.json").write_text(json.dumps(cfg.as_dict(), indent=1, default=str))
-        (out / "command.txt").write_text(command + "\n")
-    make_datasets(cfg, command, progress)
-    if cfg.estimate:
-        est = estimate(cfg, out, progress=progress)
-        return {"estimate": est}
-    dirs = run_cells(cfg.cells(), out, scheduler=cfg.scheduler or None, progress=progress)
-    res = pd.concat([pd.read_csv(d / "rows.csv") for d in dirs], ignore_index=True)
-    base = {(t, s): answer_baseline(cfg.data_dir(t, s), cfg.task_cfg(t, s), cfg.n_eval)
-            for t in cfg.task_list() for s in cfg.sizes_of(t)}
-    res["baseline"] = [base[(t, s)] for t, s in zip(res.task, res["size"])]
-    res.to_csv(out / "results.csv", index=False, float_format="%.6g")
-    summary = summarize(out, res, cfg, command)
-    figs = plot_heatmaps(out, res, cfg)
-    loc = plot_locality(out, res, cfg)
-    figs += [loc] if loc else []
-    write_report_json(out, cfg, command, figs, summary)
+    # an estimate takes the folder's lock but leaves the run's own config and command alone
+    with open_run(out, "cot-dp sweep", command, cfg.as_dict(), scheduler=cfg.scheduler, device=cfg.device,
+                  record=not cfg.estimate):
+        make_datasets(cfg, command, progress)
+        if cfg.estimate:
+            est = estimate(cfg, out, progress=progress)
+            return {"estimate": est}
+        dirs = run_cells(cfg.cells(), out, scheduler=cfg.scheduler or None, progress=progress)
+        res = pd.concat([pd.read_csv(d / "rows.csv") for d in dirs], ignore_index=True)
+        base = {(t, s): answer_baseline(cfg.data_dir(t, s), cfg.task_cfg(t, s), cfg.n_eval)
+                for t in cfg.task_list() for s in cfg.sizes_of(t)}
+        res["baseline"] = [base[(t, s)] for t, s in zip(res.task, res["size"])]
+        res.to_csv(out / "results.csv", index=False, float_format="%.6g")
+        summary = summarize(out, res, cfg, command)
+        figs = plot_heatmaps(out, res, cfg)
+        loc = plot_locality(out, res, cfg)
+        figs += [loc] if loc else []
+        write_report_json(out, cfg, command, figs, summary)
     return summary

@@ -7,11 +7,14 @@ generates the whole CoT greedily until <eos> and scores the final answer.
 from __future__ import annotations
 
 import math
+import sys
 import time
 from dataclasses import dataclass, field
 
 import torch
 from tqdm.auto import tqdm
+
+from jackson.progress import bar as progress_bar
 
 from .data import Split
 from .model import CotTransformer
@@ -110,7 +113,7 @@ def train(model: CotTransformer, train_split: Split, test_split: Split, cfg: Tra
     ids, lengths, plens = (a.to(device) for a in (train_split.ids, train_split.lengths, train_split.prompt_lens))
     res = TrainResult(steps=n_steps, wall_s=0.0, step_ms=0.0)
     perm, pos, run_loss, run_n = torch.randperm(len(train_split), generator=gen), 0, 0.0, 0
-    bar = tqdm(total=n_steps, desc=desc, disable=not progress, leave=False, dynamic_ncols=True)
+    bar = progress_bar(n_steps, desc, progress, leave=False)   # a bar on a terminal, lines in a log
     t0 = time.perf_counter()
     devices = [torch.device(device).index or 0] if str(device).startswith("cuda") else []
     with torch.random.fork_rng(devices=devices):
@@ -155,7 +158,7 @@ def accuracy(model: CotTransformer, split: Split, device: str = "cpu", batch: in
     model.eval().to(device)
     N = len(split) if n <= 0 else min(n, len(split))
     right = exact = with_cot = 0
-    for a in tqdm(range(0, N, batch), desc="generate", disable=not progress, leave=False, dynamic_ncols=True):
+    for a in tqdm(range(0, N, batch), desc="generate", disable=not (progress and sys.stderr.isatty()), leave=False, dynamic_ncols=True):
         sl = slice(a, min(a + batch, N))
         plen = split.prompt_lens[sl]
         prompts = split.ids[sl, :int(plen.max())].long().to(device)

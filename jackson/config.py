@@ -156,14 +156,17 @@ def usable_cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
-def split_global(prog: str, argv: list[str]) -> tuple[dict, list[str]]:
-    """Take the options every command shares (--threads N, --force) out of argv."""
+def split_global(prog: str, argv: list[str], own: frozenset = frozenset()) -> tuple[dict, list[str]]:
+    """Take the options every command shares (--threads N, --force, --config FILE) out of argv; one that
+    the command's config declares itself (a field in `own`, e.g. cot-dp data's `force`) is left to it."""
     opts = {"threads": None, "force": False, "config": None}
     rest: list[str] = []
     i = 0
     while i < len(argv):
         a = argv[i]
-        if a == "--force":
+        if a.lstrip("-").split("=", 1)[0] in own:
+            rest.append(a)
+        elif a == "--force":
             opts["force"] = True
         elif a == "--config" or a.startswith("--config="):
             if "=" in a:
@@ -252,15 +255,19 @@ def cli_run(prog: str, cls, description: str, quick: dict, run, argv: list[str])
 
     def body():
         from . import runfolder
-        opts, rest = split_global(prog, argv)
+        own = frozenset(f.name for f in dataclasses.fields(cls))
+        opts, rest = split_global(prog, argv, own)
         parser = build_parser(cls, prog, description)
         for opt, text in GLOBAL_HELP.items():
+            if opt[2:] in own:
+                continue
             parser.add_argument(opt, action="store_true" if opt == "--force" else None,
                                 **({} if opt == "--force" else {"metavar": "FILE" if opt == "--config" else "N"}),
                                 help=text)
         given = vars(parser.parse_args(rest))
         for k in ("threads", "force", "config"):
-            given.pop(k, None)
+            if k not in own:
+                given.pop(k, None)
         apply_threads(opts["threads"])
         runfolder.FORCE = opts["force"]
         if opts["config"]:

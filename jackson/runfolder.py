@@ -85,7 +85,7 @@ def folder_kind(out: Path) -> str | None:
 
 def check_scheduler(address: str, timeout: float = 5.0) -> None:
     """A Dask scheduler address that parses and answers a TCP connection within `timeout` seconds."""
-    if not address:
+    if not address or address.startswith("inproc://"):   # inproc: a LocalCluster(processes=False) in this process
         return
     url = urlsplit(address if "://" in address else f"tcp://{address}")
     try:

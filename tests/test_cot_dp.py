@@ -567,8 +567,9 @@ for _id, _opt, _says in BAD_TRAINING_OPTIONS + [
           says=[_says], check=_nothing_written)
 _case("sweep-corrupt-dataset-meta", "cot-dp sweep --quick --task arithmetic --models linear --sizes 2 --out s",
       "a truncated s/data/arithmetic-2/meta.json: one line naming it, exit 2",
-      setup=lambda p, mp: (p / "s/data/arithmetic-2").mkdir(parents=True) or
-      (p / "s/data/arithmetic-2/meta.json").write_text('{"task": {'), says=["meta.json: not valid JSON"],
+      setup=lambda p, mp: ((p / "s/data/arithmetic-2").mkdir(parents=True),
+                           (p / "s/command.txt").write_text("cot-dp sweep --quick\n"),    # the earlier run's folder
+                           (p / "s/data/arithmetic-2/meta.json").write_text('{"task": {')), says=["meta.json: not valid JSON"],
       check=lambda p, t: not (p / "s/cells").exists())
 _case("sweep-quick-default-out", "cot-dp sweep --quick --estimate --task arithmetic --models linear --sizes 2",
       "a smoke run writes to runs/cot_dp/quick-arithmetic (printed), never under reports/", code=0,
