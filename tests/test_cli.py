@@ -33,6 +33,7 @@ def quick_run(tmp_path_factory, sweep_exe, sub_env):
     return out, proc
 
 
+@pytest.mark.slow
 def test_quick_exits_zero_and_writes_artifacts(quick_run):
     out, proc = quick_run
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -44,6 +45,7 @@ def test_quick_exits_zero_and_writes_artifacts(quick_run):
     assert f"results: {out}/results.csv" in proc.stdout
 
 
+@pytest.mark.slow
 def test_quick_results_table(quick_run):
     out, proc = quick_run
     res = pd.read_csv(out / "results.csv")
@@ -61,6 +63,7 @@ def test_quick_results_table(quick_run):
     np.testing.assert_allclose(res.test_mse, rows.test_mse, rtol=1e-6)
 
 
+@pytest.mark.slow
 def test_quick_config_summary_and_command(quick_run):
     out, _ = quick_run
     cfg = json.loads((out / "config.json").read_text())
@@ -81,6 +84,7 @@ def test_quick_config_summary_and_command(quick_run):
     assert md.startswith("# jackson-sweep summary") and "## alpha = 1.5, rank = inf" in md
 
 
+@pytest.mark.slow
 def test_quick_two_finite_ranks_one_group_each(tmp_path, sweep_exe, sub_env):
     out = tmp_path / "ranks"
     proc = run_sweep_cli(sweep_exe, ["--quick", "--rank", "3,6", "--alpha", "1.5", "--m-h", "1,2",
@@ -94,6 +98,7 @@ def test_quick_two_finite_ranks_one_group_each(tmp_path, sweep_exe, sub_env):
     assert [(t["alpha"], t["rank"]) for t in s["targets"]] == [(1.5, "3"), (1.5, "6")]
 
 
+@pytest.mark.slow
 def test_quick_rank_2_and_inf(tmp_path, sweep_exe, sub_env):
     """A finite and an infinite rank in one sweep, with m_h reaching the finite rank (exact oracle)."""
     out = tmp_path / "mixed"
@@ -109,6 +114,7 @@ def test_quick_rank_2_and_inf(tmp_path, sweep_exe, sub_env):
         assert (out / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+@pytest.mark.slow
 def test_quick_linear_attention_is_named_everywhere(tmp_path, sweep_exe, sub_env, quick_run):
     """--attention linear: the linear model is trained and the run says so (summary, config, stdout);
     --compare-to sets the softmax quick run's held-out curve beside it."""
@@ -226,6 +232,7 @@ def bad_runs(tmp_path_factory, sweep_exe, sub_env):
     return results
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", list(BAD))
 def test_bad_input_one_line_exit_2(bad_runs, case):
     out, rc, stdout, stderr = bad_runs[case]
@@ -308,6 +315,7 @@ def test_resolved_out_default():
 
 # ---- issue 12: given features, the m_FF axis, restarts ----------------------------------------
 
+@pytest.mark.slow
 def test_quick_given_features_with_restarts_and_diagnostics(tmp_path, sweep_exe, sub_env):
     out = tmp_path / "given"
     proc = run_sweep_cli(sweep_exe, ["--quick", "--features", "given", "--construction", "trace-free", "--rank", "2",
@@ -331,6 +339,7 @@ def test_quick_given_features_with_restarts_and_diagnostics(tmp_path, sweep_exe,
     assert "knee e(1)/e(2)" in proc.stdout
 
 
+@pytest.mark.slow
 def test_m_ff_axis_gives_a_heatmap(tmp_path, sweep_exe, sub_env):
     out = tmp_path / "mff"
     proc = run_sweep_cli(sweep_exe, ["--quick", "--m-ff", "8,16", "--out", str(out)], sub_env)
@@ -343,6 +352,7 @@ def test_m_ff_axis_gives_a_heatmap(tmp_path, sweep_exe, sub_env):
     assert "m_FF=8" in proc.stdout and "m_FF = 16" in (out / "summary.md").read_text()
 
 
+@pytest.mark.slow
 def test_config_file_reproduces_the_run(quick_run, tmp_path, capsys):
     """--config <run>/config.json reruns that run: the same results.csv, byte for byte; options given win."""
     from jackson.cli import sweep_main

@@ -647,6 +647,7 @@ def test_fault_cases_are_listed_once_with_a_command_and_an_expectation():
                for c in FAULT_CASES)
 
 
+@pytest.mark.slow
 def test_killed_data_run_leaves_the_earlier_dataset_or_nothing(tmp_path):
     """SIGKILL while `cot-dp data` writes (held there after its first file): an existing folder keeps its
     earlier complete dataset byte for byte, a new folder does not appear; only a hidden .tmp-* is left."""
@@ -727,6 +728,7 @@ def quick_sweep(tmp_path_factory):
     return out, proc, args
 
 
+@pytest.mark.slow
 def test_quick_sweep_writes_results_figures_and_report(quick_sweep):
     out, proc, args = quick_sweep
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -749,6 +751,7 @@ def test_quick_sweep_writes_results_figures_and_report(quick_sweep):
     assert (out / "data/arithmetic-2/chain/train_data.txt").is_file()
 
 
+@pytest.mark.slow
 def test_quick_sweep_resumes_without_retraining(quick_sweep):
     out, _, args = quick_sweep
     before = {p.name: p.stat().st_mtime_ns for p in (out / "cells").glob("*/rows.csv")}
@@ -757,6 +760,7 @@ def test_quick_sweep_resumes_without_retraining(quick_sweep):
     assert {p.name: p.stat().st_mtime_ns for p in (out / "cells").glob("*/rows.csv")} == before
 
 
+@pytest.mark.slow
 def test_sweep_on_dask_gives_the_in_process_numbers(tmp_path):
     distributed = pytest.importorskip("dask.distributed")
     args = ["sweep", "--quick", "--task", "arithmetic", "--models", "linear", "--sizes", "2"]

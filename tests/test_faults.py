@@ -91,6 +91,7 @@ def test_folder_of_another_command_is_refused(tmp_path, capsys):
 
 @case("same-command-folder", "jackson-sweep --quick --out DIR   # DIR holds an earlier jackson-sweep run",
       "accepted: finished cells are reused (resume), the summary rebuilt")
+@pytest.mark.slow
 def test_folder_of_the_same_command_resumes(tmp_path, capsys):
     out = tmp_path / "run"
     assert sweep([*QUICK, "--out", str(out)], capsys)[0] == 0
@@ -186,6 +187,7 @@ class DiesOnce:
       "the cell reruns on a (restarted) worker; finished cells kept, no debris")
 @case("relative-out-on-cluster", "jackson-sweep --out rel/dir --scheduler ...   # workers started in another folder",
       "cells land under the client's rel/dir (paths made absolute before submission)")
+@pytest.mark.slow
 def test_worker_killed_mid_cell_is_rerun_and_paths_are_absolute(tmp_path, monkeypatch):
     distributed = pytest.importorskip("distributed")
     import cloudpickle
@@ -219,6 +221,7 @@ def _wait_for(pred, proc, timeout=120):
     return False
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig,code,word", [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")])
 def test_signal_mid_cell(tmp_path, sweep_exe, sub_env, sig, code, word):
     out = tmp_path / "run"
@@ -246,6 +249,7 @@ FAULT_CASES.append({"id": "sigterm-mid-cell", "command": "kill -TERM <pid of jac
                     "test": "tests/test_faults.py::test_signal_mid_cell"})
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig,code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_signal_at_start_up(tmp_path, sweep_exe, sub_env, sig, code):
     out = tmp_path / "run"

@@ -153,6 +153,7 @@ def _exe(name):
     return str(Path(sys.executable).parent / name)
 
 
+@pytest.mark.slow
 def test_rnn_compare_quick_smoke(tmp_path, sub_env):
     import subprocess
     import pandas as pd

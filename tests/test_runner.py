@@ -215,6 +215,7 @@ def test_leftover_tmp_folder_is_removed_and_not_counted(tmp_path, monkeypatch):
     assert {p.name for p in dirs[0].iterdir()} == CELL_FILES
 
 
+@pytest.mark.slow
 def test_resume_after_sigkill(tmp_path, sweep_exe, sub_env):
     out = tmp_path / "sweep"
     # cosine never stops a member early, so each cell trains the full 500 steps (a few seconds):

@@ -265,6 +265,7 @@ def quick_runs(tmp_path_factory):
     return runs
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(RUNS))
 def test_quick_run_writes_everything(quick_runs, name):
     out = quick_runs[name]
@@ -305,6 +306,7 @@ def test_report_hook(quick_runs, name):
         assert set(p) == {"quantity", "paper", "measured"} and 0 <= p["measured"] <= 1
 
 
+@pytest.mark.slow
 def test_summary_is_the_cells_and_reruns_resume_and_reproduce(quick_runs, tmp_path, capsys):
     """Same config + seed -> same numbers (fresh folder); rerunning a finished folder trains nothing."""
     src = quick_runs["selection-average"]
@@ -329,6 +331,7 @@ def test_two_seeds_and_task_options(tmp_path):
     assert np.asarray(ex["A"]).shape == (4, 4)
 
 
+@pytest.mark.slow
 def test_all_runs_three_tasks(tmp_path):
     cfgs = all_configs(AllRun(out=str(tmp_path / "all"), quick=True, seeds=(3,)))
     assert [c.task.name for c in cfgs] == list(RUNS)
@@ -399,6 +402,7 @@ def test_bad_input_one_line_exit_2(tmp_path, capsys, case):
         assert not out.exists()
 
 
+@pytest.mark.slow
 def test_console_script_help_and_error(sub_env):
     exe = Path(sys.executable).parent / "jackson-tasks"
     assert exe.exists()

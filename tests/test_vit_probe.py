@@ -186,6 +186,7 @@ SHARED = Path(__file__).resolve().parents[1] / E.SHARED_CKPT
 SHARED_DATA = Path(__file__).resolve().parents[1] / E.SHARED_DATA
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not (SHARED.is_file() and SHARED_DATA.is_file()), reason="shared ViT / CIFAR copy not beside the repo")
 def test_shared_vit_loads_and_reaches_its_stated_accuracy(tmp_path):
     """The third-party checkpoint: 69.65% on the JPEG q75 test set (../shared/data/README.md)."""
@@ -368,6 +369,7 @@ def _cli(args, env, timeout=240):
                           text=True, timeout=timeout)
 
 
+@pytest.mark.slow
 def test_every_subcommand_runs_a_quick_smoke(official, tmp_path, sub_env):
     common = ["--quick", "--data", str(official), "--cache", str(tmp_path / "cache")]
     r = _cli(["spectra", "--arch", TINY, *common, "--out", str(tmp_path / "s")], sub_env)
@@ -421,6 +423,7 @@ def test_bad_input_is_one_line_exit_2(args, msg, official, tmp_path, capsys):
     assert not (tmp_path / "o").exists()          # nothing written
 
 
+@pytest.mark.slow
 def test_console_script_reports_bad_input_without_traceback(sub_env):
     exe = Path(sys.executable).parent / "vit-probe"
     r = subprocess.run([str(exe), "sweep-mh", "--mh", "0"], env=sub_env, capture_output=True, text=True, timeout=120)
