@@ -11,7 +11,7 @@ from synthetic.pod_target import TargetError
 from .config import UsageError, need
 from .fit import FitConfig
 from .models import ATTENTIONS, FEATURES, ModelConfig
-from .results import collect, plot, reference_run, summarize
+from .results import collect, plot, reference_run, summarize, write_report_json
 from .rate_cell import RateCell, rank_str
 from .runfolder import check_run_folder, check_scheduler, open_run
 from .sweep import run_cells
@@ -235,4 +235,5 @@ def run_sweep(cfg: SweepConfig, command: str, progress: bool = True) -> dict:
         reference = reference_run(cfg.compare_to, resolved) if cfg.compare_to else None
         summary = summarize(out, tabs, tuple(cfg.fit_range), command, reference)
         plot(out, tabs, summary)
+        write_report_json(out)
     return summary

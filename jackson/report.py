@@ -1,16 +1,14 @@
 """jackson-report: one lab report, reports/index.md and reports/index.html, from the result folders under reports/.
 
-It trains nothing; it reads what runs left behind.  A result folder is found in one of two ways:
-
-  * the report hook: a folder holding `report.json` =
+It trains nothing; it reads what runs left behind, through one declared interface: every result
+folder holds `report.json` =
         {"title", "section", "data", "command", "seeds",
          "figures": [{"file", "caption"}],            file relative to that folder
          "paper": [{"quantity", "paper", "measured"}],  paper may be null or a string when not a number
          "text"}                                       markdown, a paragraph
-    is rendered as it is (jackson-tasks writes one; vit-probe and cot-dp are meant to);
-  * adapters for folders written before the hook: jackson-sweep runs (summary.json with "targets") and
-    rnn-compare runs (summary.json with "tables"), whose captions and paper values are derived from their
-    summary.json, config.json, command.txt and tables_long.csv.
+which each experiment writes at the end of its run (jackson.results.write_report_json,
+rnn_compare.report, jackson.task_results, vit_probe.experiment, cot_dp.sweep).  A folder with a
+SUPERSEDED.md (a later run replaced it) is marked so in its title and text.
 
 Sections come in the order of SECTIONS, then any other section a report.json names.  A section with
 no results says which command produces them.  Every caption says what the figure measures, on which
@@ -78,12 +76,6 @@ def find_runs(root: Path) -> list[dict]:
         folder = Path(dirpath)
         if "report.json" in filenames:
             entries.append(from_hook(root, folder))
-        elif {"summary.json", "config.json", "command.txt"} <= set(filenames):
-            summary = _read_json(folder / "summary.json")
-            if "targets" in summary:
-                entries.append(from_jackson_sweep(root, folder, summary))
-            elif "tables" in summary:
-                entries.append(from_rnn_compare(root, folder, summary))
     return sorted(entries, key=lambda e: e["folder"])
 
 
@@ -114,117 +106,11 @@ def from_hook(root: Path, folder: Path) -> dict:
             extra.append(f"Command: `{e['command']}`.")
         e["figures"].append({"file": _rel(root, folder / f["file"]), "caption": " ".join([cap, *extra]).strip()})
     e["links"] = [_rel(root, folder / n) for n in ("summary.md",) if (folder / n).exists()]
-    return e
-
-
-def from_jackson_sweep(root: Path, folder: Path, s: dict) -> dict:
-    """Adapter: a jackson-sweep result folder (summary.json, config.json, command.txt, PNGs)."""
-    cfg = _read_json(folder / "config.json")
-    command = (folder / "command.txt").read_text().strip()
-    seeds = cfg.get("seeds", [])
-    alphas = sorted({t["alpha"] for t in s["targets"]})
-    ranks = list(dict.fromkeys(t["rank"] for t in s["targets"]))
-    mh = cfg.get("m_h", [])
-    data = (f"synthetic POD targets of Eq. (8) (F = {cfg.get('F', 'identity')}, f = {cfg.get('f', 'identity')}, "
-            f"{cfg.get('phi', 'sin')}/{cfg.get('psi', 'sin')} bases), x ~ U[0,1], tau = {cfg.get('tau', '?')}; "
-            f"{cfg.get('n_train', '?')} training / {cfg.get('n_test', '?')} held-out sequences per target and seed; "
-            f"m_h = {min(mh) if mh else '?'}..{max(mh) if mh else '?'}")
-    tail = f" Data: {data}. Seeds: {_seeds_text(seeds)}. Command: `{command}`."
-    figs = [("error_vs_mh.png",
-             f"Held-out MSE of the trained Eq. (5) model (mean over seeds, bars: sd) and of the rank-m_h POD oracle "
-             f"(dashed; dotted: s = t logits kept exact) against m_h, one panel per alpha ({', '.join(f'{a:g}' for a in alphas)}), "
-             f"a colour per rank ({', '.join(ranks)}); grey: the slope m_h^-(2 alpha - 1) of Theorem 4.1."),
-            ("learned_spectrum.png", "Singular values of the learned coupling rho_hat (one line per m_h) against the "
-                                     "target's sigma_i, one panel per target."),
-            ("loss_curves.png", "Training-subset MSE against optimiser step, one line per m_h, one panel per target.")]
-    lo, hi = s.get("fit_range", [1, 8])
-    kind = s.get("attention", "softmax")
-    if kind != "softmax":   # the model is Eq. (5) with another attention: say so in every caption
-        figs = [(f, c.replace("the trained Eq. (5) model", f"the trained Eq. (5) model with {kind} attention"))
-                for f, c in figs]
-    paper = []
-    feats = s.get("features", "learned")
-    for t in s["targets"]:
-        e = t.get("exponents", {})
-        if kind != "softmax":
-            continue        # Theorem 4.1 is about softmax attention: no paper value to set beside these
-        flag = t.get("degenerate", {})
-        if t["rank"] == "inf" and "test" in e:
-            paper.append({"quantity": f"alpha = {t['alpha']:g}, rank inf: exponent of held-out MSE in m_h "
-                                      f"(fit over m_h {lo}..{hi}; Theorem 4.1 predicts -(2 alpha - 1))"
-                                      + (f" -- {flag['why']}: not agreement" if flag.get("flag") else ""),
-                          "paper": t["predicted_exponent"], "measured": e["test"]["slope"]})
-        if t["rank"] == "inf" and "oracle_self_exact" in e:
-            paper.append({"quantity": f"alpha = {t['alpha']:g}, rank inf: exponent of the rank-m_h oracle, s != t part",
-                          "paper": t["predicted_exponent"], "measured": e["oracle_self_exact"]["slope"]})
-    notes = []
-    for t in s["targets"]:
-        ch = t.get("checks", {})
-        if "knee_drop" in ch:
-            notes.append(f"alpha {t['alpha']:g}, rank {t['rank']}: held-out MSE drops {ch['knee_drop']:.3g}x from "
-                         f"m_h = {int(t['rank']) - 1} to {t['rank']}"
-                         + (f" and {ch['drop_r_to_r_plus_1']:.3g}x from {t['rank']} to {int(t['rank']) + 1}"
-                            if "drop_r_to_r_plus_1" in ch else ""))
-        if "max_trained_over_oracle_mh_le_8" in ch:
-            notes.append(f"alpha {t['alpha']:g}, rank inf: held-out / oracle <= "
-                         f"{ch['max_trained_over_oracle_mh_le_8']:.3g} for m_h <= 8")
-    outl = sorted({m for t in s["targets"] for m in t.get("checks", {}).get("optimisation_outliers", [])})
-    text = ("Measured: " + "; ".join(notes) + "." if notes else "")
-    if kind != "softmax":
-        text = (f"Attention: {kind} (not the softmax of Theorem 4.1, so no predicted exponent is set beside it; "
-                f"the comparison with softmax on the same targets is in summary.md). " + text)
-    if outl:
-        text += f" Members flagged as optimisation outliers (stuck far above smaller m_h): m_h = {', '.join(map(str, outl))}."
-    if feats == "given":
-        text = ("Given features: f_hat replaced by the target's own basis, only W_Q, W_K and an affine value map trained "
-                "(the attention term of Eq. (17) alone). " + text)
-    sup = folder / "SUPERSEDED.md"
+    sup = folder / "SUPERSEDED.md"          # a later run replaced this one: say so in its title and text
     if sup.exists():
-        text = "SUPERSEDED: " + " ".join(sup.read_text().split()) + " " + text
-    return {"folder": _rel(root, folder), "section": "jackson",
-            "title": ("[superseded] " if sup.exists() else "")
-                     + f"jackson-sweep: alpha {', '.join(f'{a:g}' for a in alphas)}; rank {', '.join(ranks)}"
-                     + (f"; {kind} attention" if kind != "softmax" else "")
-                     + ("; given features" if feats == "given" else "") + f" ({folder.name})",
-            "data": data, "command": command, "seeds": seeds, "paper": paper, "text": text.strip(),
-            "figures": [{"file": _rel(root, folder / f), "caption": c + tail} for f, c in figs],
-            "links": [_rel(root, folder / "summary.md")] if (folder / "summary.md").exists() else []}
-
-
-def from_rnn_compare(root: Path, folder: Path, s: dict) -> dict:
-    """Adapter: an rnn-compare result folder (summary.json, tables_long.csv with the paper's values)."""
-    import pandas as pd
-    cfg = _read_json(folder / "config.json")
-    command = (folder / "command.txt").read_text().strip()
-    n_seeds = cfg.get("seeds", "?")
-    direction = cfg.get("mix_direction", "future")
-    data = (f"synthetic linear targets H_t = sum_s rho(s) x(t-s), x ~ U[0,1], tau = {cfg.get('tau', '?')}; "
-            f"{cfg.get('n_train', '?')} training / {cfg.get('n_test', '?')} held-out sequences; ordering: first and "
-            f"last {cfg.get('swap', '?')} steps swapped; mixing: a length-{cfg.get('filter_length', '?')} filter, "
-            f"direction '{direction}'")
-    seeds = f"{n_seeds} (model inits)"
-    paper = []
-    long_csv = folder / "tables_long.csv"
-    if long_csv.exists():
-        for r in pd.read_csv(long_csv).itertuples():
-            if isinstance(r.paper, float) and math.isfinite(r.paper):
-                paper.append({"quantity": f"{r.model}, {r.kernel} kernel, {r.alteration}: held-out MSE "
-                                          f"(Table {3 if r.kernel == 'uniform' else 2})",
-                              "paper": float(r.paper), "measured": float(r.mean)})
-    for name, t in s["tables"].items():
-        for m, v in t.items():
-            if isinstance(v.get("paper_ratio"), (int, float)) and math.isfinite(v["paper_ratio"]):
-                paper.append({"quantity": f"{name}: {m}, altered / original MSE", "paper": v["paper_ratio"],
-                              "measured": v["ratio"]})
-    cap = ("Held-out MSE (mean ± sd over seeds) of the linear RNN (App. C) and the Eq. (5) Transformer with a learned "
-           "positional encoding, on the original, permuted and mixed targets; black ticks: the paper's Tables 2-3.")
-    return {"folder": _rel(root, folder), "section": "rnn_compare",
-            "title": f"rnn-compare: {cfg.get('table', 'all')} table(s), mixing direction '{direction}' ({folder.name})",
-            "data": data, "command": command, "seeds": seeds, "paper": paper,
-            "text": "Tables with per-seed spread and the RNN complexity measures of App. D.1 are in the summary.",
-            "figures": [{"file": _rel(root, folder / "mse_bars.png"),
-                         "caption": f"{cap} Data: {data}. Seeds: {seeds}. Command: `{command}`."}],
-            "links": [_rel(root, folder / "summary.md")] if (folder / "summary.md").exists() else []}
+        e["title"] = "[superseded] " + e["title"]
+        e["text"] = ("SUPERSEDED: " + " ".join(sup.read_text().split()) + " " + e["text"]).strip()
+    return e
 
 
 def other_documents(root: Path) -> list[str]:

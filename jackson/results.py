@@ -629,3 +629,91 @@ def plot(out_dir: Path, tabs: dict, summary: dict) -> list[Path]:
     fig.savefig(paths[-1], dpi=150)
     plt.close(fig)
     return paths
+
+
+# ---- the lab report's entry (report.json) ---------------------------------------------------------
+
+def seeds_text(seeds) -> str:
+    """'3 (0, 1, 2)' for a list of seeds; the value itself otherwise."""
+    if isinstance(seeds, (list, tuple)):
+        return f"{len(seeds)} ({', '.join(map(str, seeds))})"
+    return str(seeds)
+
+
+def report_hook(folder: Path) -> dict:
+    """The lab report's entry for a jackson-sweep folder (jackson/report.py reads it as report.json), built
+    from what the run wrote: summary.json, config.json, command.txt and the figures."""
+    s = json.loads((folder / "summary.json").read_text())
+    cfg = json.loads((folder / "config.json").read_text())
+    command = (folder / "command.txt").read_text().strip()
+    seeds = cfg.get("seeds", [])
+    alphas = sorted({t["alpha"] for t in s["targets"]})
+    ranks = list(dict.fromkeys(t["rank"] for t in s["targets"]))
+    mh = cfg.get("m_h", [])
+    data = (f"synthetic POD targets of Eq. (8) (F = {cfg.get('F', 'identity')}, f = {cfg.get('f', 'identity')}, "
+            f"{cfg.get('phi', 'sin')}/{cfg.get('psi', 'sin')} bases), x ~ U[0,1], tau = {cfg.get('tau', '?')}; "
+            f"{cfg.get('n_train', '?')} training / {cfg.get('n_test', '?')} held-out sequences per target and seed; "
+            f"m_h = {min(mh) if mh else '?'}..{max(mh) if mh else '?'}")
+    tail = f" Data: {data}. Seeds: {seeds_text(seeds)}. Command: `{command}`."
+    figs = [("error_vs_mh.png",
+             f"Held-out MSE of the trained Eq. (5) model (mean over seeds, bars: sd) and of the rank-m_h POD oracle "
+             f"(dashed; dotted: s = t logits kept exact) against m_h, one panel per alpha ({', '.join(f'{a:g}' for a in alphas)}), "
+             f"a colour per rank ({', '.join(ranks)}); grey: the slope m_h^-(2 alpha - 1) of Theorem 4.1."),
+            ("learned_spectrum.png", "Singular values of the learned coupling rho_hat (one line per m_h) against the "
+                                     "target's sigma_i, one panel per target."),
+            ("loss_curves.png", "Training-subset MSE against optimiser step, one line per m_h, one panel per target.")]
+    lo, hi = s.get("fit_range", [1, 8])
+    kind = s.get("attention", "softmax")
+    if kind != "softmax":   # the model is Eq. (5) with another attention: say so in every caption
+        figs = [(f, c.replace("the trained Eq. (5) model", f"the trained Eq. (5) model with {kind} attention"))
+                for f, c in figs]
+    paper = []
+    feats = s.get("features", "learned")
+    for t in s["targets"]:
+        e = t.get("exponents", {})
+        if kind != "softmax":
+            continue        # Theorem 4.1 is about softmax attention: no paper value to set beside these
+        flag = t.get("degenerate", {})
+        if t["rank"] == "inf" and "test" in e:
+            paper.append({"quantity": f"alpha = {t['alpha']:g}, rank inf: exponent of held-out MSE in m_h "
+                                      f"(fit over m_h {lo}..{hi}; Theorem 4.1 predicts -(2 alpha - 1))"
+                                      + (f" -- {flag['why']}: not agreement" if flag.get("flag") else ""),
+                          "paper": t["predicted_exponent"], "measured": e["test"]["slope"]})
+        if t["rank"] == "inf" and "oracle_self_exact" in e:
+            paper.append({"quantity": f"alpha = {t['alpha']:g}, rank inf: exponent of the rank-m_h oracle, s != t part",
+                          "paper": t["predicted_exponent"], "measured": e["oracle_self_exact"]["slope"]})
+    notes = []
+    for t in s["targets"]:
+        ch = t.get("checks", {})
+        if "knee_drop" in ch:
+            notes.append(f"alpha {t['alpha']:g}, rank {t['rank']}: held-out MSE drops {ch['knee_drop']:.3g}x from "
+                         f"m_h = {int(t['rank']) - 1} to {t['rank']}"
+                         + (f" and {ch['drop_r_to_r_plus_1']:.3g}x from {t['rank']} to {int(t['rank']) + 1}"
+                            if "drop_r_to_r_plus_1" in ch else ""))
+        if "max_trained_over_oracle_mh_le_8" in ch:
+            notes.append(f"alpha {t['alpha']:g}, rank inf: held-out / oracle <= "
+                         f"{ch['max_trained_over_oracle_mh_le_8']:.3g} for m_h <= 8")
+    outl = sorted({m for t in s["targets"] for m in t.get("checks", {}).get("optimisation_outliers", [])})
+    text = ("Measured: " + "; ".join(notes) + "." if notes else "")
+    if kind != "softmax":
+        text = (f"Attention: {kind} (not the softmax of Theorem 4.1, so no predicted exponent is set beside it; "
+                f"the comparison with softmax on the same targets is in summary.md). " + text)
+    if outl:
+        text += f" Members flagged as optimisation outliers (stuck far above smaller m_h): m_h = {', '.join(map(str, outl))}."
+    if feats == "given":
+        text = ("Given features: f_hat replaced by the target's own basis, only W_Q, W_K and an affine value map trained "
+                "(the attention term of Eq. (17) alone). " + text)
+    return {"section": "jackson",
+            "title": f"jackson-sweep: alpha {', '.join(f'{a:g}' for a in alphas)}; rank {', '.join(ranks)}"
+                     + (f"; {kind} attention" if kind != "softmax" else "")
+                     + ("; given features" if feats == "given" else "") + f" ({folder.name})",
+            "data": data, "command": command, "seeds": seeds, "paper": paper, "text": text.strip(),
+            "figures": [{"file": f, "caption": c + tail} for f, c in figs]}
+
+
+def write_report_json(folder: Path) -> Path:
+    """report.json beside the summary: the one interface jackson-report reads."""
+    from .runfolder import write_atomic
+    path = Path(folder) / "report.json"
+    write_atomic(path, json.dumps(report_hook(Path(folder)), indent=1) + "\n")
+    return path

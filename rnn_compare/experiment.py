@@ -21,6 +21,7 @@ from jackson.runfolder import check_run_folder, check_scheduler, open_run
 from jackson.fit import FitConfig, evaluate, fit
 from jackson.models import ModelConfig, TransformerBank
 from jackson.sweep import config_hash, run_cells
+from .report import write_report_json
 from .alterations import AlterationError, check_filter, mix, permute, random_filter, swap_ends
 from .models import RNNBank, RNNConfig
 from .targets import apply_linear, complexity, kernel, mixed_kernel
@@ -317,4 +318,5 @@ def run_compare(cfg: CompareConfig, command: str, progress: bool = True) -> dict
         metas = {d.name: json.loads((d / "cell.json").read_text()) for d in dirs}
         summary = tables(out, rows, metas, cfg, command)
         plot(out, pd.read_csv(out / "tables_long.csv"))
+        write_report_json(out)
     return summary

@@ -1,5 +1,5 @@
-"""jackson-report (jackson/report.py): the lab report built from small fixture result folders (report hook
-and the jackson-sweep / rnn-compare adapters), the HTML checked with a parser (and headless Chromium when
+"""jackson-report (jackson/report.py): the lab report built from small fixture result folders (each with the
+report.json its experiment writes: jackson-sweep and rnn-compare through their own writers), the HTML checked with a parser (and headless Chromium when
 installed), one-line usage errors."""
 from __future__ import annotations
 
@@ -66,6 +66,10 @@ def root(tmp_path) -> Path:
     (c / "tables_long.csv").write_text("kernel,alteration,model,mean,std,count,paper\n"
                                        "exp,original,rnn,2e-07,1e-08,3,1e-07\nexp,permuted,rnn,0.01,0.001,3,0.0357\n")
     png(c / "mse_bars.png")
+    from jackson.results import write_report_json as sweep_hook        # what run_sweep writes at its end
+    from rnn_compare.report import write_report_json as compare_hook   # what run_compare writes at its end
+    sweep_hook(j)
+    compare_hook(c)
 
     t = r / "tasks" / "nearest-point"
     png(t / "attention.png", (10, 200, 10))
@@ -188,6 +192,10 @@ def test_report_of_the_committed_results(tmp_path):
     problems, n = check_html((dst / "index.html").read_text())
     assert problems == [] and n == len(md_images(md))
     assert dict(res["sections"])["jackson"] >= 2 and dict(res["sections"])["rnn_compare"] >= 2
+    # the committed page is what the committed folders rebuild to, byte for byte (rerun jackson-report
+    # after adding or changing a run folder)
+    assert md == (REPO_REPORTS / "index.md").read_text(), "reports/index.md is stale: run jackson-report"
+    assert (dst / "index.html").read_text() == (REPO_REPORTS / "index.html").read_text()
 
 
 def test_cli(root, capsys):
@@ -226,7 +234,7 @@ def test_runs_sharing_a_title_are_told_apart_by_folder(tmp_path):
 def test_non_softmax_jackson_runs_are_named_and_get_no_paper_exponent(tmp_path):
     """A jackson-sweep folder whose summary.json says attention = linear: the title and captions say
     so, and Theorem 4.1's softmax prediction is not set beside its exponent."""
-    from jackson.report import from_jackson_sweep
+    from jackson.results import report_hook
     f = tmp_path / "jackson" / "lin"
     f.mkdir(parents=True)
     (f / "config.json").write_text(json.dumps({"seeds": [0], "m_h": [1, 2], "tau": 16}))
@@ -234,8 +242,10 @@ def test_non_softmax_jackson_runs_are_named_and_get_no_paper_exponent(tmp_path):
     s = {"attention": "linear", "fit_range": [1, 2],
          "targets": [{"alpha": 1.5, "rank": "inf", "predicted_exponent": -2.0,
                       "exponents": {"test": {"slope": -2.4}}, "checks": {}}]}
-    e = from_jackson_sweep(tmp_path, f, s)
+    (f / "summary.json").write_text(json.dumps(s))
+    e = report_hook(f)
     assert "linear attention" in e["title"] and e["paper"] == []
     assert all("with linear attention" in fig["caption"] for fig in e["figures"] if "Held-out" in fig["caption"])
     s["attention"] = "softmax"
-    assert from_jackson_sweep(tmp_path, f, s)["paper"][0]["measured"] == -2.4
+    (f / "summary.json").write_text(json.dumps(s))
+    assert report_hook(f)["paper"][0]["measured"] == -2.4
