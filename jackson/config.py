@@ -57,20 +57,38 @@ def _comments(cls) -> dict[str, str]:
     return {m.group(1): m.group(2).strip() for m in re.finditer(r"^\s+(\w+):[^\n#]*#\s*([^\n]*)$", src, re.M)}
 
 
+INT_MAX = 2 ** 63 - 1      # every integer option fits a signed 64-bit integer (seeds go to numpy and torch)
+
+
+def parse_int(s: str) -> int:
+    v = int(s)
+    if not -INT_MAX <= v <= INT_MAX:
+        raise ValueError(f"{s} is outside -2**63+1..2**63-1")
+    return v
+
+
+def parse_float(s: str) -> float:
+    """A finite float: nan and inf are refused here, for every float option (ranks have their own parser)."""
+    v = float(s)
+    if not math.isfinite(v):
+        raise ValueError(f"{s} is not a finite number")
+    return v
+
+
 def parse_int_list(s: str) -> tuple[int, ...]:
     out = []
     for part in s.split(","):
         part = part.strip()
         if re.fullmatch(r"-?\d+-\d+", part):
             a, b = part.rsplit("-", 1)
-            out.extend(range(int(a), int(b) + 1))
+            out.extend(range(parse_int(a), parse_int(b) + 1))
         else:
-            out.append(int(part))
+            out.append(parse_int(part))
     return tuple(out)
 
 
 def parse_float_list(s: str) -> tuple[float, ...]:
-    return tuple(float(p) for p in s.split(","))
+    return tuple(parse_float(p) for p in s.split(","))
 
 
 def parse_rank_list(s: str) -> tuple[float, ...]:
@@ -94,7 +112,7 @@ def _parser_for(name, tp):
         return None
     if origin is typing.Union or str(origin) == "types.UnionType":
         return str
-    return tp
+    return {float: parse_float, int: parse_int}.get(tp, tp)
 
 
 def _flat_fields(cls, prefix=()):
@@ -138,8 +156,9 @@ def _named(conv, opt):
     def parse(s):
         try:
             return conv(s)
-        except (ValueError, TypeError):
-            raise argparse.ArgumentTypeError(f"cannot read '{s}'") from None
+        except (ValueError, TypeError) as e:
+            why = str(e) if conv in (parse_int, parse_float) and ("finite" in str(e) or "outside" in str(e)) else ""
+            raise argparse.ArgumentTypeError(f"cannot read '{s}'" + (f" ({why})" if why else "")) from None
     parse.__name__ = opt
     return parse
 

@@ -317,6 +317,21 @@ def test_bad_config_file(tmp_path, capsys):
     assert not (tmp_path / "r").exists()
 
 
+@case("non-finite-or-huge-number", "jackson-tasks nearest-point --lr inf; --seeds 123456789012345678901234; "
+      "any float option nan/inf, any integer beyond 2**63-1", "exit 2, one line naming the option; nothing trained or written")
+@pytest.mark.parametrize("argv,option", [(["--lr", "inf"], "--lr"), (["--lr", "nan"], "--lr"),
+                                         (["--seeds", "123456789012345678901234"], "--seeds"),
+                                         (["--steps", "99999999999999999999"], "--steps")])
+def test_every_number_option_is_finite_and_in_range(tmp_path, capsys, argv, option):
+    from jackson.cli import tasks_main
+    try:
+        rc = tasks_main(["nearest-point", "--quick", *argv, "--out", str(tmp_path / "o")])
+    except SystemExit as e:
+        rc = e.code
+    err = capsys.readouterr().err
+    assert rc == 2 and option in one_line(err, "jackson-tasks nearest-point") and not (tmp_path / "o").exists()
+
+
 def test_help_lists_the_shared_options(capsys):
     rc, so, se = sweep(["--help"], capsys)
     assert rc == 0 and "--threads" in so and "--force" in so and "--config" in so
