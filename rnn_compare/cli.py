@@ -22,6 +22,8 @@ def compare_main(argv: list[str] | None = None) -> int:
                            sys.argv[1:] if argv is None else argv)
     print(f"tables:  {cfg.out}/summary.md, {cfg.out}/tables.tex, {cfg.out}/tables_long.csv")
     print(f"figure:  {cfg.out}/mse_bars.png")
+    for d in summary.get("diverged", []):
+        print(f"diverged, left out of the means: {d['model']}, {d['kernel']} kernel, {d['alteration']}, seed {d['seed']}")
     for name, t in summary["tables"].items():
         for m, v in t.items():
             print(f"{name:9s} {m:11s} original {v['original']:.2e}  altered {v['altered']:.2e}  "

@@ -222,7 +222,12 @@ def _fmt(m, s):
 
 
 def tables(out: Path, rows: pd.DataFrame, metas: dict, cfg: CompareConfig, command: str) -> dict:
-    """Table 2 / Table 3 layouts with the paper's values and Altered/Original ratios."""
+    """Table 2 / Table 3 layouts with the paper's values and Altered/Original ratios.  Diverged members
+    (non-finite loss, or a training MSE above `explode` x E[y^2]: jackson/fit.py) are left out of every
+    mean and named in the summary."""
+    bad = rows.status.astype(str).str.startswith("diverged")
+    diverged = rows[bad][["kernel", "alteration", "model", "seed", "status"]].to_dict("records")
+    rows = rows[~bad]
     g = rows.groupby(["kernel", "alteration", "model"]).test_mse.agg(["mean", "std", "count"])
     long = g.reset_index()
     long["paper"] = [PAPER.get((k, a, m), np.nan) for k, a, m in zip(long.kernel, long.alteration, long.model)]
@@ -236,7 +241,11 @@ def tables(out: Path, rows: pd.DataFrame, metas: dict, cfg: CompareConfig, comma
              "not causal and lies outside the RNN's space, although App. D.3 treats it as causal)"
              if cfg.mix_direction == "future" else "((theta*x)[t] = sum_s theta(s) x(t-s): causal)")
           + ". Paper values: Jiang & Li, Tables 2-3.", ""]
-    summary = {"command": command, "tables": {}}
+    summary = {"command": command, "tables": {}, "diverged": diverged}
+    if diverged:
+        md += [f"**{len(diverged)} diverged member(s), left out of every mean below:** "
+               + "; ".join(f"{d['model']}, {d['kernel']} kernel, {d['alteration']}, seed {d['seed']} ({d['status']})"
+                           for d in diverged), ""]
     latex = []
     for name in (list(TABLES) if cfg.table == "all" else [cfg.table]):
         (k0, a0), (k1, a1) = TABLES[name]
@@ -245,6 +254,11 @@ def tables(out: Path, rows: pd.DataFrame, metas: dict, cfg: CompareConfig, comma
                "original (paper) | altered (paper) | altered/original (paper) |", "|---|---|---|---|---|---|---|"]
         tex = [r"\begin{tabular}{lcccc}", r"\hline", f"{name} & original & altered & ratio & paper ratio \\\\", r"\hline"]
         for m in MODELS:
+            if (k0, a0, m) not in g.index or (k1, a1, m) not in g.index:   # every seed diverged
+                md.append(f"| {m} | all seeds diverged | | | | | |")
+                summary["tables"].setdefault(name, {})[m] = {"original": float("nan"), "altered": float("nan"),
+                                                              "ratio": float("nan"), "paper_ratio": float("nan")}
+                continue
             o, a = g.loc[(k0, a0, m)], g.loc[(k1, a1, m)]
             po, pa = PAPER.get((k0, a0, m)), PAPER.get((k1, a1, m))
             ratio, pratio = a["mean"] / o["mean"], (pa / po if po and pa else float("nan"))

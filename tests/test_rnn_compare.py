@@ -6,6 +6,7 @@ import math
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from jackson.config import UsageError
@@ -413,3 +414,27 @@ def test_past_mixing_is_causal_and_matches_its_kernel():
     assert not np.allclose(apply_linear(mix(x2, th, "future"), rho)[:, :9], yf[:, :9])
     with pytest.raises(AlterationError, match="--mix-direction"):
         mix(x, th, "sideways")
+
+
+def test_diverged_members_are_left_out_of_the_tables_and_named(tmp_path):
+    """A member whose fit diverged (jackson/fit.py status 'diverged: ...') is excluded from every mean,
+    named in summary.md / summary.json; the others' mean is the plain mean of the rest."""
+    from rnn_compare.experiment import CompareConfig, tables
+    rows = []
+    for alt in ("original", "permuted"):
+        for model in ("rnn", "transformer"):
+            for seed, mse in enumerate((1e-3, 3e-3, 3.45e4)):
+                status = "diverged: training MSE 3.45e+04 > 10 x E[y^2] at step 900" if (mse > 1 and model == "rnn" and alt == "original") else "converged"
+                rows.append({"kernel": "exp", "alteration": alt, "model": model, "seed": seed, "train_mse": mse,
+                             "test_mse": mse, "status": status, "steps": 1000})
+    rows = pd.DataFrame(rows)
+    metas = {"m": {"cell": {"kernel": "exp", "alteration": "original"}, "complexity": None}}
+    cfg = dataclasses.replace(CompareConfig(), table="ordering", seeds=3)
+    s = tables(tmp_path, rows, metas, cfg, "rnn-compare --table ordering")
+    assert s["tables"]["ordering"]["rnn"]["original"] == pytest.approx(2e-3)       # (1e-3 + 3e-3) / 2
+    assert s["tables"]["ordering"]["transformer"]["original"] == pytest.approx((1e-3 + 3e-3 + 3.45e4) / 3)
+    assert [(d["model"], d["seed"]) for d in s["diverged"]] == [("rnn", 2)]
+    md = (tmp_path / "summary.md").read_text()
+    assert "1 diverged member(s), left out of every mean" in md and "rnn, exp kernel, original, seed 2" in md
+    long = pd.read_csv(tmp_path / "tables_long.csv")
+    assert long[(long.model == "rnn") & (long.alteration == "original")]["count"].item() == 2
