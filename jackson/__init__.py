@@ -1,0 +1,56 @@
+"""jackson-lab: the approximation rate of the one-layer, one-head Transformer (Jiang & Li, Theorem 4.1).
+
+Build a sequence target with a chosen spectrum, fit Eq. (5) Transformers of growing attention size
+m_h, and read the rate:
+
+    >>> from jackson import PODTarget, Spectrum
+    >>> target = PODTarget(Spectrum(alpha=1.5, rank=float("inf")), tau=8)
+    >>> x = target.sample(4, seed=0)                  # 4 sequences of 8 scalars in [0, 1]
+    >>> target(x).shape                               # H_t(x) for every t
+    (4, 8)
+
+A whole sweep (cells, fits, oracles, exponents, figures, summary.md) from Python, the same run as
+`jackson-sweep --quick --out runs/py-quick`:
+
+    from jackson import run_sweep, sweep_config
+    summary = run_sweep(sweep_config(quick=True, out="runs/py-quick"), command="python: sweep_config(quick=True)")
+    summary["targets"][0]["exponents"]["test"]["slope"]
+
+The names below are the public interface; everything is imported on first use (so `import jackson`
+does not load torch).  ARCHITECTURE.md says where every quantity of the paper lives.
+"""
+from __future__ import annotations
+
+import importlib
+
+# public name -> module that defines it
+_EXPORTS = {
+    # targets (Eq. 8-10)
+    "PODTarget": "synthetic.pod_target", "Spectrum": "synthetic.pod_target", "TargetError": "synthetic.pod_target",
+    # the model (Eq. 5), its training and the POD of what it learned
+    "ModelConfig": "jackson.models", "TransformerBank": "jackson.models",
+    "FitConfig": "jackson.fit", "fit": "jackson.fit", "evaluate": "jackson.fit",
+    "pod": "jackson.pod", "learned_spectrum": "jackson.pod",
+    # rates and the terms of the bound (Eq. 17)
+    "predicted_exponent": "jackson.rates", "fit_power_law": "jackson.rates", "bootstrap_exponent": "jackson.rates",
+    "bound_terms": "jackson.rates",
+    # the rate sweep (Fig. 1)
+    "SweepConfig": "jackson.experiment", "sweep_config": "jackson.experiment", "run_sweep": "jackson.experiment",
+    "RateCell": "jackson.rate_cell",
+    # the shared core
+    "run_cells": "jackson.sweep", "open_run": "jackson.runfolder", "Expression": "jackson.expr",
+    "UsageError": "jackson.config",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(_EXPORTS[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'jackson' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

@@ -23,7 +23,7 @@ class SweepConfig:
     rank: tuple[float, ...] = (math.inf,)      # target ranks r (integers >= 1, or inf)
     m_h: tuple[int, ...] = tuple(range(1, 17))  # attention sizes m_h of the bank's members
     seeds: tuple[int, ...] = (0,)              # one cell (data + inits) per seed
-    construction: str = ""                     # named (phi, psi) pair: paper = (sin, sin) as in App. C; trace-free = (sin, cos), whose rho(x, x) does not grow with K (see CONSTRUCTIONS); empty: --phi/--psi
+    construction: str = ""                     # named (phi, psi) pair: paper = (sin, sin) as in App. C; trace-free = (sin, cos), whose rho(x, x) does not grow with K; empty: --phi/--psi
     phi: str = "sin"                           # query-side POD family: sin | cos | legendre
     psi: str = "sin"                           # key-side POD family (may differ from phi)
     F: str = "identity"                        # outer map F: identity | tanh | square
@@ -42,7 +42,7 @@ class SweepConfig:
     out: str = ""                              # output folder (default: reports/jackson/sweep-a<alphas>-r<ranks>; with --quick runs/jackson/...-quick)
     scheduler: str = ""                        # Dask scheduler address; empty runs in-process
     quick: bool = False                        # seconds-long run: tiny data, model and budget
-    gpu: bool = False                          # GPU preset: --device cuda, 4x the steps, 3 restarts (given features: 4) (see GPU, GPU_GIVEN)
+    gpu: bool = False                          # GPU preset: --device cuda, 4x the steps, 3 restarts (given features: 4)
     compare_to: str = ""                       # another jackson-sweep folder (e.g. the softmax run of the same targets): its held-out curve beside this one in summary.md and error_vs_mh.png
 
     def resolved_out(self) -> Path:
@@ -122,6 +122,38 @@ GPU = {"device": "cuda", "restarts": 3, "fit": FitConfig(steps=24000, warmup=800
 GPU_GIVEN = {"device": "cuda", "restarts": 4, "fit": FitConfig(steps=12000, batch_size=256, lr=3e-2, warmup=200, eval_every=200)}
 
 
+def sweep_config(**options) -> SweepConfig:
+    """A SweepConfig built the way `jackson-sweep` builds one: the presets the options call for first
+    (quick=True, gpu=True, model=ModelConfig(features="given") -- see `presets`), then the options
+    themselves.  Options are SweepConfig's fields; a nested config may be given whole
+    (`fit=FitConfig(steps=50)`) or as a dict of the fields to change (`fit={"steps": 50}`).
+
+        >>> from jackson import sweep_config
+        >>> cfg = sweep_config(quick=True, alpha=(1.0,), fit={"steps": 20})
+        >>> cfg.n_train, cfg.fit.steps, cfg.alpha          # QUICK's sizes, the given steps
+        (256, 20, (1.0,))
+    """
+    names = {f.name for f in dataclasses.fields(SweepConfig)}
+    unknown = sorted(set(options) - names)
+    need(not unknown, f"sweep_config: unknown option(s) {', '.join(unknown)}; SweepConfig has {', '.join(sorted(names))}")
+    given: dict = {}                     # the dotted form cli_run hands to `presets` and `from_args`
+    for k, v in options.items():
+        if isinstance(v, dict):
+            given.update({f"{k}.{kk}": vv for kk, vv in v.items()})
+        elif dataclasses.is_dataclass(v) and not isinstance(v, type):
+            base_v = getattr(SweepConfig(), k)
+            given.update({f"{k}.{f.name}": getattr(v, f.name) for f in dataclasses.fields(v)
+                          if getattr(v, f.name) != getattr(base_v, f.name)})
+        else:
+            given[k] = tuple(v) if isinstance(v, list) else v
+    if "rank" in given:
+        given["rank"] = tuple(float(r) for r in given["rank"])
+    from .config import from_args
+    preset = presets(given)
+    base = dataclasses.replace(SweepConfig(), **preset) if preset else SweepConfig()
+    return from_args(SweepConfig, given, base)
+
+
 def presets(given: dict) -> dict:
     """The preset behind a command line: --features given takes GIVEN's fit, --gpu the GPU budget, --quick
     shrinks everything (with given features: QUICK's sizes, GIVEN's learning rate).  The options given on
@@ -157,6 +189,11 @@ def validate(cfg: SweepConfig) -> None:
         need(cfg.model.attention == "softmax", f"--features given: softmax attention only, got {cfg.model.attention}")
         need(not cfg.m_ff, "--m-ff: the given-features model has no f_hat/F_hat to widen")
     need(cfg.model.given_qk_sd > 0, f"--given-qk-sd: must be > 0, got {cfg.model.given_qk_sd}")
+    full = SweepConfig()
+    need(not (cfg.quick and (cfg.n_train, cfg.n_test, cfg.model.n, cfg.fit.steps)
+              == (full.n_train, full.n_test, full.model.n, full.fit.steps)),
+         "quick=True alone shrinks nothing from Python (the preset is applied by the command line); "
+         "build the config with jackson.sweep_config(quick=True, ...) to get what --quick runs")
     check_device(cfg.device)
     need(len(cfg.alpha) > 0 and all(a > 0 for a in cfg.alpha), f"--alpha: values must be > 0, got {cfg.alpha}")
     need(len(cfg.rank) > 0, "--rank: give at least one rank")

@@ -1,0 +1,76 @@
+"""The README's "Use it from Python" section runs as written (its ```python blocks, in order, in one
+namespace, in a scratch folder), and `import jackson` is documented and light."""
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+def python_blocks() -> list[str]:
+    text = README.read_text()
+    sec = text[text.index("## Use it from Python"):]
+    sec = sec[:sec.index("\n## ", 1)]
+    return re.findall(r"```python\n(.*?)```", sec, re.S)
+
+
+@pytest.mark.slow
+def test_use_it_from_python_runs(tmp_path, monkeypatch, capsys):
+    blocks = python_blocks()
+    assert len(blocks) >= 2
+    monkeypatch.chdir(tmp_path)
+    ns: dict = {}
+    for code in blocks:
+        exec(compile(code, str(README), "exec"), ns)
+    out = capsys.readouterr().out
+    assert "predicted exponent -2.0" in out
+    assert (tmp_path / "runs" / "readme-quick" / "summary.md").is_file()
+    assert {t["rank"] for t in ns["summary"]["targets"]} == {"2", "inf"}
+
+
+def test_quick_from_python_equals_quick_from_the_command_line():
+    from jackson.config import build_parser, from_args
+    from jackson.experiment import SweepConfig, presets, sweep_config
+    given = vars(build_parser(SweepConfig, "jackson-sweep", "").parse_args(["--quick", "--alpha", "1.0", "--steps", "20"]))
+    cli = from_args(SweepConfig, given, SweepConfig(**{**presets(given)}) if presets(given) else SweepConfig())
+    assert sweep_config(quick=True, alpha=(1.0,), fit={"steps": 20}) == cli
+    from jackson.fit import FitConfig
+    from jackson.models import ModelConfig
+    g = sweep_config(model=ModelConfig(features="given"))          # the given-features preset, as on the CLI
+    assert g.restarts == 2 and g.fit.lr == 3e-2 and g.fit.steps == 3000
+    assert sweep_config(fit=FitConfig(steps=7)).fit.steps == 7
+
+
+def test_quick_flag_alone_is_refused_not_run_full_size(tmp_path):
+    from jackson.config import UsageError
+    from jackson.experiment import SweepConfig, run_sweep, sweep_config
+    with pytest.raises(UsageError, match="sweep_config"):
+        run_sweep(SweepConfig(quick=True, out=str(tmp_path / "o")), "python")
+    with pytest.raises(UsageError, match="unknown option"):
+        sweep_config(quik=True)
+    assert not (tmp_path / "o").exists()
+
+
+def test_import_jackson_is_documented_and_does_not_load_torch():
+    import jackson
+    assert "Theorem 4.1" in jackson.__doc__ and "sweep_config" in jackson.__all__
+    code = "import sys, jackson; assert 'torch' not in sys.modules; jackson.Spectrum; print('ok')"
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
+    for name in jackson.__all__:
+        assert getattr(jackson, name) is not None
+
+
+def test_docstring_examples_run():
+    import doctest
+
+    import jackson
+    import jackson.experiment
+    for mod in (jackson, jackson.experiment):
+        r = doctest.testmod(mod)
+        assert r.failed == 0 and r.attempted >= 1, mod.__name__
