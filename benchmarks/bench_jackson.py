@@ -29,7 +29,7 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from jackson.fit import FitConfig, fit
 from jackson.models import ModelConfig, TransformerBank
-from jackson.rate_cell import member_seed
+from jackson.schedule import member_seed
 
 M_HS = tuple(range(1, 17))
 T = 16

@@ -15,6 +15,7 @@ import torch
 from tqdm.auto import tqdm
 
 from jackson.progress import bar as progress_bar
+from jackson.schedule import EpochSampler, lr_at
 
 from .data import Split
 from .model import CotTransformer
@@ -109,10 +110,10 @@ def train(model: CotTransformer, train_split: Split, test_split: Split, cfg: Tra
     n_steps = cfg.total_steps(len(train_split))
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, betas=(cfg.beta1, cfg.beta2),
                             weight_decay=cfg.weight_decay)
-    gen = torch.Generator().manual_seed(seed)
+    sampler = EpochSampler(len(train_split), cfg.batch_size, seed, device=device)
     ids, lengths, plens = (a.to(device) for a in (train_split.ids, train_split.lengths, train_split.prompt_lens))
     res = TrainResult(steps=n_steps, wall_s=0.0, step_ms=0.0)
-    perm, pos, run_loss, run_n = torch.randperm(len(train_split), generator=gen), 0, 0.0, 0
+    run_loss, run_n = 0.0, 0
     bar = progress_bar(n_steps, desc, progress, leave=False)   # a bar on a terminal, lines in a log
     t0 = time.perf_counter()
     devices = [torch.device(device).index or 0] if str(device).startswith("cuda") else []
@@ -121,13 +122,8 @@ def train(model: CotTransformer, train_split: Split, test_split: Split, cfg: Tra
         for step in range(1, n_steps + 1):
             ts = time.perf_counter()
             model.train()
-            if pos + cfg.batch_size > len(perm):
-                perm, pos = torch.randperm(len(train_split), generator=gen), 0
-            j = perm[pos:pos + cfg.batch_size].to(device)
-            pos += cfg.batch_size
-            lr = cfg.lr * min(1.0, step / cfg.warmup) if cfg.warmup else cfg.lr
-            if cfg.schedule == "cosine" and step > cfg.warmup:
-                lr = cfg.lr * 0.5 * (1 + math.cos(math.pi * (step - cfg.warmup) / max(1, n_steps - cfg.warmup)))
+            j = sampler.batch(step - 1)
+            lr = lr_at(step, cfg.lr, n_steps, cfg.warmup, cfg.schedule)   # cosine: after warm-up, 0 at the last step
             for g in opt.param_groups:
                 g["lr"] = lr
             s, c = batch_loss(model, ids[j], lengths[j], plens[j])

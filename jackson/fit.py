@@ -3,7 +3,7 @@
 Every member has its own Adam parameter group, so its learning rate, its plateau detection and
 its stopping are its own, and a member trains exactly as it would alone (tests/test_bank.py).
 
-Schedule:
+Schedule (the functions live in jackson/schedule.py, shared with every training loop):
   * linear warm-up over `warmup` steps, then
   * "plateau": every `eval_every` steps the member's MSE on a fixed training subset is measured;
     if it has not improved by a factor (1 - `min_improve`) for `patience` checks, its learning
@@ -31,6 +31,7 @@ import torch
 
 from .models import TransformerBank
 from .progress import bar as progress_bar
+from .schedule import EpochSampler, Plateau, lr_at
 
 
 @dataclass(frozen=True)
@@ -75,32 +76,23 @@ def fit(bank: TransformerBank, x: torch.Tensor, y: torch.Tensor, cfg: FitConfig,
     M = len(bank)
     groups = [{"params": ps, "lr": cfg.lr} for ps in bank.member_param_groups()]
     opt = torch.optim.Adam(groups, lr=cfg.lr, fused=True)  # one fused kernel: ~10% faster steps on CPU
-    gen = torch.Generator().manual_seed(seed)
-    base_lr = [cfg.lr] * M
-    best = [math.inf] * M
-    stale = [0] * M
+    sampler = EpochSampler(len(x), cfg.batch_size, seed)
+    checks = Plateau(M, cfg.lr, cfg.patience, cfg.min_improve, cfg.lr_decay, cfg.min_lr)   # cosine: verdicts only
+    shape = "constant" if cfg.schedule == "plateau" else "cosine"   # plateau: each member's own lr, warmed up
     active = torch.ones(M, dtype=torch.bool)
     status = ["budget"] * M
     steps = [cfg.steps] * M
     res = FitResult(status, steps)
     x_eval, y_eval = x[:cfg.eval_size], y[:cfg.eval_size]
     blowup = cfg.explode * float((y_eval.double() ** 2).mean())
-    perm, pos = torch.randperm(len(x), generator=gen), 0
     t0 = time.perf_counter()
     bar = progress_bar(cfg.steps, desc, progress, leave=False)   # a bar on a terminal, lines in a log
     for step in range(1, cfg.steps + 1):
-        if pos + cfg.batch_size > len(x):
-            perm, pos = torch.randperm(len(x), generator=gen), 0
-        idx = perm[pos:pos + cfg.batch_size]
-        pos += cfg.batch_size
-        warm = min(1.0, step / max(1, cfg.warmup))
+        idx = sampler.batch(step - 1)
         for i, g in enumerate(opt.param_groups):
-            if cfg.schedule == "cosine":
-                lo = cfg.min_lr / cfg.lr
-                frac = lo + (1 - lo) * 0.5 * (1 + math.cos(math.pi * step / cfg.steps))
-                g["lr"] = cfg.lr * warm * frac if active[i] else 0.0
-            else:
-                g["lr"] = base_lr[i] * warm if active[i] else 0.0
+            # cosine: over the whole budget, times the warm-up ramp, down to min_lr
+            g["lr"] = lr_at(step, checks.lr[i], cfg.steps, cfg.warmup, shape, floor=cfg.min_lr,
+                            decay_from=0) if active[i] else 0.0
         losses = ((bank(x[idx]) - y[idx]) ** 2).mean(dim=(1, 2))    # (M,)
         bad = ~torch.isfinite(losses.detach()) & active
         for i in torch.nonzero(bad).flatten().tolist():
@@ -131,23 +123,15 @@ def fit(bank: TransformerBank, x: torch.Tensor, y: torch.Tensor, cfg: FitConfig,
                 judged = cfg.schedule == "plateau" or opt.param_groups[i]["lr"] >= cfg.converged_lr_frac * cfg.lr
                 if not judged:          # cosine, lr below converged_lr_frac of its peak: no verdict from here on
                     continue
-                if v < best[i] * (1 - cfg.min_improve):
-                    best[i], stale[i] = v, 0
-                else:
-                    stale[i] += 1
-                    best[i] = min(best[i], v)
-                if cfg.schedule == "plateau" and stale[i] >= cfg.patience and step > cfg.warmup:
-                    base_lr[i] *= cfg.lr_decay
-                    stale[i] = 0
-                    if base_lr[i] < cfg.min_lr:
-                        status[i], steps[i], active[i] = "converged", step, False
-            bar.set_postfix(active=int(active.sum()), best=f"{min(best):.2e}")
+                if checks.check(i, v, cut=cfg.schedule == "plateau" and step > cfg.warmup):
+                    status[i], steps[i], active[i] = "converged", step, False
+            bar.set_postfix(active=int(active.sum()), best=f"{min(checks.best):.2e}")
             if not bool(active.any()):
                 break
     bar.close()
     if cfg.schedule == "cosine":
         for i in range(M):
-            if status[i] == "budget" and stale[i] >= cfg.patience:
+            if status[i] == "budget" and checks.flat(i):
                 status[i] = "converged"  # flat over its last `patience` checks at lr >= converged_lr_frac x peak
     res.wall_s = time.perf_counter() - t0
     return res

@@ -14,7 +14,6 @@ import dataclasses
 import json
 import math
 import time
-import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,6 +26,7 @@ from .fit import FitConfig, evaluate, fit
 from .given import GivenFeatureBank, given_features
 from .models import ModelConfig, TransformerBank
 from .pod import learned_spectrum
+from .schedule import derive_seed, derive_seeds, stable_tag
 from .sweep import config_hash
 
 N_BLOCKS = 64  # held-out sequences are split into this many blocks for the bootstrap
@@ -73,7 +73,7 @@ class RateCell:
         """A 32-bit tag of everything that defines the target (not the model or the fit)."""
         t = {k: getattr(self, k) for k in ("alpha", "phi", "psi", "F", "f", "tau", "tail_tol", "k_max")}
         t["rank"] = rank_str(self.rank)
-        return zlib.crc32(json.dumps(t, sort_keys=True).encode())
+        return stable_tag(t)
 
     def members(self) -> list[tuple[int, int]]:
         """(m_h, restart) of every member of the bank, m_h-major."""
@@ -84,14 +84,9 @@ def rank_str(rank: float) -> str:
     return "inf" if math.isinf(rank) else str(int(rank))
 
 
-def member_seed(seed: int, m_h: int) -> int:
-    """A member's init from (seed, m_h) alone (the App. B task cells; rate cells use `init_seed`)."""
-    return int(np.random.SeedSequence([seed, m_h]).generate_state(1)[0])
-
-
 def init_seed(cell: "RateCell", m_h: int, restart: int) -> int:
     """A rate-cell member's init: independent per (target, seed, m_h, restart), never per bank."""
-    return int(np.random.SeedSequence([cell.seed, m_h, restart, cell.target_tag()]).generate_state(1)[0])
+    return derive_seed(cell.seed, m_h, restart, cell.target_tag())
 
 
 def make_bank(cell: "RateCell"):
@@ -105,8 +100,7 @@ def make_bank(cell: "RateCell"):
 
 def data_seeds(seed: int) -> tuple[int, int]:
     """Disjoint train / held-out sample seeds for a cell seed."""
-    a, b = np.random.SeedSequence([seed, 10_000]).generate_state(2)
-    return int(a), int(b)
+    return derive_seeds(seed, 10_000, n=2)
 
 
 def _t(a: np.ndarray) -> torch.Tensor:

@@ -34,7 +34,7 @@ from .config import UsageError, cli_run, fail, need
 from .runfolder import check_run_folder, open_run
 from .fit import FitConfig, evaluate, fit
 from .models import Internals, ModelConfig, TransformerBank, _mlp_params
-from .rate_cell import member_seed
+from .schedule import derive_seeds, member_seed, seeded_generator
 from .sweep import config_hash, run_cells
 from .task_results import collect, fmt_sd, summarize, write_report_json
 
@@ -60,8 +60,7 @@ class TaskBank(TransformerBank):
         self.d_out = int(d_out)
         if self.d_out > 1:
             for mb in self.members:
-                s = int(np.random.SeedSequence([mb.seed, self.d_out]).generate_state(1)[0])
-                W, b = _mlp_params(torch.Generator().manual_seed(s), [mb.F_hat[-2].shape[0], self.d_out])
+                W, b = _mlp_params(seeded_generator(mb.seed, self.d_out), [mb.F_hat[-2].shape[0], self.d_out])
                 mb.F_hat[-2], mb.F_hat[-1] = W, b
 
     def internals(self, x: torch.Tensor) -> Internals:
@@ -220,7 +219,7 @@ def cells(cfg) -> list[TaskCell]:
 
 def data_seeds(seed: int) -> tuple[int, int, int]:
     """Disjoint train / held-out / probe sample seeds for a cell seed."""
-    return tuple(int(s) for s in np.random.SeedSequence([seed, 30_000]).generate_state(3))
+    return derive_seeds(seed, 30_000, n=3)
 
 
 def _t(a: np.ndarray) -> torch.Tensor:

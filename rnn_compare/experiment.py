@@ -20,6 +20,7 @@ from jackson.config import UsageError, need
 from jackson.runfolder import check_run_folder, check_scheduler, open_run
 from jackson.fit import FitConfig, evaluate, fit
 from jackson.models import ModelConfig, TransformerBank
+from jackson.schedule import derive_seeds
 from jackson.sweep import config_hash, run_cells
 from .report import write_report_json
 from .alterations import AlterationError, check_filter, mix, permute, random_filter, swap_ends
@@ -79,7 +80,7 @@ class CompareCell:
 
     def run(self, folder: Path, progress: bool = True) -> None:
         t0 = time.perf_counter()
-        s_tr, s_te = np.random.SeedSequence([self.data_seed, 20_000]).generate_state(2)
+        s_tr, s_te = derive_seeds(self.data_seed, 20_000, n=2)
         x_tr, y_tr, rho = self.data(self.n_train, int(s_tr))
         x_te, y_te, _ = self.data(self.n_test, int(s_te))
         t = lambda a: torch.tensor(a, dtype=torch.float32)  # noqa: E731

@@ -19,7 +19,8 @@ import jackson.sweep as sweep
 from jackson.fit import evaluate, fit
 from jackson.models import TransformerBank
 from jackson.results import collect, summarize
-from jackson.rate_cell import N_BLOCKS, data_seeds, init_seed, make_bank, member_seed, rank_str
+from jackson.rate_cell import N_BLOCKS, data_seeds, init_seed, make_bank, rank_str
+from jackson.schedule import member_seed
 from jackson.sweep import run_cell, run_cells
 from conftest import tiny_cell
 

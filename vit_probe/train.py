@@ -10,7 +10,6 @@ one line on stderr, and training starts from scratch.
 """
 from __future__ import annotations
 
-import math
 import os
 import sys
 import time
@@ -21,6 +20,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from jackson.progress import bar as progress_bar
+from jackson.schedule import EpochSampler, lr_at, seeded_generator
 
 from .data import normalise, subset
 
@@ -37,12 +37,6 @@ class TrainConfig:
     ckpt_every_s: float = 120.0  # seconds between resumable checkpoints
 
 
-def _seeded(*parts: int) -> torch.Generator:
-    g = torch.Generator()
-    g.manual_seed(int(np.random.SeedSequence(list(parts)).generate_state(1)[0]))
-    return g
-
-
 def augment(x: torch.Tensor, g: torch.Generator) -> torch.Tensor:
     """Random 32x32 crop of the zero-padded (40x40) image and a random horizontal flip.
     x: (B, 3, 32, 32) float; the randomness comes from g (CPU generator)."""
@@ -57,13 +51,6 @@ def augment(x: torch.Tensor, g: torch.Generator) -> torch.Tensor:
     cols = torch.where(flip[:, None, None], ox[:, None, None] + 31 - ar[None, None, :], cols)
     bi = torch.arange(B, device=x.device)[:, None, None]
     return pad.permute(0, 2, 3, 1)[bi, rows, cols].permute(0, 3, 1, 2)  # (B, 3, 32, 32)
-
-
-def _lr_at(step: int, total: int, cfg: TrainConfig) -> float:
-    warm = max(1, int(cfg.warmup_frac * total))
-    if step < warm:
-        return cfg.lr * (step + 1) / warm
-    return 0.5 * cfg.lr * (1 + math.cos(math.pi * (step - warm) / max(1, total - warm)))
 
 
 def _save(path: Path, state: dict) -> None:
@@ -132,6 +119,7 @@ def train(model: torch.nn.Module, images: np.ndarray, labels: np.ndarray, cfg: T
     Y = torch.from_numpy(np.asarray(labels)).long().to(dev)
     steps_per_epoch = max(1, n // cfg.batch_size)
     total = max(1, int(round(cfg.epochs * steps_per_epoch)))
+    warm = max(1, int(cfg.warmup_frac * total))   # warm-up steps
     decay, no_decay = [], []
     for name, p in model.named_parameters():
         (no_decay if p.ndim < 2 or "pos_embed" in name or "cls_token" in name else decay).append(p)
@@ -160,21 +148,21 @@ def train(model: torch.nn.Module, images: np.ndarray, labels: np.ndarray, cfg: T
 
     bar = progress_bar(total, desc, progress, initial=step, unit="step")   # a bar on a terminal, lines in a log
     model.train()
-    order_epoch, order = -1, None
+    sampler = EpochSampler(n, cfg.batch_size, seed, per_epoch=True, device=dev)   # batch b of epoch e: any step first
     sums = torch.zeros(3, dtype=torch.float64, device=dev)   # loss*n, wrong, n of this epoch (no per-step sync)
     sums += torch.tensor([run_loss, run_err, run_n], dtype=torch.float64, device=dev)
     while step < total:
         epoch, b = divmod(step, steps_per_epoch)
-        if epoch != order_epoch:
-            order, order_epoch = torch.randperm(n, generator=_seeded(seed, epoch)).to(dev), epoch
-        idx = order[b * cfg.batch_size:(b + 1) * cfg.batch_size]
+        idx = sampler.batch(step)
         x = normalise(X[idx])
         if cfg.augment:
-            x = augment(x, _seeded(seed, epoch, b))
+            x = augment(x, seeded_generator(seed, epoch, b))
         if transform is not None:
             x = transform(x)
         for grp in opt.param_groups:
-            grp["lr"] = _lr_at(step, total, cfg)
+            # the cosine starts at its peak on the step after the warm-up's last and spans total - warm
+            # steps, so the last step's lr is just above 0 (the schedule every vit-probe run used)
+            grp["lr"] = lr_at(step + 1, cfg.lr, total, warm, decay_from=warm + 1, decay_steps=max(1, total - warm))
         out = model(x)
         loss = F.cross_entropy(out, Y[idx])
         opt.zero_grad(set_to_none=True)
