@@ -188,6 +188,9 @@ def validate(cfg: SweepConfig) -> None:
         need(cfg.model.features_k >= max(cfg.m_h), f"--features-k: must be >= the largest m_h ({max(cfg.m_h)}), got {cfg.model.features_k}")
         need(cfg.model.attention == "softmax", f"--features given: softmax attention only, got {cfg.model.attention}")
         need(not cfg.m_ff, "--m-ff: the given-features model has no f_hat/F_hat to widen")
+        from .given import TORCH_F
+        need(cfg.F in TORCH_F, f"--F: the given-features model applies F in torch and knows {', '.join(TORCH_F)}; "
+                               f"an expression F ('{cfg.F}') needs --features learned")
     need(cfg.model.given_qk_sd > 0, f"--given-qk-sd: must be > 0, got {cfg.model.given_qk_sd}")
     full = SweepConfig()
     need(not (cfg.quick and (cfg.n_train, cfg.n_test, cfg.model.n, cfg.fit.steps)

@@ -26,7 +26,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from synthetic.pod_target import basis_matrix, f_MAPS
+from synthetic.pod_target import basis_matrix, f_map
 from .models import Internals, ModelConfig, _uniform
 
 # F in torch (the target's F_MAPS are numpy): the given read-out applies the target's own F
@@ -36,7 +36,7 @@ TORCH_F = {"identity": lambda z: z, "tanh": torch.tanh, "square": lambda z: z * 
 def given_features(x, phi: str, psi: str, f: str, k: int) -> torch.Tensor:
     """(f(x), h(x)) for inputs x (any shape): x.shape + (1 + dim h,), float32 -- the value f(x) first."""
     xn = np.asarray(x.detach().cpu().numpy() if torch.is_tensor(x) else x, dtype=np.float64)
-    parts = [f_MAPS[f][0](xn)[..., None], basis_matrix(phi, xn, k)]
+    parts = [f_map(f)[0](xn)[..., None], basis_matrix(phi, xn, k)]
     if psi != phi:
         parts.append(basis_matrix(psi, xn, k))
     return torch.from_numpy(np.concatenate(parts, axis=-1)).float()

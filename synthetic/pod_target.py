@@ -21,6 +21,7 @@ meets a small tolerance (the tail decays like K^(1-2 alpha)); then K = k_max, an
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 
@@ -60,6 +61,52 @@ f_MAPS = {
     "sin": (lambda x: 0.5 + 0.5 * np.sin(2.0 * np.pi * x), 1.0),
     "square": (lambda x: x * x, 1.0),
 }
+GRID = np.linspace(0.0, 1.0, 4097)    # where an expression F or f is checked and its constant estimated
+
+
+@functools.lru_cache(maxsize=64)
+def f_map(name: str):
+    """(f, sup-norm of f on [0, 1]) for a registry name or an expression in x such as "x**3" or
+    "0.5 + 0.5*sin(2*pi*x)" (jackson/expr.py: a grammar that cannot run code).  An expression must be
+    finite on [0, 1]; its sup-norm is measured on a 4,097-point grid."""
+    if name in f_MAPS:
+        return f_MAPS[name]
+    e = _expression(name, "--f")
+    vals = _on(e, GRID, "--f", "[0, 1]")
+    return e, float(np.max(np.abs(vals)))
+
+
+@functools.lru_cache(maxsize=64)
+def F_map(name: str, f_name: str = "identity"):
+    """(F, Lipschitz constant of F on the range of f) for a registry name or an expression in x such as
+    "tanh(2*x)".  F is applied to attention averages of f, so an expression must be finite on
+    [min f, max f]; its Lipschitz constant is the largest slope on a 4,097-point grid there."""
+    if name in F_MAPS:
+        return F_MAPS[name]
+    e = _expression(name, "--F")
+    fv = f_map(f_name)[0](GRID)
+    lo, hi = float(np.min(fv)), float(np.max(fv))
+    z = np.linspace(lo, hi, len(GRID)) if hi > lo else np.array([lo, lo + 1e-9])
+    vals = _on(e, z, "--F", f"[{lo:.3g}, {hi:.3g}] (the range of f)")
+    return e, float(np.max(np.abs(np.diff(vals) / np.diff(z))))
+
+
+def _expression(text: str, opt: str):
+    from jackson.config import UsageError
+    from jackson.expr import Expression
+    try:
+        return Expression(text, variables=("x",), name=opt)
+    except UsageError as err:
+        known = ", ".join(F_MAPS if opt == "--F" else f_MAPS)
+        raise TargetError(f"{err} (give one of {known}, or an expression in x)") from None
+
+
+def _on(e, x: np.ndarray, opt: str, where: str) -> np.ndarray:
+    from jackson.config import UsageError
+    try:
+        return np.asarray(e(x=x), dtype=np.float64) * np.ones_like(x)
+    except UsageError as err:
+        raise TargetError(f"{err}; checked on {where}") from None
 
 
 def basis_matrix(name: str, x: np.ndarray, k: int) -> np.ndarray:
@@ -144,15 +191,16 @@ class PODTarget:
     spectrum: Spectrum = field(default_factory=Spectrum)
     phi: str = "sin"          # family of left functions phi_i (query side)
     psi: str = "sin"          # family of right functions psi_i (key side); may differ from phi
-    F: str = "identity"       # outer map F
-    f: str = "identity"       # inner (value) map f
+    F: str = "identity"       # outer map F: a name of F_MAPS or an expression in x ("tanh(2*x)")
+    f: str = "identity"       # inner (value) map f: a name of f_MAPS or an expression in x ("x**3")
     tau: int = 16             # sequence length
 
     def __post_init__(self):
-        for opt, name, table in (("--phi", self.phi, BASES), ("--psi", self.psi, BASES),
-                                 ("--F", self.F, F_MAPS), ("--f", self.f, f_MAPS)):
+        for opt, name, table in (("--phi", self.phi, BASES), ("--psi", self.psi, BASES)):
             if name not in table:
                 raise TargetError(f"{opt}: unknown '{name}', choose from {', '.join(table)}")
+        f_map(self.f)                 # a name of f_MAPS / F_MAPS, or an expression in x checked here
+        F_map(self.F, self.f)
         if self.tau < 1:
             raise TargetError(f"--tau: must be >= 1, got {self.tau}")
 
@@ -202,8 +250,8 @@ class PODTarget:
         z = logits - logits.max(axis=-1, keepdims=True)
         att = np.exp(z)
         att /= att.sum(axis=-1, keepdims=True)
-        fx = f_MAPS[self.f][0](x)
-        return F_MAPS[self.F][0](np.einsum("bts,bs->bt", att, fx))
+        fx = f_map(self.f)[0](x)
+        return F_map(self.F, self.f)[0](np.einsum("bts,bs->bt", att, fx))
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
         return self.apply(x, self.logits(x))
@@ -260,8 +308,8 @@ class PODTarget:
         y = np.concatenate(ys)
         n_off = n * tau * (tau - 1)
         off_mean = off_sum / n_off if n_off else float("nan")
-        fx = f_MAPS[self.f][0](x)
-        Fm = F_MAPS[self.F][0]
+        fx = f_map(self.f)[0](x)
+        Fm = F_map(self.F, self.f)[0]
         y_mean = float(y.mean()) if y_mean is None else float(y_mean)
         copy = Fm(fx)
         uniform = Fm(np.broadcast_to(fx.mean(axis=1, keepdims=True), fx.shape))
@@ -281,5 +329,5 @@ class PODTarget:
         alpha = self.spectrum.alpha if self.spectrum.explicit is None else None
         c1 = float(np.max(s * np.arange(1, len(s) + 1) ** alpha)) if alpha else float("nan")
         sup = BASIS_SUP.get(self.phi, float("nan")) + BASIS_SUP.get(self.psi, float("nan"))
-        c0 = F_MAPS[self.F][1] * f_MAPS[self.f][1] * sup
+        c0 = F_map(self.F, self.f)[1] * f_map(self.f)[1] * sup
         return {"C0": c0, "C1": c1}

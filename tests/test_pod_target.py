@@ -312,3 +312,46 @@ def test_paper_construction_is_a_copy_task_at_small_alpha_and_trace_free_is_not(
     assert paper["self_weight"] > 0.99 and paper["mse_copy"] < 1e-3 * paper["var_y"]
     assert abs(free["diag_logit"]) < 0.5 and free["self_weight"] < 0.1
     assert free["mse_copy"] > free["var_y"] and free["mse_uniform"] < free["var_y"]
+
+
+# ---- F and f as expressions (issue 16) ---------------------------------------------------------------
+
+def test_F_and_f_as_expressions_equal_the_same_maps_written_in_numpy():
+    from synthetic.pod_target import PODTarget, Spectrum
+    sp = Spectrum(alpha=1.5, rank=4)
+    t = PODTarget(sp, F="tanh(2*x)", f="x**3", tau=6)
+    x = t.sample(32, seed=1)
+    lg = t.logits(x)
+    att = np.exp(lg - lg.max(axis=-1, keepdims=True))
+    att /= att.sum(axis=-1, keepdims=True)
+    want = np.tanh(2 * np.einsum("bts,bs->bt", att, x ** 3))           # independent numpy
+    np.testing.assert_allclose(t(x), want, rtol=1e-12, atol=1e-14)
+    named = PODTarget(sp, F="tanh", f="square", tau=6)
+    expr = PODTarget(sp, F="tanh(x)", f="x*x", tau=6)
+    np.testing.assert_allclose(named(x), expr(x), rtol=1e-12)
+    c = expr.complexity()
+    assert c["C0"] == pytest.approx(named.complexity()["C0"], rel=1e-3)   # sup|x^2| = 1, Lip tanh = 1 on [0, 1]
+
+
+BAD_MAPS = [("identity", "log(x)", "not finite"), ("1/(x-0.5)", "identity", "not finite"),
+            ("__import__('os')", "identity", "unknown function"), ("identity", "x.real", "attribute"),
+            ("cube", "identity", "unknown name")]
+FAULT_CASES = [{"id": f"F-f-expression-{i}", "command": f"jackson-sweep --F {F!r} --f {f!r}",
+                "expect": f"exit 2, one line ({word}); never evaluated as Python",
+                "test": "tests/test_pod_target.py::test_bad_F_or_f_is_one_clear_error"} for i, (F, f, word) in enumerate(BAD_MAPS)]
+
+
+@pytest.mark.parametrize("F,f,word", BAD_MAPS)
+def test_bad_F_or_f_is_one_clear_error(F, f, word):
+    from synthetic.pod_target import PODTarget, TargetError
+    with pytest.raises(TargetError, match=word):
+        PODTarget(F=F, f=f)
+
+
+def test_expression_target_pickles():
+    import pickle
+    from synthetic.pod_target import PODTarget
+    t = PODTarget(F="tanh(2*x)", f="x**3", tau=4)
+    u = pickle.loads(pickle.dumps(t))
+    x = t.sample(3, seed=0)
+    np.testing.assert_array_equal(t(x), u(x))
