@@ -1,11 +1,5 @@
-"""cot-dp: thin entry points (parse, call a library function, print where the results went).
-
-    cot-dp data   --task arithmetic --size 6 --out data/arith6        a CoT dataset (benchmark format)
-    cot-dp sweep  --task arithmetic --models standard,sparse,linear --dims 32,64,128 --sizes 4,5,6
-    cot-dp sweep  ... --device cuda --full                            the paper's scale
-    cot-dp train  --data data/arith6 --model linear --dim 64          one model on one dataset folder
-    cot-dp mask   --length 64                                         the Eq. (6) sparse pattern
-"""
+"""The `cot-dp` commands (data, sweep, train, mask): each parses its config through run_cli, calls a
+library function and prints where the results went.  USAGE is what `cot-dp --help` prints."""
 from __future__ import annotations
 
 import dataclasses
@@ -16,11 +10,34 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from jackson.config import UsageError, check_out_dir, cli_run, fail, install_signals, need
+from jackson.config import Option, UsageError, check_out_dir, cli_run, fail, install_signals, need
 from jackson.runfolder import check_run_folder, open_run
 from .model import ArchConfig, ModelConfig
+from .sweep import CPU_TRAIN
 from .tasks import TaskConfig, TaskParams
 from .train import MAX_SEED, TrainConfig
+
+USAGE = """usage: cot-dp COMMAND [options]
+
+Standard, sparse and linear Transformers on chain-of-thought dynamic-programming tasks (Yang et al.):
+accuracy by model size D and problem size, and the GFLOPs each needs.
+
+commands:
+  data   write a CoT dataset in the public CoT benchmark's text format
+  sweep  train every model x D x size x seed of a preset grid; tables, heatmaps, min GFLOPs (resumable)
+  train  train one model on one dataset folder (ours or the benchmark's) and score greedy generation
+  mask   print (and draw) the Sparse Transformer pattern of Eq. (6)
+
+examples:
+  cot-dp data  --task arithmetic --size 6 --out data/arith6
+  cot-dp sweep --task arithmetic --model standard,sparse,linear --d-model 32,64,128 --size 4,5,6
+  cot-dp sweep --task arithmetic --device cuda --full       the paper's sizes and budget
+  cot-dp sweep --quick --out /tmp/cot                       a seconds-long smoke run
+  cot-dp train --data data/arith6 --model linear --d-model 64
+  cot-dp mask  --length 64 --png mask.png
+
+`cot-dp COMMAND --help` lists a command's options with their defaults.
+"""
 
 COMMANDS = ("data", "sweep", "train", "mask")
 
@@ -43,12 +60,14 @@ def run_cli(prog: str, cls, description: str, run, argv: list[str], presets: dic
 class DataConfig:
     task: str = "arithmetic"   # arithmetic | ed | ed_local | lis
     size: int = 4              # operators (arithmetic), first string's length (ed, ed_local), sequence length (lis)
-    n_train: int = 20000       # training examples
+    n_train: int = 30000       # training examples (as cot-dp sweep: a task and size give the very dataset the sweep trains on)
     n_test: int = 512          # test examples (disjoint from train)
-    seed: int = 2023           # dataset seed
+    seed: int = 2023           # dataset seed (as cot-dp sweep's --data-seed)
     params: TaskParams = field(default_factory=TaskParams)
     out: str = ""              # dataset folder (default: data/<task>-<size>)
     force: bool = False        # write into a non-empty --out that holds something else (replaces only the dataset's own files; removes nothing)
+
+    CLI = {"seed": Option("--data-seed", old=("--seed",))}   # --seed is a model's seed (cot-dp train)
 
 
 def make_data(cfg: DataConfig, command: str) -> dict:
@@ -62,7 +81,7 @@ def make_data(cfg: DataConfig, command: str) -> dict:
     except ValueError as e:
         raise UsageError(str(e)) from None
     need(cfg.n_train >= 1 and cfg.n_test >= 1, f"--n-train, --n-test: must be >= 1, got {cfg.n_train}, {cfg.n_test}")
-    need(0 <= cfg.seed <= MAX_SEED, f"--seed: must be in 0..2**63-1, got {cfg.seed}")
+    need(0 <= cfg.seed <= MAX_SEED, f"--data-seed: must be in 0..2**63-1, got {cfg.seed}")
     out = Path(cfg.out or f"data/{cfg.task}-{cfg.size}")
     check_out_dir(out)
     if out.is_dir() and any(out.iterdir()):
@@ -143,14 +162,16 @@ class TrainRunConfig:
     size: int = 0               # the data's size, which sets the vocabulary (default: from meta.json)
     params: TaskParams = field(default_factory=TaskParams)
     model: str = "standard"     # standard | sparse | linear
-    dim: int = 64               # embedding dimension D
+    dim: int = 64               # embedding dimension D of the one model (cot-dp sweep's default: its preset's grid)
     arch: ArchConfig = field(default_factory=ArchConfig)
-    train: TrainConfig = field(default_factory=TrainConfig)
+    train: TrainConfig = field(default_factory=lambda: CPU_TRAIN)   # the training of a cot-dp sweep cell
     seed: int = 0               # model seed (init, batch order, dropout)
     n_eval: int = 0             # test examples scored by greedy generation (0: all)
     max_len: int = 0            # positions the model is built for (0: the data's longest sequence)
     device: str = "cpu"         # cpu | cuda | cuda:N
-    out: str = ""               # result folder (default: <data>/runs/<model>-d<dim>-s<seed>)
+    out: str = ""               # result folder (default: <data>/runs/<model>-d<D>-s<seed>)
+
+    CLI = {"dim": Option("--d-model", old=("--dim",))}   # the results.csv column
 
 
 def resolve_task(cfg: TrainRunConfig, folder: Path) -> TaskConfig:
@@ -221,7 +242,8 @@ def train_one(cfg: TrainRunConfig, command: str) -> dict:
 
 def train_main(argv: list[str]) -> int:
     cfg, row = run_cli("cot-dp train", TrainRunConfig, "Train one model on one dataset folder (ours or the "
-                       "public CoT benchmark's) and score greedy generation.", train_one, argv)
+                       "public CoT benchmark's) and score greedy generation. Its defaults are those of one cot-dp "
+                       "sweep cell (the CPU preset's training: 3000 steps, lr 3e-3, cosine).", train_one, argv)
     f3 = lambda x: "n/a" if x != x else f"{x:.3f}"  # noqa: E731 -- NaN: no test line carries a CoT
     print(f"results: {row['out']}/rows.csv, {row['out']}/curve.csv")
     print(f"{row['task']} size {row['size']} {row['model']} D={row['d_model']}: accuracy {row['accuracy']:.3f} "
@@ -275,7 +297,7 @@ def main(argv: list[str] | None = None) -> int:
     install_signals()     # before torch is imported: Ctrl-C during start-up is one line too
     argv = sys.argv[1:] if argv is None else list(argv)
     if not argv or argv[0] in ("-h", "--help"):
-        print(__doc__.strip())
+        print(USAGE, end="")
         return 0 if argv else 2
     if argv[0] not in COMMANDS:
         fail("cot-dp", f"unknown command '{argv[0]}'; choose one of {', '.join(COMMANDS)}")

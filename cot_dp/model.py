@@ -52,11 +52,11 @@ class ModelConfig:
         """Raise ValueError naming the option and its valid range."""
         a = self.arch
         if self.model not in MODELS:
-            raise ValueError(f"--models: choose from {', '.join(MODELS)}, got {self.model}")
+            raise ValueError(f"--model: choose from {', '.join(MODELS)}, got {self.model}")
         if not 1 <= a.n_heads <= 64:
             raise ValueError(f"--n-heads: must be in 1..64, got {a.n_heads}")
         if not (8 <= self.d_model <= 8192 and self.d_model % a.n_heads == 0):
-            raise ValueError(f"--dims: D must be in 8..8192 and a multiple of --n-heads ({a.n_heads}), got {self.d_model}")
+            raise ValueError(f"--d-model: D must be in 8..8192 and a multiple of --n-heads ({a.n_heads}), got {self.d_model}")
         if not 1 <= a.n_layers <= 48:
             raise ValueError(f"--n-layers: must be in 1..48, got {a.n_layers}")
         if not 0 <= a.dropout < 1:

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
-from jackson.config import UsageError, need
+from jackson.config import Option, UsageError, need
 from jackson.runfolder import check_run_folder, check_scheduler, open_run
 from jackson.sweep import non_default, run_cells
 from . import data, flops
@@ -77,7 +77,7 @@ class CotCell:
 
 # ---- presets -----------------------------------------------------------------------------------
 
-# sizes and dims of each preset, per task (used where --sizes / --dims are not given).  The CPU preset is
+# sizes and dims of each preset, per task (used where --size / --d-model are not given).  The CPU preset is
 # two commands, `--task arithmetic` (27 cells) and `--task ed,ed_local,lis` (18 cells); how it was chosen,
 # with the measured step times and pilot accuracies: reports/cot_dp/PRESETS.md.
 PRESET_GRID = {
@@ -107,8 +107,8 @@ PRESETS = {
 class SweepConfig:
     task: str = "arithmetic"                 # tasks, comma list: arithmetic, ed, ed_local, lis
     models: str = "standard,sparse,linear"   # models, comma list: standard, sparse, linear
-    dims: tuple[int, ...] = ()               # embedding dimensions D (empty: the preset's)
-    sizes: tuple[int, ...] = ()              # problem sizes (empty: the preset's, per task)
+    dims: tuple[int, ...] = ()               # embedding dimensions D, comma list (empty: the preset's, per task)
+    sizes: tuple[int, ...] = ()              # problem sizes, comma list (empty: the preset's, per task)
     seeds: tuple[int, ...] = (0,)            # model seeds (init, batch order, dropout)
     n_train: int = 30000                     # training examples per task and size
     n_test: int = 512                        # test examples per task and size, disjoint from train
@@ -125,6 +125,10 @@ class SweepConfig:
     quick: bool = False                      # preset: seconds-long smoke run on tiny data and models
     full: bool = False                       # preset: the paper's sizes, dims, 1M/0.1M samples, 100 epochs, batch 512
     estimate: bool = False                   # time a few steps of every cell and project the sweep's wall time; train nothing
+
+    # one spelling across cot-dp data, sweep and train: the results.csv columns (ARCHITECTURE.md, "CLI vocabulary")
+    CLI = {"models": Option("--model", old=("--models",)), "dims": Option("--d-model", old=("--dims",)),
+           "sizes": Option("--size", old=("--sizes",))}
 
     @property
     def preset(self) -> str:
@@ -177,7 +181,7 @@ def validate(cfg: SweepConfig) -> None:
     need(len(tasks) > 0, "--task: give at least one task")
     for t in tasks:
         need(t in TASKS, f"--task: choose from {', '.join(TASKS)}, got {t}")
-    need(len(models) > 0 and len(set(models)) == len(models), f"--models: give distinct models, got {cfg.models}")
+    need(len(models) > 0 and len(set(models)) == len(models), f"--model: give distinct models, got {cfg.models}")
     need(len(set(cfg.seeds)) == len(cfg.seeds) and all(0 <= s <= MAX_SEED for s in cfg.seeds),
          f"--seeds: distinct integers in 0..2**63-1, got {cfg.seeds}")
     need(0 <= cfg.data_seed <= MAX_SEED, f"--data-seed: must be in 0..2**63-1, got {cfg.data_seed}")
@@ -196,7 +200,7 @@ def validate(cfg: SweepConfig) -> None:
     need(cfg.n_train >= t.batch_size, f"--n-train: must be >= --batch-size ({t.batch_size}), got {cfg.n_train}")
     try:
         for task in tasks:
-            need(len(cfg.sizes_of(task)) > 0 and len(cfg.dims_of(task)) > 0, "--sizes, --dims: give at least one")
+            need(len(cfg.sizes_of(task)) > 0 and len(cfg.dims_of(task)) > 0, "--size, --d-model: give at least one")
             for s in cfg.sizes_of(task):
                 cfg.task_cfg(task, s).check()
             for m in models:

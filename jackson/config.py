@@ -1,10 +1,24 @@
 """Command lines built from frozen dataclass configs.
 
 Every field of the experiment's config (nested dataclasses flattened) becomes one option:
-`m_h` -> `--m-h` (a name two nested configs share gets its parent's prefix: `--rnn-d-in`),
-with the field's trailing source comment as its help text.  Tuples take
-comma lists (`--alpha 0.55,1.0`, `--m-h 1-16`, `--rank 2,6,inf`).  Errors are one line and exit
-code 2: unknown options, ill-typed values, and values outside their range (`UsageError`).
+`m_h` -> `--m-h` (a name two nested configs share gets its parent's prefix, the key config.json
+holds it under: `--rnn-d-in`, `--fit-lr`), with the field's trailing source comment as its help text
+(a prefixed option's help starts with its parent field's comment).  Tuples take comma lists
+(`--alpha 0.55,1.0`, `--m-h 1-16`, `--rank 2,6,inf`).  Errors are one line and exit code 2: unknown
+options, ill-typed values, and values outside their range (`UsageError`).
+
+Where the derived name is not the lab's word for the quantity (ARCHITECTURE.md, "CLI vocabulary"), the
+option is renamed, never the field: field names are config.json keys and feed the cell keys
+(jackson.sweep.non_default), so committed runs resume and `--config` files still read.  A config
+class declares the spelling in a class attribute `CLI`, keyed by the dotted path of the field below
+that class, so an outer config may rename a nested config's field ("train.lr"); a nested class may
+declare its own, and the outer declaration wins:
+
+    CLI = {"mh": Option("--m-h", old=("--mh",))}        # vit_probe.experiment.SweepMhConfig
+
+`COMMON` gives one spelling to a field name in every config (`scheduler` -> `--dask-scheduler`).  An
+old spelling still parses, as `--mh 4` or `--mh=4`, and prints one line to stderr,
+`<prog>: note: --mh is deprecated; use --m-h`; --help lists only the new one.
 """
 from __future__ import annotations
 
@@ -115,40 +129,116 @@ def _parser_for(name, tp):
     return {float: parse_float, int: parse_int}.get(tp, tp)
 
 
-def _flat_fields(cls, prefix=()):
+@dataclasses.dataclass(frozen=True)
+class Option:
+    """A field's option where the derived name is not the lab's word: `name` is what --help shows;
+    each spelling in `old` still parses for a release, with a one-line deprecation note."""
+    name: str                     # e.g. "--m-h"
+    old: tuple[str, ...] = ()     # e.g. ("--mh",)
+
+
+# field names spelled the same way in every config that has them (the core runner owns Dask)
+COMMON = {"scheduler": Option("--dask-scheduler", old=("--scheduler",))}
+
+
+def _flat_fields(cls, prefix=(), group=""):
+    """(path, type, help comment, field, comment of the parent field) of every leaf field."""
     hints = typing.get_type_hints(cls)
     notes = _comments(cls)
     for f in dataclasses.fields(cls):
         tp = hints[f.name]
         if dataclasses.is_dataclass(tp):
-            yield from _flat_fields(tp, prefix + (f.name,))
+            yield from _flat_fields(tp, prefix + (f.name,), notes.get(f.name, ""))
         else:
-            yield prefix + (f.name,), tp, notes.get(f.name, ""), f
+            yield prefix + (f.name,), tp, notes.get(f.name, ""), f, group
 
 
-def build_parser(cls, prog: str, description: str) -> OneLineParser:
-    p = OneLineParser(prog=prog, description=description,
-                      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+def _declared(cls, prefix=()) -> dict[str, Option]:
+    """The `CLI` declarations of cls and of its nested configs, by dotted path from cls (outer first)."""
+    out: dict[str, Option] = {}
+    hints = typing.get_type_hints(cls)
+    for f in dataclasses.fields(cls):
+        if dataclasses.is_dataclass(hints[f.name]):
+            for k, v in _declared(hints[f.name], prefix + (f.name,)).items():
+                out.setdefault(k, v)
+    for k, v in getattr(cls, "CLI", {}).items():
+        out[".".join(prefix + (k,))] = v
+    return out
+
+
+def options(cls) -> list[tuple[str, str, tuple[str, ...]]]:
+    """(dotted field path, option, deprecated spellings) for every leaf field of cls, in field order:
+    the one place option names come from (the parser, and messages that name an option)."""
+    fields = list(_flat_fields(cls))
+    names = [path[-1] for path, *_ in fields]
+    declared = _declared(cls)
+    out = []
+    for path, *_ in fields:
+        # a name used by two nested configs is qualified by its parent: --rnn-d-in, --transformer-d-in
+        name = path[-1] if names.count(path[-1]) == 1 else "_".join(path[-2:])
+        derived = "--" + name.replace("_", "-")
+        o = declared.get(".".join(path)) or COMMON.get(path[-1])
+        out.append((".".join(path), o.name, o.old) if o else (".".join(path), derived, ()))
+    return out
+
+
+class ConfigParser(OneLineParser):
+    """A parser that still reads the deprecated spellings: each one used prints one note line."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.deprecated: dict[str, str] = {}    # old spelling -> option
+
+    def parse_known_args(self, args=None, namespace=None):
+        args = sys.argv[1:] if args is None else list(args)
+        out, noted = [], set()
+        for i, a in enumerate(args):
+            if a == "--":            # what follows is not an option
+                out += args[i:]
+                break
+            opt, eq, value = a.partition("=")
+            if opt in self.deprecated:
+                if opt not in noted:
+                    sys.stderr.write(f"{self.prog}: note: {opt} is deprecated; use {self.deprecated[opt]}\n")
+                    noted.add(opt)
+                a = self.deprecated[opt] + eq + value
+            out.append(a)
+        return super().parse_known_args(out, namespace)
+
+
+def _default_text(note: str, dflt, shown) -> str:
+    if re.search(r"\(default\b", note):           # the comment says it: "(default: from meta.json)"
+        return ""
+    if dflt in ("", ()):                            # an empty default means what the comment says
+        return "" if "empty" in note else " (default: none)"
+    return f" (default: {shown})"
+
+
+def build_parser(cls, prog: str, description: str) -> ConfigParser:
+    p = ConfigParser(prog=prog, description=description)
     defaults = cls()
     fields = list(_flat_fields(cls))
     names = [path[-1] for path, *_ in fields]
-    for path, tp, note, f in fields:
-        # a name used by two nested configs is qualified by its parent: --rnn-d-in, --transformer-d-in
-        name = path[-1] if names.count(path[-1]) == 1 else "_".join(path[-2:])
-        opt = "--" + name.replace("_", "-")
+    for (path, tp, note, f, group), (dotted, opt, old) in zip(fields, options(cls)):
+        if group and names.count(path[-1]) > 1:      # --fit-lr beside --rnn-fit-lr: say whose it is
+            note = f"{group}: {note}" if note else group
         dflt = defaults
         for k in path:
             dflt = getattr(dflt, k)
         shown = ",".join("inf" if (isinstance(v, float) and math.isinf(v)) else f"{v:g}" if isinstance(v, float) else str(v)
                          for v in dflt) if isinstance(dflt, tuple) else dflt
         conv = _parser_for(path[-1], tp)
+        for o in old:
+            p.deprecated[o] = opt
+            if conv is None:
+                p.deprecated["--no-" + o[2:]] = "--no-" + opt[2:]
         if conv is None:
             # --flag / --no-flag, so a switch that defaults to on can be turned off
-            p.add_argument(opt, dest=".".join(path), action=argparse.BooleanOptionalAction,
+            p.add_argument(opt, dest=dotted, action=argparse.BooleanOptionalAction,
                            default=argparse.SUPPRESS, help=f"{note} (default: {'on' if dflt else 'off'})")
         else:
-            p.add_argument(opt, dest=".".join(path), type=_named(conv, opt), default=argparse.SUPPRESS,
-                           metavar=name.upper(), help=f"{note} (default: {shown})")
+            p.add_argument(opt, dest=dotted, type=_named(conv, opt), default=argparse.SUPPRESS,
+                           metavar=opt[2:].replace("-", "_").upper(), help=note + _default_text(note, dflt, shown))
     return p
 
 
@@ -265,6 +355,21 @@ def guarded(prog: str, body):
         raise SystemExit(1)
 
 
+def command_parser(cls, prog: str, description: str = "") -> ConfigParser:
+    """The parser a command built by `cli_run` reads its options with: the config's options, then the
+    shared --config, --threads and --force (where the config does not declare one itself).  The shared
+    ones are only listed here for --help: split_global takes them out of argv first."""
+    parser = build_parser(cls, prog, description)
+    own = frozenset(f.name for f in dataclasses.fields(cls))
+    for opt, text in GLOBAL_HELP.items():
+        if opt[2:] in own:
+            continue
+        parser.add_argument(opt, action="store_true" if opt == "--force" else None, default=argparse.SUPPRESS,
+                            **({} if opt == "--force" else {"metavar": "FILE" if opt == "--config" else "N"}),
+                            help=text)
+    return parser
+
+
 def cli_run(prog: str, cls, description: str, quick: dict, run, argv: list[str]):
     """The shape every entry point shares: options -> config (--quick shrinks the defaults -- `quick` is
     that preset, or a function of the given options returning the preset to apply -- options given on
@@ -276,14 +381,7 @@ def cli_run(prog: str, cls, description: str, quick: dict, run, argv: list[str])
         from . import runfolder
         own = frozenset(f.name for f in dataclasses.fields(cls))
         opts, rest = split_global(prog, argv, own)
-        parser = build_parser(cls, prog, description)
-        for opt, text in GLOBAL_HELP.items():
-            if opt[2:] in own:
-                continue
-            parser.add_argument(opt, action="store_true" if opt == "--force" else None,
-                                **({} if opt == "--force" else {"metavar": "FILE" if opt == "--config" else "N"}),
-                                help=text)
-        given = vars(parser.parse_args(rest))
+        given = vars(command_parser(cls, prog, description).parse_args(rest))
         for k in ("threads", "force", "config"):
             if k not in own:
                 given.pop(k, None)

@@ -49,7 +49,7 @@ class ModelConfig:
     pos: str = "none"      # positional encoding x(t) -> A x(t) + e(t) (Sec. 4.1): none | learned | sinusoidal
     d_pos: int = 16        # d', the width of A x(t) + e(t) when pos != none
     tau_max: int = 64      # longest sequence the positional table e(t) covers
-    attention: str = "softmax"  # softmax (Eq. 5) | linear (phi = elu + 1, non-causal) | sparse (two-sided Eq. 6 pattern)
+    attention: str = "softmax"  # softmax (Eq. 5) | linear (feature map elu(x) + 1, non-causal) | sparse (two-sided Eq. 6 pattern)
     features: str = "learned"  # learned: f_hat, F_hat are MLPs (Eq. 5) | given: fixed features holding the target's basis, only W_Q, W_K and an affine value map (a, b) trained -- the attention term of Eq. (17) alone
     given_qk_sd: float = 1.0   # given features: initial logit sd (W_Q, W_K scaled by 1/(sqrt(dim) m_h^(1/4)))
     features_k: int = 16   # given features: the target's phi_i and psi_i for i <= features_k (and f(x) for the value)

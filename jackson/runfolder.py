@@ -93,13 +93,13 @@ def check_scheduler(address: str, timeout: float = 5.0) -> None:
     except ValueError:
         host, port = None, None
     need(url.scheme in ("tcp", "tls", "ws", "wss") and bool(host) and port is not None,
-         f"--scheduler: give a Dask scheduler address such as tcp://host:8786, got '{address}'")
+         f"--dask-scheduler: give a Dask scheduler address such as tcp://host:8786, got '{address}'")
     try:
         with socket.create_connection((host, port), timeout=timeout):
             pass
     except OSError as e:
-        raise UsageError(f"--scheduler {address}: no Dask scheduler answers there ({e.strerror or e}); "
-                         "start one with `dask scheduler` or leave --scheduler out to run in-process") from None
+        raise UsageError(f"--dask-scheduler {address}: no Dask scheduler answers there ({e.strerror or e}); "
+                         "start one with `dask scheduler` or leave --dask-scheduler out to run in-process") from None
 
 
 def environment(kind: str, command: str, device: str | None) -> dict:

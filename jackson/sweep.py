@@ -114,7 +114,7 @@ def run_cells(cells: list[CellLike], out_dir: str | os.PathLike, scheduler: str 
             client = Client(scheduler, timeout=10)
         except (OSError, TimeoutError, ValueError) as e:
             from .config import UsageError
-            raise UsageError(f"--scheduler {scheduler}: cannot connect ({e})") from None
+            raise UsageError(f"--dask-scheduler {scheduler}: cannot connect ({e})") from None
         with client:
             futs = {client.submit(run_cell, c, str(cells_dir), False, pure=False, retries=1): c.key() for c in todo}
             for fut in as_completed(futs):

@@ -31,27 +31,34 @@ def compare_main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def spectrum_parser() -> OneLineParser:
+    from jackson.expr import FUNCTIONS
+    p = OneLineParser(prog="rnn-mixing-spectrum", formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+                      description="Spectrum of rho(u, v) before and after the mixing x~ = (x1, a x1 + b x2) (App. D.3).")
+    p.add_argument("--kernel", default="1 + 2*sin(2*pi*u)*sin(2*pi*v)",
+                   help="rho(u, v): arithmetic (+ - * / ** %%) in u, v, pi, e and the functions "
+                        f"{', '.join(FUNCTIONS)} (never run as Python)")
+    p.add_argument("--a", type=float, default=1.0, help="weight of x1 in the mixed second input")
+    p.add_argument("--b", type=float, default=1.0, help="weight of x2 in the mixed second input")
+    p.add_argument("--k", type=int, default=6, help="how many singular values to print")
+    p.add_argument("--png", default=argparse.SUPPRESS,    # SUPPRESS: no "(default: )" in --help
+                   help="also save a plot here (missing parent folders are created; default: no plot)")
+    return p
+
+
 def spectrum_main(argv: list[str] | None = None) -> int:
-    """Spectrum of rho(u, v) before and after the mixing x~ = (x1, a x1 + b x2) (App. D.3)."""
+    """rnn-mixing-spectrum: the App. D.3 spectra of a kernel before and after a mixing, printed (and drawn)."""
     import math
     from pathlib import Path
 
     import numpy as np
     from jackson.config import UsageError, check_out_dir, need
-    from jackson.expr import FUNCTIONS, Expression
+    from jackson.expr import Expression
     from .mixing import spectra_before_after
 
     prog = "rnn-mixing-spectrum"
-    p = OneLineParser(prog=prog, description=spectrum_main.__doc__,
-                      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    p.add_argument("--kernel", default="1 + 2*sin(2*pi*u)*sin(2*pi*v)",
-                   help="rho(u, v): arithmetic (+ - * / ** %%) in u, v, pi, e and the functions "
-                        f"{', '.join(FUNCTIONS)} (jackson/expr.py; never run as Python)")
-    p.add_argument("--a", type=float, default=1.0, help="weight of x1 in the mixed second input")
-    p.add_argument("--b", type=float, default=1.0, help="weight of x2 in the mixed second input")
-    p.add_argument("--k", type=int, default=6, help="how many singular values to print")
-    p.add_argument("--png", default="", help="also save a plot here (missing parent folders are created)")
-    a = p.parse_args(sys.argv[1:] if argv is None else argv)
+    a = spectrum_parser().parse_args(sys.argv[1:] if argv is None else argv)
+    a.png = getattr(a, "png", "")
     n = 256                      # quadrature nodes of the POD (spectra_before_after's default)
     try:   # every option checked before any compute or write; then the (cheap) spectra, whose kernel
            # values are checked finite on both grids

@@ -16,7 +16,8 @@ import numpy as np
 import pandas as pd
 import torch
 
-from jackson.config import UsageError, need
+from jackson.config import Option, UsageError, need
+from jackson.config import options as config_options
 from jackson.runfolder import check_run_folder, check_scheduler, open_run
 from jackson.fit import FitConfig, evaluate, fit
 from jackson.models import ModelConfig, TransformerBank
@@ -105,7 +106,7 @@ class CompareCell:
 @dataclass(frozen=True)
 class CompareConfig:
     table: str = "all"           # ordering | mixing | uniform (Table 3) | all
-    seeds: int = 3               # seeds per model and target (bank members)
+    seeds: int = 3               # how many seeds per model and target (bank members 0..n-1)
     tau: int = 32                # sequence length (App. C: 32)
     n_train: int = 8192          # training sequences per cell
     n_test: int = 2048           # held-out sequences per cell
@@ -114,13 +115,15 @@ class CompareConfig:
     filter_seed: int = 0         # mixing: seed of theta
     mix_direction: str = "future"  # mixing: future (the paper's x(t+s), not causal) or past (x(t-s), causal)
     data_seed: int = 0           # inputs and the U[0,1] kernel of Table 3
-    rnn: RNNConfig = field(default_factory=RNNConfig)
-    transformer: ModelConfig = field(default_factory=transformer_default)
+    rnn: RNNConfig = field(default_factory=RNNConfig)                      # RNN
+    transformer: ModelConfig = field(default_factory=transformer_default)  # Transformer
     fit: FitConfig = field(default_factory=lambda: FitConfig(steps=3000, batch_size=64, eval_size=1024))  # Transformer
     rnn_fit: FitConfig = field(default_factory=lambda: FitConfig(steps=1500, batch_size=64, eval_size=1024))  # RNN
     out: str = "reports/rnn_compare/default"  # output folder
     scheduler: str = ""          # Dask scheduler address; empty runs in-process
     quick: bool = False          # seconds-long run on tiny models and data
+
+    CLI = {"seeds": Option("--n-seeds", old=("--seeds",))}   # a count, like --n-train; --seeds lists seeds elsewhere
 
     def targets(self) -> list[tuple[str, str]]:
         names = list(TABLES) if self.table == "all" else [self.table]
@@ -143,26 +146,19 @@ QUICK = {"seeds": 2, "tau": 12, "n_train": 256, "n_test": 128, "swap": 3,
          # a smoke run never lands in reports/ (where the committed tables live); --out still wins
          "out": "runs/rnn_compare-quick"}
 MAX_SEED = 2 ** 63 - 1     # seeds are 64-bit (numpy SeedSequence, torch.Generator.manual_seed)
-MAX_SEEDS = 1000           # --seeds is a count of bank members, all trained at once in memory
+MAX_SEEDS = 1000           # --n-seeds counts bank members, all trained at once in memory
 SCHEDULES = ("cosine", "plateau")
 
 
 def options(cfg) -> list[tuple[str, object]]:
-    """(option name, value) for every leaf field of a config, named the way jackson.config names them:
-    a field name two nested configs share gets its parent's prefix (--rnn-fit-lr, --fit-lr)."""
-    leaves = []
-
-    def walk(obj, path):
-        for f in dataclasses.fields(obj):
-            v = getattr(obj, f.name)
-            if dataclasses.is_dataclass(v):
-                walk(v, path + (f.name,))
-            else:
-                leaves.append((path + (f.name,), v))
-    walk(cfg, ())
-    names = [p[-1] for p, _ in leaves]
-    return [("--" + (p[-1] if names.count(p[-1]) == 1 else "_".join(p[-2:])).replace("_", "-"), v)
-            for p, v in leaves]
+    """(option, value) for every leaf field of a config, named as its parser names them (jackson.config)."""
+    out = []
+    for path, opt, _ in config_options(type(cfg)):
+        v = cfg
+        for k in path.split("."):
+            v = getattr(v, k)
+        out.append((opt, v))
+    return out
 
 
 def validate(cfg: CompareConfig) -> None:
@@ -171,7 +167,7 @@ def validate(cfg: CompareConfig) -> None:
     for opt, v in options(cfg):
         need(not isinstance(v, float) or math.isfinite(v), f"{opt}: must be a finite number, got {v}")
     need(cfg.table in (*TABLES, "all"), f"--table: choose {', '.join(TABLES)} or all, got {cfg.table}")
-    need(1 <= cfg.seeds <= MAX_SEEDS, f"--seeds: the number of seeds per model must be in 1..{MAX_SEEDS}, got {cfg.seeds}")
+    need(1 <= cfg.seeds <= MAX_SEEDS, f"--n-seeds: the number of seeds per model must be in 1..{MAX_SEEDS}, got {cfg.seeds}")
     for opt, v in (("--data-seed", cfg.data_seed), ("--filter-seed", cfg.filter_seed)):
         need(0 <= v <= MAX_SEED, f"{opt}: need an integer in 0..2^63-1, got {v}")
     need(cfg.tau >= 2, f"--tau: must be >= 2, got {cfg.tau}")

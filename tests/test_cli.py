@@ -293,7 +293,7 @@ def test_parser_flattens_nested_configs():
     assert cfg.model.n == 16 and cfg.model.d_v == SweepConfig().model.d_v
     assert cfg.fit.steps == 9 and cfg.fit.schedule == "cosine" and cfg.fit.lr == SweepConfig().fit.lr
     help_text = p.format_help()
-    for opt in ("--m-h", "--tail-tol", "--k-max", "--qk-init", "--eval-size", "--scheduler"):
+    for opt in ("--m-h", "--tail-tol", "--k-max", "--qk-init", "--eval-size", "--dask-scheduler"):
         assert opt in help_text
 
 

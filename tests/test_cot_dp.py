@@ -385,7 +385,7 @@ def test_paper_table2_is_24MD2L_with_the_stated_dims():
 FAULT_CASES: list[dict] = []
 _HOW: dict[str, dict] = {}
 DATA = "--task arithmetic --size 2 --n-train 32 --n-test 8"          # a dataset made in milliseconds
-TINY = "--steps 2 --dim 8 --n-heads 1 --n-layers 1 --batch-size 2"   # a model trained in a second
+TINY = "--steps 2 --d-model 8 --n-heads 1 --n-layers 1 --batch-size 2"   # a model trained in a second
 
 
 def _case(id, command, expect, setup=None, code=2, says=(), check=None):
@@ -490,8 +490,9 @@ _case("data-fault-while-moving-in", f"cot-dp data {DATA} --out d --force",
       setup=lambda p, mp: (_dataset_with_run(3)(p, mp), mp.setattr(data.os, "replace", _fail_on_call(2, os.replace, ENOSPC))),
       says=["cannot write"], check=lambda p, t: not (p / "d/meta.json").exists() and (p / "d/runs/keep.txt").is_file()
       and _no_temp_left(p) is None)
-for _id, _opt, _says in [("seed-negative", "--seed -1", "--seed"), ("seed-2**63", "--seed 9223372036854775808", "--seed"),
-                         ("n-train-0", "--n-train 0", "--n-train"), ("lis-size-1", "--task lis --size 1", "--sizes"),
+for _id, _opt, _says in [("seed-negative", "--data-seed -1", "--data-seed"),
+                         ("seed-2**63", "--data-seed 9223372036854775808", "--data-seed"),
+                         ("n-train-0", "--n-train 0", "--n-train"), ("lis-size-1", "--task lis --size 1", "--size"),
                          ("p-not-prime", "--p 1", "--p"), ("task-unknown", "--task sorting", "--task"),
                          ("value-range-1", "--task lis --value-range 1", "--value-range")]:
     _case(f"data-{_id}", f"cot-dp data {_opt} --out new", f"one line naming {_says}, exit 2; nothing written",
@@ -548,7 +549,7 @@ BAD_TRAINING_OPTIONS = [("lr-nan", "--lr nan", "--lr"), ("lr-inf", "--lr inf", "
                         ("eval-every-0", "--eval-every 0", "--eval-every"), ("schedule-unknown", "--schedule bogus", "--schedule"),
                         ("dropout-nan", "--dropout nan", "--dropout"), ("device-unknown", "--device tpu", "--device")]
 for _id, _opt, _says in BAD_TRAINING_OPTIONS + [
-        ("dim-0", "--dim 0", "--dim"), ("seed-negative", "--seed -1", "--seed"),
+        ("dim-0", "--d-model 0", "--d-model"), ("seed-negative", "--seed -1", "--seed"),
         ("seed-2**63", "--seed 9223372036854775808", "--seed"), ("model-unknown", "--model performer", "--model"),
         ("n-eval-negative", "--n-eval -1", "--n-eval"), ("max-len-negative", "--max-len -1", "--max-len"),
         ("options-beside-meta", "--p 13", "--p")]:
@@ -558,20 +559,20 @@ for _id, _opt, _says in BAD_TRAINING_OPTIONS + [
         ("seeds-negative", "--seeds -1", "--seeds"), ("seeds-2**63", "--seeds 9223372036854775808", "--seeds"),
         ("data-seed-negative", "--data-seed -1", "--data-seed"), ("target-acc-nan", "--target-acc nan", "--target-acc"),
         ("n-eval-negative", "--n-eval -1", "--n-eval"), ("task-unknown", "--task sorting", "--task"),
-        ("size-too-big", "--sizes 99", "--sizes"), ("ed-size-too-small", "--task ed --sizes 2", "--sizes"),
-        ("dims-not-multiple-of-heads", "--dims 30", "--dims"), ("dims-too-small", "--dims 4", "--dims"),
-        ("dims-0", "--dims 0", "--dims"), ("dims-not-a-number", "--dims sixteen", "--dims"),
-        ("model-unknown", "--models standard,performer", "--models"), ("p-not-prime", "--p 9", "--p"),
+        ("size-too-big", "--size 99", "--size"), ("ed-size-too-small", "--task ed --size 2", "--size"),
+        ("dims-not-multiple-of-heads", "--d-model 30", "--d-model"), ("dims-too-small", "--d-model 4", "--d-model"),
+        ("dims-0", "--d-model 0", "--d-model"), ("dims-not-a-number", "--d-model sixteen", "--d-model"),
+        ("model-unknown", "--model standard,performer", "--model"), ("p-not-prime", "--p 9", "--p"),
         ("two-presets", "--full", "--quick")]:
     _case(f"sweep-{_id}", f"cot-dp sweep --quick {_opt} --out s", f"one line naming {_says}, exit 2; nothing written",
           says=[_says], check=_nothing_written)
-_case("sweep-corrupt-dataset-meta", "cot-dp sweep --quick --task arithmetic --models linear --sizes 2 --out s",
+_case("sweep-corrupt-dataset-meta", "cot-dp sweep --quick --task arithmetic --model linear --size 2 --out s",
       "a truncated s/data/arithmetic-2/meta.json: one line naming it, exit 2",
       setup=lambda p, mp: ((p / "s/data/arithmetic-2").mkdir(parents=True),
                            (p / "s/command.txt").write_text("cot-dp sweep --quick\n"),    # the earlier run's folder
                            (p / "s/data/arithmetic-2/meta.json").write_text('{"task": {')), says=["meta.json: not valid JSON"],
       check=lambda p, t: not (p / "s/cells").exists())
-_case("sweep-quick-default-out", "cot-dp sweep --quick --estimate --task arithmetic --models linear --sizes 2",
+_case("sweep-quick-default-out", "cot-dp sweep --quick --estimate --task arithmetic --model linear --size 2",
       "a smoke run writes to runs/cot_dp/quick-arithmetic (printed), never under reports/", code=0,
       says=["output: runs/cot_dp/quick-arithmetic"],
       check=lambda p, t: (p / "runs/cot_dp/quick-arithmetic/estimate.csv").is_file() and not (p / "reports").exists())
@@ -722,7 +723,7 @@ def test_mask_command_prints_the_pattern(capsys, tmp_path):
 def quick_sweep(tmp_path_factory):
     out = tmp_path_factory.mktemp("sweep") / "q"
     exe = Path(sys.executable).parent / "cot-dp"
-    args = [str(exe), "sweep", "--quick", "--task", "arithmetic,lis", "--models", "standard,linear",
+    args = [str(exe), "sweep", "--quick", "--task", "arithmetic,lis", "--model", "standard,linear",
             "--out", str(out)]
     proc = subprocess.run(args, capture_output=True, text=True, timeout=300)
     return out, proc, args
@@ -763,11 +764,11 @@ def test_quick_sweep_resumes_without_retraining(quick_sweep):
 @pytest.mark.slow
 def test_sweep_on_dask_gives_the_in_process_numbers(tmp_path):
     distributed = pytest.importorskip("dask.distributed")
-    args = ["sweep", "--quick", "--task", "arithmetic", "--models", "linear", "--sizes", "2"]
+    args = ["sweep", "--quick", "--task", "arithmetic", "--model", "linear", "--size", "2"]
     assert cot_main(args + ["--out", str(tmp_path / "local")]) == 0
     with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
                                   dashboard_address=None) as cluster:
-        assert cot_main(args + ["--out", str(tmp_path / "dask"), "--scheduler", cluster.scheduler_address]) == 0
+        assert cot_main(args + ["--out", str(tmp_path / "dask"), "--dask-scheduler", cluster.scheduler_address]) == 0
     a, b = (pd.read_csv(tmp_path / f / "results.csv") for f in ("local", "dask"))
     cols = ["accuracy", "cot_exact", "test_loss", "gflops", "baseline"]
     assert len(a) == 1 and np.allclose(a[cols].to_numpy(float), b[cols].to_numpy(float), rtol=1e-6)
@@ -846,7 +847,7 @@ def test_locality_summary_and_figure_state_the_measured_means(tmp_path):
 
 def test_estimate_times_cells_and_trains_nothing(tmp_path, capsys):
     out = tmp_path / "e"
-    assert cot_main(["sweep", "--quick", "--estimate", "--models", "linear", "--out", str(out)]) == 0
+    assert cot_main(["sweep", "--quick", "--estimate", "--model", "linear", "--out", str(out)]) == 0
     est = pd.read_csv(out / "estimate.csv")
     assert len(est) == 2 and (est.step_ms > 0).all() and (est.projected_s > est.step_ms / 1000 * est.steps).all()
     assert not (out / "cells").exists() and not (out / "results.csv").exists()

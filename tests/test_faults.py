@@ -146,21 +146,21 @@ def test_lock_is_released_when_its_process_is_killed(tmp_path):
 
 # ---- Dask -------------------------------------------------------------------------------------
 
-@case("scheduler-unreachable", "jackson-sweep --scheduler tcp://127.0.0.1:1",
+@case("scheduler-unreachable", "jackson-sweep --dask-scheduler tcp://127.0.0.1:1",
       "exit 2 within 10 s, one line; no folder written")
 def test_unreachable_scheduler(tmp_path, capsys):
     out = tmp_path / "run"
     t0 = time.perf_counter()
-    rc, so, se = sweep([*QUICK, "--scheduler", "tcp://127.0.0.1:1", "--out", str(out)], capsys)
+    rc, so, se = sweep([*QUICK, "--dask-scheduler", "tcp://127.0.0.1:1", "--out", str(out)], capsys)
     assert rc == 2 and "no Dask scheduler answers" in one_line(se)
     assert time.perf_counter() - t0 < 10 and not out.exists()
 
 
-@case("scheduler-not-an-address", "jackson-sweep --scheduler notaurl", "exit 2, one line; no folder written")
+@case("scheduler-not-an-address", "jackson-sweep --dask-scheduler notaurl", "exit 2, one line; no folder written")
 def test_scheduler_that_is_not_an_address(tmp_path, capsys):
     for bad in ("notaurl", "http://host:1", "tcp://:8786", "tcp://host:port"):
-        rc, so, se = sweep([*QUICK, "--scheduler", bad, "--out", str(tmp_path / "run")], capsys)
-        assert rc == 2 and "--scheduler" in one_line(se), bad
+        rc, so, se = sweep([*QUICK, "--dask-scheduler", bad, "--out", str(tmp_path / "run")], capsys)
+        assert rc == 2 and "--dask-scheduler" in one_line(se), bad
     assert not (tmp_path / "run").exists()
     with pytest.raises(UsageError):
         check_scheduler("tcp://127.0.0.1:1", timeout=2)
@@ -183,9 +183,9 @@ class DiesOnce:
         (Path(folder) / "rows.csv").write_text(f"cell,pid\n{self.name},{os.getpid()}\n")
 
 
-@case("worker-dies", "jackson-sweep --scheduler ...   # a worker is killed mid-cell",
+@case("worker-dies", "jackson-sweep --dask-scheduler ...   # a worker is killed mid-cell",
       "the cell reruns on a (restarted) worker; finished cells kept, no debris")
-@case("relative-out-on-cluster", "jackson-sweep --out rel/dir --scheduler ...   # workers started in another folder",
+@case("relative-out-on-cluster", "jackson-sweep --out rel/dir --dask-scheduler ...   # workers started in another folder",
       "cells land under the client's rel/dir (paths made absolute before submission)")
 @pytest.mark.slow
 def test_worker_killed_mid_cell_is_rerun_and_paths_are_absolute(tmp_path, monkeypatch):

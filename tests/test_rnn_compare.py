@@ -182,9 +182,9 @@ def test_rnn_compare_quick_smoke(tmp_path, sub_env):
 _COMPARE = [
     ("compare-table-unknown", "--table sideways", "--table"),
     ("compare-unknown-option", "--bogus 1", "unrecognized"),
-    ("compare-seeds-not-a-number", "--seeds three", "--seeds: cannot read 'three'"),
-    ("compare-seeds-zero", "--seeds 0", "--seeds"),
-    ("compare-seeds-huge", "--seeds 99999999999", "--seeds: the number of seeds per model must be in 1..1000"),
+    ("compare-seeds-not-a-number", "--n-seeds three", "--n-seeds: cannot read 'three'"),
+    ("compare-seeds-zero", "--n-seeds 0", "--n-seeds"),
+    ("compare-seeds-huge", "--n-seeds 99999999999", "--n-seeds: the number of seeds per model must be in 1..1000"),
     ("compare-data-seed-23-digits", "--data-seed 12345678901234567890123", "argument --data-seed: cannot read '12345678901234567890123'"),
     ("compare-data-seed-negative", "--data-seed -1", "--data-seed"),
     ("compare-filter-seed-negative", "--filter-seed -1", "--filter-seed"),

@@ -401,7 +401,7 @@ def test_every_subcommand_runs_a_quick_smoke(official, tmp_path, sub_env):
     (["spectra"], "give --checkpoint PATH --arch SPEC"),
     (["spectra", "--model", "no_such_model_xyz"], "timm has no model named"),
     (["spectra", "--arch", TINY, "--checkpoint", "/nonexistent.pth"], "does not exist"),
-    (["sweep-mh", "--mh", "0,2"], "every m_h must be >= 1"),
+    (["sweep-mh", "--m-h", "0,2"], "every m_h must be >= 1"),
     (["sweep-mh", "--arch", "vit_p4_d128_l4_h4_q2"], "without _q"),
     pytest.param(["sweep-mh", "--device", "cuda:0"], "--device",
                  marks=pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has CUDA")),
@@ -426,7 +426,7 @@ def test_bad_input_is_one_line_exit_2(args, msg, official, tmp_path, capsys):
 @pytest.mark.slow
 def test_console_script_reports_bad_input_without_traceback(sub_env):
     exe = Path(sys.executable).parent / "vit-probe"
-    r = subprocess.run([str(exe), "sweep-mh", "--mh", "0"], env=sub_env, capture_output=True, text=True, timeout=120)
+    r = subprocess.run([str(exe), "sweep-mh", "--m-h", "0"], env=sub_env, capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "every m_h must be >= 1" in r.stderr
 
 
@@ -701,7 +701,7 @@ FAULT_CASES = [
                 "--data DIR",
      "expect": "refused in one line (heads 4 vs 2), exit 2, before any data is read or file written"},
     {"id": "truncated-train-checkpoint",
-     "command": "vit-probe sweep-mh --quick --mh 4 --data DIR --out OUT   # rerun after OUT/checkpoints/<cell>.pt "
+     "command": "vit-probe sweep-mh --quick --m-h 4 --data DIR --out OUT   # rerun after OUT/checkpoints/<cell>.pt "
                 "was cut short",
      "expect": "one line: the checkpoint is set aside as <cell>.pt.corrupt-<time> (kept), the cell retrains from "
                "scratch and the sweep finishes"},

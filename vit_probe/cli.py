@@ -1,15 +1,20 @@
-"""`vit-probe`: attention-logit spectra of ViTs on CIFAR-10, the m_h sweep, the permutation test.
-
-    vit-probe spectra --checkpoint W.pth --arch vit_p4_d128_l4_h4 --data cifar10.tar.gz
-    vit-probe spectra --model vit_base_patch16_224 --pretrained --data ~/data/cifar10
-    vit-probe sweep-mh --mh 1,2,4,8,16,32 --data ...
-    vit-probe permute --checkpoint W.pth --data ...
-"""
+"""The `vit-probe` console script: signal handlers first, then one command's config through
+jackson.config.cli_run (torch and timm are imported only then)."""
 from __future__ import annotations
 
 import sys
 
 from jackson.config import fail, guarded, install_signals
+
+USAGE = """usage: vit-probe COMMAND [options]
+
+Attention-logit spectra of ViTs on CIFAR-10, the m_h sweep and the permutation test (Jiang & Li, Sec. 5.2).
+
+    vit-probe spectra --checkpoint W.pth --arch vit_p4_d128_l4_h4 --data cifar10.tar.gz
+    vit-probe spectra --model vit_base_patch16_224 --pretrained --data ~/data/cifar10
+    vit-probe sweep-mh --m-h 1,2,4,8,16,32 --data ...
+    vit-probe permute --checkpoint W.pth --data ...
+"""
 
 DESCRIPTIONS = {
     "spectra": "Singular values of pre-softmax attention logits over many images (Figs 2, 3a).",
@@ -30,7 +35,7 @@ def main(argv: list[str] | None = None) -> None:
     install_signals()     # before torch and timm are imported: Ctrl-C during start-up is one line too
     argv = sys.argv[1:] if argv is None else argv
     if not argv or argv[0] in ("-h", "--help"):
-        print(__doc__.strip() + "\n\ncommands:\n" + "\n".join(f"  {k:9s} {v}" for k, v in DESCRIPTIONS.items()))
+        print(USAGE + "\ncommands:\n" + "\n".join(f"  {k:9s} {v}" for k, v in DESCRIPTIONS.items()))
         print("\n`vit-probe COMMAND --help` lists every option with its default.")
         raise SystemExit(0 if argv else 2)
     cmd, rest = argv[0], argv[1:]

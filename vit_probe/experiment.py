@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from jackson.config import UsageError, need
+from jackson.config import Option, UsageError, need
 from jackson.runfolder import check_run_folder, check_scheduler, open_run
 from jackson.sweep import non_default, run_cells
 
@@ -111,6 +111,8 @@ class SpectraConfig:
     out: str = "reports/vit_probe/spectra"   # output folder
     quick: bool = False           # seconds-long smoke run (50 images)
 
+    CLI = {"batch": Option("--batch-size", old=("--batch",))}   # ARCHITECTURE.md, "CLI vocabulary"
+
 
 SPECTRA_QUICK = dict(n_images=50, batch=25, out="runs/vit_probe-spectra-quick")   # scratch, never reports/
 
@@ -120,7 +122,7 @@ def validate_spectra(cfg: SpectraConfig) -> None:
     need(cfg.tokens in ("all", "patches"), f"--tokens: '{cfg.tokens}' is not all or patches")
     need(cfg.n_images >= 1, f"--n-images must be >= 1, got {cfg.n_images}")
     need(cfg.subset_seed >= 0, f"--subset-seed must be >= 0, got {cfg.subset_seed}")
-    need(cfg.batch >= 1, f"--batch must be >= 1, got {cfg.batch}")
+    need(cfg.batch >= 1, f"--batch-size must be >= 1, got {cfg.batch}")
     need(cfg.k_show >= 1, f"--k-show must be >= 1, got {cfg.k_show}")
     need(len(cfg.fit_range) == 2 and 1 <= cfg.fit_range[0] < cfg.fit_range[1],
          f"--fit-range: give two indices lo,hi with 1 <= lo < hi, got {cfg.fit_range}")
@@ -296,6 +298,8 @@ class SweepMhConfig:
     out: str = "reports/vit_probe/sweep_mh"   # output folder
     quick: bool = False               # seconds-long smoke run (tiny model, 256 images, 2 m_h)
 
+    CLI = {"mh": Option("--m-h", old=("--mh",))}   # the paper's m_h, as jackson-sweep spells it
+
 
 SWEEP_QUICK = dict(arch="vit_p8_d32_l2_h2", mh=(1, 4), n_eval_train=128, n_spectra=16,
                    train=TrainConfig(epochs=1, n_train=256, batch_size=64),
@@ -304,9 +308,9 @@ SWEEP_QUICK = dict(arch="vit_p8_d32_l2_h2", mh=(1, 4), n_eval_train=128, n_spect
 
 def validate_sweep(cfg: SweepMhConfig) -> None:
     a = models.parse_arch(cfg.arch)
-    need(a.m_h is None, "--arch: give the base architecture without _q (the sweep sets m_h from --mh)")
-    need(len(cfg.mh) > 0 and all(m >= 1 for m in cfg.mh), f"--mh: every m_h must be >= 1, got {cfg.mh}")
-    need(len(set(cfg.mh)) == len(cfg.mh), "--mh: values repeat")
+    need(a.m_h is None, "--arch: give the base architecture without _q (the sweep sets m_h from --m-h)")
+    need(len(cfg.mh) > 0 and all(m >= 1 for m in cfg.mh), f"--m-h: every m_h must be >= 1, got {cfg.mh}")
+    need(len(set(cfg.mh)) == len(cfg.mh), "--m-h: values repeat")
     need(len(cfg.seeds) > 0, "--seeds: give at least one seed")
     need(all(s >= 0 for s in cfg.seeds) and cfg.subset_seed >= 0, "--seeds and --subset-seed must be >= 0")
     need(cfg.train.epochs > 0, f"--epochs must be > 0, got {cfg.train.epochs}")

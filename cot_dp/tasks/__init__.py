@@ -47,7 +47,7 @@ class TaskConfig:
         mod = self.module()
         lo, hi = mod.SIZES
         if not lo <= self.size <= hi:
-            raise ValueError(f"--sizes: {self.name} sizes ({mod.size_meaning}) must be in {lo}..{hi}, got {self.size}")
+            raise ValueError(f"--size: {self.name} sizes ({mod.size_meaning}) must be in {lo}..{hi}, got {self.size}")
         mod.check(self)
 
     def symbols(self) -> list[str]:
