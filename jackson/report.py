@@ -17,6 +17,9 @@ caption that does not mention them); where the paper reports a number it stands 
 with the ratio measured / paper.  index.md refers to the images by relative path; index.html embeds them
 (base64), so it is one file that opens offline.  The HTML is checked with a parser (balanced tags, every
 image decodes) and, where a Chromium is installed, loaded headless.
+
+The page opens with the claims ledger (jackson.claims): every quantitative claim of the two papers with
+the folder that tests it and a verdict computed by a stated rule; the same rows go to claims.csv.
 """
 from __future__ import annotations
 
@@ -33,6 +36,7 @@ from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
 
+from . import claims
 from .config import UsageError, cli_run, need
 from .runfolder import write_atomic
 
@@ -174,8 +178,52 @@ def _missing(root: Path, e: dict) -> list[str]:
     return [f["file"] for f in e["figures"] if not readable_image(root / f["file"])]
 
 
-def render_markdown(root: Path, secs, docs: list[str]) -> str:
-    L = ["# jackson-lab report", "", INTRO, "", "Also as one offline page: [index.html](index.html).", "", "Contents:", ""]
+LEDGER_INTRO = ("Every quantitative claim of Jiang & Li (Jackson-type rates for the Transformer) and Yang et al. "
+                "(efficient Transformers on CoT dynamic programming), the run folder that tests it and a verdict "
+                "computed from that folder's files by the rule of its kind (the rules and their thresholds follow "
+                "the table; code: `jackson/claims.py`), never typed. Quick runs, superseded and unfinished folders "
+                "never feed a verdict. The same rows, one per claim: `claims.csv` beside this page.")
+LEDGER_HEAD = ("id", "paper, where", "claim", "paper's value", "measured", "seeds", "folder", "verdict", "rule",
+               "other folders")
+
+
+def _ledger_cells(r: claims.Row) -> list[str]:
+    """One ledger row as plain-text cells (`code` spans kept for the renderers)."""
+    c = r.claim
+    return [c.id, f"{c.paper}, {c.where}", c.text, c.paper_value, r.measured,
+            "" if r.n_seeds is None else str(r.n_seeds), f"`{r.folder}/`" if r.folder else "none",
+            r.verdict, f"`{c.kind}`", "; ".join(f"`{o.split(': ', 1)[0]}/`: {o.split(': ', 1)[1]}" for o in r.others)]
+
+
+def _counts_text(rows: list[claims.Row]) -> str:
+    n = claims.counts(rows)
+    return f"{len(rows)} claims: " + ", ".join(f"{n[v]} {v}" for v in claims.VERDICTS) + "."
+
+
+def _rules(rows: list[claims.Row]) -> list[tuple[str, str, list[str]]]:
+    """(kind, its rule's text, the claim ids it judges), in the order the ledger first uses them."""
+    kinds: dict[str, list[str]] = {}
+    for r in rows:
+        kinds.setdefault(r.claim.kind, []).append(r.claim.id)
+    return [(k, claims.KINDS[k].rule, ids) for k, ids in kinds.items()]
+
+
+def ledger_markdown(rows: list[claims.Row]) -> list[str]:
+    L = ['<a id="claims"></a>', "", "## Claims ledger", "", LEDGER_INTRO, "", "Verdicts: " + _counts_text(rows), "",
+         "| " + " | ".join(LEDGER_HEAD) + " |", "|" + "---|" * 5 + "---:|" + "---|" * 4]
+    for r in rows:
+        cells = _ledger_cells(r)
+        cells[7] = f"**{cells[7]}**"
+        L.append("| " + " | ".join(x.replace("|", "\\|") for x in cells) + " |")
+    L += ["", "Rules (one function per kind in `jackson/claims.py`, its text below). " + claims.PREFERENCE, ""]
+    L += [f"- `{k}` ({', '.join(ids)}): {text}" for k, text, ids in _rules(rows)]
+    return L + [""]
+
+
+def render_markdown(root: Path, secs, docs: list[str], rows: list[claims.Row] | None = None) -> str:
+    L = ["# jackson-lab report", "", INTRO, "", "Also as one offline page: [index.html](index.html).", ""]
+    L += ledger_markdown(rows) if rows else []
+    L += ["Contents:", ""]
     for i, (k, heading, _, es) in enumerate(secs, 1):
         L.append(f"{i}. [{heading}](#{k.replace('_', '-')}){'' if es else ' (no results yet)'}")
     L.append("")
@@ -222,13 +270,33 @@ def _data_uri(path: Path) -> str:
 CSS = ("body{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;line-height:1.45;color:#222}"
        "figure{margin:1.2em 0}img{max-width:100%;border:1px solid #ddd}figcaption{font-size:.9em;color:#444}"
        "table{border-collapse:collapse;margin:.8em 0;font-size:.9em}td,th{border:1px solid #ccc;padding:.25em .5em}"
-       "td.n{text-align:right}code{background:#f4f4f4;padding:0 .2em}.meta{font-size:.9em;color:#555}")
+       "td.n{text-align:right}code{background:#f4f4f4;padding:0 .2em}.meta{font-size:.9em;color:#555}"
+       "table.ledger{font-size:.8em}td.v{white-space:nowrap}td.reproduced{background:#e3f4e1}"
+       "td.partly{background:#fdf3d8}td.not-reproduced{background:#f9dfdc}td.untested,td.not-applicable{background:#eee}")
 
 
-def render_html(root: Path, secs, docs: list[str]) -> str:
+def ledger_html(rows: list[claims.Row]) -> list[str]:
+    H = ['<section id="claims">', "<h2>Claims ledger</h2>", f"<p>{_inline(LEDGER_INTRO)}</p>",
+         f"<p>Verdicts: {_inline(_counts_text(rows))}</p>", '<table class="ledger">',
+         "<tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in LEDGER_HEAD) + "</tr>"]
+    for r in rows:
+        cells = [_inline(x) for x in _ledger_cells(r)]
+        cells[5] = f'<td class="n">{cells[5]}</td>'
+        cells[7] = f'<td class="v {r.verdict.replace(" ", "-")}"><strong>{cells[7]}</strong></td>'
+        H.append("<tr>" + "".join(x if x.startswith("<td") else f"<td>{x}</td>" for x in cells) + "</tr>")
+    H += ["</table>", f"<p>Rules (one function per kind in <code>jackson/claims.py</code>, its text below). "
+          f"{_inline(claims.PREFERENCE)}</p>", "<ul>"]
+    H += [f"<li><code>{html.escape(k)}</code> ({html.escape(', '.join(ids))}): {_inline(text)}</li>"
+          for k, text, ids in _rules(rows)]
+    return H + ["</ul>", "</section>"]
+
+
+def render_html(root: Path, secs, docs: list[str], rows: list[claims.Row] | None = None) -> str:
     H = ["<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
          "<title>jackson-lab report</title>", f"<style>{CSS}</style>", "</head>", "<body>",
-         "<h1>jackson-lab report</h1>", f"<p>{_inline(INTRO)}</p>", "<ol>"]
+         "<h1>jackson-lab report</h1>", f"<p>{_inline(INTRO)}</p>"]
+    H += ledger_html(rows) if rows else []
+    H.append("<ol>")
     for i, (k, heading, _, es) in enumerate(secs, 1):
         H.append(f'<li><a href="#{k.replace("_", "-")}">{_inline(heading)}</a>{"" if es else " (no results yet)"}</li>')
     H.append("</ol>")
@@ -361,15 +429,17 @@ def build_report(cfg: ReportConfig, command: str = "jackson-report") -> dict:
     entries = find_runs(root)
     secs = sections(entries)
     docs = other_documents(root)
-    md = render_markdown(root, secs, docs)
-    page = render_html(root, secs, docs)
+    rows = claims.ledger(root)
+    md = render_markdown(root, secs, docs, rows)
+    page = render_html(root, secs, docs, rows)
     problems, n_img = check_html(page)
     if problems:
         raise RuntimeError("index.html failed its own check: " + "; ".join(problems[:5]))
     write_atomic(root / "index.md", md)
     write_atomic(root / "index.html", page)
+    write_atomic(root / "claims.csv", claims.csv_text(rows))
     return {"entries": entries, "sections": [(k, len(es)) for k, _, _, es in secs], "images": n_img,
-            "missing": [f for e in entries for f in _missing(root, e)]}
+            "missing": [f for e in entries for f in _missing(root, e)], "claims": rows}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -378,6 +448,7 @@ def main(argv: list[str] | None = None) -> int:
                        "(trains nothing).", {}, build_report, sys.argv[1:] if argv is None else argv)
     root = Path(cfg.root)
     print(f"report: {root}/index.md, {root}/index.html ({res['images']} figures inline)")
+    print(f"  claims ledger ({root}/claims.csv): {_counts_text(res['claims'])}")
     for k, n in res["sections"]:
         print(f"  {k}: {n} run folder(s)" if n else f"  {k}: no results yet")
     for f in res["missing"]:
