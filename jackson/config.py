@@ -324,15 +324,33 @@ class Terminated(KeyboardInterrupt):
     """SIGTERM, raised where the program is, so the in-flight cell's temporary folder is removed."""
 
 
-def _on_sigterm(signum, frame):
-    raise Terminated()
+STOP: list[int] = []      # the signals received; `check_stop` raises again for them
+
+
+def _on_signal(signum, frame):
+    STOP.append(signum)
+    raise Terminated() if signum == _SIGTERM else KeyboardInterrupt()
+
+
+_SIGTERM = 15
+
+
+def check_stop() -> None:
+    """Raise again for a SIGINT / SIGTERM already received.  The handler raises where the program is, but
+    a library may swallow that exception (measured: torch imports torch._dynamo lazily inside the first
+    optimiser step, and a signal landing in that import was lost, the run trained on); every training
+    loop's progress update calls this, so the stop is seen at the next step at the latest."""
+    if STOP:
+        raise Terminated() if STOP[-1] == _SIGTERM else KeyboardInterrupt()
 
 
 def install_signals() -> None:
     """SIGINT -> KeyboardInterrupt (exit 130), SIGTERM -> Terminated (exit 143); both end in one line."""
     import signal
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    signal.signal(signal.SIGTERM, _on_sigterm)
+    global _SIGTERM
+    _SIGTERM = signal.SIGTERM
+    signal.signal(signal.SIGINT, _on_signal)
+    signal.signal(signal.SIGTERM, _on_signal)
 
 
 def guarded(prog: str, body):

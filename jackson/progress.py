@@ -8,6 +8,16 @@ import time
 
 from tqdm.auto import tqdm
 
+from .config import check_stop
+
+
+class Bar(tqdm):
+    """tqdm whose every update also checks for a stop signal (jackson.config.check_stop)."""
+
+    def update(self, n=1):
+        check_stop()
+        return super().update(n)
+
 
 class LineProgress:
     """The subset of tqdm's interface the lab uses (update, set_postfix, close), printed as lines."""
@@ -20,6 +30,7 @@ class LineProgress:
         self.postfix = ""
 
     def update(self, k: int = 1) -> None:
+        check_stop()
         self.n += k
         now = time.perf_counter()
         if now - self.last >= self.every_s:
@@ -41,7 +52,7 @@ class LineProgress:
 def bar(total: int, desc: str = "", progress: bool = True, **kw):
     """tqdm on a terminal, LineProgress elsewhere, nothing (a disabled tqdm) when progress is off."""
     if progress and sys.stderr.isatty():
-        return tqdm(total=total, desc=desc, dynamic_ncols=True, **kw)
+        return Bar(total=total, desc=desc, dynamic_ncols=True, **kw)
     if progress:
         return LineProgress(total, desc, initial=kw.get("initial", 0))
-    return tqdm(total=total, disable=True)
+    return Bar(total=total, disable=True)

@@ -222,17 +222,23 @@ def _wait_for(pred, proc, timeout=120):
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("delay", [0.0, 0.3, 1.0])     # the cell's set-up, torch's lazy imports, training
 @pytest.mark.parametrize("sig,code,word", [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")])
-def test_signal_mid_cell(tmp_path, sweep_exe, sub_env, sig, code, word):
+def test_signal_mid_cell(tmp_path, sweep_exe, sub_env, sig, code, word, delay):
     out = tmp_path / "run"
-    cmd = [str(sweep_exe), "--quick", "--schedule", "cosine", "--steps", "3000", "--out", str(out)]
+    cmd = [str(sweep_exe), "--quick", "--schedule", "cosine", "--steps", "200000", "--out", str(out)]   # killed long before the end
     p = _start(cmd, sub_env)
     try:
         assert _wait_for(lambda: (out / "cells").is_dir() and any((out / "cells").glob(".tmp-*")), p), \
             "no cell started"
-        time.sleep(0.3)
+        time.sleep(delay)
         p.send_signal(sig)
-        so, se = p.communicate(timeout=60)
+        try:
+            so, se = p.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            so, se = p.communicate()
+            raise AssertionError(f"still running 60 s after the signal; stderr: {se[-3000:]}")
     finally:
         if p.poll() is None:
             p.kill()
@@ -247,6 +253,28 @@ FAULT_CASES.append({"id": "sigint-mid-cell", "command": "jackson-sweep ...   # C
 FAULT_CASES.append({"id": "sigterm-mid-cell", "command": "kill -TERM <pid of jackson-sweep>",
                     "expect": "one line, exit 143; the in-flight cell's temporary folder removed; rerun resumes",
                     "test": "tests/test_faults.py::test_signal_mid_cell"})
+
+
+def test_a_swallowed_signal_still_stops_the_next_training_step():
+    """A library may catch the exception the handler raises (torch's lazy imports did); the stop is
+    raised again at the next progress update of any training loop."""
+    import torch
+    from jackson import config
+    from jackson.fit import FitConfig, fit
+    from jackson.models import ModelConfig, TransformerBank
+    bank = TransformerBank(ModelConfig(n=4, d_v=4, width=8), [1], [0])
+    x, y = torch.rand(64, 8), torch.rand(64, 8)               # (N, T) scalars, as fit takes them
+    config.STOP[:] = [signal.SIGTERM]
+    try:
+        with pytest.raises(config.Terminated):
+            fit(bank, x, y, FitConfig(steps=50, batch_size=16, warmup=1, eval_every=10, eval_size=16), seed=0,
+                progress=False)
+        config.STOP[:] = [signal.SIGINT]
+        with pytest.raises(KeyboardInterrupt):
+            fit(bank, x, y, FitConfig(steps=50, batch_size=16, warmup=1, eval_every=10, eval_size=16), seed=0,
+                progress=True)
+    finally:
+        config.STOP.clear()
 
 
 @pytest.mark.slow
