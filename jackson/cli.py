@@ -35,6 +35,12 @@ def exponent_lines(summary: dict) -> list[str]:
         head = f"alpha={t['alpha']:g} rank={t['rank']}{w} ({t['attention']} attention, {t.get('features', 'learned')} features): "
         pred = (f"predicted {t['predicted_exponent']:+.2f}" if t["rank"] == "inf"
                 else "no power law predicted below the rank (exact once m_h >= r)")
+        if t.get("explicit"):
+            ex = t["explicit"]
+            src = f", {ex['source']}" if ex.get("source", "--sigma") != "--sigma" else ""
+            head = (f"explicit spectrum ({ex['K']} values{src}, rank {ex['rank']}, alpha_hat={t['alpha']:g}){w} "
+                    f"({t['attention']} attention, {t.get('features', 'learned')} features): ")
+            pred = f"predicted -(2 alpha_hat - 1) = {t['predicted_exponent']:+.2f} from the fitted decay of the given sigma"
         head += (f"fitted exponent {e['slope']:+.2f} [{e['lo']:+.2f}, {e['hi']:+.2f}], {pred}"
                  if e else "no exponent (fewer than 2 m_h in the fit range)")
         tr = t.get("checks", {}).get("tracking")

@@ -43,7 +43,20 @@ class SweepConfig:
     scheduler: str = ""                        # Dask scheduler address; empty runs in-process
     quick: bool = False                        # seconds-long run: tiny data, model and budget
     gpu: bool = False                          # GPU preset: --device cuda, 4x the steps, 3 restarts (given features: 4)
+    c: float = 1.0                             # spectrum scale: sigma_i = c i^-alpha (sigma_1 = c)
+    sigma: tuple[float, ...] = ()              # an explicit non-increasing spectrum sigma_1,sigma_2,... (one target; --alpha/--rank do not apply); empty: alpha, rank and c
+    sigma_file: str = ""                       # a file of sigma values (one a line or comma-separated, '#' comments), as --sigma; empty: none
     compare_to: str = ""                       # another jackson-sweep folder (e.g. the softmax run of the same targets): its held-out curve beside this one in summary.md and error_vs_mh.png
+
+    def explicit(self) -> tuple[float, ...]:
+        """The explicit spectrum: --sigma, or the values of --sigma-file; () for the alpha/rank grid."""
+        if self.sigma or not self.sigma_file:
+            return tuple(float(v) for v in self.sigma)
+        return read_sigma_file(self.sigma_file)
+
+    def spectrum_source(self) -> str:
+        """Where the explicit spectrum came from, for summaries: 'file NAME' or '--sigma'."""
+        return f"file {Path(self.sigma_file).name}" if self.sigma_file else "--sigma"
 
     def resolved_out(self) -> Path:
         if self.out:
@@ -51,6 +64,14 @@ class SweepConfig:
         a = "_".join(f"{x:g}" for x in self.alpha)
         r = "_".join(rank_str(x) for x in self.rank)
         att = "" if self.model.attention == "softmax" else f"-{self.model.attention}"   # never mixed into a softmax folder
+        if self.sigma or self.sigma_file:     # one explicit target: named by its file, or by a hash of its values
+            import hashlib
+            tag = (Path(self.sigma_file).stem if self.sigma_file and not self.sigma
+                   else hashlib.sha1(json.dumps(list(self.sigma)).encode()).hexdigest()[:8])
+            name = f"sweep-sigma-{tag}{att}"
+            return Path("runs/jackson") / f"{name}-quick" if self.quick else Path("reports/jackson") / name
+        if self.c != 1.0:
+            att = f"-c{self.c:g}{att}"
         if self.quick:    # smoke runs never default into reports/, which holds committed results
             return Path("runs/jackson") / f"sweep-a{a}-r{r}{att}-quick"
         return Path("reports/jackson") / f"sweep-a{a}-r{r}{att}"
@@ -62,20 +83,78 @@ class SweepConfig:
     def widths(self) -> tuple[int, ...]:
         return tuple(self.m_ff) or (self.model.width,)
 
+    def targets(self) -> list[tuple[float, float, dict]]:
+        """(alpha, rank, spectrum fields of the cell) of every target: the alpha x rank grid (scale c), or the
+        one explicit spectrum as (alpha_hat rounded to 1e-4, its nonzero count, its values)."""
+        sig = self.explicit()
+        if sig:
+            return [(explicit_alpha(sig), float(sum(v > 0 for v in sig)), {"sigma": tuple(float(v) for v in sig)})]
+        extra = {"c": self.c} if self.c != 1.0 else {}
+        return [(a, r, extra) for a in self.alpha for r in self.rank]
+
     def cells(self) -> list[RateCell]:
         phi, psi = self.families()
         return [RateCell(alpha=a, rank=r, seed=s, m_hs=tuple(self.m_h), phi=phi, psi=psi,
                          F=self.F, f=self.f, tau=self.tau, tail_tol=self.tail_tol, k_max=self.k_max,
                          n_train=self.n_train, n_test=self.n_test,
                          model=self.model if w == self.model.width else dataclasses.replace(self.model, width=w),
-                         fit=self.fit, restarts=self.restarts, device=self.device)
-                for w in self.widths() for a in self.alpha for r in self.rank for s in self.seeds]
+                         fit=self.fit, restarts=self.restarts, device=self.device, **sp)
+                for w in self.widths() for a, r, sp in self.targets() for s in self.seeds]
 
     def as_dict(self) -> dict:
         d = dataclasses.asdict(self)
         d["rank"] = [rank_str(r) for r in self.rank]
         d["out"] = str(self.resolved_out())
+        if self.sigma or self.sigma_file:    # the values themselves, so `--config` reruns without the file
+            d["sigma"] = list(self.explicit())
+            d["sigma_file"] = ""
+            d["sigma_source"] = self.spectrum_source()
         return d
+
+
+def explicit_alpha(sigma) -> float:
+    """alpha_hat of an explicit spectrum (synthetic.pod_target.decay_exponent), rounded to 1e-4: the cell's
+    alpha, a key of the tables (a short decimal reads back from the CSVs as the same float)."""
+    from synthetic.pod_target import decay_exponent
+    a = decay_exponent(sigma)
+    return round(a, 4) if math.isfinite(a) else a
+
+
+def read_sigma_file(path: str) -> tuple[float, ...]:
+    """sigma values from a text file: one a line or comma-separated, '#' starts a comment; one line if unreadable."""
+    p = Path(path)
+    try:
+        text = p.read_text()
+    except (OSError, UnicodeDecodeError) as e:
+        raise UsageError(f"--sigma-file: cannot read {p} ({getattr(e, 'strerror', None) or e})") from None
+    vals = []
+    for n, line in enumerate(text.splitlines(), 1):
+        for part in line.split("#", 1)[0].replace(",", " ").split():
+            try:
+                vals.append(float(part))
+            except ValueError:
+                raise UsageError(f"--sigma-file: {p} line {n}: cannot read '{part}' as a number") from None
+    need(bool(vals), f"--sigma-file: {p} holds no values (one a line or comma-separated, '#' comments)")
+    return tuple(vals)
+
+
+def check_sigma(sigma: tuple[float, ...], m_h) -> None:
+    """An explicit spectrum: finite, >= 0, non-increasing, at least two nonzero values, m_h within its length."""
+    import numpy as np
+    s = np.asarray(sigma, dtype=float)
+    shown = ", ".join(f"{v:g}" for v in s[:8]) + (" ..." if len(s) > 8 else "")
+    need(bool(np.all(np.isfinite(s))), f"--sigma: values must be finite numbers, got {shown}")
+    need(bool(np.all(s >= 0)), f"--sigma: values must be >= 0, got {shown}")
+    up = np.flatnonzero(np.diff(s) > 0)
+    if len(up):
+        i = int(up[0]) + 1      # sigma_{i+1} > sigma_i, 1-based
+        raise UsageError(f"--sigma: values must be non-increasing (sigma_1 >= sigma_2 >= ...), but sigma_{i + 1} = "
+                         f"{s[i]:g} > sigma_{i} = {s[i - 1]:g} in {shown}")
+    nz = int(np.sum(s > 0))
+    need(nz >= 2, f"--sigma: need at least 2 nonzero values to fit the decay exponent alpha_hat, got {nz} in {shown}")
+    big = max(m_h)
+    need(big <= len(s), f"--m-h: the explicit spectrum has {len(s)} values (rank {nz}), so each m_h must be <= {len(s)} "
+                        f"(pad the list with zeros to go past the rank), got {big}")
 
 
 # Named constructions of rho (Eq. 10).  With phi = psi the operator is positive and its trace
@@ -158,6 +237,12 @@ def presets(given: dict) -> dict:
     """The preset behind a command line: --features given takes GIVEN's fit, --gpu the GPU budget, --quick
     shrinks everything (with given features: QUICK's sizes, GIVEN's learning rate).  The options given on
     the command line are applied on top."""
+    explicit = [o for o in ("sigma", "sigma_file") if given.get(o)]
+    for o in explicit:
+        for axis in ("alpha", "rank", "c"):
+            need(axis not in given, f"--{o.replace('_', '-')}: an explicit spectrum is one target; --alpha, --rank and --c "
+                                    f"do not apply (its decay alpha_hat is fitted from the values), got --{axis} too")
+    need(len(explicit) < 2, "--sigma, --sigma-file: give the values or a file, not both")
     out = {}
     if given.get("model.features") == "given":
         out.update(GIVEN)
@@ -198,6 +283,14 @@ def validate(cfg: SweepConfig) -> None:
          "quick=True alone shrinks nothing from Python (the preset is applied by the command line); "
          "build the config with jackson.sweep_config(quick=True, ...) to get what --quick runs")
     check_device(cfg.device)
+    if cfg.sigma or cfg.sigma_file:
+        need(not (cfg.sigma and cfg.sigma_file),
+             "--sigma, --sigma-file: give the values or a file, not both (a --config file already holds sigma)")
+        need(cfg.alpha == full.alpha and cfg.rank == full.rank and cfg.c == full.c,
+             f"--sigma: an explicit spectrum is one target; --alpha, --rank and --c do not apply (its decay alpha_hat is "
+             f"fitted from the values), got alpha {cfg.alpha}, rank {tuple(rank_str(r) for r in cfg.rank)}, c {cfg.c:g}")
+        check_sigma(cfg.explicit(), cfg.m_h)
+    need(cfg.c > 0, f"--c: the scale must be > 0, got {cfg.c:g}")
     need(len(cfg.alpha) > 0 and all(a > 0 for a in cfg.alpha), f"--alpha: values must be > 0, got {cfg.alpha}")
     need(len(cfg.rank) > 0, "--rank: give at least one rank")
     for r in cfg.rank:
@@ -246,7 +339,7 @@ def validate(cfg: SweepConfig) -> None:
             targets = reference_run(ref)["targets"]
         except (OSError, KeyError, TypeError, ValueError) as e:
             raise UsageError(f"--compare-to: cannot read {ref / 'summary.json'} as a jackson-sweep summary ({e})") from None
-        mine = {(float(a), rank_str(r)) for a in cfg.alpha for r in cfg.rank}
+        mine = {(float(a), rank_str(r)) for a, r, _ in cfg.targets()}
         need(bool(mine & set(targets)), f"--compare-to: {ref} has none of this run's targets (alpha, rank) {sorted(mine)}")
 
 

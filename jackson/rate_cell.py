@@ -51,11 +51,16 @@ class RateCell:
     fit: FitConfig = field(default_factory=FitConfig)
     restarts: int = 1                # independent initialisations per m_h; the best by training MSE is reported
     device: str = "cpu"              # torch device of the training (cpu | cuda | cuda:N)
+    c: float = 1.0                   # scale: sigma_i = c i^-alpha
+    sigma: tuple[float, ...] = ()    # an explicit spectrum (then alpha is its fitted decay alpha_hat, rank its nonzero count)
 
     INIT_SCHEME = "v2"               # in the key: v2 = inits independent per target (init_seed); v1 = member_seed
 
     def target(self) -> PODTarget:
-        sp = Spectrum(alpha=self.alpha, rank=self.rank, tail_tol=self.tail_tol, k_max=self.k_max)
+        if self.sigma:
+            sp = Spectrum(explicit=tuple(self.sigma))
+        else:
+            sp = Spectrum(alpha=self.alpha, rank=self.rank, c=self.c, tail_tol=self.tail_tol, k_max=self.k_max)
         return PODTarget(sp, phi=self.phi, psi=self.psi, F=self.F, f=self.f, tau=self.tau)
 
     def as_dict(self) -> dict:
@@ -73,6 +78,10 @@ class RateCell:
         """A 32-bit tag of everything that defines the target (not the model or the fit)."""
         t = {k: getattr(self, k) for k in ("alpha", "phi", "psi", "F", "f", "tau", "tail_tol", "k_max")}
         t["rank"] = rank_str(self.rank)
+        if self.c != 1.0:                # only when set: the tags (and so the inits) of alpha/rank targets stay as they were
+            t["c"] = self.c
+        if self.sigma:
+            t["sigma"] = list(self.sigma)
         return stable_tag(t)
 
     def members(self) -> list[tuple[int, int]]:

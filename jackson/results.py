@@ -84,7 +84,7 @@ def _targets(rows: pd.DataFrame):
 
 
 # the SweepConfig fields that define a target and its data: two runs compare only if these agree
-SAME_DATA = ("phi", "psi", "F", "f", "tau", "tail_tol", "k_max", "n_train", "n_test", "seeds")
+SAME_DATA = ("phi", "psi", "F", "f", "tau", "tail_tol", "k_max", "n_train", "n_test", "seeds", "c", "sigma")
 
 
 def reference_run(folder: str | Path, config: dict | None = None) -> dict:
@@ -214,6 +214,8 @@ def summarize(out_dir: Path, tabs: dict, fit_range: tuple[int, int], command: st
                "fit_range": list(fit_range), "m_ff": [int(w) for w in widths],
                "rules": {k: globals()[k] for k in RULES}, "targets": []}
     diags = tabs.get("diagnostics", pd.DataFrame())
+    run_cfg = out_dir / "config.json"
+    source = (json.loads(run_cfg.read_text()).get("sigma_source", "--sigma") if run_cfg.exists() else "--sigma")
     for alpha, rank, width in _targets(rows):
         all_sel = rows[(rows.alpha == alpha) & (rows["rank"] == rank) & (rows.m_ff == width)]
         div = all_sel.status.astype(str).str.startswith(("diverged", "failed"))
@@ -264,6 +266,9 @@ def summarize(out_dir: Path, tabs: dict, fit_range: tuple[int, int], command: st
             checks["max_trained_over_oracle_mh_le_8"] = float(ratio.max())
             checks["within_2x_ok"] = bool((ratio <= 2).all())
             checks["tracking"] = tracking(curve, fit_ms, alpha)
+        sig = meta["cell"].get("sigma") or []
+        if sig and len(fit_ms) >= 2:    # an explicit spectrum: its curve below the rank against the fitted decay's rate
+            checks["tracking"] = tracking(curve[curve.m_h.isin(fit_ms)], fit_ms, alpha)
         outl = outliers(sel)
         checks["optimisation_outliers"] = sorted({o["m_h"] for o in outl})
         checks["outliers"] = outl
@@ -283,7 +288,8 @@ def summarize(out_dir: Path, tabs: dict, fit_range: tuple[int, int], command: st
             "checks": checks, "diagnostics": diag, "degenerate": deg, "statuses": statuses, "diverged": diverged,
             "n_seeds": int(all_sel.seed.nunique()), "restarts": int(all_sel.get("restarts", pd.Series([1])).max()),
             "self_coupling_share": dict(zip(map(int, curve.m_h[curve.oracle_mse > 0]), map(float, share))),
-            "curve": curve.to_dict(orient="records"), "bound": bounds})
+            "curve": curve.to_dict(orient="records"), "bound": bounds,
+            **explicit_fields(meta["cell"], source)})
     if reference is not None:
         summary["reference"] = {k: v for k, v in reference.items() if k not in ("targets", "blocks")}
         for t in summary["targets"]:
@@ -319,9 +325,35 @@ FEATURES_TEXT = {
              "of Eq. (17) is zero, what is left is the attention term"}
 
 
+def explicit_fields(cell: dict, source: str) -> dict:
+    """What a target dict of summary.json adds beyond alpha/rank: for an explicit spectrum its values and where
+    they came from ("explicit"), for a scale c != 1 the scale; nothing for the alpha/rank targets with c = 1."""
+    out = {}
+    sig = cell.get("sigma") or []
+    if sig:
+        out["explicit"] = {"K": len(sig), "rank": sum(1 for v in sig if v > 0), "alpha_hat": cell["alpha"],
+                           "source": source, "sigma": list(sig)}
+    elif cell.get("c", 1.0) != 1.0:
+        out["c"] = cell["c"]
+    return out
+
+
+def explicit_text(t: dict) -> str:
+    """'explicit spectrum (5 values, file my_sigma.txt)'."""
+    e = t["explicit"]
+    src = f", {e['source']}" if e.get("source", "--sigma") != "--sigma" else ""
+    return f"explicit spectrum ({e['K']} values{src})"
+
+
+PREDICTED_EXPLICIT = "predicted -(2 alpha_hat - 1) from the fitted decay of the given sigma"
+
+
 def target_title(t: dict, widths: list) -> str:
     w = f", m_FF = {t['m_ff']}" if len(widths) > 1 else ""
-    return f"alpha = {t['alpha']:g}, rank = {t['rank']}{w}"
+    if t.get("explicit"):
+        return f"{explicit_text(t)}{w}"
+    c = f", c = {t['c']:g}" if "c" in t else ""
+    return f"alpha = {t['alpha']:g}, rank = {t['rank']}{c}{w}"
 
 
 def verdict_lines(s: dict) -> list[str]:
@@ -356,6 +388,8 @@ def verdict_lines(s: dict) -> list[str]:
               if d else "n/a")
         cons = {("sin", "sin"): "paper", ("sin", "cos"): "trace-free"}.get((t.get("phi"), t.get("psi")), f"{t.get('phi')}/{t.get('psi')}")
         pred = f"{t['predicted_exponent']:+.2f}" if t["rank"] == "inf" else "none (exact once m_h >= r)"
+        if t.get("explicit"):
+            pred = f"{t['predicted_exponent']:+.2f} (alpha_hat = {t['alpha']:g}; exact once m_h >= {t['rank']})"
         L.append(f"| {target_title(t, widths)} | {cons} | {t.get('n_seeds', '?')} x {t.get('restarts', 1)} | {dg} | "
                  f"{_fmt_exp(e)}{f' ({seeds})' if seeds else ''} | {pred} | {verdict} |")
     return L
@@ -397,6 +431,13 @@ def _markdown(s: dict) -> str:
     for t in s["targets"]:
         L += [f"## {target_title(t, widths)} ({t.get('attention', 'softmax')} attention, {t.get('features', 'learned')} features)", ""]
         tol = "" if t["tail_tol_met"] else " (tolerance NOT met: the realised target is this K-term truncation)"
+        if t.get("explicit"):
+            e = t["explicit"]
+            vals = ", ".join(f"{v:.4g}" for v in e["sigma"][:16]) + (", ..." if e["K"] > 16 else "")
+            L += [f"Spectrum: {explicit_text(t)}, sigma = ({vals}), rank {e['rank']} (its nonzero values). alpha_hat = "
+                  f"{e['alpha_hat']:g}: the least-squares fit of log sigma_i against log i over the nonzero values; the "
+                  f"rate it is judged against: {PREDICTED_EXPLICIT}, {t['predicted_exponent']:+.2f}; "
+                  f"C1 = inf{{c : sigma_s <= c s^-alpha_hat}} = {t['C1']:.4g}.", ""]
         L += [f"phi = {t.get('phi', 'sin')}, psi = {t.get('psi', 'sin')}; K = {t['K']} terms, tail beyond K = "
               f"{t['tail_beyond_K']:.3g}{tol}; C0 = {t['C0']:.3g}, C1 = {t['C1']:.3g}; predicted exponent -(2alpha-1) = "
               f"{t['predicted_exponent']:+.2f}.", ""]
@@ -654,6 +695,13 @@ def report_hook(folder: Path) -> dict:
             f"{cfg.get('phi', 'sin')}/{cfg.get('psi', 'sin')} bases), x ~ U[0,1], tau = {cfg.get('tau', '?')}; "
             f"{cfg.get('n_train', '?')} training / {cfg.get('n_test', '?')} held-out sequences per target and seed; "
             f"m_h = {min(mh) if mh else '?'}..{max(mh) if mh else '?'}")
+    explicit = [t for t in s["targets"] if t.get("explicit")]
+    if explicit:
+        e = explicit[0]["explicit"]
+        data += (f"; spectrum: {explicit_text(explicit[0])}, sigma = ({', '.join(f'{v:.4g}' for v in e['sigma'][:16])}"
+                 f"{', ...' if e['K'] > 16 else ''}), alpha_hat = {e['alpha_hat']:g} fitted to it")
+    elif cfg.get("c", 1.0) != 1.0:
+        data += f"; scale c = {cfg['c']:g} (sigma_i = c i^-alpha)"
     tail = f" Data: {data}. Seeds: {seeds_text(seeds)}. Command: `{command}`."
     figs = [("error_vs_mh.png",
              f"Held-out MSE of the trained Eq. (5) model (mean over seeds, bars: sd) and of the rank-m_h POD oracle "
@@ -674,6 +722,14 @@ def report_hook(folder: Path) -> dict:
         if kind != "softmax":
             continue        # Theorem 4.1 is about softmax attention: no paper value to set beside these
         flag = t.get("degenerate", {})
+        if t.get("explicit") and "test" in e:
+            paper.append({"quantity": f"{explicit_text(t)}: exponent of held-out MSE in m_h (fit over m_h "
+                                      f"{t['fit_m_h'][0]}..{t['fit_m_h'][-1]}; {PREDICTED_EXPLICIT}, alpha_hat = {t['alpha']:g})"
+                                      + (f" -- {flag['why']}: not agreement" if flag.get("flag") else ""),
+                          "paper": t["predicted_exponent"], "measured": e["test"]["slope"]})
+        if t.get("explicit") and "oracle" in e:
+            paper.append({"quantity": f"{explicit_text(t)}: exponent of the rank-m_h oracle ({PREDICTED_EXPLICIT})",
+                          "paper": t["predicted_exponent"], "measured": e["oracle"]["slope"]})
         if t["rank"] == "inf" and "test" in e:
             paper.append({"quantity": f"alpha = {t['alpha']:g}, rank inf: exponent of held-out MSE in m_h "
                                       f"(fit over m_h {lo}..{hi}; Theorem 4.1 predicts -(2 alpha - 1))"
@@ -703,8 +759,11 @@ def report_hook(folder: Path) -> dict:
     if feats == "given":
         text = ("Given features: f_hat replaced by the target's own basis, only W_Q, W_K and an affine value map trained "
                 "(the attention term of Eq. (17) alone). " + text)
+    head = (f"jackson-sweep: {explicit_text(explicit[0])}" if explicit else
+            f"jackson-sweep: alpha {', '.join(f'{a:g}' for a in alphas)}; rank {', '.join(ranks)}"
+            + (f"; c = {cfg['c']:g}" if cfg.get("c", 1.0) != 1.0 else ""))
     return {"section": "jackson",
-            "title": f"jackson-sweep: alpha {', '.join(f'{a:g}' for a in alphas)}; rank {', '.join(ranks)}"
+            "title": head
                      + (f"; {kind} attention" if kind != "softmax" else "")
                      + ("; given features" if feats == "given" else "") + f" ({folder.name})",
             "data": data, "command": command, "seeds": seeds, "paper": paper, "text": text.strip(),

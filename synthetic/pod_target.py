@@ -132,8 +132,9 @@ class Spectrum:
     def __post_init__(self):
         if self.explicit is not None:
             s = np.asarray(self.explicit, dtype=float)
-            if s.ndim != 1 or len(s) == 0 or np.any(s < 0) or np.any(np.diff(s) > 0):
-                raise TargetError("--sigma: give a non-empty, non-increasing list of values >= 0")
+            if s.ndim != 1 or len(s) == 0 or not np.all(np.isfinite(s)) or np.any(s < 0) or np.any(np.diff(s) > 0):
+                raise TargetError("--sigma: give a non-empty, non-increasing list of finite values >= 0, "
+                                  f"got {', '.join(f'{v:g}' for v in np.ravel(s)[:8])}{' ...' if s.size > 8 else ''}")
             return
         if not (self.rank >= 1):
             raise TargetError(f"--rank: must be an integer >= 1 or 'inf', got {self.rank}")
@@ -176,12 +177,31 @@ class Spectrum:
                 lo = mid + 1
         return lo
 
+    def fitted_alpha(self) -> float:
+        """alpha itself, or for an explicit list the decay exponent fitted to it (`decay_exponent`)."""
+        return self.alpha if self.explicit is None else decay_exponent(self.explicit)
+
     def sigma(self) -> np.ndarray:
         """The realised singular values sigma_1..sigma_K (float64)."""
         if self.explicit is not None or math.isfinite(self.rank):
             return self.sigma_ideal()
         k = self.truncation()
         return self.c * np.arange(1, k + 1, dtype=np.float64) ** -self.alpha
+
+
+def decay_exponent(sigma) -> float:
+    """alpha_hat of an explicit spectrum: minus the least-squares slope of log sigma_i against log i over
+    its nonzero values (sigma non-increasing, so they are sigma_1..sigma_R); nan with fewer than two.
+
+        >>> round(decay_exponent([1.0, 2 ** -1.5, 3 ** -1.5, 0.0]), 6)
+        1.5
+    """
+    s = np.asarray(sigma, dtype=np.float64)
+    i = np.flatnonzero(s > 0)
+    if len(i) < 2:
+        return float("nan")
+    slope = np.polyfit(np.log(i + 1.0), np.log(s[i]), 1)[0]
+    return float(-slope)
 
 
 @dataclass(frozen=True)
@@ -322,12 +342,16 @@ class PODTarget:
     def complexity(self) -> dict:
         """The computable complexity measures of Eq. (12) and (15).
 
-        C1 = inf{c : sigma_s <= c s^-alpha} over the realised sigma; C0 = K_F ||f||_inf
-        (sup||phi||_inf + sup||psi||_inf), finite for the trigonometric families only.
+        C1 = inf{c : sigma_s <= c s^-alpha} over the realised sigma, with alpha = alpha_hat (the fitted decay,
+        `decay_exponent`) for an explicit spectrum (sigma_1 where fewer than two values are nonzero);
+        C0 = K_F ||f||_inf (sup||phi||_inf + sup||psi||_inf), finite for the trigonometric families only.
         """
         s = self.sigma
-        alpha = self.spectrum.alpha if self.spectrum.explicit is None else None
-        c1 = float(np.max(s * np.arange(1, len(s) + 1) ** alpha)) if alpha else float("nan")
+        alpha = self.spectrum.fitted_alpha()
+        if math.isfinite(alpha):
+            c1 = float(np.max(s * np.arange(1, len(s) + 1, dtype=np.float64) ** alpha))
+        else:
+            c1 = float(s[0])
         sup = BASIS_SUP.get(self.phi, float("nan")) + BASIS_SUP.get(self.psi, float("nan"))
         c0 = F_map(self.F, self.f)[1] * f_map(self.f)[1] * sup
         return {"C0": c0, "C1": c1}
