@@ -18,6 +18,7 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from jackson.config import Option, UsageError, need
+from jackson.figures import save
 from jackson.runfolder import check_run_folder, check_scheduler, open_run
 from jackson.sweep import non_default, run_cells
 from . import data, flops
@@ -413,8 +414,7 @@ def plot_heatmaps(out: Path, res: pd.DataFrame, cfg: SweepConfig) -> list[Path]:
         fig.colorbar(im, ax=axes[0].tolist(), shrink=0.8, label="accuracy")
         fig.suptitle(f"{task}: answer accuracy ({cfg.preset} preset)", fontsize=9, y=1.04)
         path = out / f"accuracy_{task}.png"
-        fig.savefig(path, dpi=110, bbox_inches="tight")
-        plt.close(fig)
+        save(fig, path, bbox_inches="tight")
         paths.append(path)
     return paths
 
@@ -455,8 +455,7 @@ def plot_locality(out: Path, res: pd.DataFrame, cfg: SweepConfig) -> Path | None
                  f"ED_Local {Ls['ed_local']})", fontsize=9)
     fig.tight_layout()
     path = out / "locality_ed_vs_ed_local.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save(fig, path)
     return path
 
 
@@ -471,8 +470,7 @@ def plot_mask(path: Path, L: int, c: int = 1, k: int = 1) -> Path:
     ax.imshow(sparse_mask(L, B, c, k).numpy(), cmap="Greys", interpolation="nearest")
     ax.set(xlabel="key position j", ylabel="query position i", title=f"Eq. (6) mask: L={L}, B={B}, c={c}, k={k}")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save(fig, path)
     return path
 
 

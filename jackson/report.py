@@ -407,16 +407,98 @@ def chromium() -> str | None:
     return None
 
 
+# What the browser check injects first in <head> of a copy of the page: console.error, uncaught exceptions
+# and resources that fail to load are recorded from the start; at `load` the script writes, as JSON into
+# <pre id="__browser_check__">, the images that did not decode (naturalWidth 0), the "#id" links with no
+# element of that id (or <a name>), and the errors.  `--dump-dom` then prints the DOM with it.
+PROBE_ID = "__browser_check__"
+PROBE = """<script>(function () {
+  var errors = [];
+  var error = console.error;
+  console.error = function () {
+    errors.push("console.error: " + Array.prototype.map.call(arguments, String).join(" "));
+    return error.apply(console, arguments);
+  };
+  window.addEventListener("error", function (ev) {
+    var t = ev.target;
+    if (t && t !== window && t.tagName) {
+      var src = String(t.src || t.href || "");
+      errors.push("failed to load <" + t.tagName.toLowerCase() + "> " + (src.slice(0, 5) === "data:" ? src.slice(0, 40) : src));
+    } else {
+      errors.push("uncaught: " + ev.message);
+    }
+  }, true);
+  window.addEventListener("unhandledrejection", function (ev) { errors.push("unhandled rejection: " + ev.reason); });
+  window.addEventListener("load", function () {
+    var imgs = Array.prototype.slice.call(document.images);
+    var broken = [];
+    imgs.forEach(function (i, k) {
+      if (!i.complete || !(i.naturalWidth > 0)) {
+        broken.push("image #" + (k + 1) + " '" + (i.getAttribute("alt") || "") + "' ("
+                    + String(i.getAttribute("src") || "").slice(0, 40) + ")");
+      }
+    });
+    var links = Array.prototype.slice.call(document.querySelectorAll("a[href^='#']"));
+    var dangling = links.map(function (a) { return a.getAttribute("href"); }).filter(function (h) {
+      var id = h.slice(1);
+      try { id = decodeURIComponent(id); } catch (e) {}
+      return id !== "" && !document.getElementById(id) && document.getElementsByName(id).length === 0;
+    });
+    var out = document.createElement("pre");
+    out.id = "__browser_check__";
+    out.textContent = JSON.stringify({images: imgs.length, broken: broken, links: links.length,
+                                      dangling: dangling, errors: errors});
+    document.body.appendChild(out);
+  });
+})();</script>"""
+
+
+def _probed(page: str, base: str) -> str:
+    """The page with <base> (relative URLs resolve as beside the original) and PROBE first in <head>."""
+    inject = f'<base href="{html.escape(base)}">' + PROBE
+    m = re.search(r"<head\b[^>]*>", page, re.I)
+    if m:
+        return page[:m.end()] + inject + page[m.end():]
+    m = re.search(r"<html\b[^>]*>", page, re.I)
+    at = m.end() if m else 0
+    return page[:at] + "<head>" + inject + "</head>" + page[at:]
+
+
+def browser_report(path: Path, exe: str, timeout: int = 120) -> dict:
+    """Load a copy of the page, with PROBE injected, in headless Chromium (`--dump-dom`, the command line
+    only) and return what PROBE found: images, broken, links, dangling, errors.  Raises RuntimeError
+    when Chromium fails or the page never reached `load`."""
+    import tempfile
+    path = Path(path).resolve()
+    with tempfile.TemporaryDirectory(prefix="browser-check-") as tmp:
+        copy = Path(tmp) / path.name
+        copy.write_text(_probed(path.read_text(encoding="utf-8"), path.parent.as_uri() + "/"), encoding="utf-8")
+        args = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-extensions",
+                f"--user-data-dir={tmp}/profile", "--virtual-time-budget=10000", "--dump-dom", copy.as_uri()]
+        try:
+            p = subprocess.run(args, capture_output=True, text=True, timeout=timeout)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            raise RuntimeError(f"{exe}: {e}") from None
+    m = re.search(rf'<pre id="{PROBE_ID}">(.*?)</pre>', p.stdout, re.S)
+    if p.returncode != 0 or not m:
+        raise RuntimeError(f"{path.name} did not finish loading in Chromium (exit {p.returncode}): "
+                           + p.stderr.strip()[-300:])
+    return json.loads(html.unescape(m.group(1)))
+
+
 def browser_check(path: Path, exe: str, timeout: int = 120) -> str | None:
-    """Load the page in headless Chromium; None if it rendered, else what went wrong."""
+    """Load the page in headless Chromium: None if every <img> decoded, every "#id" link has its element
+    and nothing was logged as an error; else one line saying what went wrong."""
     try:
-        p = subprocess.run([exe, "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom", path.resolve().as_uri()],
-                           capture_output=True, text=True, timeout=timeout)
-    except (OSError, subprocess.TimeoutExpired) as e:
+        r = browser_report(path, exe, timeout)
+    except RuntimeError as e:
         return str(e)
-    if p.returncode != 0 or "<body" not in p.stdout:
-        return f"exit {p.returncode}: {p.stderr.strip()[-300:]}"
-    return None
+    problems = ([f"{len(r['broken'])} of {r['images']} images did not decode: " + "; ".join(r["broken"][:3])]
+                if r["broken"] else [])
+    problems += [f"{len(r['dangling'])} of {r['links']} internal links lead nowhere: " + ", ".join(r["dangling"][:5])] \
+        if r["dangling"] else []
+    problems += [f"{len(r['errors'])} console errors: " + "; ".join(r["errors"][:3])] if r["errors"] else []
+    return " | ".join(problems) or None
 
 
 # ---- the command ----------------------------------------------------------------------------------

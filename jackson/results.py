@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .figures import save
 from .rates import bootstrap_exponent, bound_terms, fit_power_law, predicted_exponent
 
 ORACLES = {"test": "trained (held-out)", "oracle": "oracle: rank-m_h rho",
@@ -605,8 +606,7 @@ def plot(out_dir: Path, tabs: dict, summary: dict) -> list[Path]:
                  "band: min-max over seeds", fontsize=9)
     fig.tight_layout()
     paths.append(out_dir / "error_vs_mh.png")
-    fig.savefig(paths[-1], dpi=150)
-    plt.close(fig)
+    save(fig, paths[-1])
 
     if len(widths) > 1:        # the m_FF axis: a heatmap of held-out error per target
         tg = {}
@@ -622,8 +622,7 @@ def plot(out_dir: Path, tabs: dict, summary: dict) -> list[Path]:
         fig.suptitle(f"Held-out MSE over m_h x m_FF; model: {att} attention", fontsize=9)
         fig.tight_layout()
         paths.append(out_dir / "error_mh_x_mff.png")
-        fig.savefig(paths[-1], dpi=150)
-        plt.close(fig)
+        save(fig, paths[-1])
 
     spec = tabs["learned_spectrum"]
     tg = summary["targets"]
@@ -647,8 +646,7 @@ def plot(out_dir: Path, tabs: dict, summary: dict) -> list[Path]:
     fig.suptitle(f"Learned {what} spectrum\n(v-centred, a line per m_h) vs target sigma; model: {att} attention", fontsize=9)
     fig.tight_layout()
     paths.append(out_dir / "learned_spectrum.png")
-    fig.savefig(paths[-1], dpi=150)
-    plt.close(fig)
+    save(fig, paths[-1])
 
     cur = tabs["curve"]
     fig, axes = _grid(plt, len(tg), 3.6)
@@ -667,8 +665,7 @@ def plot(out_dir: Path, tabs: dict, summary: dict) -> list[Path]:
     fig.suptitle(f"Loss curves (training-subset MSE, a line per m_h)\nmodel: {att} attention", fontsize=9)
     fig.tight_layout()
     paths.append(out_dir / "loss_curves.png")
-    fig.savefig(paths[-1], dpi=150)
-    plt.close(fig)
+    save(fig, paths[-1])
     return paths
 
 

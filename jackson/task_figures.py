@@ -16,6 +16,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .figures import save
+
 CMAP = "viridis"
 
 
@@ -28,8 +30,7 @@ def _plt():
 
 def _save(plt, fig, path: Path) -> None:
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save(fig, path)
 
 
 def _tick_labels(task_name: str, ex: dict) -> list[str]:
@@ -55,8 +56,7 @@ def plot_attention(out: Path, task_name: str, ex: dict, seed: int) -> tuple[str,
                xlabel="s (input token)", ylabel="t (output position)", title=title)
     fig.colorbar(im, ax=axes, shrink=0.8)
     fig.suptitle(f"{task_name}: attention on held-out instance #{ex['index']}", fontsize=9)
-    fig.savefig(out / "attention.png", dpi=110, bbox_inches="tight")
-    plt.close(fig)
+    save(fig, out / "attention.png", bbox_inches="tight")
     return "attention.png", (f"(a) Attention matrix A of the trained model (seed {seed}) on one held-out sequence "
                              f"(#{ex['index']}), beside the target's own attention S of Eq. (8)"
                              + ("; P marks prediction tokens x_pred" if task_name == "weighted-average" else ""))

@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from jackson.figures import save
 from jackson.config import OneLineParser, cli_run, fail
 
 
@@ -93,7 +94,7 @@ def spectrum_main(argv: list[str] | None = None) -> int:
         fig.tight_layout()
         try:   # check_out_dir cannot see every unwritable place (root may "write" under /proc)
             png.parent.mkdir(parents=True, exist_ok=True)
-            fig.savefig(png, dpi=110)
+            save(fig, png)
         except OSError as e:
             fail(prog, f"--png: cannot write {png} ({e.strerror or e})")
         finally:

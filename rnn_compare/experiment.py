@@ -19,6 +19,7 @@ import torch
 from jackson.config import Option, UsageError, need
 from jackson.config import options as config_options
 from jackson.runfolder import check_run_folder, check_scheduler, open_run
+from jackson.figures import save
 from jackson.fit import FitConfig, evaluate, fit
 from jackson.models import ModelConfig, TransformerBank
 from jackson.schedule import derive_seeds
@@ -313,8 +314,7 @@ def plot(out: Path, long: pd.DataFrame) -> Path:
     fig.suptitle("RNN vs Transformer under temporal ordering and mixing (synthetic linear targets)", fontsize=9)
     fig.tight_layout()
     path = out / "mse_bars.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save(fig, path)
     return path
 
 

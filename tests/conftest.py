@@ -55,3 +55,17 @@ def sub_env() -> dict:
     env = dict(os.environ)
     env.update(OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
     return env
+
+
+def assert_paper_figure(png: Path) -> None:
+    """What jackson/figures.py promises for a figure an experiment wrote: a PNG at >= 200 dpi and a PDF
+    beside it (same stem).  PNG stores pixels per metre (200 dpi -> 7874 ppm, read back as 199.9996
+    dpi), hence the rounding."""
+    from PIL import Image
+    png = Path(png)
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", png
+    with Image.open(png) as im:
+        dpi = im.info.get("dpi")
+    assert dpi is not None and min(round(d) for d in dpi) >= 200, (png, dpi)
+    pdf = png.with_suffix(".pdf")
+    assert pdf.is_file() and pdf.read_bytes()[:4] == b"%PDF", pdf

@@ -20,7 +20,8 @@ DOC = ROOT / "ARCHITECTURE.md"
 
 # the shared core: used by every experiment, imports none of them
 CORE = ("jackson.config", "jackson.runfolder", "jackson.sweep", "jackson.progress", "jackson.expr",
-        "jackson.fit", "jackson.schedule", "jackson.models", "jackson.attention", "jackson.pod", "jackson.rates")
+        "jackson.fit", "jackson.schedule", "jackson.models", "jackson.attention", "jackson.pod", "jackson.rates",
+        "jackson.figures")
 # experiment modules and packages the core must not import (a name or anything under it)
 EXPERIMENTS = ("jackson.experiment", "jackson.rate_cell", "jackson.results", "jackson.given", "jackson.cli",
                "jackson.tasks", "jackson.task_results", "jackson.task_figures", "jackson.report",

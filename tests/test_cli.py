@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from conftest import assert_paper_figure
 from jackson.config import build_parser, from_args, parse_int_list, parse_rank_list
 from jackson.experiment import QUICK, SweepConfig, validate
 from jackson.config import UsageError
@@ -42,6 +43,7 @@ def test_quick_exits_zero_and_writes_artifacts(quick_run):
     for name in ("error_vs_mh.png", "learned_spectrum.png", "loss_curves.png"):
         data = (out / name).read_bytes()
         assert data[:8] == PNG and len(data) > 1000, name
+        assert_paper_figure(out / name)          # >= 200 dpi, a PDF beside it (jackson/figures.py)
     assert f"results: {out}/results.csv" in proc.stdout
 
 

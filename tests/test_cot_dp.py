@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 import torch
 
+from conftest import assert_paper_figure
 from cot_dp import data, flops
 from cot_dp.cli import main as cot_main
 from cot_dp.model import ArchConfig, CotTransformer, ModelConfig
@@ -737,6 +738,8 @@ def test_quick_sweep_writes_results_figures_and_report(quick_sweep):
               "command.txt", "accuracy_arithmetic.png", "accuracy_lis.png"):
         assert (out / f).is_file(), f
     assert (out / "accuracy_arithmetic.png").read_bytes()[:8] == PNG
+    for f in ("accuracy_arithmetic.png", "accuracy_lis.png"):
+        assert_paper_figure(out / f)
     res = pd.read_csv(out / "results.csv")
     assert len(res) == 2 * 2 * 2                               # tasks x sizes x models (one D)
     assert set(res.model) == {"standard", "linear"} and (res.d_model == 16).all()

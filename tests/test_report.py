@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import re
 import shutil
 import struct
@@ -15,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from jackson.report import ReportConfig, browser_check, build_report, check_html, chromium, main
+from jackson.report import ReportConfig, browser_check, browser_report, build_report, check_html, chromium, main
 
 REPO_REPORTS = Path(__file__).resolve().parent.parent / "reports"
 
@@ -176,10 +177,81 @@ def test_checker_catches_broken_pages(tmp_path):
         assert problems and why in " ".join(problems), (page[:60], problems)
 
 
-@pytest.mark.skipif(chromium() is None, reason="no Chromium installed (the parser check above still runs)")
+def _cannot_install_chromium() -> bool:
+    """Only where installing is impossible may the browser tests skip: .ci/run installs Debian's chromium
+    as root (`apt-get install -y chromium`); a root machine with apt-get and no Chromium fails them."""
+    return chromium() is None and (os.geteuid() != 0 or shutil.which("apt-get") is None)
+
+
+needs_chromium = pytest.mark.skipif(
+    _cannot_install_chromium(),
+    reason="no Chromium, and this machine cannot install it (not root, or no apt-get): as root, "
+           "`apt-get install -y chromium` (what .ci/run does) makes the headless-browser tests run")
+
+
+def _chromium() -> str:
+    exe = chromium()
+    assert exe, "no Chromium on this root machine: `apt-get update && apt-get install -y chromium` (.ci/run does)"
+    return exe
+
+
+def _embedded_pngs(page: str) -> list[str]:
+    return re.findall(r'src="data:image/png;base64,([^"]+)"', page)
+
+
+@needs_chromium
 def test_html_loads_in_headless_chromium(root):
+    """Every image decodes, every #link has its element, no console error: in a real browser."""
     build_report(ReportConfig(root=str(root)))
-    assert browser_check(root / "index.html", chromium()) is None
+    page = (root / "index.html").read_text()
+    r = browser_report(root / "index.html", _chromium())
+    assert r["images"] == len(_embedded_pngs(page)) >= 5 and r["broken"] == []
+    assert r["links"] >= 1 and r["dangling"] == [] and r["errors"] == []
+    assert browser_check(root / "index.html", _chromium()) is None
+
+
+@needs_chromium
+def test_browser_check_fails_on_one_broken_image(root):
+    """A PNG whose header is right and whose body is junk passes the parser check (magic bytes) but not
+    the browser: the check names it."""
+    build_report(ReportConfig(root=str(root)))
+    page = (root / "index.html").read_text()
+    good = _embedded_pngs(page)
+    junk = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\x00\x00\x00\rIHDR" + bytes(range(256)) * 4).decode()
+    second = list(re.finditer(r'src="data:image/png;base64,([^"]+)"', page))[1].span(1)   # the 2nd <img>
+    broken = page[:second[0]] + junk + page[second[1]:]
+    assert check_html(broken)[0] == []                      # the parser check cannot tell
+    (root / "index.html").write_text(broken)
+    r = browser_report(root / "index.html", _chromium())
+    assert len(r["broken"]) == 1 and r["broken"][0].startswith("image #2 ") and r["images"] == len(good)
+    why = browser_check(root / "index.html", _chromium())
+    assert why and f"1 of {len(good)} images did not decode" in why
+
+
+@needs_chromium
+def test_browser_check_fails_on_a_dangling_link_and_a_console_error(tmp_path):
+    good = base64.b64encode(png(tmp_path / "a.png")).decode()
+    page = tmp_path / "p.html"
+    page.write_text(f'<!doctype html><html><head><meta charset="utf-8"></head><body>'
+                    f'<a href="#here">ok</a><a href="#nowhere">bad</a><h2 id="here">x</h2>'
+                    f'<img alt="dot" src="data:image/png;base64,{good}"><img alt="gone" src="missing.png">'
+                    f'<script>console.error("boom")</script></body></html>')
+    r = browser_report(page, _chromium())
+    assert r["links"] == 2 and r["dangling"] == ["#nowhere"]
+    assert r["images"] == 2 and len(r["broken"]) == 1 and r["broken"][0].startswith("image #2 'gone'")
+    assert any("boom" in e for e in r["errors"]) and any("missing.png" in e for e in r["errors"])
+    why = browser_check(page, _chromium())
+    assert "internal links lead nowhere: #nowhere" in why and "console errors" in why
+
+
+@pytest.mark.slow
+@needs_chromium
+def test_the_committed_page_loads_clean_in_headless_chromium():
+    """reports/index.html as committed (the page people open): every figure decodes, links resolve, no error."""
+    page = (REPO_REPORTS / "index.html").read_text()
+    r = browser_report(REPO_REPORTS / "index.html", _chromium())
+    assert r["images"] == len(_embedded_pngs(page)) > 0
+    assert (r["broken"], r["dangling"], r["errors"]) == ([], [], [])
 
 
 def test_report_of_the_committed_results(tmp_path):

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from conftest import assert_paper_figure
 from jackson.config import UsageError
 from rnn_compare.alterations import (AlterationError, check_filter, invert_permutation, mix, permute,
                                      random_filter, swap_ends)
@@ -170,6 +171,7 @@ def test_rnn_compare_quick_smoke(tmp_path, sub_env):
     assert "not causal" in md                                                   # Prop. 6.1 for permuted
     assert (out / "tables.tex").read_text().count(r"\begin{tabular}") == 1
     assert (out / "mse_bars.png").read_bytes()[:4] == b"\x89PNG"
+    assert_paper_figure(out / "mse_bars.png")
     long = pd.read_csv(out / "tables_long.csv")
     o = long[(long.alteration == "original") & (long.model == "rnn")]["mean"].item()
     assert o == pytest.approx(res[(res.alteration == "original") & (res.model == "rnn")].test_mse.mean(), rel=1e-5)

@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 import torch
 
+from conftest import assert_paper_figure
 from jackson.config import UsageError
 from jackson.models import ModelConfig, TransformerBank
 from jackson.tasks import (QUICK, RUNS, AllRun, NearestPointRun, SelectionAverageRun, TaskBank, WeightedAverageRun,
@@ -275,6 +276,7 @@ def test_quick_run_writes_everything(quick_runs, name):
     for f in ("attention.png", "graph.png", "fof.png", "loss_curves.png"):
         data = (out / f).read_bytes()
         assert data[:8] == PNG and len(data) > 1000, f
+        assert_paper_figure(out / f)
     assert (out / "command.txt").read_text().strip() == f"jackson-tasks {name} --quick --out {out}"
     cfg = json.loads((out / "config.json").read_text())
     assert cfg["quick"] is True and cfg["task"]["name"] == name and cfg["train"]["seeds"] == [0]

@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 import torch
 
+from conftest import assert_paper_figure
 from jackson.config import UsageError
 from vit_probe import data as cdata
 from vit_probe import experiment as E
@@ -379,11 +380,15 @@ def test_every_subcommand_runs_a_quick_smoke(official, tmp_path, sub_env):
         assert (tmp_path / "s" / f).is_file(), f
     rep = json.loads((tmp_path / "s" / "report.json").read_text())
     assert rep["section"] == "vit_probe" and all((tmp_path / "s" / f["file"]).is_file() for f in rep["figures"])
+    for f in ("violin_first_head.png", "spectra_grid.png"):
+        assert_paper_figure(tmp_path / "s" / f)
     r = _cli(["sweep-mh", *common, "--out", str(tmp_path / "m")], sub_env)
     assert r.returncode == 0, r.stderr[-2000:]
     import pandas as pd
     res = pd.read_csv(tmp_path / "m" / "results.csv")
     assert sorted(res.m_h) == [1, 4] and (tmp_path / "m" / "spectra_vs_mh.png").is_file()
+    assert_paper_figure(tmp_path / "m" / "spectra_vs_mh.png")
+    assert_paper_figure(tmp_path / "m" / "error_vs_mh.png")
     assert not (tmp_path / "m" / "checkpoints").exists()        # training checkpoints are cleaned up
     r2 = _cli(["sweep-mh", *common, "--out", str(tmp_path / "m")], sub_env)   # resumes: nothing retrains
     assert r2.returncode == 0 and "2 of 2 cells already finished" in r2.stdout + r2.stderr

@@ -29,6 +29,7 @@ import pandas as pd
 import torch
 
 from jackson.config import Option, UsageError, need
+from jackson.figures import save
 from jackson.runfolder import check_run_folder, check_scheduler, open_run
 from jackson.sweep import non_default, run_cells
 
@@ -385,8 +386,7 @@ def _plot_sweep(out: Path, res: pd.DataFrame, spec: pd.DataFrame, fit: dict, lay
     axes[1].legend(fontsize=7)
     fig.suptitle(f"Fig. 3a: logit spectra of layer {layer}, head {head} vs m_h (i <= m_h shown); {where}", fontsize=9)
     fig.tight_layout()
-    fig.savefig(out / "spectra_vs_mh.png", dpi=120)
-    plt.close(fig)
+    save(fig, out / "spectra_vs_mh.png")
 
     g = res.groupby("m_h").agg(train=("train_loss_eval", "mean"), test=("test_loss", "mean"),
                                err=("train_err_eval", "mean")).reset_index()
@@ -403,8 +403,7 @@ def _plot_sweep(out: Path, res: pd.DataFrame, spec: pd.DataFrame, fit: dict, lay
     ax.legend(fontsize=7)
     ax.set_title(f"Fig. 3b: error vs m_h; {where}", fontsize=8)
     fig.tight_layout()
-    fig.savefig(out / "error_vs_mh.png", dpi=120)
-    plt.close(fig)
+    save(fig, out / "error_vs_mh.png")
 
 
 def run_sweep_mh(cfg: SweepMhConfig, command: str, progress: bool = True) -> dict:

@@ -18,6 +18,7 @@ import pandas as pd
 import torch
 from tqdm.auto import tqdm
 
+from jackson.figures import save
 from jackson.rates import fit_power_law
 
 from .data import MEAN, STD, normalise
@@ -147,8 +148,7 @@ def plot_violin(sv: np.ndarray, k_show: int, title: str, path) -> None:
     ax.set_ylabel("sigma_i of rho_hat(x)")
     ax.set_title(textwrap.fill(title, 110), fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save(fig, path)
 
 
 def plot_grid(spec: pd.DataFrame, heads_tab: pd.DataFrame, title: str, path) -> None:
@@ -178,5 +178,4 @@ def plot_grid(spec: pd.DataFrame, heads_tab: pd.DataFrame, title: str, path) -> 
                 ax.set_xlabel("i", fontsize=7)
     fig.suptitle(textwrap.fill(title, 130), fontsize=9)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save(fig, path)

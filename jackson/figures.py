@@ -1,0 +1,39 @@
+"""Saving a figure, the one way every experiment does it (issue 15: paper-ready figures).
+
+`save(fig, path)` writes the PNG at `DPI` (>= 200) and a vector copy beside it (same stem, `.pdf`), then
+closes the figure.  A path that already names a vector format (`.pdf`, `.svg`: `cot-dp mask --png m.pdf`)
+is written as that file alone.  The lab report embeds the PNGs; the PDFs are for papers.
+
+No experiment calls `savefig` itself (tests/test_figures.py greps the package sources).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+DPI = 200
+VECTOR = (".pdf", ".svg")
+
+
+def vector_path(path: Path | str) -> Path:
+    """Where `save` puts the vector copy of a PNG: the same stem with `.pdf`."""
+    return Path(path).with_suffix(".pdf")
+
+
+def save(fig, path: Path | str, **kwargs) -> list[Path]:
+    """Write `fig` to `path` (PNG at >= DPI dpi) and its vector copy beside it; close the figure.
+
+    kwargs go to `savefig` for both files (e.g. bbox_inches="tight").  Returns the paths written.
+    The figure is closed even when writing fails (the OSError propagates)."""
+    import matplotlib.pyplot as plt
+    path = Path(path)
+    kwargs["dpi"] = max(int(kwargs.get("dpi") or DPI), DPI)
+    try:
+        if path.suffix.lower() in VECTOR:
+            fig.savefig(path, **kwargs)
+            return [path]
+        fig.savefig(path, **kwargs)          # the format from the suffix (none: PNG)
+        vec = vector_path(path)
+        fig.savefig(vec, format="pdf", metadata={"CreationDate": None}, **kwargs)   # no date: reruns compare equal
+        return [path, vec]
+    finally:
+        plt.close(fig)

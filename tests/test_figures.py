@@ -1,0 +1,73 @@
+"""jackson/figures.py: every figure an experiment writes goes through `save` (PNG >= 200 dpi + a PDF beside
+it, figure closed); no package module calls `savefig` itself."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import matplotlib
+import pytest
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from conftest import assert_paper_figure  # noqa: E402
+from jackson.figures import DPI, save  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("jackson", "synthetic", "rnn_compare", "vit_probe", "cot_dp")
+
+
+def _fig():
+    fig, ax = plt.subplots(figsize=(2, 1.5))
+    ax.plot([1, 2, 3], [3, 1, 2])
+    return fig
+
+
+def test_no_package_module_calls_savefig_itself():
+    """The one place a figure is written is jackson/figures.py (so every figure gets its dpi and its PDF)."""
+    helper = ROOT / "jackson" / "figures.py"
+    offenders = []
+    for pkg in PACKAGES:
+        for p in sorted((ROOT / pkg).rglob("*.py")):
+            if p == helper:
+                continue
+            for n, line in enumerate(p.read_text().splitlines(), 1):
+                if re.search(r"\bsavefig\b|\.print_figure\(|\bimsave\(", line):
+                    offenders.append(f"{p.relative_to(ROOT)}:{n}: {line.strip()}")
+    assert not offenders, "use jackson.figures.save:\n" + "\n".join(offenders)
+
+
+def test_save_writes_png_at_200_dpi_and_a_pdf_beside_and_closes(tmp_path):
+    fig = _fig()
+    paths = save(fig, tmp_path / "a.png")
+    assert paths == [tmp_path / "a.png", tmp_path / "a.pdf"]
+    assert_paper_figure(tmp_path / "a.png")
+    assert not plt.fignum_exists(fig.number)
+    assert DPI >= 200
+
+
+def test_a_lower_dpi_asked_for_is_raised_to_200(tmp_path):
+    save(_fig(), tmp_path / "b.png", dpi=72, bbox_inches="tight")
+    assert_paper_figure(tmp_path / "b.png")
+
+
+def test_the_pdf_has_no_creation_date_so_reruns_compare_equal(tmp_path):
+    save(_fig(), tmp_path / "a.png")
+    save(_fig(), tmp_path / "b.png")
+    assert (tmp_path / "a.pdf").read_bytes() == (tmp_path / "b.pdf").read_bytes()
+
+
+@pytest.mark.parametrize("name, magic", [("m.pdf", b"%PDF"), ("m.svg", b"<?xml")])
+def test_a_vector_path_is_written_alone(tmp_path, name, magic):
+    """`cot-dp mask --png m.pdf`: the file asked for, no PNG invented beside it."""
+    assert save(_fig(), tmp_path / name) == [tmp_path / name]
+    assert (tmp_path / name).read_bytes()[:len(magic)] == magic
+    assert sorted(p.name for p in tmp_path.iterdir()) == [name]
+
+
+def test_a_failed_write_still_closes_the_figure(tmp_path):
+    fig = _fig()
+    with pytest.raises(OSError):
+        save(fig, tmp_path / "no_such_folder" / "a.png")
+    assert not plt.fignum_exists(fig.number)
