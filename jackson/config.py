@@ -23,7 +23,7 @@ old spelling still parses, as `--mh 4` or `--mh=4`, and prints one line to stder
 Why argparse and not a dataclass-to-CLI library (measured 2026-11-23, jsonargparse 4.53.0 in a scratch
 venv, on a two-level frozen dataclass like SweepConfig): jsonargparse names every option by its dotted
 path (`--cfg.fit.lr`, `--cfg.m_h`), reads tuples as JSON lists (`--cfg.alpha "[1.0, 2.0]"`, no `1-16`
-ranges or `inf` ranks), and reports a bad value in four lines (usage, a tip, the error); the lab's
+ranges or `inf` ranks), and reports a bad value in five lines (a two-line usage, a tip, a two-line error); the lab's
 vocabulary (`--lr`, `--m-h 1-16`, `--rank 2,6,inf`), its deprecated spellings and its one-line exit-2
 contract would each need overriding.  Its config-file support is what `--config` adds here in two small functions
 (`read_config` / `from_dict`).  tyro (1.0.17) also names options by dotted path; it was not tried further.
