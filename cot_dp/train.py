@@ -15,6 +15,7 @@ import torch
 from tqdm.auto import tqdm
 
 from jackson.progress import bar as progress_bar
+from jackson.schedule import MAX_SEED
 from jackson.schedule import EpochSampler, lr_at
 
 from .data import Split
@@ -22,7 +23,6 @@ from .model import CotTransformer
 from .tokenizer import EOS_ID
 
 
-MAX_SEED = 2 ** 63 - 1   # seeds go to torch.Generator.manual_seed and numpy: non-negative int64
 
 
 @dataclass(frozen=True)

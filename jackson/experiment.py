@@ -14,6 +14,7 @@ from .models import ATTENTIONS, FEATURES, ModelConfig
 from .results import collect, plot, reference_run, summarize, write_report_json
 from .rate_cell import RateCell, rank_str
 from .runfolder import check_run_folder, check_scheduler, open_run
+from .schedule import MAX_SEED
 from .sweep import run_cells
 
 
@@ -186,7 +187,6 @@ def _finite_floats(cfg) -> None:
 
 
 MAX_ALPHA = 50.0     # sigma_2 = 2^-alpha is below float64 resolution (1e-15) past this
-MAX_SEED = 2 ** 63 - 1
 
 
 # --features given: the given-features model trains only W_Q, W_K and (a, b), and needs a faster, larger-batch

@@ -18,6 +18,7 @@ import torch
 
 from jackson.config import Option, UsageError, need
 from jackson.config import options as config_options
+from jackson.schedule import MAX_SEED
 from jackson.runfolder import check_run_folder, check_scheduler, open_run
 from jackson.figures import save
 from jackson.fit import FitConfig, evaluate, fit
@@ -146,7 +147,6 @@ QUICK = {"seeds": 2, "tau": 12, "n_train": 256, "n_test": 128, "swap": 3,
          "rnn_fit": FitConfig(steps=40, batch_size=32, warmup=5, eval_every=10, eval_size=64),
          # a smoke run never lands in reports/ (where the committed tables live); --out still wins
          "out": "runs/rnn_compare-quick"}
-MAX_SEED = 2 ** 63 - 1     # seeds are 64-bit (numpy SeedSequence, torch.Generator.manual_seed)
 MAX_SEEDS = 1000           # --n-seeds counts bank members, all trained at once in memory
 SCHEDULES = ("cosine", "plateau")
 
