@@ -14,7 +14,7 @@ Sections come in the order of SECTIONS, then any other section a report.json nam
 no results says which command produces them.  Every caption says what the figure measures, on which
 data, with how many seeds and which command (the run's data, seeds and command are appended to a hook
 caption that does not mention them); where the paper reports a number it stands beside the measured one
-with the ratio measured / paper.  index.md refers to the images by relative path; index.html embeds them
+with their difference (exponents, accuracies) or ratio (errors).  index.md refers to the images by relative path; index.html embeds them
 (base64), so it is one file that opens offline.  The HTML is checked with a parser (balanced tags, every
 image decodes) and, where a Chromium is installed, loaded headless.
 
@@ -149,17 +149,27 @@ def _num(v) -> str:
     return str(v)
 
 
-def ratio(paper, measured) -> str:
+ADDITIVE = ("exponent", "accuracy", "gamma", " b in ")   # quantities compared by their difference
+
+
+def ratio(paper, measured, quantity: str = "") -> str:
+    """How far the measured value is from the paper's: the difference for exponents and accuracies (a
+    ratio of two exponents, or of two accuracies near 1, means nothing), the ratio for errors and other
+    positive scales."""
     if isinstance(paper, (int, float)) and isinstance(measured, (int, float)) and not isinstance(paper, bool) \
-            and paper != 0 and math.isfinite(paper) and math.isfinite(measured):
-        return f"{measured / paper:.3g}"
+            and math.isfinite(paper) and math.isfinite(measured):
+        if any(w in quantity.lower() for w in ADDITIVE):
+            return f"{measured - paper:+.3g} (difference)"
+        if paper != 0:
+            return f"{measured / paper:.3g}x"
     return "—"
 
 
 INTRO = ("Built by `jackson-report` from the result folders under this folder: it trains nothing, it reads the "
          "tables the runs wrote. Each caption says what the figure measures, on which data, with how many seeds "
          "and the command that produced it; where the paper gives a number it stands beside the measured one "
-         "with the ratio measured / paper. Sections without results say which command produces them.")
+         "with their difference (exponents, accuracies) or ratio (errors). The claims ledger first gives each "
+         "claim its verdict. Sections without results say which command produces them.")
 
 
 def readable_image(path: Path) -> bool:
@@ -239,9 +249,9 @@ def render_markdown(root: Path, secs, docs: list[str], rows: list[claims.Row] | 
             if e["text"]:
                 L += [e["text"], ""]
             if e["paper"]:
-                L += ["| quantity | paper | measured | measured / paper |", "|---|---:|---:|---:|"]
+                L += ["| quantity | paper | measured | measured vs paper |", "|---|---:|---:|---:|"]
                 L += [f"| {p['quantity']} | {_num(p.get('paper'))} | {_num(p.get('measured'))} | "
-                      f"{ratio(p.get('paper'), p.get('measured'))} |" for p in e["paper"]]
+                      f"{ratio(p.get('paper'), p.get('measured'), p.get('quantity', ''))} |" for p in e["paper"]]
                 L.append("")
             n = 0
             for f in e["figures"]:
@@ -314,11 +324,11 @@ def render_html(root: Path, secs, docs: list[str], rows: list[claims.Row] | None
             if e["text"]:
                 H.append(f"<p>{_inline(e['text'])}</p>")
             if e["paper"]:
-                H.append("<table><tr><th>quantity</th><th>paper</th><th>measured</th><th>measured / paper</th></tr>")
+                H.append("<table><tr><th>quantity</th><th>paper</th><th>measured</th><th>measured vs paper</th></tr>")
                 for p in e["paper"]:
                     H.append(f"<tr><td>{_inline(p['quantity'])}</td><td class=\"n\">{html.escape(_num(p.get('paper')))}</td>"
                              f"<td class=\"n\">{html.escape(_num(p.get('measured')))}</td>"
-                             f"<td class=\"n\">{ratio(p.get('paper'), p.get('measured'))}</td></tr>")
+                             f"<td class=\"n\">{ratio(p.get('paper'), p.get('measured'), p.get('quantity', ''))}</td></tr>")
                 H.append("</table>")
             n = 0
             for f in e["figures"]:
