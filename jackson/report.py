@@ -93,6 +93,36 @@ def _seeds_text(seeds) -> str:
     return str(seeds)
 
 
+def provenance(folder: Path) -> str:
+    """Where and with what the run was made, from its environment.json (jackson/runfolder.py); empty for
+    folders written before environment.json existed."""
+    env = folder / "environment.json"
+    if not env.is_file():
+        return ""
+    try:
+        d = json.loads(env.read_text())
+    except (OSError, ValueError):
+        return ""
+    pk = d.get("packages") or {}
+    commit = str(d.get("commit") or "")
+    parts = [f"commit {commit[:12]}{' (uncommitted changes)' if commit.endswith('+dirty') else ''}" if commit else "",
+             f"started {d['started_utc'][:10]}" if d.get("started_utc") else "",
+             f"torch {pk['torch']}" if pk.get("torch") else "",
+             f"{d['torch_threads']} torch thread(s)" if d.get("torch_threads") else "",
+             f"device {d['device']}" if d.get("device") else ""]
+    return ", ".join(p for p in parts if p)
+
+
+def is_quick(folder: Path) -> bool:
+    cfg = folder / "config.json"
+    try:
+        quick = bool(json.loads(cfg.read_text()).get("quick")) if cfg.is_file() else False
+    except (OSError, ValueError, AttributeError):
+        quick = False
+    cmd = folder / "command.txt"
+    return quick or (cmd.is_file() and "--quick" in cmd.read_text().split())
+
+
 def from_hook(root: Path, folder: Path) -> dict:
     r = _read_json(folder / "report.json")
     need(isinstance(r, dict) and "title" in r, f"{folder / 'report.json'}: needs at least a 'title'")
@@ -110,6 +140,9 @@ def from_hook(root: Path, folder: Path) -> dict:
             extra.append(f"Command: `{e['command']}`.")
         e["figures"].append({"file": _rel(root, folder / f["file"]), "caption": " ".join([cap, *extra]).strip()})
     e["links"] = [_rel(root, folder / n) for n in ("summary.md",) if (folder / n).exists()]
+    e["made"] = provenance(folder)
+    if is_quick(folder):                     # a smoke run: never evidence (the claims ledger leaves it out)
+        e["title"] = "[quick run] " + e["title"]
     sup = folder / "SUPERSEDED.md"          # a later run replaced this one: say so in its title and text
     if sup.exists():
         e["title"] = "[superseded] " + e["title"]
@@ -244,7 +277,8 @@ def render_markdown(root: Path, secs, docs: list[str], rows: list[claims.Row] | 
             continue
         for j, e in enumerate(es, 1):
             L += [f"### {i}.{j} {e['title']}", "",
-                  f"Folder: `{e['folder']}/` · command: `{e['command']}` · seeds: {_seeds_text(e['seeds'])}", "",
+                  f"Folder: `{e['folder']}/` · command: `{e['command']}` · seeds: {_seeds_text(e['seeds'])}"
+                  + (f" · made: {e['made']}" if e.get("made") else ""), "",
                   f"Data: {e['data']}", ""]
             if e["text"]:
                 L += [e["text"], ""]
@@ -319,7 +353,8 @@ def render_html(root: Path, secs, docs: list[str], rows: list[claims.Row] | None
         for j, e in enumerate(es, 1):
             H += [f"<h3>{i}.{j} {_inline(e['title'])}</h3>",
                   f'<p class="meta">Folder: <code>{html.escape(e["folder"])}/</code> · command: '
-                  f'<code>{html.escape(e["command"])}</code> · seeds: {html.escape(_seeds_text(e["seeds"]))}</p>',
+                  f'<code>{html.escape(e["command"])}</code> · seeds: {html.escape(_seeds_text(e["seeds"]))}'
+                  + (f' · made: {html.escape(e["made"])}' if e.get("made") else "") + "</p>",
                   f"<p>Data: {_inline(e['data'])}</p>"]
             if e["text"]:
                 H.append(f"<p>{_inline(e['text'])}</p>")

@@ -322,3 +322,20 @@ def test_non_softmax_jackson_runs_are_named_and_get_no_paper_exponent(tmp_path):
     s["attention"] = "softmax"
     (f / "summary.json").write_text(json.dumps(s))
     assert report_hook(f)["paper"][0]["measured"] == -2.4
+
+
+def test_provenance_and_quick_runs_are_shown(root):
+    """A folder's environment.json (commit, date, versions, threads, device) appears beside its command;
+    a quick run's title says so."""
+    j = root / "jackson" / "fig1"
+    (j / "environment.json").write_text(json.dumps({"kind": "jackson-sweep", "commit": "0123456789abcdef+dirty",
+                                                   "started_utc": "2026-11-23T12:00:00+00:00", "packages": {"torch": "2.14.1"},
+                                                   "torch_threads": 1, "device": "cpu"}))
+    t = root / "tasks" / "nearest-point"
+    (t / "config.json").write_text(json.dumps({"quick": True}))
+    build_report(ReportConfig(root=str(root)))
+    md = (root / "index.md").read_text()
+    assert ("made: commit 0123456789ab (uncommitted changes), started 2026-11-23, torch 2.14.1, "
+            "1 torch thread(s), device cpu") in md
+    assert "[quick run] Nearest point to a set" in md
+    assert "made: commit 0123456789ab" in (root / "index.html").read_text()
