@@ -676,6 +676,44 @@ def _fault_class_sorted_data(t):
     assert "50 of 60 images, stratified by class (5 per class, seed 0)" in (t.tmp / "o" / "summary.md").read_text()
 
 
+class _TorchViT(torch.nn.Module):
+    """A tiny ViT built from torch's own nn.TransformerEncoder (nn.MultiheadAttention inside), not timm."""
+
+    def __init__(self, dim=32, heads=2, depth=2, patch=8):
+        super().__init__()
+        self.patch_embed = torch.nn.Conv2d(3, dim, patch, patch)
+        self.cls_token = torch.nn.Parameter(torch.zeros(1, 1, dim))
+        self.pos_embed = torch.nn.Parameter(torch.zeros(1, (32 // patch) ** 2 + 1, dim))
+        layer = torch.nn.TransformerEncoderLayer(dim, heads, 2 * dim, batch_first=True, norm_first=True)
+        self.transformer = torch.nn.TransformerEncoder(layer, depth, enable_nested_tensor=False)
+        self.head = torch.nn.Linear(dim, 10)
+
+
+def _fault_torch_transformer_encoder_vit(t):
+    torch.manual_seed(0)
+    ck = t.tmp / "torch_vit.pth"
+    torch.save(_TorchViT().state_dict(), ck)
+    assert "transformer.layers.0.self_attn.in_proj_weight" in torch.load(ck, weights_only=True)
+    line = _exit2(["spectra", "--checkpoint", str(ck), "--arch", TINY, "--data", str(t.official),
+                   "--cache", str(t.tmp / "c"), "--out", str(t.tmp / "o")], t.capsys)
+    assert "torch_vit.pth holds a ViT built from torch.nn.TransformerEncoder/MultiheadAttention (keys like " \
+           "transformer.layers.0.self_attn.in_proj_weight); vit-probe reads timm ViTs (blocks.N.attn.qkv)" in line, line
+    assert "convert the weights or load a timm model" in line and "missing:" not in line
+    assert not (t.tmp / "o").exists() and not (t.tmp / "c").exists()
+
+
+def _fault_not_a_vit_state_dict(t):
+    torch.manual_seed(0)
+    mlp = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(3072, 64), torch.nn.ReLU(), torch.nn.Linear(64, 10))
+    ck = t.tmp / "mlp.pth"
+    torch.save(mlp.state_dict(), ck)
+    line = _exit2(["spectra", "--checkpoint", str(ck), "--arch", TINY, "--data", str(t.official),
+                   "--cache", str(t.tmp / "c"), "--out", str(t.tmp / "o")], t.capsys)
+    assert "mlp.pth is not a ViT state dict: none of its 4 keys (1.weight, 1.bias, 3.weight, ...) is an attention " \
+           "weight (qkv / attn / in_proj); vit-probe reads timm ViTs (blocks.N.attn.qkv)" in line, line
+    assert not (t.tmp / "o").exists() and not (t.tmp / "c").exists()
+
+
 FAULT_CASES = [
     {"id": "crafted-pickle",
      "command": "vit-probe spectra --quick --arch vit_p8_d32_l2_h2 --data DIR   # DIR/test_batch: a pickle whose "
@@ -721,6 +759,17 @@ FAULT_CASES = [
      "command": "vit-probe spectra --quick --arch vit_p8_d32_l2_h2 --split train --data TREE   # train/<class>/ "
                 "folders: sorted by class",
      "expect": "the 50 probed images are 5 of each class (stratified, seed 0), not the first 50"},
+    {"id": "torch-transformer-encoder-vit",
+     "command": "vit-probe spectra --checkpoint torch_vit.pth --arch vit_p8_d32_l2_h2 --data DIR --out OUT   "
+                "# a ViT built from nn.TransformerEncoder (d 32, 2 heads, 2 layers), not timm",
+     "expect": "refused in one line: it holds a ViT built from torch.nn.TransformerEncoder/MultiheadAttention "
+               "(keys like transformer.layers.0.self_attn.in_proj_weight), vit-probe reads timm ViTs "
+               "(blocks.N.attn.qkv); exit 2, nothing written"},
+    {"id": "not-a-vit-state-dict",
+     "command": "vit-probe spectra --checkpoint mlp.pth --arch vit_p8_d32_l2_h2 --data DIR --out OUT   "
+                "# the state dict of a small MLP",
+     "expect": "refused in one line: not a ViT state dict (no qkv / attn / in_proj key; its first keys named), "
+               "vit-probe reads timm ViTs; exit 2, nothing written"},
 ]
 
 _FAULT_CHECKS = {
@@ -735,6 +784,8 @@ _FAULT_CHECKS = {
     "quick-default-out": _fault_quick_default_out,
     "pretrained-offline": _fault_pretrained_offline,
     "class-sorted-data": _fault_class_sorted_data,
+    "torch-transformer-encoder-vit": _fault_torch_transformer_encoder_vit,
+    "not-a-vit-state-dict": _fault_not_a_vit_state_dict,
 }
 
 

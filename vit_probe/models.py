@@ -288,10 +288,37 @@ def check_arch(path: str | Path, meta: dict, model: nn.Module, arch: str = "") -
             "(shapes cannot tell it)")
 
 
+TIMM_QKV = re.compile(r"(?:^|\.)blocks\.\d+\.attn\.qkv\.weight$")
+TORCH_MHA = re.compile(r"(?:^|\.)(?:in_proj_weight|[qkv]_proj_weight)$|(?:^|\.)self_attn\.out_proj\.weight$")
+ATTN_WORDS = ("qkv", "attn", "attention", "in_proj", "query", "q_proj")
+
+
+def check_layout(path: str | Path, sd: dict) -> None:
+    """Refuse (UsageError, one line) a state dict that is not a timm ViT, saying what it holds:
+    a ViT built from torch's nn.TransformerEncoder / nn.MultiheadAttention (keys ...in_proj_weight,
+    ...self_attn.out_proj.weight), or no attention weights at all (not a ViT).  A state dict with
+    timm's blocks.N.attn.qkv, or with other attention keys, goes on to the strict load, whose
+    missing / unexpected / shape lines say what does not fit."""
+    if any(TIMM_QKV.search(k) for k in sd):
+        return
+    name = Path(path).name
+    timm_layout = "vit-probe reads timm ViTs (blocks.N.attn.qkv)"
+    mha = [k for k in sd if TORCH_MHA.search(k)]
+    if mha:
+        raise UsageError(f"--checkpoint: {name} holds a ViT built from torch.nn.TransformerEncoder/MultiheadAttention "
+                         f"(keys like {mha[0]}); {timm_layout} — convert the weights or load a timm model")
+    if not any(w in k.lower() for k in sd for w in ATTN_WORDS):
+        keys = list(sd)
+        few = ", ".join(keys[:3]) + (", ..." if len(keys) > 3 else "")
+        raise UsageError(f"--checkpoint: {name} is not a ViT state dict: none of its {len(keys)} keys "
+                         f"({few}) is an attention weight (qkv / attn / in_proj); {timm_layout}")
+
+
 def load_checkpoint(model: nn.Module, path: str | Path, arch: str = "") -> str:
-    """Read `path`, check it against the architecture (`check_arch`), load it strictly; returns
-    the line saying what was checked."""
+    """Read `path`, refuse a state dict that is not a timm ViT (`check_layout`), check it against
+    the architecture (`check_arch`), load it strictly; returns the line saying what was checked."""
     sd, meta = read_checkpoint(path)
+    check_layout(path, sd)
     note = check_arch(path, meta, model, arch)
     load_weights(model, sd)
     return note
