@@ -1,0 +1,172 @@
+"""cot_dp.sweep: presets, summaries, min GFLOPs, the answer baseline, locality, estimates, whole quick sweeps."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from conftest import assert_paper_figure
+from cot_dp.cli import main as cot_main
+from cot_dp_helpers import PNG, task
+
+
+def test_summaries_write_n_a_where_there_is_no_heldout_cot(tmp_path):
+    from cot_dp.sweep import SweepConfig, summarize
+    cfg = SweepConfig(task="ed,ed_local", models="standard", dims=(64,), sizes=(4,), out=str(tmp_path))
+    res = pd.DataFrame([{"task": t, "model": "standard", "size": 4, "d_model": 64, "seed": 0, "accuracy": 0.5,
+                         "cot_exact": np.nan, "test_loss": np.nan, "n_eval": 8, "gflops": 1.0, "gflops_params": 0.5,
+                         "L": 40} for t in ("ed", "ed_local")])
+    summary = summarize(tmp_path, res, cfg, "cot-dp sweep --test")
+    md = (tmp_path / "summary.md").read_text()
+    assert "Exact CoT: standard n/a vs n/a" in md and "Held-out loss per CoT/answer token: standard n/a vs n/a" in md
+    assert summary["tasks"]["ed"]["standard"]["mean_test_loss"] is None
+    assert "NaN" not in (tmp_path / "summary.json").read_text()
+
+
+def test_quick_presets_never_default_under_reports():
+    from cot_dp.sweep import SweepConfig
+    assert SweepConfig(quick=True).resolved_out() == Path("runs/cot_dp/quick-arithmetic")
+    assert SweepConfig(quick=True, task="ed,lis").resolved_out() == Path("runs/cot_dp/quick-ed_lis")
+    assert SweepConfig().resolved_out() == Path("reports/cot_dp/cpu-arithmetic")   # the committed results' folder
+
+
+@pytest.fixture(scope="module")
+def quick_sweep(tmp_path_factory):
+    out = tmp_path_factory.mktemp("sweep") / "q"
+    exe = Path(sys.executable).parent / "cot-dp"
+    args = [str(exe), "sweep", "--quick", "--task", "arithmetic,lis", "--model", "standard,linear",
+            "--out", str(out)]
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=300)
+    return out, proc, args
+
+
+@pytest.mark.slow
+def test_quick_sweep_writes_results_figures_and_report(quick_sweep):
+    out, proc, args = quick_sweep
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    for f in ("results.csv", "summary.md", "summary.json", "min_gflops.csv", "report.json", "config.json",
+              "command.txt", "accuracy_arithmetic.png", "accuracy_lis.png"):
+        assert (out / f).is_file(), f
+    assert (out / "accuracy_arithmetic.png").read_bytes()[:8] == PNG
+    for f in ("accuracy_arithmetic.png", "accuracy_lis.png"):
+        assert_paper_figure(out / f)
+    res = pd.read_csv(out / "results.csv")
+    assert len(res) == 2 * 2 * 2                               # tasks x sizes x models (one D)
+    assert set(res.model) == {"standard", "linear"} and (res.d_model == 16).all()
+    assert res.accuracy.between(0, 1).all() and (res.gflops > 0).all() and res.baseline.between(0, 1).all()
+    cfg = json.loads((out / "config.json").read_text())
+    assert cfg["preset"] == "quick" and cfg["grid"]["lis"]["sizes"] == [4, 6]
+    assert (out / "command.txt").read_text().strip().endswith(f"--out {out}")
+    rep = json.loads((out / "report.json").read_text())
+    assert rep["section"] == "cot_dp" and "quick preset" in rep["title"]
+    assert {f["file"] for f in rep["figures"]} == {"accuracy_arithmetic.png", "accuracy_lis.png"}
+    assert set(rep) >= {"title", "data", "command", "seeds", "figures", "paper", "text"}
+    assert "Preset: **quick**" in (out / "summary.md").read_text()
+    assert (out / "data/arithmetic-2/chain/train_data.txt").is_file()
+
+
+@pytest.mark.slow
+def test_quick_sweep_resumes_without_retraining(quick_sweep):
+    out, _, args = quick_sweep
+    before = {p.name: p.stat().st_mtime_ns for p in (out / "cells").glob("*/rows.csv")}
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0 and "resuming: 8 of 8 cells already finished" in proc.stdout
+    assert {p.name: p.stat().st_mtime_ns for p in (out / "cells").glob("*/rows.csv")} == before
+
+
+@pytest.mark.slow
+def test_sweep_on_dask_gives_the_in_process_numbers(tmp_path):
+    distributed = pytest.importorskip("dask.distributed")
+    args = ["sweep", "--quick", "--task", "arithmetic", "--model", "linear", "--size", "2"]
+    assert cot_main(args + ["--out", str(tmp_path / "local")]) == 0
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster:
+        assert cot_main(args + ["--out", str(tmp_path / "dask"), "--dask-scheduler", cluster.scheduler_address]) == 0
+    a, b = (pd.read_csv(tmp_path / f / "results.csv") for f in ("local", "dask"))
+    cols = ["accuracy", "cot_exact", "test_loss", "gflops", "baseline"]
+    assert len(a) == 1 and np.allclose(a[cols].to_numpy(float), b[cols].to_numpy(float), rtol=1e-6)
+
+
+def test_presets_and_options_on_top(tmp_path):
+    from cot_dp.cli import run_cli
+    from cot_dp.sweep import PRESETS, SweepConfig, validate
+    get = lambda argv: run_cli("cot-dp sweep", SweepConfig, "", lambda c, cmd: c, argv,  # noqa: E731
+                               {"quick": PRESETS["quick"], "full": PRESETS["full"]})[0]
+    full = get(["--full", "--lr", "3e-4", "--task", "arithmetic,ed,lis", "--out", str(tmp_path / "f")])
+    assert full.preset == "full" and full.train.lr == 3e-4 and full.train.epochs == 100
+    assert full.train.batch_size == 512 and (full.n_train, full.n_test) == (1_000_000, 100_000)
+    assert full.train.total_steps(full.n_train) == 195_313                 # 100 epochs of 1M at batch 512
+    assert full.sizes_of("arithmetic") == (6, 10, 13, 16) and full.sizes_of("lis") == (40, 110, 175, 250)
+    assert full.sizes_of("ed") == (6, 12, 16, 20) and full.dims_of("ed")[-1] == 1024
+    assert full.arch.dropout == 0.1 and full.train.weight_decay == 0.01 and full.train.beta2 == 0.999
+    validate(full)
+    cpu = get(["--out", str(tmp_path / "c")])
+    assert cpu.preset == "cpu" and len(cpu.cells()) == 27
+    assert len(get(["--task", "ed,ed_local,lis"]).cells()) == 18
+    assert get([]).resolved_out() == Path("reports/cot_dp/cpu-arithmetic")
+
+
+def test_min_gflops_takes_the_cheapest_d_that_reaches_the_target():
+    from cot_dp.sweep import _trend, min_gflops
+    rows = [("standard", 2, 32, 0.95, 1.0), ("standard", 2, 64, 0.99, 4.0), ("standard", 3, 32, 0.5, 2.0),
+            ("standard", 3, 64, 0.91, 8.0), ("linear", 2, 32, 0.2, 1.0), ("linear", 2, 64, 0.3, 4.0),
+            ("linear", 3, 32, 0.1, 2.0), ("linear", 3, 64, 0.2, 8.0)]
+    res = pd.DataFrame([{"task": "arithmetic", "model": m, "size": s, "d_model": d, "seed": 0, "accuracy": a,
+                         "gflops": g, "gflops_params": g / 2, "L": 10 * s} for m, s, d, a, g in rows])
+    mg = min_gflops(res, 0.9).set_index(["model", "size"])
+    assert mg.loc[("standard", 2), "min_d"] == 32 and mg.loc[("standard", 2), "min_gflops"] == 1.0
+    assert mg.loc[("standard", 3), "min_d"] == 64 and mg.loc[("standard", 3), "min_gflops"] == 8.0
+    assert np.isnan(mg.loc[("linear", 3), "min_gflops"]) and mg.loc[("linear", 3), "best_accuracy"] == 0.2
+    assert [_trend(x) for x in ([32, 64], [64, 64], [None, None], [32, None])] == \
+        ["grows", "flat", "never reached", "reached at small sizes only"]
+
+
+def test_answer_baseline_is_the_share_of_test_answers_equal_to_the_train_mode(tmp_path):
+    from cot_dp.sweep import answer_baseline
+    chain = tmp_path / "chain"
+    chain.mkdir()
+    ed = task("ed", 4)   # answers need not be right: read as load(check_answers=False) reads
+    (chain / "train_data.txt").write_text("a b | a <sep> 1 2 , <sep> 3 \na | c <sep> 5 , <sep> 5 \nb | b <sep> 3 , <sep> 3 \n")
+    (chain / "test_data.txt").write_text("c | c <sep> 3 , <sep> 3 \nc | a <sep> 5 , <sep> 5 \nd | d <sep> 5 , <sep> 5 \n"
+                                         "d | a <sep> 3 , <sep> 3 \n")
+    assert answer_baseline(tmp_path, ed) == 0.5              # train mode "3"; test answers 3, 5, 5, 3
+    assert answer_baseline(tmp_path, ed, n_eval=3) == pytest.approx(1 / 3)
+    (chain / "test_data.txt").write_text("c | c <sep> \nc | a <sep> \nd | d <sep> \nd | a <sep> \n")
+    (chain / "test_ans.txt").write_text("3\n3\n3\n5\n")     # their split: answers kept apart
+    assert answer_baseline(tmp_path, ed) == 0.75
+
+
+def test_locality_summary_and_figure_state_the_measured_means(tmp_path):
+    from cot_dp.sweep import SweepConfig, plot_locality, summarize
+    cfg = SweepConfig(task="ed,ed_local", models="standard,linear", dims=(64,), sizes=(4, 6), out=str(tmp_path))
+    rng = np.random.default_rng(0)
+    res = pd.DataFrame([{"task": t, "model": m, "size": s, "d_model": 64, "seed": 0, "accuracy": rng.uniform(),
+                         "cot_exact": rng.uniform(), "test_loss": rng.uniform(0.1, 1), "n_eval": 512,
+                         "gflops": 1.0, "gflops_params": 0.5, "L": 10 * s + (40 if t == "ed_local" else 0),
+                         "baseline": 0.1 * s}
+                        for t in ("ed", "ed_local") for m in ("standard", "linear") for s in (4, 6)])
+    summary = summarize(tmp_path, res, cfg, "cot-dp sweep --test")
+    md = (tmp_path / "summary.md").read_text()
+    for col, name in (("accuracy", "answer accuracy"), ("cot_exact", "Exact CoT"), ("test_loss", "Held-out loss")):
+        mean = res.groupby(["task", "model"])[col].mean()
+        want = "; ".join(f"{m} {mean[('ed_local', m)]:.3f} vs {mean[('ed', m)]:.3f}" for m in ("standard", "linear"))
+        assert want in md, (name, want)
+    assert "A constant answer (the training set's most frequent) scores 0.400 at size 4, 0.600 at size 6" in md
+    assert summary["baseline"] == {t: {4: pytest.approx(0.4), 6: pytest.approx(0.6)} for t in ("ed", "ed_local")}
+    path = plot_locality(tmp_path, res, cfg)
+    assert path.name == "locality_ed_vs_ed_local.png" and path.read_bytes()[:8] == PNG
+    assert plot_locality(tmp_path, res[res.task == "ed"], SweepConfig(task="ed,lis")) is None
+
+
+def test_estimate_times_cells_and_trains_nothing(tmp_path, capsys):
+    out = tmp_path / "e"
+    assert cot_main(["sweep", "--quick", "--estimate", "--model", "linear", "--out", str(out)]) == 0
+    est = pd.read_csv(out / "estimate.csv")
+    assert len(est) == 2 and (est.step_ms > 0).all() and (est.projected_s > est.step_ms / 1000 * est.steps).all()
+    assert not (out / "cells").exists() and not (out / "results.csv").exists()
+    assert "projected:" in capsys.readouterr().out
