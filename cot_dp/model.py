@@ -11,7 +11,7 @@ standard = causal softmax; sparse = softmax on the Eq. (6) pattern with B = 2^fl
 L the longest sequence the model is built for; linear = phi(x) = elu(x) + 1 linear attention.
 All three come from jackson/attention.py.  `step` runs one position at a time with a cache
 (keys/values, or linear attention's recurrent state): generation costs one forward pass in
-total, and `tests/test_cot_dp.py` checks it gives the same logits as `forward`.
+total, and `tests/test_cot_dp_model.py` checks it gives the same logits as `forward`.
 """
 from __future__ import annotations
 
