@@ -19,7 +19,7 @@ import torch
 
 from vit_probe import data as cdata
 from vit_probe import models, spectra
-from vit_probe.experiment import SHARED_CKPT, SHARED_DATA
+from vit_probe.common import SHARED_CKPT, SHARED_DATA
 
 
 def main() -> None:

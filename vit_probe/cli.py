@@ -25,10 +25,12 @@ DESCRIPTIONS = {
 
 def commands() -> dict:
     """command -> (config class, quick preset, run function, description); imports torch and timm."""
-    from . import experiment as E
-    return {"spectra": (E.SpectraConfig, E.SPECTRA_QUICK, E.run_spectra, DESCRIPTIONS["spectra"]),
-            "sweep-mh": (E.SweepMhConfig, E.SWEEP_QUICK, E.run_sweep_mh, DESCRIPTIONS["sweep-mh"]),
-            "permute": (E.PermuteConfig, E.PERMUTE_QUICK, E.run_permute, DESCRIPTIONS["permute"])}
+    from .run_permute import PERMUTE_QUICK, PermuteConfig, run_permute
+    from .run_spectra import SPECTRA_QUICK, SpectraConfig, run_spectra
+    from .run_sweep_mh import SWEEP_QUICK, SweepMhConfig, run_sweep_mh
+    return {"spectra": (SpectraConfig, SPECTRA_QUICK, run_spectra, DESCRIPTIONS["spectra"]),
+            "sweep-mh": (SweepMhConfig, SWEEP_QUICK, run_sweep_mh, DESCRIPTIONS["sweep-mh"]),
+            "permute": (PermuteConfig, PERMUTE_QUICK, run_permute, DESCRIPTIONS["permute"])}
 
 
 def main(argv: list[str] | None = None) -> None:

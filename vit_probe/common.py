@@ -1,0 +1,69 @@
+"""What the three vit-probe experiments share: the shared data and checkpoint paths, the paper's
+numbers, device and data checks, model loading, and the report.json writer.
+
+Each experiment has its own module: `run_spectra.py` (Figs 2, 3a), `run_sweep_mh.py` (Fig. 3),
+`run_permute.py` (Table 1, ViT column); `experiment.py` re-exports them for old imports.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from jackson.config import UsageError, need
+
+from . import data as cdata
+from . import models
+
+SHARED_DATA = "../shared/data/cifar10-jpeg/cifar10-jpeg-q75.tar.gz"
+SHARED_CKPT = "../shared/data/vit-cifar10-small/vit_p4_d128_l4_h4_cifar10_timm.pth"
+PAPER = {"gamma": 0.27, "b": 1.05, "acc_original": 0.98, "acc_altered": 0.96}
+
+
+# ---------------------------------------------------------------- shared pieces
+
+def _device(dev: str) -> str:
+    if dev.startswith("cuda") and not torch.cuda.is_available():
+        raise UsageError(f"--device {dev}: CUDA is not available on this machine")
+    need(dev == "cpu" or dev.startswith("cuda"), f"--device: '{dev}' is not cpu, cuda or cuda:N")
+    return dev
+
+
+def _data_split(path: str, split: str, cache: str, download: bool) -> cdata.Cifar:
+    return cdata.load(path or None, split, cache or None, download)
+
+
+def load_model(model: str, pretrained: bool, checkpoint: str, arch: str, seed: int = 0):
+    """(model, description, checkpoint check). Exactly one of `model` (a timm name) or `arch` (a
+    spec) is used; a checkpoint is checked against it, head count included (`models.check_arch`)."""
+    if model:
+        need(not arch, "give either --model (a timm name) or --arch (a small CIFAR ViT spec), not both")
+        m = models.create_timm(model, pretrained)
+        desc = f"timm {model}" + (" (timm pretrained weights)" if pretrained else " (random init)")
+    else:
+        need(bool(arch), "give --checkpoint PATH --arch SPEC, or --model TIMM_NAME [--pretrained]")
+        need(not pretrained, "--pretrained goes with --model (timm's own weights), not with --arch")
+        torch.manual_seed(seed)
+        m = models.build(models.parse_arch(arch))
+        desc = f"{arch} (random init, seed {seed})"
+    check = ""
+    if checkpoint:
+        check = models.load_checkpoint(m, checkpoint, arch)
+        desc = f"{model or arch} from {Path(checkpoint).name}"
+    return m.eval(), desc, check
+
+
+def _fmt(x, nd=3):
+    return "nan" if x is None or not np.isfinite(x) else f"{x:.{nd}g}"
+
+
+def _report_json(out: Path, **kw) -> None:
+    (out / "report.json").write_text(json.dumps(kw, indent=2, default=str) + "\n")
+
+
+def _say_quick(cfg, progress: bool) -> None:
+    if cfg.quick and progress:
+        print(f"--quick: writing to {Path(cfg.out).resolve()}", flush=True)
+

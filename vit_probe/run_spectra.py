@@ -1,0 +1,149 @@
+"""vit-probe spectra (Figs 2, 3a): singular values of the attention logits of one model over N
+images (stratified by class with a seed, `data.subset`); spectra.csv, heads.csv, the violin and
+grid figures, summary.md / .json and report.json in the run folder."""
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from jackson.config import Option, need
+from jackson.runfolder import check_run_folder, open_run
+
+from . import data as cdata
+from . import models, spectra
+from .common import _data_split, _device, _report_json, _say_quick, load_model
+from .probe import select
+
+
+@dataclass(frozen=True)
+class SpectraConfig:
+    model: str = ""               # timm model name (e.g. vit_base_patch16_224); empty = use --arch
+    pretrained: bool = False      # load timm's own weights for --model (needs internet or timm's cache)
+    checkpoint: str = ""          # local weights (safetensors or torch file, read weights-only)
+    arch: str = ""                # small CIFAR ViT spec for --checkpoint, e.g. vit_p4_d128_l4_h4
+    data: str = ""                # CIFAR-10: batches folder, train/ test/ image tree, or a .tar.gz
+    download: bool = False        # fetch the official CIFAR-10 through torchvision (needs internet)
+    cache: str = ""               # where archives are unpacked and decoded arrays cached (default ~/.cache/jackson-lab)
+    split: str = "test"           # which split the images come from: test | train
+    n_images: int = 1000          # images whose logit matrices are decomposed (stratified by class)
+    subset_seed: int = 0          # seed of the class-stratified draw of those images
+    layers: str = "all"           # blocks to probe: 'all' or indices like 0,3 or -1 (last)
+    heads: str = "all"            # heads to probe in each block: 'all' or indices
+    tokens: str = "all"           # tokens in rho_hat(x): all (class token included) | patches
+    violin_layer: int = -1        # block of the Figure-2 violin plot (-1 = last)
+    violin_head: int = 0          # head of the Figure-2 violin plot (the paper uses the first)
+    k_show: int = 16              # singular values shown in the violin plot
+    fit_range: tuple[int, ...] = (2, 16)   # indices i (1-based) of the decay-exponent fit (capped at m_h)
+    batch: int = 100              # images per forward
+    check_accuracy: bool = False  # also measure top-1 accuracy on the whole split (local models)
+    seed: int = 0                 # init seed when --arch has no --checkpoint
+    device: str = "cpu"           # cpu | cuda | cuda:N
+    out: str = "reports/vit_probe/spectra"   # output folder
+    quick: bool = False           # seconds-long smoke run (50 images)
+
+    CLI = {"batch": Option("--batch-size", old=("--batch",))}   # ARCHITECTURE.md, "CLI vocabulary"
+
+
+SPECTRA_QUICK = dict(n_images=50, batch=25, out="runs/vit_probe-spectra-quick")   # scratch, never reports/
+
+
+def validate_spectra(cfg: SpectraConfig) -> None:
+    need(cfg.split in ("test", "train"), f"--split: '{cfg.split}' is not test or train")
+    need(cfg.tokens in ("all", "patches"), f"--tokens: '{cfg.tokens}' is not all or patches")
+    need(cfg.n_images >= 1, f"--n-images must be >= 1, got {cfg.n_images}")
+    need(cfg.subset_seed >= 0, f"--subset-seed must be >= 0, got {cfg.subset_seed}")
+    need(cfg.batch >= 1, f"--batch-size must be >= 1, got {cfg.batch}")
+    need(cfg.k_show >= 1, f"--k-show must be >= 1, got {cfg.k_show}")
+    need(len(cfg.fit_range) == 2 and 1 <= cfg.fit_range[0] < cfg.fit_range[1],
+         f"--fit-range: give two indices lo,hi with 1 <= lo < hi, got {cfg.fit_range}")
+    check_run_folder(cfg.out, "vit-probe spectra")
+    _device(cfg.device)
+
+
+def run_spectra(cfg: SpectraConfig, command: str, progress: bool = True) -> dict:
+    validate_spectra(cfg)
+    model, mdesc, ckpt_check = load_model(cfg.model, cfg.pretrained, cfg.checkpoint, cfg.arch, cfg.seed)
+    attns = models.attention_modules(model)
+    layers = select(len(attns), cfg.layers, "layer", "--layers")
+    heads = select(attns[0].num_heads, cfg.heads, "head", "--heads")
+    vl = select(len(attns), str(cfg.violin_layer), "layer", "--violin-layer")[0]
+    vh = select(attns[0].num_heads, str(cfg.violin_head), "head", "--violin-head")[0]
+    split = _data_split(cfg.data, cfg.split, cfg.cache, cfg.download)
+    pick = cdata.subset(split.labels, cfg.n_images, cfg.subset_seed)   # the split may be sorted by class
+    images = split.images[pick]
+    _say_quick(cfg, progress)
+    model.to(cfg.device)
+    out = Path(cfg.out)
+    load = os.getloadavg()[0]
+    t0 = time.time()
+    probe_layers = sorted(set(layers) | {vl})
+    probe_heads = sorted(set(heads) | {vh})
+    sv = spectra.collect(model, images, probe_layers, probe_heads, cfg.batch, cfg.device, cfg.tokens, progress)
+    wall = time.time() - t0
+    grid_sv = {k: v for k, v in sv.items() if k[0] in layers and k[1] in heads}
+    spec = spectra.spectrum_table(grid_sv)
+    rank_cap = models.qk_dim(attns[0])
+    heads_tab = spectra.head_table(grid_sv, tuple(cfg.fit_range), rank_cap)
+    acc = None
+    if cfg.check_accuracy:
+        acc = models.accuracy(model, split.images, split.labels, device=cfg.device, progress=progress,
+                              desc="accuracy") if not cfg.model else None
+    with open_run(out, "vit-probe spectra", command, dataclasses.asdict(cfg), device=cfg.device) as out:
+        spec.to_csv(out / "spectra.csv", index=False)
+        heads_tab.to_csv(out / "heads.csv", index=False)
+        vsv = sv[(vl, vh)]
+        k = min(cfg.k_show, vsv.shape[1])
+        pd.DataFrame({"image": np.repeat(np.arange(len(vsv)), k), "i": np.tile(np.arange(1, k + 1), len(vsv)),
+                      "sv": vsv[:, :k].ravel()}).to_csv(out / "violin_samples.csv", index=False)
+        where = f"{split.source}, {cfg.split} split, {cdata.describe_subset(split.labels, pick, cfg.subset_seed)}"
+        spectra.plot_violin(vsv, cfg.k_show, f"{mdesc}: layer {vl}, head {vh}; {where}", out / "violin_first_head.png")
+        spectra.plot_grid(spec, heads_tab, f"{mdesc}: mean singular values of rho_hat(x) (5-95% band); {where}",
+                          out / "spectra_grid.png")
+        summary = {"model": mdesc, "data": split.source, "split": cfg.split, "n_images": len(images),
+                   "tau": int(vsv.shape[1]), "wall_s_spectra": wall, "accuracy": acc,
+                   "violin": {"layer": vl, "head": vh}, "images": where,
+                   "per_class": np.bincount(split.labels[pick], minlength=len(cdata.CLASSES)).tolist(),
+                   "checkpoint_check": ckpt_check}
+        (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+        lines = [f"# Attention-logit spectra: {mdesc}", "",
+                 f"Data: {where}. Logits rho_hat(x) = q k^T * scale before softmax, "
+                 f"tau = {vsv.shape[1]} tokens ({cfg.tokens}); {len(images)} matrices per head.",
+                 f"Each logit matrix has rank <= m_h = {rank_cap} (it is q k^T); singular values past that index are "
+                 "round-off.", f"Spectra took {wall:.1f} s for {len(images)} images on {cfg.device} (1-minute load average "
+                 f"{load:.1f} on {os.cpu_count()} cores at the start; timings: reports/benchmarks.md)."]
+        if acc is not None:
+            lines.append(f"Top-1 accuracy on the whole {cfg.split} split ({len(split)} images): {acc:.4f}.")
+        if ckpt_check:
+            lines.append(f"Checkpoint check: {ckpt_check}.")
+        lines += ["", f"Decay exponent: slope of log mean sigma_i vs log i for i in {cfg.fit_range[0]}.."
+                  f"{max(min(cfg.fit_range[1], vsv.shape[1], rank_cap), cfg.fit_range[0] + 1)} (95% bootstrap interval over images). erank = exp(entropy of "
+                  "sigma / sum sigma); r90 = singular values holding 90% of sum sigma^2.", "",
+                  "| layer | head | sigma_1 | exponent [95%] | erank | r90 |", "|---|---|---|---|---|---|"]
+        for r in heads_tab.itertuples():
+            lines.append(f"| {r.layer} | {r.head} | {r.sigma1:.3g} | {r.exponent:.2f} [{r.exponent_lo:.2f}, "
+                         f"{r.exponent_hi:.2f}] | {r.erank:.1f} | {r.r90} |")
+        lines += ["", "Figures: `violin_first_head.png` (Fig. 2), `spectra_grid.png` (layers x heads). "
+                  "Tables: `spectra.csv`, `heads.csv`, `violin_samples.csv`."]
+        (out / "summary.md").write_text("\n".join(lines) + "\n")
+        _report_json(out, title=f"Attention-logit spectra of {mdesc}", section="vit_probe", data=where,
+                     command=command, seeds=1,
+                     figures=[{"file": "violin_first_head.png",
+                               "caption": f"Fig. 2 analogue: distribution over {len(images)} images of the first "
+                                          f"{min(cfg.k_show, vsv.shape[1])} singular values of the pre-softmax logit "
+                                          f"matrix of layer {vl}, head {vh}; {mdesc}; {split.source}."},
+                              {"file": "spectra_grid.png",
+                               "caption": f"Mean singular values (5-95% band over images) of every layer x head; "
+                                          f"titles give the fitted decay slope and effective rank; {split.source}."}],
+                     paper=[], text="\n".join(lines[2:5]))
+        if progress:
+            print(f"wrote {out}/summary.md ({len(images)} images, {wall:.1f} s)")
+    return summary
+
+
