@@ -14,7 +14,7 @@ class declares the spelling in a class attribute `CLI`, keyed by the dotted path
 that class, so an outer config may rename a nested config's field ("train.lr"); a nested class may
 declare its own, and the outer declaration wins:
 
-    CLI = {"mh": Option("--m-h", old=("--mh",))}        # vit_probe.experiment.SweepMhConfig
+    CLI = {"mh": Option("--m-h", old=("--mh",))}        # vit_probe.run_sweep_mh.SweepMhConfig
 
 `COMMON` gives one spelling to a field name in every config (`scheduler` -> `--dask-scheduler`).  An
 old spelling still parses, as `--mh 4` or `--mh=4`, and prints one line to stderr,

@@ -7,7 +7,7 @@ folder holds `report.json` =
          "paper": [{"quantity", "paper", "measured"}],  paper may be null or a string when not a number
          "text"}                                       markdown, a paragraph
 which each experiment writes at the end of its run (jackson.results.write_report_json,
-rnn_compare.report, jackson.task_results, vit_probe.experiment, cot_dp.sweep).  A folder with a
+rnn_compare.report, jackson.task_results, vit_probe (common._report_json), cot_dp.sweep).  A folder with a
 SUPERSEDED.md (a later run replaced it) is marked so in its title and text.
 
 Sections come in the order of SECTIONS, then any other section a report.json names.  A section with
