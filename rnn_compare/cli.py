@@ -48,7 +48,14 @@ def spectrum_parser() -> OneLineParser:
 
 
 def spectrum_main(argv: list[str] | None = None) -> int:
-    """rnn-mixing-spectrum: the App. D.3 spectra of a kernel before and after a mixing, printed (and drawn)."""
+    """rnn-mixing-spectrum: the App. D.3 spectra of a kernel before and after a mixing, printed (and drawn).
+    Runs inside the lab's exit contract (jackson.config.guarded): Ctrl-C 130, SIGTERM 143, OS errors 1."""
+    from jackson.config import guarded, install_signals
+    install_signals()
+    return guarded("rnn-mixing-spectrum", lambda: _spectrum(argv))
+
+
+def _spectrum(argv: list[str] | None) -> int:
     import math
     from pathlib import Path
 
