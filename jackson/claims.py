@@ -251,6 +251,20 @@ def _jackson_order(run: Run, t: dict) -> tuple:
     return (0 if _features(run, t) == "learned" else 1,)
 
 
+def _jackson_target(claim: Claim, run: Run, rank: str):
+    """The claim's (alpha, rank) target in a jackson-sweep run as (target, seeds, tie-break order); None when
+    the run has no such target; a not-applicable Outcome when the run cannot test it (flagged target,
+    non-softmax attention)."""
+    t = _target(run, claim.p["alpha"], rank)
+    if t is None:
+        return None
+    n, order = _seeds_of(run, t), _jackson_order(run, t)
+    why = _not_a_test(run, t)
+    if why:
+        return Outcome(NOT_APPLICABLE, why, n, tiebreak=order)
+    return t, n, order
+
+
 @kind("knee", "jackson", f"""Theorem 4.1, finite rank r: with m_h >= r the error can reach ~0. Reproduced when the
 held-out MSE falls at least {KNEE_MIN:g}x from m_h = r - 1 to m_h = r (median over seeds of e(r-1)/e(r), the
 sweep's knee check) and stays down: the median-over-seeds MSE at every m_h >= r is at least {KNEE_MIN:g}x
@@ -260,13 +274,10 @@ uninformative fit (the sweep's flags), or non-softmax attention: not applicable.
 model (features learned) before given features.""")
 def knee(claim: Claim, run: Run) -> Outcome | None:
     r = int(claim.p["rank"])
-    t = _target(run, claim.p["alpha"], claim.p["rank"])
-    if t is None:
-        return None
-    n, order = _seeds_of(run, t), _jackson_order(run, t)
-    why = _not_a_test(run, t)
-    if why:
-        return Outcome(NOT_APPLICABLE, why, n, tiebreak=order)
+    found = _jackson_target(claim, run, claim.p["rank"])
+    if found is None or isinstance(found, Outcome):
+        return found                      # the run has no such target, or cannot test it (not applicable)
+    t, n, order = found
     ch = t.get("checks", {})
     drop, per_seed = ch.get("knee_drop"), ch.get("knee_per_seed") or []
     if drop is None:
@@ -302,13 +313,10 @@ reproduced otherwise (shallower than predicted and not tracking the oracle). A f
 judged (the theorem allows "+ constant"). Flagged targets or non-softmax attention: not applicable. Ties:
 features learned before given.""")
 def rate(claim: Claim, run: Run) -> Outcome | None:
-    t = _target(run, claim.p["alpha"], "inf")
-    if t is None:
-        return None
-    n, order = _seeds_of(run, t), _jackson_order(run, t)
-    why = _not_a_test(run, t)
-    if why:
-        return Outcome(NOT_APPLICABLE, why, n, tiebreak=order)
+    found = _jackson_target(claim, run, "inf")
+    if found is None or isinstance(found, Outcome):
+        return found                      # the run has no such target, or cannot test it (not applicable)
+    t, n, order = found
     e = (t.get("exponents") or {}).get("test")
     if not e or e.get("slope") is None:
         return None
