@@ -19,7 +19,7 @@ from tqdm.auto import tqdm
 
 from jackson.config import Option, UsageError, need
 from jackson.figures import save
-from jackson.runfolder import check_run_folder, check_scheduler, open_run
+from jackson.runfolder import check_run_folder, check_scheduler, open_run, write_report
 from jackson.sweep import non_default, run_cells
 from . import data, flops
 from .model import ArchConfig, CotTransformer, ModelConfig, n_params
@@ -504,7 +504,7 @@ def write_report_json(out: Path, cfg: SweepConfig, command: str, figures: list[P
            "command": command, "seeds": list(cfg.seeds),
            "figures": [{"file": p.name, "caption": _caption(p, cfg)} for p in figures],
            "paper": paper, "text": " ".join(text)}
-    (out / "report.json").write_text(json.dumps(rep, indent=1))
+    write_report(out, rep)
 
 
 def estimate(cfg: SweepConfig, out: Path, n_steps: int = 8, progress: bool = True) -> pd.DataFrame:

@@ -36,6 +36,7 @@ import inspect
 import math
 import os
 import re
+import signal
 import sys
 import typing
 from pathlib import Path
@@ -337,10 +338,7 @@ STOP: list[int] = []      # the signals received; `check_stop` raises again for 
 
 def _on_signal(signum, frame):
     STOP.append(signum)
-    raise Terminated() if signum == _SIGTERM else KeyboardInterrupt()
-
-
-_SIGTERM = 15
+    raise Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
 
 
 def check_stop() -> None:
@@ -349,14 +347,11 @@ def check_stop() -> None:
     optimiser step, and a signal landing in that import was lost, the run trained on); every training
     loop's progress update calls this, so the stop is seen at the next step at the latest."""
     if STOP:
-        raise Terminated() if STOP[-1] == _SIGTERM else KeyboardInterrupt()
+        raise Terminated() if STOP[-1] == signal.SIGTERM else KeyboardInterrupt()
 
 
 def install_signals() -> None:
     """SIGINT -> KeyboardInterrupt (exit 130), SIGTERM -> Terminated (exit 143); both end in one line."""
-    import signal
-    global _SIGTERM
-    _SIGTERM = signal.SIGTERM
     signal.signal(signal.SIGINT, _on_signal)
     signal.signal(signal.SIGTERM, _on_signal)
 

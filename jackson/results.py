@@ -769,7 +769,5 @@ def report_hook(folder: Path) -> dict:
 
 def write_report_json(folder: Path) -> Path:
     """report.json beside the summary: the one interface jackson-report reads."""
-    from .runfolder import write_atomic
-    path = Path(folder) / "report.json"
-    write_atomic(path, json.dumps(report_hook(Path(folder)), indent=1) + "\n")
-    return path
+    from .runfolder import write_report
+    return write_report(folder, report_hook(Path(folder)))

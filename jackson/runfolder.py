@@ -50,6 +50,13 @@ def write_atomic(path: str | os.PathLike, text: str) -> None:
             tmp.unlink()
 
 
+def write_report(folder: str | os.PathLike, entry: dict, indent: int = 1) -> Path:
+    """report.json, the one interface jackson-report reads, written atomically beside a run's summary."""
+    path = Path(folder) / "report.json"
+    write_atomic(path, json.dumps(entry, indent=indent, default=str) + "\n")
+    return path
+
+
 def kind_of(command: str) -> str:
     """The command words of a command line, without options: 'vit-probe spectra --quick' -> 'vit-probe spectra'."""
     words = []

@@ -15,6 +15,7 @@ import pandas as pd
 
 from synthetic.selection_average import SelectionAverage
 from synthetic.weighted_average import WeightedAverage
+from .runfolder import write_report
 from .sweep import non_default
 
 METRICS = {  # column -> what it is (summary rows, in this order)
@@ -188,5 +189,5 @@ def write_report_json(out: Path, s: dict, figures: list[tuple[str, str]]) -> dic
            "paper": s["paper"],
            "text": findings(s) + " The paper reports these examples as pictures only; the 'paper' column holds the "
                                  "values its equations give the target's attention."}
-    (out / "report.json").write_text(json.dumps(rep, indent=1))
+    write_report(out, rep)
     return rep

@@ -5,7 +5,7 @@ import json
 import math
 from pathlib import Path
 
-from jackson.runfolder import write_atomic
+from jackson.runfolder import write_report
 
 
 def report_hook(folder: Path) -> dict:
@@ -46,6 +46,4 @@ def report_hook(folder: Path) -> dict:
 
 
 def write_report_json(folder: Path) -> Path:
-    path = Path(folder) / "report.json"
-    write_atomic(path, json.dumps(report_hook(Path(folder)), indent=1) + "\n")
-    return path
+    return write_report(folder, report_hook(Path(folder)))

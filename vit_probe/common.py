@@ -6,13 +6,13 @@ Each experiment has its own module: `run_spectra.py` (Figs 2, 3a), `run_sweep_mh
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 import torch
 
 from jackson.config import UsageError, need
+from jackson.runfolder import write_report
 
 from . import data as cdata
 from . import models
@@ -60,7 +60,7 @@ def _fmt(x, nd=3):
 
 
 def _report_json(out: Path, **kw) -> None:
-    (out / "report.json").write_text(json.dumps(kw, indent=2, default=str) + "\n")
+    write_report(out, kw, indent=2)
 
 
 def _say_quick(cfg, progress: bool) -> None:
