@@ -14,9 +14,11 @@ Sections come in the order of SECTIONS, then any other section a report.json nam
 no results says which command produces them.  Every caption says what the figure measures, on which
 data, with how many seeds and which command (the run's data, seeds and command are appended to a hook
 caption that does not mention them); where the paper reports a number it stands beside the measured one
-with their difference (exponents, accuracies) or ratio (errors).  index.md refers to the images by relative path; index.html embeds them
-(base64), so it is one file that opens offline.  The HTML is checked with a parser (balanced tags, every
-image decodes) and, where a Chromium is installed, loaded headless.
+with their difference (exponents, accuracies) or ratio (errors).  index.md refers to the images and each
+run's summary.md by relative path; index.html embeds the images (base64) and the summaries and notes
+(rendered, in collapsed <details> blocks), so it is one file that opens offline and carries no link out
+of itself.  The HTML is checked with a parser (balanced tags, every image decodes, every link stays in
+the page) and, where a Chromium is installed, loaded headless.
 
 The page opens with the claims ledger (jackson.claims): every quantitative claim of the two papers with
 the folder that tests it and a verdict computed by a stated rule; the same rows go to claims.csv.
@@ -316,7 +318,10 @@ CSS = ("body{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1
        "table{border-collapse:collapse;margin:.8em 0;font-size:.9em}td,th{border:1px solid #ccc;padding:.25em .5em}"
        "td.n{text-align:right}code{background:#f4f4f4;padding:0 .2em}.meta{font-size:.9em;color:#555}"
        "table.ledger{font-size:.8em}td.v{white-space:nowrap}td.reproduced{background:#e3f4e1}"
-       "td.partly{background:#fdf3d8}td.not-reproduced{background:#f9dfdc}td.untested,td.not-applicable{background:#eee}")
+       "td.partly{background:#fdf3d8}td.not-reproduced{background:#f9dfdc}td.untested,td.not-applicable{background:#eee}"
+       "details{margin:.6em 0}summary{cursor:pointer;color:#1a4c8a}div.doc{border-left:3px solid #ddd;"
+       "padding:0 1em;margin:.4em 0;font-size:.92em}div.doc table{font-size:.85em}div.doc h1{font-size:1.3em}"
+       "div.doc h2{font-size:1.15em}div.doc h3{font-size:1em}")
 
 
 def ledger_html(rows: list[claims.Row]) -> list[str]:
@@ -335,7 +340,62 @@ def ledger_html(rows: list[claims.Row]) -> list[str]:
     return H + ["</ul>", "</section>"]
 
 
+def _doc_id(rel: str) -> str:
+    return "doc-" + re.sub(r"[^a-z0-9]+", "-", rel.lower()).strip("-")
+
+
+SAFE_LINK = re.compile(r"(#|https?:|mailto:)", re.I)    # links that work wherever the page is opened
+
+
+def doc_html(root: Path, rel: str, inlined: set[str]) -> str:
+    """A markdown file beside the page (a run's summary.md, a note) as HTML for the page itself, so the
+    page needs nothing beside it: headings get ids and "#x" links point at them under the document's own
+    prefix; a link to another document of the page points at its block; a link to any other file
+    becomes that file's path as text (it sits next to index.md, not inside the page); images are embedded.
+    Markdown is rendered by Python-Markdown (tables, fenced code, heading ids)."""
+    import markdown
+    pid, here = _doc_id(rel), os.path.dirname(rel)
+    try:
+        text = (root / rel).read_text(encoding="utf-8", errors="replace")
+    except OSError as e:
+        return f"<p><em>(cannot read <code>{html.escape(rel)}</code>: {html.escape(e.strerror or str(e))})</em></p>"
+    md = markdown.Markdown(extensions=["tables", "fenced_code", "toc"], output_format="html")
+    md.preprocessors.deregister("html_block")      # raw HTML in a note (`<seed>` placeholders) stays text
+    md.inlinePatterns.deregister("html")
+    body = md.convert(text)
+    body = re.sub(r'\bid="([^"]*)"', lambda m: f'id="{pid}--{m.group(1)}"', body)
+
+    def link(m: re.Match) -> str:
+        href, inner = html.unescape(m.group(1)), m.group(2)
+        if href.startswith("#"):
+            return f'<a href="#{pid}--{html.escape(href[1:])}">{inner}</a>'
+        if SAFE_LINK.match(href):
+            return m.group(0)
+        target = os.path.normpath(os.path.join(here, href.split("#", 1)[0])).replace(os.sep, "/")
+        if target in inlined:
+            return f'<a href="#{_doc_id(target)}">{inner}</a>'
+        return f'{inner} (<code>{html.escape(target)}</code> beside this page)'
+
+    def image(m: re.Match) -> str:
+        src = html.unescape(m.group(1))
+        path = root / os.path.normpath(os.path.join(here, src))
+        if readable_image(path):
+            return f'<img src="{_data_uri(path)}" alt="{html.escape(src)}">'
+        return f"<em>(image <code>{html.escape(src)}</code> missing)</em>"
+
+    body = re.sub(r'<a href="([^"]*)"[^>]*>(.*?)</a>', link, body, flags=re.S)
+    body = re.sub(r'<img [^>]*?src="([^"]*)"[^>]*>', image, body)
+    return body
+
+
+def doc_details(root: Path, rel: str, inlined: set[str]) -> str:
+    """A collapsed block holding one document of the page (see doc_html)."""
+    return (f'<details id="{_doc_id(rel)}"><summary>{html.escape(rel)}</summary>'
+            f'<div class="doc">{doc_html(root, rel, inlined)}</div></details>')
+
+
 def render_html(root: Path, secs, docs: list[str], rows: list[claims.Row] | None = None) -> str:
+    inlined = set(docs) | {p for _, _, _, es in secs for e in es for p in e.get("links", [])}
     H = ["<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
          "<title>jackson-lab report</title>", f"<style>{CSS}</style>", "</head>", "<body>",
          "<h1>jackson-lab report</h1>", f"<p>{_inline(INTRO)}</p>"]
@@ -375,14 +435,11 @@ def render_html(root: Path, secs, docs: list[str], rows: list[claims.Row] | None
                 H += ["<figure>", f'<img src="{_data_uri(path)}" alt="Figure {i}.{j}.{n}">',
                       f"<figcaption><strong>Figure {i}.{j}.{n}.</strong> {_inline(f['caption'])}</figcaption>",
                       "</figure>"]
-            if e.get("links"):
-                H.append("<p>Details (next to this page): " + ", ".join(
-                    f'<a href="{html.escape(p)}">{html.escape(p)}</a>' for p in e["links"]) + "</p>")
+            H += [doc_details(root, p, inlined) for p in e.get("links", [])]
         H.append("</section>")
     if docs:
-        H.append("<h2>Notes beside the runs</h2><ul>")
-        H += [f'<li><a href="{html.escape(d)}">{html.escape(d)}</a></li>' for d in docs]
-        H.append("</ul>")
+        H.append('<h2 id="notes">Notes beside the runs</h2>')
+        H += [doc_details(root, d, inlined) for d in docs]
     H += ["</body>", "</html>", ""]
     return "\n".join(H)
 
@@ -400,6 +457,9 @@ class _Checker(HTMLParser):
         self.images = 0
 
     def handle_starttag(self, tag, attrs):
+        href = dict(attrs).get("href")
+        if tag == "a" and href is not None and not SAFE_LINK.match(href):
+            self.problems.append(f"line {self.getpos()[0]}: <a href=\"{href[:60]}\"> breaks when the page travels alone")
         if tag == "img":
             self.images += 1
             self._check_img(dict(attrs).get("src") or "")
@@ -489,10 +549,13 @@ PROBE = """<script>(function () {
       try { id = decodeURIComponent(id); } catch (e) {}
       return id !== "" && !document.getElementById(id) && document.getElementsByName(id).length === 0;
     });
+    var outside = Array.prototype.slice.call(document.querySelectorAll("a[href]")).map(function (a) {
+      return a.getAttribute("href");
+    }).filter(function (h) { return !/^(#|https?:|mailto:)/i.test(h); });
     var out = document.createElement("pre");
     out.id = "__browser_check__";
     out.textContent = JSON.stringify({images: imgs.length, broken: broken, links: links.length,
-                                      dangling: dangling, errors: errors});
+                                      dangling: dangling, outside: outside, errors: errors});
     document.body.appendChild(out);
   });
 })();</script>"""
@@ -542,6 +605,8 @@ def browser_check(path: Path, exe: str, timeout: int = 120) -> str | None:
                 if r["broken"] else [])
     problems += [f"{len(r['dangling'])} of {r['links']} internal links lead nowhere: " + ", ".join(r["dangling"][:5])] \
         if r["dangling"] else []
+    problems += [f"{len(r['outside'])} links lead out of the page (they break when it travels alone): "
+                 + ", ".join(r["outside"][:5])] if r.get("outside") else []
     problems += [f"{len(r['errors'])} console errors: " + "; ".join(r["errors"][:3])] if r["errors"] else []
     return " | ".join(problems) or None
 

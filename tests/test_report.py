@@ -157,6 +157,36 @@ def test_html_is_one_offline_file_that_parses(root):
     assert 'src="http' not in page and 'src="jackson' not in page
 
 
+def test_the_page_carries_its_summaries_and_notes_and_no_link_out(root):
+    """index.html travels alone: each run's summary.md and each note are rendered inside it (collapsed),
+    a link between them points inside the page, a link to any other file becomes its path as text, and
+    markdown text that looks like HTML stays text."""
+    j = root / "jackson" / "fig1"
+    (j / "summary.md").write_text("# Sweep summary\n\n| m_h | MSE |\n|---|---|\n| 1 | 0.5 |\n\n"
+                                  "See [the notes](../../notes.md), [rows](results.csv), [top](#sweep-summary) and "
+                                  "[the paper](https://arxiv.org/abs/2306.00000); cells are `a<alpha>_s<seed>`, "
+                                  "a <seed> placeholder.\n")
+    build_report(ReportConfig(root=str(root)))
+    page = (root / "index.html").read_text()
+    assert check_html(page)[0] == []
+    hrefs = re.findall(r'<a href="([^"]*)"', page)
+    assert hrefs and all(h.startswith(("#", "https:")) for h in hrefs), [h for h in hrefs if not h.startswith("#")]
+    assert re.search(r'<details id="doc-jackson-fig1-summary-md"><summary>jackson/fig1/summary.md</summary>', page)
+    assert '<details id="doc-notes-md">' in page
+    block = page.split('<details id="doc-jackson-fig1-summary-md">', 1)[1].split("</details>", 1)[0]
+    assert "<th>m_h</th>" in block and "<td>0.5</td>" in block                  # the table is a table
+    assert '<a href="#doc-notes-md">the notes</a>' in block                      # doc -> doc: inside the page
+    assert "rows (<code>jackson/fig1/results.csv</code> beside this page)" in block
+    assert 'id="doc-jackson-fig1-summary-md--sweep-summary"' in block            # heading ids, prefixed
+    assert 'href="#doc-jackson-fig1-summary-md--sweep-summary"' in block
+    assert '<a href="https://arxiv.org/abs/2306.00000">' in block
+    assert "a &lt;seed&gt; placeholder" in block and "<code>a&lt;alpha&gt;_s&lt;seed&gt;</code>" in block
+    md = (root / "index.md").read_text()
+    assert "[jackson/fig1/summary.md](jackson/fig1/summary.md)" in md and "[notes.md](notes.md)" in md
+    bad = page.replace('<a href="#doc-notes-md">', '<a href="notes.md">', 1)
+    assert any("breaks when the page travels alone" in x for x in check_html(bad)[0])
+
+
 def test_build_is_deterministic(root):
     build_report(ReportConfig(root=str(root)))
     a = (root / "index.md").read_bytes(), (root / "index.html").read_bytes()
@@ -245,6 +275,20 @@ def test_browser_check_fails_on_a_dangling_link_and_a_console_error(tmp_path):
     assert "internal links lead nowhere: #nowhere" in why and "console errors" in why
 
 
+@needs_chromium
+def test_browser_check_fails_on_a_link_out_of_the_page(tmp_path):
+    """A link to a file beside the page breaks when the page is sent alone: the browser check names it
+    (links to the web and inside the page pass)."""
+    page = tmp_path / "p.html"
+    (tmp_path / "summary.md").write_text("# here now, gone when the page travels\n")
+    page.write_text('<!doctype html><html><head><meta charset="utf-8"></head><body><h2 id="a">a</h2>'
+                    '<a href="#a">in</a><a href="https://example.org/">web</a><a href="summary.md">out</a>'
+                    '</body></html>')
+    r = browser_report(page, _chromium())
+    assert r["outside"] == ["summary.md"] and r["dangling"] == []
+    assert "1 links lead out of the page" in browser_check(page, _chromium())
+
+
 @pytest.mark.slow
 @needs_chromium
 def test_the_committed_page_loads_clean_in_headless_chromium():
@@ -252,7 +296,7 @@ def test_the_committed_page_loads_clean_in_headless_chromium():
     page = (REPO_REPORTS / "index.html").read_text()
     r = browser_report(REPO_REPORTS / "index.html", _chromium())
     assert r["images"] == len(_embedded_pngs(page)) > 0
-    assert (r["broken"], r["dangling"], r["errors"]) == ([], [], [])
+    assert (r["broken"], r["dangling"], r["outside"], r["errors"]) == ([], [], [], [])
 
 
 def test_report_of_the_committed_results(tmp_path):
