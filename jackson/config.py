@@ -414,7 +414,7 @@ def cli_run(prog: str, cls, description: str, quick: dict, run, argv: list[str])
             preset = quick(given) if callable(quick) else (quick if given.get("quick") else {})
             base = dataclasses.replace(cls(), **preset) if preset else cls()
         cfg = from_args(cls, given, base)
-        command = " ".join([prog] + [shlex.quote(a) for a in argv])
+        command = " ".join([prog] + [shlex.quote(a) for a in runfolder.portable_argv(argv)])
         return cfg, run(cfg, command)
 
     return guarded(prog, body)

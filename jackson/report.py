@@ -14,7 +14,9 @@ Sections come in the order of SECTIONS, then any other section a report.json nam
 no results says which command produces them.  Every caption says what the figure measures, on which
 data, with how many seeds and which command (the run's data, seeds and command are appended to a hook
 caption that does not mention them); where the paper reports a number it stands beside the measured one
-with their difference (exponents, accuracies) or ratio (errors).  index.md refers to the images and each
+with their difference (exponents, accuracies) or ratio (errors).  Each run's command is shown as it
+reruns from a clone (jackson.runfolder.rerunnable: --out where the folder sits, shared data where the
+README puts it, no machine-local cache), with the command as run beside it where they differ.  index.md refers to the images and each
 run's summary.md by relative path; index.html embeds the images (base64) and the summaries and notes
 (rendered, in collapsed <details> blocks), so it is one file that opens offline and carries no link out
 of itself.  The HTML is checked with a parser (balanced tags, every image decodes, every link stays in
@@ -40,7 +42,7 @@ from pathlib import Path
 
 from . import claims
 from .config import UsageError, cli_run, need
-from .runfolder import write_atomic
+from .runfolder import rerunnable, write_atomic
 
 # section key -> (heading, the command that produces its results)
 SECTIONS = {
@@ -131,8 +133,12 @@ def from_hook(root: Path, folder: Path) -> dict:
     e = {"folder": _rel(root, folder), "title": r["title"], "section": r.get("section") or "other",
          "data": r.get("data", ""), "command": r.get("command", ""), "seeds": r.get("seeds", ""),
          "paper": list(r.get("paper") or []), "text": r.get("text", ""), "figures": []}
+    ran = e["command"]                       # as recorded; shown as the command that reruns it from a clone
+    e["command"] = rerunnable(ran, f"{root.name}/{e['folder']}") if ran else ran
+    e["ran"] = ran if ran != e["command"] else ""
+    e["text"] = e["text"].replace(ran, e["command"]) if ran else e["text"]
     for f in r.get("figures") or []:
-        cap = f.get("caption", "")
+        cap = f.get("caption", "").replace(ran, e["command"]) if ran else f.get("caption", "")
         extra = []
         if e["data"] and e["data"] not in cap:
             extra.append(f"Data: {e['data']}.")
@@ -279,7 +285,8 @@ def render_markdown(root: Path, secs, docs: list[str], rows: list[claims.Row] | 
             continue
         for j, e in enumerate(es, 1):
             L += [f"### {i}.{j} {e['title']}", "",
-                  f"Folder: `{e['folder']}/` · command: `{e['command']}` · seeds: {_seeds_text(e['seeds'])}"
+                  f"Folder: `{e['folder']}/` · command: `{e['command']}`"
+                  + (f" (as run: `{e['ran']}`)" if e.get("ran") else "") + f" · seeds: {_seeds_text(e['seeds'])}"
                   + (f" · made: {e['made']}" if e.get("made") else ""), "",
                   f"Data: {e['data']}", ""]
             if e["text"]:
@@ -413,7 +420,9 @@ def render_html(root: Path, secs, docs: list[str], rows: list[claims.Row] | None
         for j, e in enumerate(es, 1):
             H += [f"<h3>{i}.{j} {_inline(e['title'])}</h3>",
                   f'<p class="meta">Folder: <code>{html.escape(e["folder"])}/</code> · command: '
-                  f'<code>{html.escape(e["command"])}</code> · seeds: {html.escape(_seeds_text(e["seeds"]))}'
+                  f'<code>{html.escape(e["command"])}</code>'
+                  + (f' (as run: <code>{html.escape(e["ran"])}</code>)' if e.get("ran") else "")
+                  + f' · seeds: {html.escape(_seeds_text(e["seeds"]))}'
                   + (f' · made: {html.escape(e["made"])}' if e.get("made") else "") + "</p>",
                   f"<p>Data: {_inline(e['data'])}</p>"]
             if e["text"]:

@@ -57,6 +57,69 @@ def write_report(folder: str | os.PathLike, entry: dict, indent: int = 1) -> Pat
     return path
 
 
+# The lab's shared data files, where the README tells a user to put them (relative to the repository):
+# a command that read one of them from a machine-local copy is rerun with this path (see rerunnable).
+SHARED_FILES = {
+    "cifar10-jpeg-q75.tar.gz": "../shared/data/cifar10-jpeg/cifar10-jpeg-q75.tar.gz",
+    "vit_p4_d128_l4_h4_cifar10_timm.pth": "../shared/data/vit-cifar10-small/vit_p4_d128_l4_h4_cifar10_timm.pth",
+}
+SCRATCH_OPTIONS = ("--cache",)   # options that only speed a run up: a machine-local value is dropped
+
+
+def portable_argv(argv: list[str], cwd: str | os.PathLike | None = None) -> list[str]:
+    """argv as it is recorded in command.txt: an absolute path inside the working directory becomes
+    relative to it (`--data /home/me/lab/data.tgz` run in /home/me/lab is recorded `--data data.tgz`), so
+    the command reruns from any clone; every other token is kept as typed."""
+    cwd = os.path.abspath(cwd or os.getcwd())
+
+    def rel(value: str) -> str:
+        if os.path.isabs(value) and (value == cwd or value.startswith(cwd.rstrip(os.sep) + os.sep)):
+            return os.path.relpath(value, cwd)
+        return value
+
+    out = []
+    for a in argv:
+        if a.startswith("--") and "=" in a:
+            k, v = a.split("=", 1)
+            out.append(f"{k}={rel(v)}")
+        else:
+            out.append(rel(a))
+    return out
+
+
+def rerunnable(command: str, out: str) -> str:
+    """The command that remakes a run folder where it now sits: `--out` is the folder's place in the
+    repository (`out`), a machine-local copy of a shared data file (SHARED_FILES) is read from where the
+    README puts it, a machine-local cache (SCRATCH_OPTIONS) is left to its default.  Any other
+    absolute path is kept: it names something only its user has."""
+    import shlex
+    try:
+        toks = shlex.split(command)
+    except ValueError:
+        return command
+    res, i = [], 0
+    while i < len(toks):
+        t = toks[i]
+        i += 1
+        if not t.startswith("--"):
+            res.append(t)
+            continue
+        k, eq, v = t.partition("=")
+        if not eq and i < len(toks) and not toks[i].startswith("--"):
+            v, eq, i = toks[i], "=", i + 1
+        if not eq:                                        # a flag
+            res.append(k)
+            continue
+        if k in SCRATCH_OPTIONS and os.path.isabs(v):
+            continue
+        if k == "--out":
+            v = out
+        elif os.path.isabs(v) and os.path.basename(v) in SHARED_FILES:
+            v = SHARED_FILES[os.path.basename(v)]
+        res += [k, v]
+    return " ".join(shlex.quote(a) for a in res)
+
+
 def kind_of(command: str) -> str:
     """The command words of a command line, without options: 'vit-probe spectra --quick' -> 'vit-probe spectra'."""
     words = []

@@ -383,3 +383,36 @@ def test_provenance_and_quick_runs_are_shown(root):
             "1 torch thread(s), device cpu") in md
     assert "[quick run] Nearest point to a set" in md
     assert "made: commit 0123456789ab" in (root / "index.html").read_text()
+
+
+def test_commands_are_shown_as_they_rerun_from_a_clone(tmp_path):
+    """A run made on another machine (data copied to a local folder, a /tmp cache, --out in /tmp) is shown
+    with the command that remakes it where it sits, the recorded one beside it; nothing else changes."""
+    from jackson.runfolder import SHARED_FILES, rerunnable
+    ran = ("vit-probe permute --device cuda --data /gpu/box/.gpu_data/cifar10-jpeg-q75.tar.gz --cache /tmp/c "
+           "--checkpoint=/gpu/box/vit_p4_d128_l4_h4_cifar10_timm.pth --seeds 0,1 --note '' --quick --out /tmp/r/p")
+    assert rerunnable(ran, "reports/vit_probe/p") == (
+        "vit-probe permute --device cuda --data " + SHARED_FILES["cifar10-jpeg-q75.tar.gz"]
+        + " --checkpoint " + SHARED_FILES["vit_p4_d128_l4_h4_cifar10_timm.pth"]
+        + " --seeds 0,1 --note '' --quick --out reports/vit_probe/p")
+    own = "vit-probe spectra --checkpoint /home/me/my_vit.pth --out reports/vit_probe/s"
+    assert rerunnable(own, "reports/vit_probe/s") == own          # the user's own file: kept as typed
+
+    r = tmp_path / "reports"
+    write_json(r / "vit_probe" / "p" / "report.json", {
+        "title": "Permutation", "section": "vit_probe", "command": ran, "seeds": [0],
+        "text": f"Made by `{ran}`.", "figures": []})
+    build_report(ReportConfig(root=str(r)))
+    md, page = (r / "index.md").read_text(), (r / "index.html").read_text()
+    again = rerunnable(ran, "reports/vit_probe/p")
+    assert f"command: `{again}` (as run: `{ran}`)" in md and f"Made by `{again}`." in md
+    assert "/tmp/c" not in md.replace(ran, "")                    # only in the as-run record
+    assert "(as run: <code>" in page
+
+
+def test_recorded_commands_are_relative_inside_the_working_directory(tmp_path):
+    from jackson.runfolder import portable_argv
+    cwd = tmp_path / "lab"
+    argv = ["--data", str(cwd / "data" / "x.tgz"), f"--out={cwd}/reports/r", "--cache", "/var/c", "--seeds", "0"]
+    assert portable_argv(argv, cwd) == ["--data", "data/x.tgz", "--out=reports/r", "--cache", "/var/c",
+                                        "--seeds", "0"]
