@@ -27,6 +27,7 @@ import importlib
 _EXPORTS = {
     # targets (Eq. 8-10)
     "PODTarget": "synthetic.pod_target", "Spectrum": "synthetic.pod_target", "TargetError": "synthetic.pod_target",
+    "KernelTarget": "synthetic.kernel_target",
     # the model (Eq. 5), its training and the POD of what it learned
     "ModelConfig": "jackson.models", "TransformerBank": "jackson.models",
     "FitConfig": "jackson.fit", "fit": "jackson.fit", "evaluate": "jackson.fit",
@@ -38,7 +39,7 @@ _EXPORTS = {
     "SweepConfig": "jackson.experiment", "sweep_config": "jackson.experiment", "run_sweep": "jackson.experiment",
     "RateCell": "jackson.rate_cell",
     # the shared core
-    "run_cells": "jackson.sweep", "open_run": "jackson.runfolder", "Expression": "jackson.expr",
+    "run_cells": "jackson.sweep", "function_id": "jackson.sweep", "open_run": "jackson.runfolder", "Expression": "jackson.expr",
     "UsageError": "jackson.config",
 }
 __all__ = sorted(_EXPORTS)

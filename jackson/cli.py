@@ -35,7 +35,12 @@ def exponent_lines(summary: dict) -> list[str]:
         head = f"alpha={t['alpha']:g} rank={t['rank']}{w} ({t['attention']} attention, {t.get('features', 'learned')} features): "
         pred = (f"predicted {t['predicted_exponent']:+.2f}" if t["rank"] == "inf"
                 else "no power law predicted below the rank (exact once m_h >= r)")
-        if t.get("explicit"):
+        if t.get("kernel"):
+            head = (f"kernel rho(u, v) = {t['kernel']['expression']} (rank {t['rank']}, K = {t['K']}, "
+                    f"alpha_hat={t['alpha']:g}){w} ({t['attention']} attention, {t.get('features', 'learned')} features): ")
+            if t["rank"] == "inf":
+                pred = f"predicted -(2 alpha_hat - 1) = {t['predicted_exponent']:+.2f} from the fitted decay of its POD sigma"
+        elif t.get("explicit"):
             ex = t["explicit"]
             src = f", {ex['source']}" if ex.get("source", "--sigma") != "--sigma" else ""
             head = (f"explicit spectrum ({ex['K']} values{src}, rank {ex['rank']}, alpha_hat={t['alpha']:g}){w} "

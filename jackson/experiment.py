@@ -15,7 +15,7 @@ from .results import collect, plot, reference_run, summarize, write_report_json
 from .rate_cell import RateCell, rank_str
 from .runfolder import check_run_folder, check_scheduler, open_run
 from .schedule import MAX_SEED
-from .sweep import run_cells
+from .sweep import function_id, run_cells
 
 
 @dataclass(frozen=True)
@@ -47,6 +47,8 @@ class SweepConfig:
     c: float = 1.0                             # spectrum scale: sigma_i = c i^-alpha (sigma_1 = c)
     sigma: tuple[float, ...] = ()              # an explicit non-increasing spectrum sigma_1,sigma_2,... (one target; --alpha/--rank do not apply); empty: alpha, rank and c
     sigma_file: str = ""                       # a file of sigma values (one a line or comma-separated, '#' comments), as --sigma; empty: none
+    kernel: str = ""                           # the coupling rho(u, v) as an expression in u, v, e.g. "exp(-(u-v)**2/0.1)" (from Python also a callable kernel(u, v)): its numerical POD, one target per --rank, alpha = its fitted decay alpha_hat; empty: the sin/cos/legendre POD of --alpha, --rank
+    pod_nodes: int = 256                       # Gauss-Legendre nodes of the numerical POD of --kernel
     compare_to: str = ""                       # another jackson-sweep folder (e.g. the softmax run of the same targets): its held-out curve beside this one in summary.md and error_vs_mh.png
 
     def explicit(self) -> tuple[float, ...]:
@@ -71,6 +73,11 @@ class SweepConfig:
                    else hashlib.sha1(json.dumps(list(self.sigma)).encode()).hexdigest()[:8])
             name = f"sweep-sigma-{tag}{att}"
             return Path("runs/jackson") / f"{name}-quick" if self.quick else Path("reports/jackson") / name
+        if self.kernel:     # named by a hash of the expression (or of the Python function's id)
+            import hashlib
+            tag = hashlib.sha1(kernel_text(self.kernel).encode()).hexdigest()[:8]
+            name = f"sweep-kernel-{tag}-r{r}{att}"
+            return Path("runs/jackson") / f"{name}-quick" if self.quick else Path("reports/jackson") / name
         if self.c != 1.0:
             att = f"-c{self.c:g}{att}"
         if self.quick:    # smoke runs never default into reports/, which holds committed results
@@ -87,11 +94,23 @@ class SweepConfig:
     def targets(self) -> list[tuple[float, float, dict]]:
         """(alpha, rank, spectrum fields of the cell) of every target: the alpha x rank grid (scale c), or the
         one explicit spectrum as (alpha_hat rounded to 1e-4, its nonzero count, its values)."""
+        if self.kernel:
+            extra = {"kernel": self.kernel, "pod_nodes": self.pod_nodes}
+            return [(self.kernel_target().alpha_hat, r, extra) for r in self.rank]
         sig = self.explicit()
         if sig:
             return [(explicit_alpha(sig), float(sum(v > 0 for v in sig)), {"sigma": tuple(float(v) for v in sig)})]
         extra = {"c": self.c} if self.c != 1.0 else {}
         return [(a, r, extra) for a in self.alpha for r in self.rank]
+
+    def kernel_target(self):
+        """--kernel's rank-inf target (its alpha_hat, rounded to 1e-4 like an explicit spectrum's, is every rank's alpha)."""
+        from synthetic.kernel_target import KernelTarget
+        t = KernelTarget(kernel=self.kernel, rank=math.inf, tail_tol=self.tail_tol, k_max=self.k_max,
+                         nodes=self.pod_nodes, F=self.F, f=self.f, tau=self.tau)
+        a = t.alpha_hat
+        object.__setattr__(t, "alpha_hat", round(a, 4) if math.isfinite(a) else a)
+        return t
 
     def cells(self) -> list[RateCell]:
         phi, psi = self.families()
@@ -110,7 +129,15 @@ class SweepConfig:
             d["sigma"] = list(self.explicit())
             d["sigma_file"] = ""
             d["sigma_source"] = self.spectrum_source()
+        for k in ("F", "f", "kernel"):       # a Python callable by its name: config.json records it, `--config` cannot rerun it
+            if callable(d[k]):
+                d[k] = function_id(d[k])
         return d
+
+
+def kernel_text(kernel) -> str:
+    """A kernel as text: the expression itself, or a Python callable's jackson.sweep.function_id."""
+    return function_id(kernel) if callable(kernel) else str(kernel)
 
 
 def explicit_alpha(sigma) -> float:
@@ -243,6 +270,10 @@ def presets(given: dict) -> dict:
             need(axis not in given, f"--{o.replace('_', '-')}: an explicit spectrum is one target; --alpha, --rank and --c "
                                     f"do not apply (its decay alpha_hat is fitted from the values), got --{axis} too")
     need(len(explicit) < 2, "--sigma, --sigma-file: give the values or a file, not both")
+    if given.get("kernel"):
+        for o in ("alpha", "c", "sigma", "sigma_file", "phi", "psi", "construction"):
+            need(o not in given, f"--kernel: the kernel is the coupling (its POD gives sigma, phi and psi, its decay "
+                                   f"alpha_hat is fitted); --{o.replace('_', '-')} does not apply")
     out = {}
     if given.get("model.features") == "given":
         out.update(GIVEN)
@@ -274,8 +305,9 @@ def validate(cfg: SweepConfig) -> None:
         need(cfg.model.attention == "softmax", f"--features given: softmax attention only, got {cfg.model.attention}")
         need(not cfg.m_ff, "--m-ff: the given-features model has no f_hat/F_hat to widen")
         from .given import TORCH_F
-        need(cfg.F in TORCH_F, f"--F: the given-features model applies F in torch and knows {', '.join(TORCH_F)}; "
-                               f"an expression F ('{cfg.F}') needs --features learned")
+        need(isinstance(cfg.F, str) and cfg.F in TORCH_F,
+             f"--F: the given-features model applies F in torch and knows {', '.join(TORCH_F)}; "
+             f"an expression or Python callable F ({kernel_text(cfg.F)!r}) needs --features learned")
     need(cfg.model.given_qk_sd > 0, f"--given-qk-sd: must be > 0, got {cfg.model.given_qk_sd}")
     full = SweepConfig()
     need(not (cfg.quick and (cfg.n_train, cfg.n_test, cfg.model.n, cfg.fit.steps)
@@ -290,6 +322,8 @@ def validate(cfg: SweepConfig) -> None:
              f"--sigma: an explicit spectrum is one target; --alpha, --rank and --c do not apply (its decay alpha_hat is "
              f"fitted from the values), got alpha {cfg.alpha}, rank {tuple(rank_str(r) for r in cfg.rank)}, c {cfg.c:g}")
         check_sigma(cfg.explicit(), cfg.m_h)
+    if cfg.kernel:
+        check_kernel(cfg)
     need(cfg.c > 0, f"--c: the scale must be > 0, got {cfg.c:g}")
     need(len(cfg.alpha) > 0 and all(a > 0 for a in cfg.alpha), f"--alpha: values must be > 0, got {cfg.alpha}")
     need(len(cfg.rank) > 0, "--rank: give at least one rank")
@@ -341,6 +375,26 @@ def validate(cfg: SweepConfig) -> None:
             raise UsageError(f"--compare-to: cannot read {ref / 'summary.json'} as a jackson-sweep summary ({e})") from None
         mine = {(float(a), rank_str(r)) for a, r, _ in cfg.targets()}
         need(bool(mine & set(targets)), f"--compare-to: {ref} has none of this run's targets (alpha, rank) {sorted(mine)}")
+
+
+def check_kernel(cfg: SweepConfig) -> None:
+    """--kernel: the other ways of giving a coupling left at their defaults, a kernel that parses, is finite on
+    [0, 1]^2 and has at least two POD terms (alpha_hat is fitted to them); one line otherwise."""
+    full = SweepConfig()
+    for opt, same in (("alpha", cfg.alpha == full.alpha), ("c", cfg.c == full.c),
+                      ("sigma", not cfg.sigma and not cfg.sigma_file),
+                      ("phi", (cfg.phi, cfg.psi, cfg.construction) == (full.phi, full.psi, full.construction))):
+        need(same, f"--kernel: the kernel is the coupling (its POD gives sigma, phi and psi, its decay alpha_hat is "
+                   f"fitted); --{opt} does not apply")
+    need(cfg.model.features != "given", "--kernel: the given-features model needs a named basis (--phi/--psi); "
+                                        "use --features learned")
+    need(isinstance(cfg.pod_nodes, int) and 2 <= cfg.pod_nodes <= 4096, f"--pod-nodes: must be in 2..4096, got {cfg.pod_nodes}")
+    try:
+        t = cfg.kernel_target()
+    except TargetError as e:
+        raise UsageError(str(e)) from None
+    need(t.numerical_rank >= 2, f"--kernel: {kernel_text(cfg.kernel)!r} has numerical rank {t.numerical_rank} on "
+                                f"[0, 1]^2; at least 2 POD terms are needed to fit its decay alpha_hat")
 
 
 def check_device(device: str) -> None:

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
-import torch
 
 
 @dataclass
@@ -73,6 +72,7 @@ def learned_spectrum(bank, n: int = 256, k: int = 24, centered: bool = True) -> 
     centered: first subtract the v-mean of rho_hat(u, .) (a function of u alone, invisible to the
     softmax over s), so the spectrum compares with targets whose psi_i have zero mean.
     """
+    import torch         # here, not at the top: the POD of a kernel (synthetic targets) needs no torch
     x, w = quadrature(n, "gauss")
     grid = torch.tensor(x, dtype=torch.float32)
     vals = bank.rho_hat(grid, grid).double().numpy()

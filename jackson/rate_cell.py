@@ -27,7 +27,7 @@ from .given import GivenFeatureBank, given_features
 from .models import ModelConfig, TransformerBank
 from .pod import learned_spectrum
 from .schedule import derive_seed, derive_seeds, stable_tag
-from .sweep import config_hash
+from .sweep import config_hash, function_id
 
 N_BLOCKS = 64  # held-out sequences are split into this many blocks for the bootstrap
 
@@ -40,7 +40,7 @@ class RateCell:
     m_hs: tuple[int, ...]
     phi: str = "sin"
     psi: str = "sin"
-    F: str = "identity"
+    F: str = "identity"              # a name, an expression in x, or a Python callable (keyed by jackson.sweep.function_id)
     f: str = "identity"
     tau: int = 16
     tail_tol: float = 1e-6
@@ -53,10 +53,15 @@ class RateCell:
     device: str = "cpu"              # torch device of the training (cpu | cuda | cuda:N)
     c: float = 1.0                   # scale: sigma_i = c i^-alpha
     sigma: tuple[float, ...] = ()    # an explicit spectrum (then alpha is its fitted decay alpha_hat, rank its nonzero count)
+    kernel: str = ""                 # rho(u, v) as an expression in u, v or a Python callable: its numerical POD truncated at rank (then alpha is the kernel's alpha_hat)
+    pod_nodes: int = 256             # Gauss-Legendre nodes of the kernel's numerical POD
 
     INIT_SCHEME = "v2"               # in the key: v2 = inits independent per target (init_seed); v1 = member_seed
 
     def target(self) -> PODTarget:
+        if self.kernel:
+            return PODTarget.from_kernel(self.kernel, rank=self.rank, tail_tol=self.tail_tol, k_max=self.k_max,
+                                         nodes=self.pod_nodes, F=self.F, f=self.f, tau=self.tau)
         if self.sigma:
             sp = Spectrum(explicit=tuple(self.sigma))
         else:
@@ -66,6 +71,9 @@ class RateCell:
     def as_dict(self) -> dict:
         d = dataclasses.asdict(self)
         d["rank"] = rank_str(self.rank)
+        for k in ("F", "f", "kernel"):      # a Python callable as its name (JSON; str() would hold an address)
+            if callable(d[k]):
+                d[k] = function_id(d[k])
         return d
 
     def run(self, folder: Path, progress: bool = True) -> None:
@@ -77,11 +85,15 @@ class RateCell:
     def target_tag(self) -> int:
         """A 32-bit tag of everything that defines the target (not the model or the fit)."""
         t = {k: getattr(self, k) for k in ("alpha", "phi", "psi", "F", "f", "tau", "tail_tol", "k_max")}
+        t.update({k: function_id(t[k]) for k in ("F", "f") if callable(t[k])})
         t["rank"] = rank_str(self.rank)
         if self.c != 1.0:                # only when set: the tags (and so the inits) of alpha/rank targets stay as they were
             t["c"] = self.c
         if self.sigma:
             t["sigma"] = list(self.sigma)
+        if self.kernel:                  # only when set, like c and sigma
+            t["kernel"] = function_id(self.kernel) if callable(self.kernel) else self.kernel
+            t["pod_nodes"] = self.pod_nodes
         return stable_tag(t)
 
     def members(self) -> list[tuple[int, int]]:

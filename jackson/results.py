@@ -331,7 +331,9 @@ def explicit_fields(cell: dict, source: str) -> dict:
     they came from ("explicit"), for a scale c != 1 the scale; nothing for the alpha/rank targets with c = 1."""
     out = {}
     sig = cell.get("sigma") or []
-    if sig:
+    if cell.get("kernel"):
+        out["kernel"] = {"expression": cell["kernel"], "alpha_hat": cell["alpha"], "nodes": cell.get("pod_nodes", 256)}
+    elif sig:
         out["explicit"] = {"K": len(sig), "rank": sum(1 for v in sig if v > 0), "alpha_hat": cell["alpha"],
                            "source": source, "sigma": list(sig)}
     elif cell.get("c", 1.0) != 1.0:
@@ -347,10 +349,18 @@ def explicit_text(t: dict) -> str:
 
 
 PREDICTED_EXPLICIT = "predicted -(2 alpha_hat - 1) from the fitted decay of the given sigma"
+PREDICTED_KERNEL = "predicted -(2 alpha_hat - 1) from the fitted decay of the kernel's POD sigma"
+
+
+def kernel_text(t: dict) -> str:
+    """"kernel rho(u, v) = exp(-(u-v)**2/0.1)" (a Python callable: its python:module:name id)."""
+    return f"kernel rho(u, v) = {t['kernel']['expression']}"
 
 
 def target_title(t: dict, widths: list) -> str:
     w = f", m_FF = {t['m_ff']}" if len(widths) > 1 else ""
+    if t.get("kernel"):
+        return f"{kernel_text(t)}, rank = {t['rank']} (alpha_hat = {t['alpha']:g}){w}"
     if t.get("explicit"):
         return f"{explicit_text(t)}{w}"
     c = f", c = {t['c']:g}" if "c" in t else ""
@@ -388,6 +398,8 @@ def verdict_lines(s: dict) -> list[str]:
         dg = (f"self-weight {d['self_weight']:.2f}, copy/uniform/mean MSE {d['mse_copy']:.2g}/{d['mse_uniform']:.2g}/{d['mse_mean']:.2g}"
               if d else "n/a")
         cons = {("sin", "sin"): "paper", ("sin", "cos"): "trace-free"}.get((t.get("phi"), t.get("psi")), f"{t.get('phi')}/{t.get('psi')}")
+        if t.get("kernel"):
+            cons = "the kernel's POD (Nystrom)"
         pred = f"{t['predicted_exponent']:+.2f}" if t["rank"] == "inf" else "none (exact once m_h >= r)"
         if t.get("explicit"):
             pred = f"{t['predicted_exponent']:+.2f} (alpha_hat = {t['alpha']:g}; exact once m_h >= {t['rank']})"
@@ -439,7 +451,14 @@ def _markdown(s: dict) -> str:
                   f"{e['alpha_hat']:g}: the least-squares fit of log sigma_i against log i over the nonzero values; the "
                   f"rate it is judged against: {PREDICTED_EXPLICIT}, {t['predicted_exponent']:+.2f}; "
                   f"C1 = inf{{c : sigma_s <= c s^-alpha_hat}} = {t['C1']:.4g}.", ""]
-        L += [f"phi = {t.get('phi', 'sin')}, psi = {t.get('psi', 'sin')}; K = {t['K']} terms, tail beyond K = "
+        if t.get("kernel"):
+            k = t["kernel"]
+            L += [f"Coupling: {kernel_text(t)}, its numerical POD on {k['nodes']} Gauss-Legendre nodes, phi_i and psi_i "
+                  f"extended between the nodes by the Nystrom formulas (synthetic/kernel_target.py); alpha_hat = "
+                  f"{k['alpha_hat']:g}: the least-squares decay of its POD sigma over the rank-inf truncation; the rate it "
+                  f"is judged against: {PREDICTED_KERNEL}, {t['predicted_exponent']:+.2f}.", ""]
+        phis = ("Nystrom", "Nystrom") if t.get("kernel") else (t.get("phi", "sin"), t.get("psi", "sin"))
+        L += [f"phi = {phis[0]}, psi = {phis[1]}; K = {t['K']} terms, tail beyond K = "
               f"{t['tail_beyond_K']:.3g}{tol}; C0 = {t['C0']:.3g}, C1 = {t['C1']:.3g}; predicted exponent -(2alpha-1) = "
               f"{t['predicted_exponent']:+.2f}.", ""]
         d = t.get("diagnostics", {})
@@ -693,7 +712,13 @@ def report_hook(folder: Path) -> dict:
             f"{cfg.get('n_train', '?')} training / {cfg.get('n_test', '?')} held-out sequences per target and seed; "
             f"m_h = {min(mh) if mh else '?'}..{max(mh) if mh else '?'}")
     explicit = [t for t in s["targets"] if t.get("explicit")]
-    if explicit:
+    kernels = [t for t in s["targets"] if t.get("kernel")]
+    if kernels:
+        k = kernels[0]["kernel"]
+        data = data.replace(f"{cfg.get('phi', 'sin')}/{cfg.get('psi', 'sin')} bases",
+                            f"coupling the {kernel_text(kernels[0])}: its numerical POD on {k['nodes']} nodes, "
+                            f"Nystrom-extended, alpha_hat = {k['alpha_hat']:g} fitted to its sigma")
+    elif explicit:
         e = explicit[0]["explicit"]
         data += (f"; spectrum: {explicit_text(explicit[0])}, sigma = ({', '.join(f'{v:.4g}' for v in e['sigma'][:16])}"
                  f"{', ...' if e['K'] > 16 else ''}), alpha_hat = {e['alpha_hat']:g} fitted to it")
@@ -727,13 +752,15 @@ def report_hook(folder: Path) -> dict:
         if t.get("explicit") and "oracle" in e:
             paper.append({"quantity": f"{explicit_text(t)}: exponent of the rank-m_h oracle ({PREDICTED_EXPLICIT})",
                           "paper": t["predicted_exponent"], "measured": e["oracle"]["slope"]})
+        name = f"{kernel_text(t)} (alpha_hat = {t['alpha']:g})" if t.get("kernel") else f"alpha = {t['alpha']:g}"
+        pred = PREDICTED_KERNEL if t.get("kernel") else "Theorem 4.1 predicts -(2 alpha - 1)"
         if t["rank"] == "inf" and "test" in e:
-            paper.append({"quantity": f"alpha = {t['alpha']:g}, rank inf: exponent of held-out MSE in m_h "
-                                      f"(fit over m_h {lo}..{hi}; Theorem 4.1 predicts -(2 alpha - 1))"
+            paper.append({"quantity": f"{name}, rank inf: exponent of held-out MSE in m_h "
+                                      f"(fit over m_h {lo}..{hi}; {pred})"
                                       + (f" -- {flag['why']}: not agreement" if flag.get("flag") else ""),
                           "paper": t["predicted_exponent"], "measured": e["test"]["slope"]})
         if t["rank"] == "inf" and "oracle_self_exact" in e:
-            paper.append({"quantity": f"alpha = {t['alpha']:g}, rank inf: exponent of the rank-m_h oracle, s != t part",
+            paper.append({"quantity": f"{name}, rank inf: exponent of the rank-m_h oracle, s != t part",
                           "paper": t["predicted_exponent"], "measured": e["oracle_self_exact"]["slope"]})
     notes = []
     for t in s["targets"]:
@@ -756,7 +783,8 @@ def report_hook(folder: Path) -> dict:
     if feats == "given":
         text = ("Given features: f_hat replaced by the target's own basis, only W_Q, W_K and an affine value map trained "
                 "(the attention term of Eq. (17) alone). " + text)
-    head = (f"jackson-sweep: {explicit_text(explicit[0])}" if explicit else
+    head = (f"jackson-sweep: {kernel_text(kernels[0])}; rank {', '.join(ranks)}" if kernels else
+            f"jackson-sweep: {explicit_text(explicit[0])}" if explicit else
             f"jackson-sweep: alpha {', '.join(f'{a:g}' for a in alphas)}; rank {', '.join(ranks)}"
             + (f"; c = {cfg['c']:g}" if cfg.get("c", 1.0) != 1.0 else ""))
     return {"section": "jackson",

@@ -40,8 +40,35 @@ def non_default(cfg) -> dict:
         else:
             d = dataclasses.MISSING
         if d is dataclasses.MISSING or v != d:
-            out[f.name] = "inf" if isinstance(v, float) and math.isinf(v) else v
+            out[f.name] = ("inf" if isinstance(v, float) and math.isinf(v) else
+                           function_id(v) if callable(v) else v)
     return out
+
+
+def function_id(fn) -> str:
+    """How a Python callable in a config (F, f, a kernel) is named in cell keys and config.json:
+    'python:module:qualname', plus '#' and a hash of its source, closure values and defaults where Python has
+    them (so an edited function or a lambda over other constants gets a new key, never a stale cell); numpy's
+    ufuncs and builtins by name alone.  The same in every process, unlike str(fn), which holds an address.
+
+        >>> import numpy as np
+        >>> function_id(np.sin)
+        'python:numpy:sin'
+    """
+    import inspect
+    mod = getattr(fn, "__module__", None) or ("numpy" if type(fn).__name__ == "ufunc" else "?")
+    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or type(fn).__name__
+    parts = []
+    try:
+        parts.append(inspect.getsource(fn))
+    except (OSError, TypeError):
+        code = getattr(fn, "__code__", None)
+        if code is not None:           # defined where no source is kept (a REPL): its code instead
+            parts.append(repr((code.co_code, code.co_consts, code.co_names)))
+    cells = getattr(fn, "__closure__", None) or ()
+    parts += [repr(c.cell_contents) for c in cells] + [repr(getattr(fn, "__defaults__", None) or ())]
+    tag = hashlib.sha1("\n".join(parts).encode()).hexdigest()[:8] if parts[:-1] or cells else ""
+    return f"python:{mod}:{name}" + (f"#{tag}" if tag else "")
 
 
 def config_hash(cfg) -> str:

@@ -64,11 +64,35 @@ f_MAPS = {
 GRID = np.linspace(0.0, 1.0, 4097)    # where an expression F or f is checked and its constant estimated
 
 
-@functools.lru_cache(maxsize=64)
-def f_map(name: str):
-    """(f, sup-norm of f on [0, 1]) for a registry name or an expression in x such as "x**3" or
-    "0.5 + 0.5*sin(2*pi*x)" (jackson/expr.py: a grammar that cannot run code).  An expression must be
-    finite on [0, 1]; its sup-norm is measured on a 4,097-point grid."""
+def _cache(fn):
+    """lru_cache that also takes unhashable arguments (a callable object without __hash__): those are not cached."""
+    cached = functools.lru_cache(maxsize=64)(fn)
+
+    @functools.wraps(fn)
+    def call(*args):
+        try:
+            hash(args)
+        except TypeError:
+            return fn(*args)
+        return cached(*args)
+    return call
+
+
+def _label(fn) -> str:
+    """A Python callable as messages name it ('numpy.sin', 'my_module.my_F', '<lambda>')."""
+    mod = getattr(fn, "__module__", None) or ("numpy" if isinstance(fn, np.ufunc) else "")
+    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or type(fn).__name__
+    return f"{mod}.{name}" if mod else name
+
+
+@_cache
+def f_map(name):
+    """(f, sup-norm of f on [0, 1]) for a registry name, an expression in x such as "x**3" or
+    "0.5 + 0.5*sin(2*pi*x)" (jackson/expr.py: a grammar that cannot run code), or a Python callable
+    applied elementwise to a numpy array (`lambda x: x**3`, `np.sin`).  f must be finite on [0, 1]; its
+    sup-norm is measured on a 4,097-point grid."""
+    if callable(name):
+        return name, float(np.max(np.abs(_on(name, GRID, "f", "[0, 1]"))))
     if name in f_MAPS:
         return f_MAPS[name]
     e = _expression(name, "--f")
@@ -76,24 +100,28 @@ def f_map(name: str):
     return e, float(np.max(np.abs(vals)))
 
 
-@functools.lru_cache(maxsize=64)
-def F_map(name: str, f_name: str = "identity"):
-    """(F, Lipschitz constant of F on the range of f) for a registry name or an expression in x such as
-    "tanh(2*x)".  F is applied to attention averages of f, so an expression must be finite on
-    [min f, max f]; its Lipschitz constant is the largest slope on a 4,097-point grid there."""
-    if name in F_MAPS:
+@_cache
+def F_map(name, f_name="identity"):
+    """(F, Lipschitz constant of F on the range of f) for a registry name, an expression in x such as
+    "tanh(2*x)", or a Python callable (elementwise on numpy arrays).  F is applied to attention averages of
+    f, so it must be finite on [min f, max f]; its Lipschitz constant is the largest slope on a 4,097-point
+    grid there."""
+    if not callable(name) and name in F_MAPS:
         return F_MAPS[name]
-    e = _expression(name, "--F")
+    e = name if callable(name) else _expression(name, "--F")
+    opt = "F" if callable(name) else "--F"
     fv = f_map(f_name)[0](GRID)
     lo, hi = float(np.min(fv)), float(np.max(fv))
     z = np.linspace(lo, hi, len(GRID)) if hi > lo else np.array([lo, lo + 1e-9])
-    vals = _on(e, z, "--F", f"[{lo:.3g}, {hi:.3g}] (the range of f)")
+    vals = _on(e, z, opt, f"[{lo:.3g}, {hi:.3g}] (the range of f)")
     return e, float(np.max(np.abs(np.diff(vals) / np.diff(z))))
 
 
 def _expression(text: str, opt: str):
     from jackson.config import UsageError
     from jackson.expr import Expression
+    if not isinstance(text, str):
+        raise TargetError(f"{opt[2:]}: give a registry name, an expression in x or a Python callable, got {text!r}")
     try:
         return Expression(text, variables=("x",), name=opt)
     except UsageError as err:
@@ -102,20 +130,45 @@ def _expression(text: str, opt: str):
 
 
 def _on(e, x: np.ndarray, opt: str, where: str) -> np.ndarray:
+    """e at the points x, checked: finite, elementwise (x's shape).  One-line TargetError otherwise."""
     from jackson.config import UsageError
-    try:
-        return np.asarray(e(x=x), dtype=np.float64) * np.ones_like(x)
-    except UsageError as err:
-        raise TargetError(f"{err}; checked on {where}") from None
+    from jackson.expr import Expression
+    if isinstance(e, Expression):
+        try:
+            return np.asarray(e(x=x), dtype=np.float64) * np.ones_like(x)
+        except UsageError as err:
+            raise TargetError(f"{err}; checked on {where}") from None
+    try:                                   # a user's Python callable: any failure is one line naming it
+        with np.errstate(all="ignore"):
+            vals = np.asarray(e(x), dtype=np.float64)
+    except Exception as err:               # noqa: BLE001 -- whatever the user's code raises
+        raise TargetError(f"{opt}: calling {_label(e)} on a numpy array of {where} raised "
+                          f"{type(err).__name__}: {err}") from None
+    if vals.shape not in (x.shape, ()):
+        raise TargetError(f"{opt}: {_label(e)} must act elementwise on a numpy array (shape {x.shape} in, "
+                          f"{vals.shape} out)")
+    if not np.all(np.isfinite(vals)):
+        raise TargetError(f"{opt}: {_label(e)} is not finite on {where}")
+    return vals * np.ones_like(x)
 
 
-def basis_matrix(name: str, x: np.ndarray, k: int) -> np.ndarray:
-    """Values of the first k functions of family `name` at points x: shape x.shape + (k,)."""
+def basis_matrix(name, x: np.ndarray, k: int) -> np.ndarray:
+    """Values of the first k functions of family `name` at points x: shape x.shape + (k,).  `name` is a
+    family of BASES or a callable basis(x, k) with that contract (e.g. synthetic.kernel_target.NystromBasis)."""
     x = np.asarray(x, dtype=np.float64)
+    if callable(name):
+        return name(x, k)
     if name in ("sin", "cos"):
         i = np.arange(1, k + 1, dtype=np.float64)
         return BASES[name](i, x[..., None])
     return np.stack([_legendre(i, x) for i in range(1, k + 1)], axis=-1)
+
+
+def basis_sup(name) -> float:
+    """sup over i of ||phi_i||_inf for a family (nan where unbounded in i), or a callable basis's own `sup`."""
+    if isinstance(name, str):
+        return BASIS_SUP.get(name, float("nan"))
+    return float(getattr(name, "sup", float("nan")))
 
 
 @dataclass(frozen=True)
@@ -209,15 +262,27 @@ class PODTarget:
     """H_t(x) = F( sum_s softmax_s(rho(x_t, x_s)) f(x_s) ) with rho given by its POD."""
 
     spectrum: Spectrum = field(default_factory=Spectrum)
-    phi: str = "sin"          # family of left functions phi_i (query side)
+    phi: str = "sin"          # family of left functions phi_i (query side), or a callable basis(x, k)
     psi: str = "sin"          # family of right functions psi_i (key side); may differ from phi
-    F: str = "identity"       # outer map F: a name of F_MAPS or an expression in x ("tanh(2*x)")
-    f: str = "identity"       # inner (value) map f: a name of f_MAPS or an expression in x ("x**3")
+    F: str = "identity"       # outer map F: a name of F_MAPS, an expression in x ("tanh(2*x)") or a callable
+    f: str = "identity"       # inner (value) map f: a name of f_MAPS, an expression in x ("x**3") or a callable
     tau: int = 16             # sequence length
+
+    @classmethod
+    def from_kernel(cls, kernel, rank: float = math.inf, **options) -> "PODTarget":
+        """The target whose coupling rho(u, v) is `kernel` (an expression in u and v, or a Python callable):
+        its numerical POD, truncated at `rank` (synthetic.kernel_target.KernelTarget, which lists the options).
+
+            >>> t = PODTarget.from_kernel("exp(-(u - v)**2 / 0.1)", rank=4, f=lambda x: x ** 3, tau=8)
+            >>> t.sigma.round(4).tolist()
+            [0.4801, 0.3035, 0.1439, 0.0526]
+        """
+        from .kernel_target import KernelTarget
+        return KernelTarget(kernel=kernel, rank=rank, **options)
 
     def __post_init__(self):
         for opt, name, table in (("--phi", self.phi, BASES), ("--psi", self.psi, BASES)):
-            if name not in table:
+            if not callable(name) and name not in table:
                 raise TargetError(f"{opt}: unknown '{name}', choose from {', '.join(table)}")
         f_map(self.f)                 # a name of f_MAPS / F_MAPS, or an expression in x checked here
         F_map(self.F, self.f)
@@ -339,19 +404,24 @@ class PODTarget:
                 "mse_mean": float(((y - y_mean) ** 2).mean()), "mse_copy": float(((y - copy) ** 2).mean()),
                 "mse_uniform": float(((y - uniform) ** 2).mean())}
 
+    def decay(self) -> float:
+        """The alpha of C1 and of the predicted rate: the spectrum's alpha, or the fitted alpha_hat of an explicit one."""
+        return self.spectrum.fitted_alpha()
+
     def complexity(self) -> dict:
         """The computable complexity measures of Eq. (12) and (15).
 
         C1 = inf{c : sigma_s <= c s^-alpha} over the realised sigma, with alpha = alpha_hat (the fitted decay,
         `decay_exponent`) for an explicit spectrum (sigma_1 where fewer than two values are nonzero);
-        C0 = K_F ||f||_inf (sup||phi||_inf + sup||psi||_inf), finite for the trigonometric families only.
+        C0 = K_F ||f||_inf (sup||phi||_inf + sup||psi||_inf), finite for the trigonometric families (and a
+        callable basis that states its `sup`, e.g. a kernel's Nystrom basis, measured on a grid) only.
         """
         s = self.sigma
-        alpha = self.spectrum.fitted_alpha()
+        alpha = self.decay()
         if math.isfinite(alpha):
             c1 = float(np.max(s * np.arange(1, len(s) + 1, dtype=np.float64) ** alpha))
         else:
             c1 = float(s[0])
-        sup = BASIS_SUP.get(self.phi, float("nan")) + BASIS_SUP.get(self.psi, float("nan"))
+        sup = basis_sup(self.phi) + basis_sup(self.psi)
         c0 = F_map(self.F, self.f)[1] * f_map(self.f)[1] * sup
         return {"C0": c0, "C1": c1}
