@@ -10,8 +10,13 @@ value of that checkpoint); `vit_p4_d128_l4_h4_q8` the same with m_h = 8 query/ke
 per head while each head's value stays embed_dim/heads wide.
 
 The model is timm's `VisionTransformer`; only the attention modules of an m_h variant are
-replaced by `QKAttention`, a subclass of timm's `Attention` whose fused qkv projection emits
-heads*(m_h + m_h + d_v) features.  Probing code reads any of them through `split_qkv`.
+replaced by `QKAttention`, an attention module like timm's `Attention` whose fused qkv projection
+emits heads*(m_h + m_h + d_v) features.  Probing code reads any of them through `split_qkv`.
+
+Models that are not timm ViTs are probed too, wherever their attention is timm's `Attention` or
+torch's `nn.MultiheadAttention` (so any `nn.TransformerEncoder`): `attention_modules` finds them,
+`mha_qkv` recomputes q, k, v of an `nn.MultiheadAttention` from its inputs and its own in-projection.
+Such models come from `vit_probe.model_source` (a description JSON or a `module:function` factory).
 """
 from __future__ import annotations
 
@@ -123,6 +128,50 @@ def split_qkv(attn: nn.Module, qkv: torch.Tensor):
     return attn.q_norm(q), attn.k_norm(k), v
 
 
+def mha_qkv(attn: nn.MultiheadAttention, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor):
+    """(q, k, v), each (B, H, N, head_dim), from the inputs of an `nn.MultiheadAttention` call, with
+    the module's own in-projection: the packed `in_proj_weight` = [W_Q; W_K; W_V] (E x E each), or
+    `q_proj_weight` / `k_proj_weight` / `v_proj_weight` when kdim or vdim differ from embed_dim;
+    `in_proj_bias` is split the same way.  Inputs are (B, N, E) with batch_first, else (N, B, E);
+    unbatched (N, E) inputs count as B = 1.  torch then computes, per head,
+    softmax(q k^T / sqrt(head_dim) + mask) v, and `out_proj` of the heads concatenated
+    (`F.multi_head_attention_forward`)."""
+    check_probeable(attn)
+
+    def batch_major(t):                          # -> (B, N, E)
+        if t.dim() == 2:
+            return t.unsqueeze(0)
+        return t if attn.batch_first else t.transpose(0, 1)
+    query, key, value = batch_major(query), batch_major(key), batch_major(value)
+    if attn.in_proj_weight is not None:          # packed: embed_dim == kdim == vdim
+        W_Q, W_K, W_V = attn.in_proj_weight.chunk(3)
+    else:
+        W_Q, W_K, W_V = attn.q_proj_weight, attn.k_proj_weight, attn.v_proj_weight
+    b_Q, b_K, b_V = attn.in_proj_bias.chunk(3) if attn.in_proj_bias is not None else (None, None, None)
+    H, d = attn.num_heads, attn.head_dim
+
+    def heads(t, W, b):                          # (B, N, E_in) -> (B, H, N, d)
+        B, N, _ = t.shape
+        return F.linear(t, W, b).view(B, N, H, d).transpose(1, 2)
+    return heads(query, W_Q, b_Q), heads(key, W_K, b_K), heads(value, W_V, b_V)
+
+
+def check_probeable(attn: nn.Module) -> None:
+    """Refuse (UsageError, one line) an nn.MultiheadAttention whose logits are not q k^T alone:
+    add_bias_kv and add_zero_attn append a key that no input token has."""
+    if isinstance(attn, nn.MultiheadAttention) and (attn.bias_k is not None or attn.add_zero_attn):
+        raise UsageError("the model's nn.MultiheadAttention uses add_bias_kv or add_zero_attn (an extra key "
+                         "beside the tokens): vit-probe probes attention whose logits are q k^T over the tokens")
+
+
+def attention_scale(attn: nn.Module) -> float:
+    """The factor of q k^T in the logits: the module's own `scale` (timm), head_dim^-1/2 for torch's
+    nn.MultiheadAttention (which has no such attribute and always scales so)."""
+    if isinstance(attn, nn.MultiheadAttention):
+        return attn.head_dim ** -0.5
+    return attn.scale
+
+
 def build(arch: Arch, num_classes: int = 10) -> nn.Module:
     """timm's VisionTransformer for 32x32 inputs; m_h variants get QKAttention in every block."""
     from timm.models.vision_transformer import VisionTransformer
@@ -136,8 +185,9 @@ def build(arch: Arch, num_classes: int = 10) -> nn.Module:
     return model
 
 
-def create_timm(name: str, pretrained: bool, num_classes: int | None = None) -> nn.Module:
-    """A timm model by name (its own weights when pretrained: needs internet or timm's cache)."""
+def create_timm(name: str, pretrained: bool, num_classes: int | None = None, **kwargs) -> nn.Module:
+    """A timm model by name (its own weights when pretrained: needs internet or timm's cache);
+    kwargs go to timm.create_model (e.g. img_size), which refuses the ones the model does not take."""
     import timm
     if name not in timm.list_models() and name not in timm.list_models(pretrained=True):
         raise UsageError(f"--model: timm has no model named '{name}'")
@@ -147,7 +197,7 @@ def create_timm(name: str, pretrained: bool, num_classes: int | None = None) -> 
             raise UsageError(f"--pretrained: timm's weights for {name} are not in the local cache and {host} "
                              f"cannot be reached ({why}); run once with internet, or give local weights "
                              "with --checkpoint")
-    kw = {} if num_classes is None else {"num_classes": num_classes}
+    kw = dict(kwargs) if num_classes is None else {**kwargs, "num_classes": num_classes}
     try:
         return timm.create_model(name, pretrained=pretrained, **kw)
     except Exception as e:
@@ -222,9 +272,9 @@ def read_checkpoint(path: str | Path) -> tuple[dict, dict]:
                 top = dict(f.metadata() or {})
         else:
             sd = top = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as e:
+    except Exception as e:   # a pickled whole model, TorchScript, or not weights at all
         raise UsageError(f"--checkpoint: cannot read {path} as weights ({type(e).__name__}: "
-                         f"{str(e).splitlines()[0][:160]})")
+                         f"{str(e).splitlines()[0][:160]}); {CHECKPOINT_KINDS}")
     meta = {}
     if isinstance(top, dict):
         if isinstance(top.get("arch"), str):
@@ -237,7 +287,7 @@ def read_checkpoint(path: str | Path) -> tuple[dict, dict]:
         if isinstance(sd, dict) and k in sd and isinstance(sd[k], dict):
             sd = sd[k]
     if not isinstance(sd, dict) or not all(torch.is_tensor(v) for v in sd.values()):
-        raise UsageError(f"--checkpoint: {path} holds no state dict of tensors")
+        raise UsageError(f"--checkpoint: {path} holds no state dict of tensors; {CHECKPOINT_KINDS}")
     return sd, meta
 
 
@@ -288,6 +338,11 @@ def check_arch(path: str | Path, meta: dict, model: nn.Module, arch: str = "") -
             "(shapes cannot tell it)")
 
 
+ATTENTION_KINDS = "timm's Attention or torch's nn.MultiheadAttention"
+# every refusal of a model or checkpoint ends with this list of what is supported
+CHECKPOINT_KINDS = ("vit-probe reads timm ViTs (blocks.N.attn.qkv) with --arch SPEC or --model NAME, and a model "
+                    f"whose attention is {ATTENTION_KINDS} with --model-json FILE (kind torch-vit, timm, arch or "
+                    "factory) or --model-factory module:function, each with an optional --checkpoint state dict")
 TIMM_QKV = re.compile(r"(?:^|\.)blocks\.\d+\.attn\.qkv\.weight$")
 TORCH_MHA = re.compile(r"(?:^|\.)(?:in_proj_weight|[qkv]_proj_weight)$|(?:^|\.)self_attn\.out_proj\.weight$")
 ATTN_WORDS = ("qkv", "attn", "attention", "in_proj", "query", "q_proj")
@@ -302,16 +357,15 @@ def check_layout(path: str | Path, sd: dict) -> None:
     if any(TIMM_QKV.search(k) for k in sd):
         return
     name = Path(path).name
-    timm_layout = "vit-probe reads timm ViTs (blocks.N.attn.qkv)"
     mha = [k for k in sd if TORCH_MHA.search(k)]
     if mha:
         raise UsageError(f"--checkpoint: {name} holds a ViT built from torch.nn.TransformerEncoder/MultiheadAttention "
-                         f"(keys like {mha[0]}); {timm_layout} — convert the weights or load a timm model")
+                         f"(keys like {mha[0]}); {CHECKPOINT_KINDS}")
     if not any(w in k.lower() for k in sd for w in ATTN_WORDS):
         keys = list(sd)
         few = ", ".join(keys[:3]) + (", ..." if len(keys) > 3 else "")
         raise UsageError(f"--checkpoint: {name} is not a ViT state dict: none of its {len(keys)} keys "
-                         f"({few}) is an attention weight (qkv / attn / in_proj); {timm_layout}")
+                         f"({few}) is an attention weight (qkv / attn / in_proj); {CHECKPOINT_KINDS}")
 
 
 def load_checkpoint(model: nn.Module, path: str | Path, arch: str = "") -> str:
@@ -346,12 +400,23 @@ def qk_dim(attn: nn.Module) -> int:
     return attn.m_h if isinstance(attn, QKAttention) else attn.head_dim
 
 
+def attention_types() -> tuple[type, ...]:
+    """The attention modules vit-probe reads: QKAttention, timm's Attention, nn.MultiheadAttention."""
+    from timm.layers import Attention
+    return QKAttention, Attention, nn.MultiheadAttention
+
+
 def attention_modules(model: nn.Module) -> list[nn.Module]:
-    """The attention module of each block, in order (timm ViTs keep them at blocks[i].attn)."""
-    blocks = getattr(model, "blocks", None)
-    if blocks is None:
-        raise UsageError("the model has no .blocks: only timm ViT-style models can be probed")
-    return [b.attn for b in blocks]
+    """The attention modules of a model in registration order, which is block order for a timm ViT
+    (blocks[i].attn) and layer order for nn.TransformerEncoder (layers[i].self_attn): layer i of
+    --layers is the i-th of them."""
+    found = [m for m in model.modules() if isinstance(m, attention_types())]
+    if not found:
+        raise UsageError(f"the model ({type(model).__name__}) has no attention module vit-probe can read: "
+                         f"it probes attention that is {ATTENTION_KINDS}")
+    for m in found:
+        check_probeable(m)
+    return found
 
 
 def accuracy(model: nn.Module, images, labels, batch: int = 500, device: str = "cpu",

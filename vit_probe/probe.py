@@ -1,23 +1,35 @@
-"""Pre-softmax attention logits of a timm ViT, read through its public modules.
+"""Pre-softmax attention logits of a ViT, read through its public modules.
 
-A forward hook on each probed block's `attn.qkv` Linear recomputes
+For every probed attention module a hook recomputes
 
-    logits[b, h, t, s] = (q_t . k_s) * attn.scale           (B, H, N, N)
+    logits[b, h, t, s] = (q_t . k_s) * scale                (B, H, N, N)
 
-with the module's own `num_heads`, `head_dim`, `q_norm`, `k_norm` and `scale` — the quantity
-the paper calls rho_hat(x) (Sec. 5.2).  The hook returns nothing, so the model runs exactly as
-it would unprobed (fused attention path included); `test_vit_probe` checks both that
-softmax(logits) @ v reproduces the module's output and that predictions are unchanged.
+with the module's own weights, head count and scale — the quantity the paper calls rho_hat(x)
+(Sec. 5.2).  Two kinds of attention, two hooks (`models.attention_modules` finds them):
+
+- timm's `Attention` (and `QKAttention`): a forward hook on `attn.qkv` splits its output with
+  `num_heads`, `head_dim`, `q_norm`, `k_norm`; scale = `attn.scale`.
+- torch's `nn.MultiheadAttention` (inside every `nn.TransformerEncoder`): a forward pre-hook on the
+  module reads the query and key it is called with and projects them with its own in-projection
+  (`models.mha_qkv`); scale = head_dim^-1/2.  Masks are not applied: the logits are those before
+  any attn_mask, as for timm.
+
+The hooks return nothing, so the model runs exactly as it would unprobed (fused attention path
+included; a hooked nn.TransformerEncoderLayer leaves torch's fast path, which computes the same
+function); `test_vit_probe` and `test_vit_probe_torch` check that softmax(logits) @ v reproduces
+the module's output, that the logits equal a manual q.k/sqrt(d) from the weights, and that
+predictions are unchanged.
 """
 from __future__ import annotations
 
 from contextlib import contextmanager
 
 import torch
+from torch import nn
 
 from jackson.config import UsageError
 
-from .models import attention_modules, split_qkv
+from .models import attention_modules, attention_scale, mha_qkv, split_qkv
 
 
 def select(n: int, spec: str, what: str, option: str) -> list[int]:
@@ -50,21 +62,31 @@ class LogitProbe:
         self.qkv: dict[int, tuple] = {}
         self._handles = []
 
-    def _hook(self, layer: int):
+    def _keep(self, layer: int, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> None:
+        idx = torch.as_tensor(self.heads, device=q.device)
+        qh, kh = q.index_select(1, idx), k.index_select(1, idx)
+        scale = attention_scale(self.attns[layer])
+        self.logits[layer] = (qh * scale) @ kh.transpose(-2, -1)       # (B, H_sel, N, N)
+        if self.keep_qkv:
+            self.qkv[layer] = (q, k, v)
+
+    def _attach(self, layer: int):
+        """Hook the attention module of `layer`; returns the hook's handle."""
         attn = self.attns[layer]
+        if isinstance(attn, nn.MultiheadAttention):
+            def pre_hook(_mod, args, kwargs):    # forward(query, key, value, ...), any of them by keyword
+                names = ("query", "key", "value")
+                query, key, value = (*args[:3], *(kwargs[n] for n in names[len(args[:3]):]))
+                self._keep(layer, *mha_qkv(attn, query.detach(), key.detach(), value.detach()))
+            return attn.register_forward_pre_hook(pre_hook, with_kwargs=True)
 
         def hook(_mod, _inp, out):
-            q, k, v = split_qkv(attn, out.detach())
-            idx = torch.as_tensor(self.heads, device=q.device)
-            qh, kh = q.index_select(1, idx), k.index_select(1, idx)
-            self.logits[layer] = (qh * attn.scale) @ kh.transpose(-2, -1)   # (B, H_sel, N, N)
-            if self.keep_qkv:
-                self.qkv[layer] = (q, k, v)
-        return hook
+            self._keep(layer, *split_qkv(attn, out.detach()))
+        return attn.qkv.register_forward_hook(hook)
 
     def __enter__(self) -> "LogitProbe":
         for layer in self.layers:
-            self._handles.append(self.attns[layer].qkv.register_forward_hook(self._hook(layer)))
+            self._handles.append(self._attach(layer))
         return self
 
     def __exit__(self, *exc) -> None:

@@ -28,9 +28,11 @@ QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
 
 
 def model_input(model, images: np.ndarray, device: str = "cpu") -> torch.Tensor:
-    """uint8 (B, 32, 32, 3) -> the model's input: resized to its image size and normalised with
-    its pretrained mean/std when it has them (timm ImageNet models), else CIFAR-10's."""
-    size = tuple(getattr(getattr(model, "patch_embed", None), "img_size", (32, 32)))
+    """uint8 (B, 32, 32, 3) -> the model's input: resized to its image size (timm's
+    patch_embed.img_size, else the model's own img_size, else 32) and normalised with its pretrained
+    mean/std when it has them (timm ImageNet models), else CIFAR-10's."""
+    size = getattr(getattr(model, "patch_embed", None), "img_size", None) or getattr(model, "img_size", None) or 32
+    size = (int(size), int(size)) if isinstance(size, (int, float)) else tuple(size)
     cfg = getattr(model, "pretrained_cfg", None) or {}
     mean, std = (cfg.get("mean"), cfg.get("std")) if size != (32, 32) and cfg.get("mean") else (MEAN, STD)
     return normalise(torch.from_numpy(np.ascontiguousarray(images)).to(device), size, mean, std)
