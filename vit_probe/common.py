@@ -15,7 +15,7 @@ from jackson.config import UsageError, need
 from jackson.runfolder import write_report
 
 from . import data as cdata
-from . import models
+from . import model_source, models
 
 SHARED_DATA = "../shared/data/cifar10-jpeg/cifar10-jpeg-q75.tar.gz"
 SHARED_CKPT = "../shared/data/vit-cifar10-small/vit_p4_d128_l4_h4_cifar10_timm.pth"
@@ -35,16 +35,30 @@ def _data_split(path: str, split: str, cache: str, download: bool) -> cdata.Cifa
     return cdata.load(path or None, split, cache or None, download)
 
 
-def load_model(model: str, pretrained: bool, checkpoint: str, arch: str, seed: int = 0):
-    """(model, description, checkpoint check). Exactly one of `model` (a timm name) or `arch` (a
-    spec) is used; a checkpoint is checked against it, head count included (`models.check_arch`)."""
+def load_model(model: str, pretrained: bool, checkpoint: str, arch: str, seed: int = 0,
+               model_json: str = "", model_factory: str = ""):
+    """(model, description, checkpoint check). One of `model` (a timm name), `arch` (a spec),
+    `model_json` (a description file) or `model_factory` ('module:function') says which model it is
+    (`vit_probe.model_source`); a checkpoint is checked against it, head count included where the
+    file states it (`models.check_arch`)."""
+    given = [o for o, v in (("--model", model), ("--arch", arch), ("--model-json", model_json),
+                            ("--model-factory", model_factory)) if v]
+    need(len(given) <= 1, f"give one of --model, --arch, --model-json or --model-factory, not {' and '.join(given)}")
+    if pretrained and given and not model:
+        raise UsageError(f"--pretrained goes with --model (timm's own weights), not with {given[0]}")
+    if model_json:
+        d = model_source.read_description(model_json)
+        if d["kind"] == "arch":
+            return load_model("", False, checkpoint, d["arch"], seed)
+        return model_source.load(d, checkpoint, seed)
+    if model_factory:
+        return model_source.load({"kind": "factory", "factory": model_factory}, checkpoint, seed, "--model-factory")
     if model:
-        need(not arch, "give either --model (a timm name) or --arch (a small CIFAR ViT spec), not both")
         m = models.create_timm(model, pretrained)
         desc = f"timm {model}" + (" (timm pretrained weights)" if pretrained else " (random init)")
     else:
-        need(bool(arch), "give --checkpoint PATH --arch SPEC, or --model TIMM_NAME [--pretrained]")
-        need(not pretrained, "--pretrained goes with --model (timm's own weights), not with --arch")
+        need(bool(arch), "give --checkpoint PATH --arch SPEC, or --model TIMM_NAME [--pretrained], or --model-json FILE "
+                         "or --model-factory module:function (each with an optional --checkpoint)")
         torch.manual_seed(seed)
         m = models.build(models.parse_arch(arch))
         desc = f"{arch} (random init, seed {seed})"

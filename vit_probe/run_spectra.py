@@ -28,6 +28,8 @@ class SpectraConfig:
     pretrained: bool = False      # load timm's own weights for --model (needs internet or timm's cache)
     checkpoint: str = ""          # local weights (safetensors or torch file, read weights-only)
     arch: str = ""                # small CIFAR ViT spec for --checkpoint, e.g. vit_p4_d128_l4_h4
+    model_json: str = ""          # JSON describing any other model, e.g. {"kind": "torch-vit", "dim": 32, ...} (vit_probe/model_source.py); empty = none
+    model_factory: str = ""       # module:function that returns the model (an nn.Module with timm or torch attention); empty = none
     data: str = ""                # CIFAR-10: batches folder, train/ test/ image tree, or a .tar.gz
     download: bool = False        # fetch the official CIFAR-10 through torchvision (needs internet)
     cache: str = ""               # where archives are unpacked and decoded arrays cached (default ~/.cache/jackson-lab)
@@ -69,12 +71,14 @@ def validate_spectra(cfg: SpectraConfig) -> None:
 
 def run_spectra(cfg: SpectraConfig, command: str, progress: bool = True) -> dict:
     validate_spectra(cfg)
-    model, mdesc, ckpt_check = load_model(cfg.model, cfg.pretrained, cfg.checkpoint, cfg.arch, cfg.seed)
+    model, mdesc, ckpt_check = load_model(cfg.model, cfg.pretrained, cfg.checkpoint, cfg.arch, cfg.seed,
+                                          cfg.model_json, cfg.model_factory)
     attns = models.attention_modules(model)
+    n_heads = min(a.num_heads for a in attns)          # heads every layer has
     layers = select(len(attns), cfg.layers, "layer", "--layers")
-    heads = select(attns[0].num_heads, cfg.heads, "head", "--heads")
+    heads = select(n_heads, cfg.heads, "head", "--heads")
     vl = select(len(attns), str(cfg.violin_layer), "layer", "--violin-layer")[0]
-    vh = select(attns[0].num_heads, str(cfg.violin_head), "head", "--violin-head")[0]
+    vh = select(n_heads, str(cfg.violin_head), "head", "--violin-head")[0]
     split = _data_split(cfg.data, cfg.split, cfg.cache, cfg.download)
     pick = cdata.subset(split.labels, cfg.n_images, cfg.subset_seed)   # the split may be sorted by class
     images = split.images[pick]
@@ -89,7 +93,7 @@ def run_spectra(cfg: SpectraConfig, command: str, progress: bool = True) -> dict
     wall = time.time() - t0
     grid_sv = {k: v for k, v in sv.items() if k[0] in layers and k[1] in heads}
     spec = spectra.spectrum_table(grid_sv)
-    rank_cap = models.qk_dim(attns[0])
+    rank_cap = max(models.qk_dim(attns[l]) for l in layers)
     heads_tab = spectra.head_table(grid_sv, tuple(cfg.fit_range), rank_cap)
     acc = None
     if cfg.check_accuracy:

@@ -1,0 +1,153 @@
+"""A model to probe that is not named by --model or --arch: a description JSON (`--model-json FILE`)
+or a factory (`--model-factory module:function`), with an optional `--checkpoint` state dict loaded
+strictly into it.  Any model whose attention is timm's `Attention` or torch's
+`nn.MultiheadAttention` can be probed (`vit_probe.models.attention_modules`).
+
+A description is one JSON object: "kind" and that kind's keys (any other key is refused):
+
+    {"kind": "torch-vit", "patch": 8, "dim": 32, "depth": 2, "heads": 2, "norm_first": false}
+    {"kind": "timm", "name": "vit_tiny_patch16_224", "kwargs": {"num_classes": 10, "img_size": 32}}
+    {"kind": "arch", "arch": "vit_p4_d128_l4_h4"}
+    {"kind": "factory", "factory": "mypkg.models:build", "kwargs": {"depth": 2}}
+
+torch-vit keys are the fields of `vit_probe.torch_vit.TorchViTConfig` (defaults for the ones left
+out); `kwargs` go to `timm.create_model` or to the factory.  A factory is any importable callable
+that returns an `nn.Module` (the current folder is searched first, as `python -m` would); importing
+it runs its code, as the user asked.  The model gets 32x32 images normalised with CIFAR-10's
+statistics unless it has an `img_size` attribute, and its first `num_prefix_tokens` tokens (default
+1, a class token) are left out by `--tokens patches` (`vit_probe.spectra`).
+"""
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import json
+import os
+import sys
+from pathlib import Path
+
+import torch
+from torch import nn
+
+from jackson.config import UsageError, from_dict, need
+
+from . import models
+from .torch_vit import TorchViT, TorchViTConfig, describe, validate
+
+KINDS = ("torch-vit", "timm", "arch", "factory")
+KEYS = {"torch-vit": {f.name for f in dataclasses.fields(TorchViTConfig)}, "timm": {"name", "kwargs"},
+        "arch": {"arch"}, "factory": {"factory", "kwargs"}}
+REQUIRED = {"torch-vit": set(), "timm": {"name"}, "arch": {"arch"}, "factory": {"factory"}}
+
+
+def read_description(path: str | Path) -> dict:
+    """The description in `path`, checked: a known kind, only its keys, the required ones present,
+    strings where strings belong and an object for kwargs.  UsageError (one line) otherwise."""
+    path = Path(path).expanduser()
+    where = f"--model-json {path.name}"
+    try:
+        d = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise UsageError(f"--model-json: {path} does not exist") from None
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        raise UsageError(f"--model-json: cannot read {path} as JSON ({getattr(e, 'strerror', None) or e})") from None
+    need(isinstance(d, dict) and "kind" in d, f'{where}: give a JSON object with a "kind" ({", ".join(KINDS)})')
+    kind = d["kind"]
+    if kind not in KINDS:
+        raise UsageError(f"{where}: kind {kind!r} is not supported; {models.CHECKPOINT_KINDS}")
+    extra = sorted(set(d) - KEYS[kind] - {"kind"})
+    need(not extra, f"{where}: unknown key(s) {', '.join(extra)} for kind {kind} "
+                    f"(valid: {', '.join(sorted(KEYS[kind]))})")
+    missing = sorted(REQUIRED[kind] - set(d))
+    need(not missing, f"{where}: kind {kind} needs {', '.join(missing)}")
+    for k in ("name", "arch", "factory"):
+        need(k not in d or isinstance(d[k], str), f"{where}: '{k}' should be a string, got {d.get(k)!r}")
+    need(isinstance(d.get("kwargs", {}), dict), f"{where}: 'kwargs' should be an object, got {d.get('kwargs')!r}")
+    return d
+
+
+def torch_vit_config(d: dict, where: str = "--model-json") -> TorchViTConfig:
+    """TorchViTConfig from a torch-vit description (types checked, sizes validated)."""
+    cfg = from_dict(TorchViTConfig, {k: v for k, v in d.items() if k != "kind"}, where=where)
+    validate(cfg, where)
+    return cfg
+
+
+def import_factory(spec: str, option: str = "--model-factory"):
+    """The callable named by 'module:function' (function may be dotted: 'module:Class.build')."""
+    mod_name, _, attr = spec.partition(":")
+    ok = all(p.isidentifier() for p in mod_name.split(".")) and all(p.isidentifier() for p in attr.split("."))
+    need(ok, f"{option}: '{spec}' is not module:function (e.g. mypkg.models:build)")
+    here = os.getcwd()
+    added = here not in sys.path
+    if added:                     # a console script does not search the current folder; python -m does
+        sys.path.insert(0, here)
+    try:
+        module = importlib.import_module(mod_name)
+    except ModuleNotFoundError as e:
+        if e.name and mod_name.startswith(e.name):
+            raise UsageError(f"{option}: no module named {e.name} (run from the folder that holds it, or add "
+                             "that folder to PYTHONPATH)") from None
+        raise UsageError(f"{option}: importing {mod_name} failed (ModuleNotFoundError: {e})") from None
+    except Exception as e:
+        raise UsageError(f"{option}: importing {mod_name} failed ({type(e).__name__}: "
+                         f"{str(e).splitlines()[0][:160] if str(e) else ''})") from None
+    finally:
+        if added:
+            sys.path.remove(here)
+    fn = module
+    for part in attr.split("."):
+        need(hasattr(fn, part), f"{option}: {mod_name} has no {attr}")
+        fn = getattr(fn, part)
+    need(callable(fn), f"{option}: {spec} is not callable")
+    return fn
+
+
+def from_factory(spec: str, kwargs: dict, seed: int, option: str = "--model-factory") -> nn.Module:
+    """spec(**kwargs), its random init drawn from `seed` (global torch RNG state left as it was)."""
+    fn = import_factory(spec, option)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        try:
+            model = fn(**kwargs)
+        except Exception as e:
+            raise UsageError(f"{option}: {spec}() raised {type(e).__name__}: "
+                             f"{str(e).splitlines()[0][:160] if str(e) else ''}") from None
+    need(isinstance(model, nn.Module), f"{option}: {spec}() returned a {type(model).__name__}, not a torch nn.Module")
+    return model
+
+
+def load(d: dict, checkpoint: str, seed: int, option: str = "--model-json") -> tuple[nn.Module, str, str]:
+    """(model, description, checkpoint check) for a torch-vit, timm or factory description; the
+    checkpoint, if any, loaded strictly (missing / unexpected / shape lines name what does not fit).
+    The arch kind goes through `common.load_model`'s --arch path."""
+    kind = d["kind"]
+    if kind == "torch-vit":
+        cfg = torch_vit_config(d, f"{option} (torch-vit)")
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed)
+            model = TorchViT(cfg)
+        name = describe(cfg)
+    elif kind == "timm":
+        model = models.create_timm(d["name"], False, **d.get("kwargs", {}))
+        name = f"timm {d['name']}"
+    elif kind == "factory":
+        model = from_factory(d["factory"], d.get("kwargs", {}), seed, option)
+        name = f"{d['factory']}()"
+    else:
+        raise UsageError(f"{option}: kind {kind!r} is not loaded here; {models.CHECKPOINT_KINDS}")
+    attns = models.attention_modules(model)            # refuses a model with nothing to probe
+    if not checkpoint:
+        return model.eval(), f"{name} (random init, seed {seed})", ""
+    if kind == "timm":
+        check = models.load_checkpoint(model, checkpoint)
+    else:
+        sd, _ = models.read_checkpoint(checkpoint)
+        if kind == "torch-vit" and any(models.TIMM_QKV.search(k) for k in sd):
+            raise UsageError(f"--checkpoint: {Path(checkpoint).name} holds a timm ViT (blocks.N.attn.qkv), not a "
+                             "torch-vit: give --arch SPEC, or a description of kind arch or timm")
+        models.load_weights(model, sd)
+        check = (f"every tensor's name and shape matched the {kind} model (strict load); {len(attns)} attention "
+                 f"layers with {attns[0].num_heads} heads, as the {'description' if kind == 'torch-vit' else 'factory'} "
+                 "builds them (shapes cannot tell the head count)")
+    return model.eval(), f"{name} from {Path(checkpoint).name}", check
