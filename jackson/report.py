@@ -23,7 +23,9 @@ of itself.  The HTML is checked with a parser (balanced tags, every image decode
 the page) and, where a Chromium is installed, loaded headless.
 
 The page opens with the claims ledger (jackson.claims): every quantitative claim of the two papers with
-the folder that tests it and a verdict computed by a stated rule; the same rows go to claims.csv.
+the folder that tests it and a verdict computed by a stated rule; the same rows go to claims.csv and,
+as a LaTeX longtable, to claims.tex.  tables.tex holds every run's headline table (paper beside measured)
+in LaTeX; both are ASCII (TEX_CHARS turns the lab's Unicode into LaTeX) and compile with pdfLaTeX.
 """
 from __future__ import annotations
 
@@ -210,7 +212,9 @@ INTRO = ("Built by `jackson-report` from the result folders under this folder: i
          "tables the runs wrote. Each caption says what the figure measures, on which data, with how many seeds "
          "and the command that produced it; where the paper gives a number it stands beside the measured one "
          "with their difference (exponents, accuracies) or ratio (errors). The claims ledger first gives each "
-         "claim its verdict. Sections without results say which command produces them.")
+         "claim its verdict. Sections without results say which command produces them. For a paper: the ledger "
+         "as a LaTeX longtable in `claims.tex`, every run's headline table in `tables.tex` (booktabs; pdfLaTeX "
+         "takes both as they are), all beside this page.")
 
 
 def readable_image(path: Path) -> bool:
@@ -620,6 +624,80 @@ def browser_check(path: Path, exe: str, timeout: int = 120) -> str | None:
     return " | ".join(problems) or None
 
 
+# ---- LaTeX -----------------------------------------------------------------------------------------
+
+# Characters of the lab's text that pdfLaTeX does not take as they are, and their LaTeX (applied after
+# pandas has escaped the LaTeX specials, so the $...$ here are not escaped again).
+TEX_CHARS = {"α": r"$\alpha$", "β": r"$\beta$", "γ": r"$\gamma$", "ρ": r"$\rho$", "σ": r"$\sigma$",
+             "τ": r"$\tau$", "φ": r"$\phi$", "ψ": r"$\psi$", "θ": r"$\theta$", "ε": r"$\varepsilon$",
+             "Σ": r"$\Sigma$", "≤": r"$\le$", "≥": r"$\ge$", "≈": r"$\approx$", "≲": r"$\lesssim$",
+             "×": r"$\times$", "→": r"$\to$", "∘": r"$\circ$", "−": "-", "±": r"$\pm$", "∞": r"$\infty$",
+             "—": "---", "–": "--", "·": r"$\cdot$", "…": r"\ldots{}", "’": "'", "‘": "`", "“": "``", "”": "''",
+             "ρ̂": r"$\hat\rho$", "√": r"$\surd$", "½": "1/2", "²": r"$^2$", "≠": r"$\ne$", "∑": r"$\sum$",
+             ">=": r"$\ge$", "<=": r"$\le$", "!=": r"$\ne$", "<": "$<$", ">": "$>$", "|": "$|$"}   # < > | are not text in OT1
+TEX_PREAMBLE = ("% Needs \\usepackage{booktabs,array} (and longtable for the ledger); pdfLaTeX is enough:\n"
+                "% every non-ASCII character is written as LaTeX.\n")
+RAGGED = r">{\raggedright\arraybackslash}"   # a p{} column set ragged right (array package)
+
+
+def _tex_text(text: str) -> str:
+    """Plain text (with `code` spans) as LaTeX: the specials escaped (the escaper pandas uses for tables),
+    code spans in \\texttt, the lab's Unicode as LaTeX (TEX_CHARS); anything else non-ASCII is dropped
+    with a marker so the file always compiles."""
+    import pandas as pd
+    one = pd.DataFrame({"x": [text.replace("`", "\x00")]}).to_latex(index=False, header=False, escape=True)
+    body = one.split("\\midrule\n", 1)[-1] if "\\midrule" in one else one.split("\\toprule\n", 1)[1]
+    body = body.rsplit("\\\\\n\\bottomrule", 1)[0].strip()
+    return _tex_chars(re.sub("\x00(.*?)\x00", r"\\texttt{\1}", body))
+
+
+def _tex_chars(tex: str) -> str:
+    for u in sorted(TEX_CHARS, key=len, reverse=True):
+        tex = tex.replace(u, TEX_CHARS[u])
+    return "".join(ch if ord(ch) < 128 else "?" for ch in tex)
+
+
+def _tex_table(df, caption: str, label: str, column_format: str, longtable: bool = False) -> str:
+    """A booktabs table (pandas' to_latex) whose cells and caption went through _tex_text (code spans in
+    cells are shown plain)."""
+    cells = df.map(lambda v: _tex_text(str(v).replace("`", "")))
+    body = cells.to_latex(index=False, escape=False, column_format=column_format, longtable=longtable,
+                          caption="\x01", label=label)
+    return body.replace("\x01", _tex_text(caption))
+
+
+def claims_tex(rows: list[claims.Row]) -> str:
+    """The claims ledger as one LaTeX longtable (booktabs): what a paper would cite."""
+    import pandas as pd
+    df = pd.DataFrame([{"id": r.claim.id, "paper, where": f"{r.claim.paper}, {r.claim.where}",
+                        "claim": r.claim.text, "paper's value": r.claim.paper_value, "measured": r.measured,
+                        "seeds": "" if r.n_seeds is None else str(r.n_seeds),
+                        "folder": r.folder or "none", "verdict": r.verdict} for r in rows])
+    return TEX_PREAMBLE + _tex_table(
+        df, "Claims ledger of jackson-lab: " + _counts_text(rows) + " Rules: jackson/claims.py.",
+        "tab:claims", "".join(RAGGED + f"p{{{w}cm}}" if w else "r" for w in (2.2, 1.8, 3.4, 1.8, 4.6, 0, 2.2, 1.6)),
+        longtable=True)
+
+
+def tables_tex(secs) -> str:
+    """Every run's headline table (the paper's numbers beside the measured ones, as in the page), one
+    LaTeX table each, labelled tab:<folder>."""
+    import pandas as pd
+    out = [TEX_PREAMBLE]
+    for _, _, _, es in secs:
+        for e in es:
+            if not e["paper"]:
+                continue
+            df = pd.DataFrame([{"quantity": p["quantity"], "paper": _num(p.get("paper")),
+                                "measured": _num(p.get("measured")),
+                                "measured vs paper": ratio(p.get("paper"), p.get("measured"), p.get("quantity", ""))}
+                               for p in e["paper"]])
+            label = "tab:" + re.sub(r"[^A-Za-z0-9]+", "-", e["folder"]).strip("-")
+            out.append(_tex_table(df, f"{e['title']}. Folder {e['folder']}/; seeds: {_seeds_text(e['seeds'])}; "
+                                      f"command: `{e['command']}`.", label, RAGGED + "p{6cm}rrr"))
+    return "\n".join(out)
+
+
 # ---- the command ----------------------------------------------------------------------------------
 
 def build_report(cfg: ReportConfig, command: str = "jackson-report") -> dict:
@@ -639,6 +717,8 @@ def build_report(cfg: ReportConfig, command: str = "jackson-report") -> dict:
     write_atomic(root / "index.md", md)
     write_atomic(root / "index.html", page)
     write_atomic(root / "claims.csv", claims.csv_text(rows))
+    write_atomic(root / "claims.tex", claims_tex(rows))
+    write_atomic(root / "tables.tex", tables_tex(secs))
     return {"entries": entries, "sections": [(k, len(es)) for k, _, _, es in secs], "images": n_img,
             "missing": [f for e in entries for f in _missing(root, e)], "claims": rows}
 

@@ -302,7 +302,7 @@ def test_the_committed_page_loads_clean_in_headless_chromium():
 def test_report_of_the_committed_results(tmp_path):
     """The real reports/ folder (without cells and checkpoints), copied: every image it refers to exists."""
     dst = tmp_path / "reports"
-    shutil.copytree(REPO_REPORTS, dst, ignore=shutil.ignore_patterns("cells", "checkpoints", "*.pt", "index.*"))
+    shutil.copytree(REPO_REPORTS, dst, ignore=shutil.ignore_patterns("cells", "checkpoints", "*.pt", "index.*", "*.tex"))
     res = build_report(ReportConfig(root=str(dst)))
     md = (dst / "index.md").read_text()
     assert all((dst / p).is_file() for p in md_images(md))
@@ -313,6 +313,8 @@ def test_report_of_the_committed_results(tmp_path):
     # after adding or changing a run folder)
     assert md == (REPO_REPORTS / "index.md").read_text(), "reports/index.md is stale: run jackson-report"
     assert (dst / "index.html").read_text() == (REPO_REPORTS / "index.html").read_text()
+    for name in ("claims.tex", "tables.tex"):
+        assert (dst / name).read_text() == (REPO_REPORTS / name).read_text(), f"reports/{name} is stale: run jackson-report"
 
 
 def test_cli(root, capsys):
@@ -416,3 +418,65 @@ def test_recorded_commands_are_relative_inside_the_working_directory(tmp_path):
     argv = ["--data", str(cwd / "data" / "x.tgz"), f"--out={cwd}/reports/r", "--cache", "/var/c", "--seeds", "0"]
     assert portable_argv(argv, cwd) == ["--data", "data/x.tgz", "--out=reports/r", "--cache", "/var/c",
                                         "--seeds", "0"]
+
+
+def _tex_rows(tex: str, start: str, end: str) -> list[list[str]]:
+    """The data rows of a booktabs table (between `start` and `end`), split at unescaped &."""
+    body = tex.split(start, 1)[1].split(end, 1)[0]
+    return [[c.strip() for c in re.split(r"(?<!\\)&", line.rsplit("\\\\", 1)[0])]
+            for line in body.strip().splitlines() if line.strip().endswith("\\\\")]
+
+
+def _tex_well_formed(tex: str) -> None:
+    assert tex.isascii()                                           # pdfLaTeX takes it as it is
+    depth = 0
+    for ch in re.sub(r"\\[{}]", "", tex):                          # braces balance (escaped ones aside)
+        depth += {"{": 1, "}": -1}.get(ch, 0)
+        assert depth >= 0
+    assert depth == 0
+    text = "\n".join(line for line in tex.splitlines() if not line.startswith("%"))
+    assert not re.search(r"(?<!\\)[%#_$]", re.sub(r"\$(?:(?:\\[a-zA-Z]+)+|[<>|]|\^2)\$", "", text))   # specials escaped
+
+
+def test_latex_of_the_ledger_and_of_every_headline_table(root):
+    """claims.tex holds one row per claim with the verdict claims.csv gives it; tables.tex one table per run
+    that the paper gives numbers for, the numbers as report.json has them; both ASCII, braces balanced,
+    the LaTeX specials escaped."""
+    import csv
+    build_report(ReportConfig(root=str(root)))
+    ledger = (root / "claims.tex").read_text()
+    _tex_well_formed(ledger)
+    rows = _tex_rows(ledger, "\\endlastfoot", "\\end{longtable}")
+    with open(root / "claims.csv", newline="") as fh:
+        want = [(r["id"], r["verdict"], r["n_seeds"]) for r in csv.DictReader(fh)]
+    assert [(r[0], r[7], r[5]) for r in rows] == want and all(len(r) == 8 for r in rows)
+    tables = (root / "tables.tex").read_text()
+    _tex_well_formed(tables)
+    hooks = [json.loads(p.read_text()) for p in sorted(root.rglob("report.json")) if "cells" not in p.parts]
+    with_paper = [h for h in hooks if h.get("paper")]
+    assert tables.count("\\begin{table}") == len(with_paper) >= 2
+    task = _tex_rows(tables.split("\\label{tab:tasks-nearest-point}", 1)[1], "\\midrule", "\\bottomrule")
+    assert [r[:3] for r in task] == [["mean A on the nearest point", "1", "0.9"],
+                                     ["a value the paper states in words", "identity", "0.01"]]
+    assert "F\\_hat" not in tables and "$\\alpha$" in (
+        __import__("jackson.report", fromlist=["x"])._tex_text("α_1 & 50%"))
+
+
+def test_committed_latex_is_current():
+    """reports/claims.tex and reports/tables.tex are what jackson-report writes from the committed folders
+    (checked whole by test_report_of_the_committed_results); here: they exist and are well formed."""
+    for name in ("claims.tex", "tables.tex"):
+        _tex_well_formed((REPO_REPORTS / name).read_text())
+
+
+@pytest.mark.skipif(shutil.which("pdflatex") is None, reason="no pdflatex here (Debian: texlive-latex-base, "
+                    "texlive-latex-recommended); the well-formedness test above runs everywhere")
+def test_latex_compiles_with_pdflatex(root, tmp_path):
+    build_report(ReportConfig(root=str(root)))
+    doc = tmp_path / "doc.tex"
+    doc.write_text("\\documentclass{article}\\usepackage[landscape,margin=1.5cm]{geometry}"
+                   "\\usepackage{booktabs,longtable,array}\\begin{document}"
+                   f"\\input{{{root / 'claims.tex'}}}\\input{{{root / 'tables.tex'}}}\\end{{document}}\n")
+    p = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", doc.name], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0 and (tmp_path / "doc.pdf").stat().st_size > 1000, p.stdout[-800:]
