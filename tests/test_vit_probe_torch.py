@@ -240,6 +240,28 @@ def test_a_factory_is_imported_from_the_current_folder_and_seeded(factory_dir):
             model_source.from_factory(spec, {}, 0)
 
 
+def test_arch_and_timm_descriptions_load_as_their_options_do(tmp_path):
+    from vit_probe.common import load_model
+    torch.manual_seed(0)
+    timm_vit = models.build(models.parse_arch("vit_p8_d32_l2_h2"))
+    torch.save(timm_vit.state_dict(), tmp_path / "w.pth")
+    x = torch.randn(2, 3, 32, 32, generator=torch.Generator().manual_seed(8))
+    by_arch, _, _ = load_model("", False, str(tmp_path / "w.pth"), "vit_p8_d32_l2_h2")
+    j = _write(tmp_path / "arch.json", {"kind": "arch", "arch": "vit_p8_d32_l2_h2"})
+    by_json, desc, _ = load_model("", False, str(tmp_path / "w.pth"), "", model_json=str(j))
+    with torch.no_grad():
+        assert torch.equal(by_arch(x), by_json(x)) and desc == "vit_p8_d32_l2_h2 from w.pth"
+    j = _write(tmp_path / "timm.json", {"kind": "timm", "name": "vit_tiny_patch16_224",
+                                        "kwargs": {"img_size": 32, "patch_size": 8, "num_classes": 10}})
+    m, desc, _ = load_model("", False, "", "", seed=1, model_json=str(j))
+    again, _, _ = load_model("", False, "", "", seed=1, model_json=str(j))
+    assert desc == "timm vit_tiny_patch16_224 (random init, seed 1)" and m(x).shape == (2, 10)
+    for (k, v), w in zip(m.state_dict().items(), again.state_dict().values()):
+        assert torch.equal(v, w), k                                          # the seed sets the init
+    sv = spectra.collect(m, np.zeros((1, 32, 32, 3), np.uint8), [0], [0], progress=False)
+    assert sv[(0, 0)].shape == (1, 17)
+
+
 # ---------------------------------------------------------------- vit-probe spectra end to end
 
 def _spectra(args, tmp_path, official):   # noqa: F811 (the fixture's value)

@@ -122,18 +122,17 @@ def load(d: dict, checkpoint: str, seed: int, option: str = "--model-json") -> t
     checkpoint, if any, loaded strictly (missing / unexpected / shape lines name what does not fit).
     The arch kind goes through `common.load_model`'s --arch path."""
     kind = d["kind"]
-    if kind == "torch-vit":
-        cfg = torch_vit_config(d, f"{option} (torch-vit)")
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(seed)
-            model = TorchViT(cfg)
-        name = describe(cfg)
-    elif kind == "timm":
-        model = models.create_timm(d["name"], False, **d.get("kwargs", {}))
-        name = f"timm {d['name']}"
-    elif kind == "factory":
+    if kind == "factory":
         model = from_factory(d["factory"], d.get("kwargs", {}), seed, option)
         name = f"{d['factory']}()"
+    elif kind in ("torch-vit", "timm"):
+        with torch.random.fork_rng(devices=[]):     # the init drawn from `seed`, global RNG state kept
+            torch.manual_seed(seed)
+            if kind == "torch-vit":
+                cfg = torch_vit_config(d, f"{option} (torch-vit)")
+                model, name = TorchViT(cfg), describe(cfg)
+            else:
+                model, name = models.create_timm(d["name"], False, **d.get("kwargs", {})), f"timm {d['name']}"
     else:
         raise UsageError(f"{option}: kind {kind!r} is not loaded here; {models.CHECKPOINT_KINDS}")
     attns = models.attention_modules(model)            # refuses a model with nothing to probe
