@@ -202,6 +202,12 @@ COLUMNS: dict[str, dict[str, str]] = {
         "count": "seeds in the mean (members that did not diverge)",
         "paper": "the paper's value (held-out MSE, Tables 2-3); empty where the paper gives none",
     },
+    "rnn-mixing-spectrum spectra.csv": {
+        "form": "`before` (rho(u, v)) or `after` (rho(u, a u + b v), the mixed inputs of App. D.3)",
+        "i": "1-based index of the singular value, in decreasing order",
+        "sigma": "i-th singular value of the kernel as an operator on L2[0, 1] (POD on Gauss-Legendre nodes; "
+                 "unitless)",
+    },
     # ---- vit-probe --------------------------------------------------------------------------------
     "vit-probe spectra.csv": {
         "m_h": _VIT_M_H,
@@ -359,6 +365,7 @@ WRITTEN_BY: dict[str, str] = {
     "rnn-compare results.csv": "one row per (kernel, alteration, model, seed): `rnn_compare/experiment.py` "
                                "`CompareCell.run`",
     "rnn-compare tables_long.csv": "one row per (kernel, alteration, model): `rnn_compare/experiment.py` `tables`",
+    "rnn-mixing-spectrum spectra.csv": "one row per (form, i): `rnn_compare/report.py` `write_spectrum_folder`",
     "vit-probe spectra.csv": "one row per ([m_h,] layer, head, i): `vit_probe/spectra.py` `spectrum_table` "
                              "(vit-probe spectra and sweep-mh)",
     "vit-probe heads.csv": "one row per ([m_h,] layer, head): `vit_probe/spectra.py` `head_table` "

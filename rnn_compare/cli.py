@@ -44,6 +44,9 @@ def spectrum_parser() -> OneLineParser:
     p.add_argument("--k", type=int, default=6, help="how many singular values to print")
     p.add_argument("--png", default=argparse.SUPPRESS,    # SUPPRESS: no "(default: )" in --help
                    help="also save a plot here (missing parent folders are created; default: no plot)")
+    p.add_argument("--out", default=argparse.SUPPRESS,
+                   help="also write a run folder here (spectra.csv, summary, figure, report.json for "
+                        "jackson-report; default: none, print only)")
     return p
 
 
@@ -66,7 +69,7 @@ def _spectrum(argv: list[str] | None) -> int:
 
     prog = "rnn-mixing-spectrum"
     a = spectrum_parser().parse_args(sys.argv[1:] if argv is None else argv)
-    a.png = getattr(a, "png", "")
+    a.png, a.out = getattr(a, "png", ""), getattr(a, "out", "")
     n = 256                      # quadrature nodes of the POD (spectra_before_after's default)
     try:   # every option checked before any compute or write; then the (cheap) spectra, whose kernel
            # values are checked finite on both grids
@@ -85,9 +88,25 @@ def _spectrum(argv: list[str] | None) -> int:
                 from matplotlib.backend_bases import FigureCanvasBase
                 known = FigureCanvasBase.get_supported_filetypes()
                 need(fmt in known, f"--png: cannot write .{fmt} figures; use one of {', '.join(sorted(known))}")
+        if a.out:
+            from jackson.runfolder import check_run_folder
+            check_run_folder(a.out, prog)
         r = spectra_before_after(k, a.a, a.b, n=n, k=a.k)
     except UsageError as e:
         fail(prog, str(e))
+    if a.out:
+        import shlex
+
+        from jackson.runfolder import open_run, portable_argv
+        from .report import write_spectrum_folder
+        argv = sys.argv[1:] if argv is None else list(argv)
+        command = " ".join([prog] + [shlex.quote(x) for x in portable_argv(argv)])
+        config = {"kernel": a.kernel, "a": a.a, "b": a.b, "k": a.k, "quadrature_nodes": n}
+        try:
+            with open_run(a.out, prog, command, config) as out:
+                write_spectrum_folder(out, command, a.kernel, a.a, a.b, n, r)
+        except UsageError as e:
+            fail(prog, str(e))
     if a.png:   # before printing, so a place that refuses the file leaves one line and nothing else
         import matplotlib
         matplotlib.use("Agg")
@@ -111,4 +130,6 @@ def _spectrum(argv: list[str] | None) -> int:
     print("after:  " + "  ".join(f"{s:.4f}" for s in r["after"]))
     if a.png:
         print(f"figure: {a.png}")
+    if a.out:
+        print(f"run folder: {a.out} (summary.md, spectra.csv, mixing_spectrum.png, report.json)")
     return 0

@@ -1,4 +1,5 @@
-"""rnn-compare's entry in the lab report: report.json, the one interface jackson-report reads."""
+"""rnn-compare's entry in the lab report: report.json, the one interface jackson-report reads; and the run
+folder of rnn-mixing-spectrum (App. D.3), which is small enough to be written here whole."""
 from __future__ import annotations
 
 import json
@@ -47,3 +48,76 @@ def report_hook(folder: Path) -> dict:
 
 def write_report_json(folder: Path) -> Path:
     return write_report(folder, report_hook(Path(folder)))
+
+
+RANK_TOL = 1e-8          # a singular value below this fraction of sigma_1 counts as zero (numerical rank)
+PAPER_D3 = {"kernel": "1 + 2*sin(2*pi*u)*sin(2*pi*v)", "a": 1.0, "b": 1.0,
+            "before": (1.0, 1.0), "after": (1.265, 0.5, 0.4)}     # App. D.3 as printed
+
+
+def numerical_rank(sigma) -> int:
+    sigma = [float(x) for x in sigma]
+    return sum(x > RANK_TOL * sigma[0] for x in sigma) if sigma and sigma[0] > 0 else 0
+
+
+def write_spectrum_folder(out: Path, command: str, kernel: str, a: float, b: float, n: int, spectra: dict,
+                          png: Path | None = None) -> dict:
+    """rnn-mixing-spectrum --out: spectra.csv (tidy: form, i, sigma), summary.json / summary.md (the
+    spectra, their numerical ranks, App. D.3's numbers where the kernel and mixing are the paper's),
+    mixing_spectrum.png + .pdf, report.json.  `out` was opened by jackson.runfolder.open_run."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+    import pandas as pd
+    from jackson.figures import save
+    from jackson.runfolder import write_atomic
+
+    before, after = [float(x) for x in spectra["before"]], [float(x) for x in spectra["after"]]
+    rows = [{"form": f, "i": i + 1, "sigma": s} for f, sig in (("before", before), ("after", after))
+            for i, s in enumerate(sig)]
+    write_atomic(out / "spectra.csv", pd.DataFrame(rows).to_csv(index=False))
+    paper = (" ".join(kernel.split()) == PAPER_D3["kernel"] and a == PAPER_D3["a"] and b == PAPER_D3["b"])
+    summary = {"command": command, "kind": "rnn-mixing-spectrum", "kernel": kernel, "a": a, "b": b,
+               "quadrature_nodes": n, "before": before, "after": after, "rank_tol": RANK_TOL,
+               "rank_before": numerical_rank(before), "rank_after": numerical_rank(after),
+               "paper": {"before": list(PAPER_D3["before"]), "after": list(PAPER_D3["after"])} if paper else None}
+    mixing = f"rho(u, {a:g} u + {b:g} v)"
+    fig, ax = plt.subplots(figsize=(4.8, 3.4))
+    i = np.arange(1, len(before) + 1)
+    ax.semilogy(i, np.maximum(before, 1e-16), "o-", label="rho(u, v)")
+    ax.semilogy(i, np.maximum(after, 1e-16), "s--", label=mixing)
+    if paper:
+        ax.semilogy(np.arange(1, 4), PAPER_D3["after"], "k+", ms=10, mew=1.5, label="paper, after (App. D.3)")
+    ax.set(xlabel="index i", ylabel="singular value sigma_i", ylim=(1e-4, None),
+           title=f"App. D.3: ranks {summary['rank_before']} -> {summary['rank_after']}")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    for target in [out / "mixing_spectrum.png"] + ([png] if png else []):
+        target.parent.mkdir(parents=True, exist_ok=True)
+        save(fig, target)
+    plt.close(fig)
+    md = [f"# rnn-mixing-spectrum (App. D.3)", "", f"Command: `{command}`", "",
+          f"Singular values of rho(u, v) = {kernel} and of the mixed kernel {mixing} (the input pair "
+          f"(x1, x2) read as (x1, {a:g} x1 + {b:g} x2)), by POD on {n} Gauss-Legendre nodes per variable. "
+          f"Numerical rank: sigma_i > {RANK_TOL:g} sigma_1.", "",
+          "| i | before | after |" + (" paper, after |" if paper else ""),
+          "|---:|---:|---:|" + ("---:|" if paper else "")]
+    for j, (x, y) in enumerate(zip(before, after)):
+        md.append(f"| {j + 1} | {x:.4f} | {y:.4f} |"
+                  + (f" {PAPER_D3['after'][j]:g} |" if paper and j < 3 else " |" if paper else ""))
+    md += ["", f"Rank {summary['rank_before']} before, {summary['rank_after']} after."]
+    write_atomic(out / "summary.md", "\n".join(md) + "\n")
+    write_atomic(out / "summary.json", json.dumps(summary, indent=1) + "\n")
+    data = f"the kernel rho(u, v) = {kernel} on [0, 1]^2 (no training, no data)"
+    entry = {"section": "rnn_compare", "title": f"rnn-mixing-spectrum: {mixing} (App. D.3)", "data": data,
+             "command": command, "seeds": "none (deterministic quadrature)",
+             "paper": [{"quantity": f"sigma_{j + 1} after the mixing", "paper": PAPER_D3["after"][j],
+                        "measured": after[j]} for j in range(min(3, len(after)))] if paper else [],
+             "text": f"Numerical rank {summary['rank_before']} before the mixing, {summary['rank_after']} after "
+                     f"(sigma_i > {RANK_TOL:g} sigma_1).",
+             "figures": [{"file": "mixing_spectrum.png",
+                          "caption": "Singular values of the coupling before (circles) and after (squares) the mixing"
+                                     + ("; crosses: the paper's values after it." if paper else ".")}]}
+    write_report(out, entry)
+    return summary

@@ -295,9 +295,43 @@ def test_dp_fig1_flops_locality(tmp_path):
 
 
 def test_claims_without_a_folder_kind_say_so(tmp_path):
-    r = judge(tmp_path, "JL-D3-mixing-rank")
-    assert r.verdict == UNTESTED and "`rnn-mixing-spectrum`" in r.measured and "writes no run folder" in r.measured
     assert judge(tmp_path, "JL-tab1-wmt").measured.startswith("no run folder (no command of this lab")
+
+
+def d3_summary(before, after, paper=True) -> dict:
+    from rnn_compare.report import numerical_rank
+    return {"kind": "rnn-mixing-spectrum", "before": before, "after": after, "quadrature_nodes": 256,
+            "rank_before": numerical_rank(before), "rank_after": numerical_rank(after),
+            "paper": {"after": [1.265, 0.5, 0.4]} if paper else None}
+
+
+def test_d3_mixing_rank_from_the_real_command_and_by_hand(tmp_path):
+    """The real rnn-mixing-spectrum --out folder reproduces App. D.3 (the closed form: rho(u, u + v) =
+    1 + 2 sin^2(2 pi u) cos(2 pi v) + sin(4 pi u) sin(2 pi v), rank 3); hand-made folders give the other
+    verdicts; a folder on another kernel or mixing tests nothing."""
+    from rnn_compare.cli import spectrum_main
+    assert judge(tmp_path, "JL-D3-mixing-rank").verdict == UNTESTED
+    assert spectrum_main(["--out", str(tmp_path / "rnn_compare" / "d3")]) == 0
+    r = judge(tmp_path, "JL-D3-mixing-rank")
+    assert r.verdict == REPRODUCED and r.measured.startswith("rank 2 -> 3") and r.folder == "rnn_compare/d3"
+    assert 0 < r.outcome.value < 0.05
+    # closed form: with the orthonormal v-basis 1, sqrt2 cos, sqrt2 sin the u-parts are 1, sqrt2 sin^2(2 pi u),
+    # sin(4 pi u)/sqrt2, whose Gram matrix [[1, 1/sqrt2, 0], [1/sqrt2, 3/4, 0], [0, 0, 1/4]] has the sigma^2
+    gram = [[1, 1 / math.sqrt(2), 0], [1 / math.sqrt(2), 0.75, 0], [0, 0, 0.25]]
+    import numpy as np
+    exact = np.sqrt(np.sort(np.linalg.eigvalsh(np.array(gram)))[::-1])
+    rows = list(csv.DictReader(open(tmp_path / "rnn_compare" / "d3" / "spectra.csv")))
+    after = [float(x["sigma"]) for x in rows if x["form"] == "after"]
+    assert np.allclose(after[:3], exact, atol=1e-9) and max(after[3:]) < 1e-9 * after[0]
+    assert [float(x["sigma"]) for x in rows if x["form"] == "before"][:2] == pytest.approx([1.0, 1.0], abs=1e-9)
+    other = tmp_path / "other"
+    assert spectrum_main(["--a", "0.5", "--out", str(other / "rnn_compare" / "half")]) == 0
+    assert judge(other, "JL-D3-mixing-rank").verdict == UNTESTED             # not the paper's mixing
+    for before, after, verdict in (([1, 1, 0], [1.20, 0.5, 0.4], PARTLY),        # rank rises, sigma_1 5.1% off
+                                   ([1, 1, 0], [1.0, 1.0, 0.0], NOT_REPRODUCED)):
+        t = tmp_path / verdict.replace(" ", "_")
+        folder(t, "rnn_compare/d", d3_summary(before, after), {"kernel": "x"})
+        assert judge(t, "JL-D3-mixing-rank").verdict == verdict
 
 
 # ---- every rule kind: a folder that reproduces its claim, then the same folder as a quick run -------------------
@@ -333,6 +367,7 @@ REPRODUCING = {   # claim id -> (folder, summary, config, what else the folder n
                     lambda f: write_csv(f / "results.csv", "kernel,alteration,model,seed,test_mse,status",
                                         [f"uniform,{a},{m},0,{v},converged" for a in ("original", "permuted")
                                          for m, v in (("rnn", 5.0), ("transformer", 1e-3))])),
+    "JL-D3-mixing-rank": ("rnn_compare/d", d3_summary([1.0, 1.0, 0.0], [1.262, 0.5, 0.396]), {"kernel": "x"}, None),
     "JL-B1-selection-average": ("tasks/q", task_summary("selection-average", [0.99], [1e-4]), None, None),
     "Y-fig1-arithmetic": ("cot_dp/a", cot({"arithmetic": GROWS}), {"seeds": [0]}, None),
     "Y-tab2-flops": ("cot_dp/a", cot({}), {"seeds": [0]}, _gflops),
