@@ -85,7 +85,7 @@ def import_factory(spec: str, option: str = "--model-factory"):
     try:
         module = importlib.import_module(mod_name)
     except ModuleNotFoundError as e:
-        if e.name and mod_name.startswith(e.name):
+        if e.name and (mod_name == e.name or mod_name.startswith(e.name + ".")):   # the module itself, not its imports
             raise UsageError(f"{option}: no module named {e.name} (run from the folder that holds it, or add "
                              "that folder to PYTHONPATH)") from None
         raise UsageError(f"{option}: importing {mod_name} failed (ModuleNotFoundError: {e})") from None
