@@ -256,6 +256,7 @@ _SPECTRUM = [
     ("spectrum-png-unwritable-place", "--png /proc/x/d3.png", "--png"),
     ("spectrum-png-is-a-folder", "--png .", "--png: . is a folder"),
     ("spectrum-png-unknown-format", "--png d3.xyz", "--png: cannot write .xyz figures"),
+    ("spectrum-out-under-a-file", "--out /dev/null/d3", "--out"),
 ]
 SAYS = {i: says for i, _, says in _COMPARE + _SPECTRUM}
 _EXPECT_REFUSED = "exit 2, one line 'prog: error: {}...', nothing computed or written"
