@@ -1,4 +1,4 @@
-"""Speed of the given-features model (jackson/given.py, issue 12) on this machine.
+"""Speed of the given-features model (jackson/rate_sweep/given.py, issue 12) on this machine.
 
     python benchmarks/bench_given.py step        # one training step: the folded forward vs a per-member reference
     python benchmarks/bench_given.py grid DIR     # the wall time of a finished grid, from its cells' cell.json
@@ -21,7 +21,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from jackson.given import TORCH_F, GivenFeatureBank
+from jackson.rate_sweep.given import TORCH_F, GivenFeatureBank
 from jackson.models import ModelConfig
 
 

@@ -36,8 +36,9 @@ _EXPORTS = {
     "predicted_exponent": "jackson.rates", "fit_power_law": "jackson.rates", "bootstrap_exponent": "jackson.rates",
     "bound_terms": "jackson.rates",
     # the rate sweep (Fig. 1)
-    "SweepConfig": "jackson.experiment", "sweep_config": "jackson.experiment", "run_sweep": "jackson.experiment",
-    "RateCell": "jackson.rate_cell",
+    "SweepConfig": "jackson.rate_sweep.experiment", "sweep_config": "jackson.rate_sweep.experiment",
+    "run_sweep": "jackson.rate_sweep.experiment",
+    "RateCell": "jackson.rate_sweep.cell",
     # the shared core
     "run_cells": "jackson.sweep", "function_id": "jackson.sweep", "open_run": "jackson.runfolder", "Expression": "jackson.expr",
     "UsageError": "jackson.config",

@@ -1,85 +1,8 @@
-"""Thin entry points: parse, call a library function, print where the results went."""
-from __future__ import annotations
+"""Moved to `jackson.rate_sweep.cli` (`sweep_main`); this name stays for one release.
 
-import sys
-
-from .config import cli_run, guarded, install_signals
-
-
-def sweep_main(argv: list[str] | None = None) -> int:
-    install_signals()     # before the heavy imports: Ctrl-C during start-up is one line too
-    cfg, summary = guarded("jackson-sweep", lambda: _sweep(sys.argv[1:] if argv is None else argv))
-    out = cfg.resolved_out()
-    print(f"results: {out}/results.csv")
-    print(f"summary: {out}/summary.md")
-    print(f"figures: {out}/error_vs_mh.png, {out}/learned_spectrum.png, {out}/loss_curves.png")
-    for line in exponent_lines(summary):
-        print(line)
-    return 0
-
-
-def _sweep(argv: list[str]):
-    from .experiment import SweepConfig, presets, run_sweep
-    return cli_run("jackson-sweep", SweepConfig,
-                   "Fit the Eq. (5) Transformer to POD targets for each m_h and measure the rate "
-                   "(Jiang & Li, Theorem 4.1 / Fig. 1).", presets, run_sweep, argv)
-
-
-def exponent_lines(summary: dict) -> list[str]:
-    """One line per target: its fitted exponent, and on the same line what would make it untrustworthy
-    (members not converged or diverged, a degenerate target, the finite-rank knee verdict)."""
-    out = []
-    for t in summary["targets"]:
-        e = t["exponents"].get("test")
-        w = f" m_FF={t['m_ff']}" if len(summary.get("m_ff", [])) > 1 else ""
-        head = f"alpha={t['alpha']:g} rank={t['rank']}{w} ({t['attention']} attention, {t.get('features', 'learned')} features): "
-        pred = (f"predicted {t['predicted_exponent']:+.2f}" if t["rank"] == "inf"
-                else "no power law predicted below the rank (exact once m_h >= r)")
-        if t.get("kernel"):
-            head = (f"kernel rho(u, v) = {t['kernel']['expression']} (rank {t['rank']}, K = {t['K']}, "
-                    f"alpha_hat={t['alpha']:g}){w} ({t['attention']} attention, {t.get('features', 'learned')} features): ")
-            if t["rank"] == "inf":
-                pred = f"predicted -(2 alpha_hat - 1) = {t['predicted_exponent']:+.2f} from the fitted decay of its POD sigma"
-        elif t.get("explicit"):
-            ex = t["explicit"]
-            src = f", {ex['source']}" if ex.get("source", "--sigma") != "--sigma" else ""
-            head = (f"explicit spectrum ({ex['K']} values{src}, rank {ex['rank']}, alpha_hat={t['alpha']:g}){w} "
-                    f"({t['attention']} attention, {t.get('features', 'learned')} features): ")
-            pred = f"predicted -(2 alpha_hat - 1) = {t['predicted_exponent']:+.2f} from the fitted decay of the given sigma"
-        head += (f"fitted exponent {e['slope']:+.2f} [{e['lo']:+.2f}, {e['hi']:+.2f}], {pred}"
-                 if e else "no exponent (fewer than 2 m_h in the fit range)")
-        tr = t.get("checks", {}).get("tracking")
-        if tr:
-            head += "; tracks " + (", ".join(tr["tracks"]) if tr["tracks"] else "no reference") + \
-                (f"; floor ~{tr['floor_value']:.2g}" if tr.get("floor") else "")
-        notes = []
-        st = t.get("statuses", {})
-        n = sum(st.values())
-        if st.get("budget"):
-            notes.append(f"{st['budget']} of {n} members not converged (budget)")
-        if st.get("diverged"):
-            notes.append(f"{st['diverged']} diverged, excluded: " + ", ".join(f"m_h={d['m_h']} seed {d['seed']}" for d in t["diverged"]))
-        if t.get("degenerate", {}).get("flag"):
-            notes.append(t["degenerate"]["why"])
-        ch = t.get("checks", {})
-        if "knee_drop" in ch:
-            r = int(t["rank"])
-            notes.append(f"knee e({r - 1})/e({r}) {ch['knee_drop']:.3g}x, median of {len(ch['knee_per_seed'])} seed(s) "
-                         f"({'shown' if ch['knee_ok'] else 'NOT shown'} by the >= 10x rule)")
-        out.append(head + ("; " + "; ".join(notes) if notes else ""))
-    return out
-
-
-def tasks_main(argv: list[str] | None = None) -> int:
-    """jackson-tasks: signals first, then the (torch-importing) task module."""
-    install_signals()
-    return guarded("jackson-tasks", lambda: _tasks(argv))
-
-
-def _tasks(argv):
-    from .tasks import main
-    return main(argv)
-
+The console scripts point at the new module (pyproject.toml); this one keeps `from jackson.cli import
+sweep_main, tasks_main` and `python -m jackson.cli` working."""
+from .rate_sweep.cli import _sweep, _tasks, exponent_lines, sweep_main, tasks_main  # noqa: F401
 
 if __name__ == "__main__":  # pragma: no cover
     raise SystemExit(sweep_main())

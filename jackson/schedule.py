@@ -157,6 +157,6 @@ def stable_tag(d: dict) -> int:
 
 def member_seed(seed: int, m_h: int) -> int:
     """A bank member's init from (seed, m_h) alone (jackson-tasks cells, the benchmarks; rate cells
-    use `jackson.rate_cell.init_seed`, which also hashes the restart and the target)."""
+    use `jackson.rate_sweep.cell.init_seed`, which also hashes the restart and the target)."""
     return derive_seed(seed, m_h)
 

@@ -24,7 +24,7 @@ except ImportError:  # pragma: no cover
 
 from jackson.fit import FitConfig  # noqa: E402
 from jackson.models import ModelConfig  # noqa: E402
-from jackson.rate_cell import RateCell  # noqa: E402
+from jackson.rate_sweep.cell import RateCell  # noqa: E402
 
 TINY_MODEL = ModelConfig(n=8, d_v=8, width=16)
 TINY_FIT = FitConfig(steps=12, batch_size=32, warmup=2, eval_every=4, eval_size=64)

@@ -1,4 +1,4 @@
-"""jackson-sweep (jackson/cli.py, experiment.py, config.py): smoke runs and one-line usage errors."""
+"""jackson-sweep (jackson/rate_sweep/cli.py, experiment.py, config.py): smoke runs and one-line usage errors."""
 from __future__ import annotations
 
 import json
@@ -12,7 +12,7 @@ import pytest
 
 from conftest import assert_paper_figure
 from jackson.config import build_parser, from_args, parse_int_list, parse_rank_list
-from jackson.experiment import QUICK, SweepConfig, validate
+from jackson.rate_sweep.experiment import QUICK, SweepConfig, validate
 from jackson.config import UsageError
 
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -250,7 +250,7 @@ def test_bad_input_one_line_exit_2(bad_runs, case):
 
 @pytest.mark.parametrize("case", list(BAD_IN_PROCESS))
 def test_bad_input_in_process(tmp_path, capsys, case):
-    from jackson.cli import sweep_main
+    from jackson.rate_sweep.cli import sweep_main
     import torch
     if case in ("device_cuda_absent", "gpu_preset_without_cuda") and torch.cuda.is_available():
         pytest.skip("this machine has CUDA")
@@ -357,7 +357,7 @@ def test_m_ff_axis_gives_a_heatmap(tmp_path, sweep_exe, sub_env):
 @pytest.mark.slow
 def test_config_file_reproduces_the_run(quick_run, tmp_path, capsys):
     """--config <run>/config.json reruns that run: the same results.csv, byte for byte; options given win."""
-    from jackson.cli import sweep_main
+    from jackson.rate_sweep.cli import sweep_main
     out, proc = quick_run
     assert proc.returncode == 0
     again = tmp_path / "again"

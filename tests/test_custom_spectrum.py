@@ -12,7 +12,7 @@ import pytest
 
 from jackson import sweep_config
 from jackson.config import UsageError, build_parser, read_config
-from jackson.experiment import SweepConfig, validate
+from jackson.rate_sweep.experiment import SweepConfig, validate
 from synthetic.pod_target import PODTarget, Spectrum, decay_exponent
 
 
@@ -133,7 +133,7 @@ FAULT_CASES = [{"id": cid, "command": "jackson-sweep --quick " + " ".join(a.repl
 
 @pytest.mark.parametrize("case", list(BAD))
 def test_bad_spectrum_one_line_exit_2(tmp_path, capsys, case):
-    from jackson.cli import sweep_main
+    from jackson.rate_sweep.cli import sweep_main
     files = {"nan_file": tmp_path / "nan.txt", "empty_file": tmp_path / "empty.txt",
              "missing_file": tmp_path / "no-such.txt"}
     files["nan_file"].write_text("1.0\nnan\n")
@@ -158,7 +158,7 @@ def test_sigma_with_alpha_from_python():
 
 @pytest.mark.slow
 def test_sigma_sweep_end_to_end(tmp_path, capsys):
-    from jackson.cli import sweep_main
+    from jackson.rate_sweep.cli import sweep_main
     out = tmp_path / "run"
     assert sweep_main(["--quick", "--sigma", "1,0.5,0.25", "--steps", "20", "--out", str(out)]) == 0
     printed = capsys.readouterr().out

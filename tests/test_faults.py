@@ -34,7 +34,7 @@ def case(id: str, command: str, expect: str):
 
 def sweep(argv, capsys):
     """jackson-sweep in-process: (exit code, stdout, stderr)."""
-    from jackson.cli import sweep_main
+    from jackson.rate_sweep.cli import sweep_main
     try:
         rc = sweep_main(argv)
     except SystemExit as e:
@@ -299,7 +299,7 @@ FAULT_CASES.append({"id": "signal-at-start-up", "command": "jackson-sweep ...   
 @case("disk-full", "jackson-sweep ...   # the disk fills while a cell writes (ENOSPC injected)",
       "exit 1, one line naming the file and 'No space left on device'; no half-written cell left")
 def test_full_disk_mid_cell(tmp_path, capsys, monkeypatch):
-    import jackson.rate_cell as rc_mod
+    import jackson.rate_sweep.cell as rc_mod
     real = rc_mod.measure
 
     def measure(cell, folder, progress=True):
@@ -351,7 +351,7 @@ def test_bad_config_file(tmp_path, capsys):
                                          (["--seeds", "123456789012345678901234"], "--seeds"),
                                          (["--steps", "99999999999999999999"], "--steps")])
 def test_every_number_option_is_finite_and_in_range(tmp_path, capsys, argv, option):
-    from jackson.cli import tasks_main
+    from jackson.rate_sweep.cli import tasks_main
     try:
         rc = tasks_main(["nearest-point", "--quick", *argv, "--out", str(tmp_path / "o")])
     except SystemExit as e:
@@ -393,7 +393,7 @@ def test_report_with_a_corrupt_png(tmp_path, capsys):
 @case("quick-default-folder", "jackson-sweep --quick; jackson-tasks <task> --quick",
       "writes under runs/ (never into reports/, which holds committed results)")
 def test_quick_runs_default_outside_reports():
-    from jackson.experiment import SweepConfig
+    from jackson.rate_sweep.experiment import SweepConfig
     from jackson.tasks import RUNS, resolved_out
     assert SweepConfig(quick=True).resolved_out().parts[0] == "runs"
     for cls in RUNS.values():

@@ -1,4 +1,4 @@
-"""jackson/given.py: the given-features model of the attention term alone, checked against the target
+"""jackson/rate_sweep/given.py: the given-features model of the attention term alone, checked against the target
 itself (exact representation once m_h >= r), a naive per-member loop, and its rank."""
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from jackson.fit import FitConfig, evaluate, fit
-from jackson.given import GivenFeatureBank, given_features
+from jackson.rate_sweep.given import GivenFeatureBank, given_features
 from jackson.models import ModelConfig
 from jackson.pod import learned_spectrum
 from synthetic.pod_target import PODTarget, Spectrum, basis_matrix

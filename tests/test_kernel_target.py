@@ -16,7 +16,7 @@ import pytest
 
 from jackson import sweep_config
 from jackson.config import UsageError
-from jackson.experiment import validate
+from jackson.rate_sweep.experiment import validate
 from jackson.pod import pod
 from jackson.sweep import config_hash, function_id
 from synthetic.kernel_target import KernelTarget
@@ -149,7 +149,7 @@ def test_new_fields_at_their_defaults_keep_every_committed_cell_key():
     cell.json hashes to its folder's name (old v1 folders lack only the scheme tag, not the hash)."""
     from jackson.fit import FitConfig
     from jackson.models import ModelConfig
-    from jackson.rate_cell import RateCell
+    from jackson.rate_sweep.cell import RateCell
     names = {f.name for f in dataclasses.fields(RateCell)}
     seen = 0
     for cj in sorted((ROOT / "reports" / "jackson").glob("*/cells/*/cell.json")):
@@ -170,7 +170,7 @@ def test_a_cell_with_lambdas_crosses_to_a_dask_worker():
     sends it by value, and a fresh process loads it with plain pickle and builds the same target."""
     from distributed.protocol import pickle as dask_pickle
 
-    from jackson.rate_cell import RateCell
+    from jackson.rate_sweep.cell import RateCell
     cell = RateCell(alpha=1.5, rank=3, seed=0, m_hs=(1,), tau=6, kernel=lambda u, v: np.exp(-(u - v) ** 2 / 0.1),
                     F=np.tanh, f=lambda x: x ** 3)
     with pytest.raises((pickle.PicklingError, AttributeError)):
@@ -218,7 +218,7 @@ FAULT_CASES = [{"id": cid, "command": "jackson-sweep --quick " + " ".join(repr(a
 
 @pytest.mark.parametrize("case", list(BAD))
 def test_bad_kernel_option_one_line_exit_2(tmp_path, capsys, case):
-    from jackson.cli import sweep_main
+    from jackson.rate_sweep.cli import sweep_main
     args, why = BAD[case]
     out = tmp_path / "out"
     with pytest.raises(SystemExit) as e:

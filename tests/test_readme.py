@@ -35,7 +35,7 @@ def test_use_it_from_python_runs(tmp_path, monkeypatch, capsys):
 
 def test_quick_from_python_equals_quick_from_the_command_line():
     from jackson.config import build_parser, from_args
-    from jackson.experiment import SweepConfig, presets, sweep_config
+    from jackson.rate_sweep.experiment import SweepConfig, presets, sweep_config
     given = vars(build_parser(SweepConfig, "jackson-sweep", "").parse_args(["--quick", "--alpha", "1.0", "--steps", "20"]))
     cli = from_args(SweepConfig, given, SweepConfig(**{**presets(given)}) if presets(given) else SweepConfig())
     assert sweep_config(quick=True, alpha=(1.0,), fit={"steps": 20}) == cli
@@ -48,7 +48,7 @@ def test_quick_from_python_equals_quick_from_the_command_line():
 
 def test_quick_flag_alone_is_refused_not_run_full_size(tmp_path):
     from jackson.config import UsageError
-    from jackson.experiment import SweepConfig, run_sweep, sweep_config
+    from jackson.rate_sweep.experiment import SweepConfig, run_sweep, sweep_config
     with pytest.raises(UsageError, match="sweep_config"):
         run_sweep(SweepConfig(quick=True, out=str(tmp_path / "o")), "python")
     with pytest.raises(UsageError, match="unknown option"):
@@ -70,7 +70,7 @@ def test_docstring_examples_run():
     import doctest
 
     import jackson
-    import jackson.experiment
-    for mod in (jackson, jackson.experiment):
+    import jackson.rate_sweep.experiment
+    for mod in (jackson, jackson.rate_sweep.experiment):
         r = doctest.testmod(mod)
         assert r.failed == 0 and r.attempted >= 1, mod.__name__

@@ -1,4 +1,4 @@
-"""jackson/sweep.py + jackson/rate_cell.py (+ results.collect): atomic per-cell folders, resume, Dask == in-process."""
+"""jackson/sweep.py + jackson/rate_sweep/cell.py (+ results.collect): atomic per-cell folders, resume, Dask == in-process."""
 from __future__ import annotations
 
 import json
@@ -14,12 +14,12 @@ import pandas as pd
 import pytest
 import torch
 
-import jackson.rate_cell as rate_cell
+import jackson.rate_sweep.cell as rate_cell
 import jackson.sweep as sweep
 from jackson.fit import evaluate, fit
 from jackson.models import TransformerBank
-from jackson.results import collect, summarize
-from jackson.rate_cell import N_BLOCKS, data_seeds, init_seed, make_bank, rank_str
+from jackson.rate_sweep.results import collect, summarize
+from jackson.rate_sweep.cell import N_BLOCKS, data_seeds, init_seed, make_bank, rank_str
 from jackson.schedule import member_seed
 from jackson.sweep import run_cell, run_cells
 from conftest import tiny_cell
@@ -63,7 +63,7 @@ def test_default_cell_key_unchanged_by_the_attention_option():
     """ModelConfig.attention defaults to softmax and keys hash non-default fields only, so the default
     sweep's key does not depend on it; other kinds get new keys.  Keys carry the init scheme (v2: inits
     independent per target), so no v2 run resumes from a folder of v1 cells."""
-    from jackson.experiment import SweepConfig
+    from jackson.rate_sweep.experiment import SweepConfig
     from jackson.models import ModelConfig
     key = SweepConfig().cells()[0].key()
     assert key.startswith("a1.5_rinf_s0_v2_") and key.endswith("_54d44d4497")   # same hash as the v1 default cell

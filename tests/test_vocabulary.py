@@ -47,7 +47,7 @@ def parsers():
     import jackson.config as C
     import rnn_compare.cli as R
     from cot_dp.cli import COMMANDS, main as cot_main
-    from jackson.cli import sweep_main, tasks_main
+    from jackson.rate_sweep.cli import sweep_main, tasks_main
     from jackson.report import main as report_main
     from jackson.tasks import DESCRIPTION
     from vit_probe.cli import DESCRIPTIONS, main as vit_main
@@ -177,7 +177,7 @@ def test_every_deprecated_spelling_parses_to_the_same_config_with_one_note(parse
 
 def test_an_old_spelling_through_a_console_entry_point(tmp_path, capsys):
     """The note comes before anything else, and the error that follows names the new option."""
-    from jackson.cli import sweep_main
+    from jackson.rate_sweep.cli import sweep_main
     from rnn_compare.cli import compare_main
     for main, argv, old, new in ((sweep_main, ["--quick", "--scheduler=notaurl"], "--scheduler", "--dask-scheduler"),
                                  (compare_main, ["--seeds", "0"], "--seeds", "--n-seeds")):

@@ -1,0 +1,214 @@
+"""The jackson-sweep cell: one POD target (alpha, rank, seed, ...) and the bank of members
+(`restarts` per m_h) trained on it, with everything it measures (errors, oracles, curves,
+spectra, target diagnostics).
+
+Initialisations are independent per (target, seed, m_h, restart): `init_seed` hashes all four,
+so no initialisation is shared across targets (before, a member's init depended on (seed, m_h)
+only and one bad m_h = 9 init was repeated on all nine Fig. 1 targets).  Of a member's restarts
+the one with the lowest *training* MSE is reported (its held-out MSE in `test_mse`); the min and
+median held-out MSE over the restarts sit beside it, and every restart is in `restarts.csv`.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import torch
+
+from synthetic.pod_target import PODTarget, Spectrum
+from ..fit import FitConfig, evaluate, fit
+from ..models import ModelConfig, TransformerBank
+from ..pod import learned_spectrum
+from ..schedule import derive_seed, derive_seeds, stable_tag
+from ..sweep import config_hash, function_id
+from .given import GivenFeatureBank, given_features
+
+N_BLOCKS = 64  # held-out sequences are split into this many blocks for the bootstrap
+
+
+@dataclass(frozen=True)
+class RateCell:
+    alpha: float
+    rank: float                      # math.inf for rank inf
+    seed: int
+    m_hs: tuple[int, ...]
+    phi: str = "sin"
+    psi: str = "sin"
+    F: str = "identity"              # a name, an expression in x, or a Python callable (keyed by jackson.sweep.function_id)
+    f: str = "identity"
+    tau: int = 16
+    tail_tol: float = 1e-6
+    k_max: int = 4096
+    n_train: int = 16384
+    n_test: int = 4096
+    model: ModelConfig = field(default_factory=ModelConfig)
+    fit: FitConfig = field(default_factory=FitConfig)
+    restarts: int = 1                # independent initialisations per m_h; the best by training MSE is reported
+    device: str = "cpu"              # torch device of the training (cpu | cuda | cuda:N)
+    c: float = 1.0                   # scale: sigma_i = c i^-alpha
+    sigma: tuple[float, ...] = ()    # an explicit spectrum (then alpha is its fitted decay alpha_hat, rank its nonzero count)
+    kernel: str = ""                 # rho(u, v) as an expression in u, v or a Python callable: its numerical POD truncated at rank (then alpha is the kernel's alpha_hat)
+    pod_nodes: int = 256             # Gauss-Legendre nodes of the kernel's numerical POD
+
+    INIT_SCHEME = "v2"               # in the key: v2 = inits independent per target (init_seed); v1 = member_seed
+
+    def target(self) -> PODTarget:
+        if self.kernel:
+            return PODTarget.from_kernel(self.kernel, rank=self.rank, tail_tol=self.tail_tol, k_max=self.k_max,
+                                         nodes=self.pod_nodes, F=self.F, f=self.f, tau=self.tau)
+        if self.sigma:
+            sp = Spectrum(explicit=tuple(self.sigma))
+        else:
+            sp = Spectrum(alpha=self.alpha, rank=self.rank, c=self.c, tail_tol=self.tail_tol, k_max=self.k_max)
+        return PODTarget(sp, phi=self.phi, psi=self.psi, F=self.F, f=self.f, tau=self.tau)
+
+    def as_dict(self) -> dict:
+        d = dataclasses.asdict(self)
+        d["rank"] = rank_str(self.rank)
+        for k in ("F", "f", "kernel"):      # a Python callable as its name (JSON; str() would hold an address)
+            if callable(d[k]):
+                d[k] = function_id(d[k])
+        return d
+
+    def run(self, folder: Path, progress: bool = True) -> None:
+        measure(self, folder, progress)
+
+    def key(self) -> str:
+        return f"a{self.alpha:g}_r{rank_str(self.rank)}_s{self.seed}_{self.INIT_SCHEME}_{config_hash(self)}"
+
+    def target_tag(self) -> int:
+        """A 32-bit tag of everything that defines the target (not the model or the fit)."""
+        t = {k: getattr(self, k) for k in ("alpha", "phi", "psi", "F", "f", "tau", "tail_tol", "k_max")}
+        t.update({k: function_id(t[k]) for k in ("F", "f") if callable(t[k])})
+        t["rank"] = rank_str(self.rank)
+        if self.c != 1.0:                # only when set: the tags (and so the inits) of alpha/rank targets stay as they were
+            t["c"] = self.c
+        if self.sigma:
+            t["sigma"] = list(self.sigma)
+        if self.kernel:                  # only when set, like c and sigma
+            t["kernel"] = function_id(self.kernel) if callable(self.kernel) else self.kernel
+            t["pod_nodes"] = self.pod_nodes
+        return stable_tag(t)
+
+    def members(self) -> list[tuple[int, int]]:
+        """(m_h, restart) of every member of the bank, m_h-major."""
+        return [(m, j) for m in self.m_hs for j in range(self.restarts)]
+
+
+def rank_str(rank: float) -> str:
+    return "inf" if math.isinf(rank) else str(int(rank))
+
+
+def init_seed(cell: "RateCell", m_h: int, restart: int) -> int:
+    """A rate-cell member's init: independent per (target, seed, m_h, restart), never per bank."""
+    return derive_seed(cell.seed, m_h, restart, cell.target_tag())
+
+
+def make_bank(cell: "RateCell"):
+    """The cell's bank: every (m_h, restart) member, Eq. (5) with learned or given features."""
+    ms = cell.members()
+    m_hs, seeds = [m for m, _ in ms], [init_seed(cell, m, j) for m, j in ms]
+    if cell.model.features == "given":
+        return GivenFeatureBank(cell.model, m_hs, seeds, phi=cell.phi, psi=cell.psi, f=cell.f, F=cell.F)
+    return TransformerBank(cell.model, m_hs, seeds)
+
+
+def data_seeds(seed: int) -> tuple[int, int]:
+    """Disjoint train / held-out sample seeds for a cell seed."""
+    return derive_seeds(seed, 10_000, n=2)
+
+
+def _t(a: np.ndarray) -> torch.Tensor:
+    return torch.tensor(a, dtype=torch.float32)
+
+
+def _inputs(cell: RateCell, x: np.ndarray) -> torch.Tensor:
+    """What the bank reads: the scalar inputs, or (given features) their fixed features, computed once."""
+    if cell.model.features == "given":
+        return given_features(x, cell.phi, cell.psi, cell.f, cell.model.features_k)
+    return _t(x)
+
+
+def choose(train: np.ndarray, status: list[str], restarts: int) -> list[int]:
+    """Per m_h (blocks of `restarts` consecutive members), the index of the member with the lowest
+    training MSE among those that did not diverge (among all if every restart diverged)."""
+    out = []
+    for a in range(0, len(train), restarts):
+        idx = list(range(a, a + restarts))
+        ok = [i for i in idx if not status[i].startswith("diverged") and np.isfinite(train[i])] or idx
+        out.append(min(ok, key=lambda i: train[i] if np.isfinite(train[i]) else np.inf))
+    return out
+
+
+def measure(cell: RateCell, folder: Path, progress: bool = True) -> None:
+    """Train the cell's bank on its target and write what it measured into `folder`."""
+    t0 = time.perf_counter()
+    target = cell.target()
+    s_train, s_test = data_seeds(cell.seed)
+    x_tr, x_te = target.sample(cell.n_train, s_train), target.sample(cell.n_test, s_test)
+    y_tr, y_te = target(x_tr), target(x_te)
+    oracle = target.oracle(x_te, cell.m_hs)
+    diag = target.diagnostics(x_te, y_mean=float(y_tr.mean()))
+
+    torch.manual_seed(0)  # nothing should draw from it; guards against hidden global randomness
+    dev = torch.device(cell.device)
+    bank = make_bank(cell).to(dev)
+    members = cell.members()
+    h_tr, h_te = _inputs(cell, x_tr).to(dev), _inputs(cell, x_te).to(dev)
+    yt_tr, yt_te = _t(y_tr).to(dev), _t(y_te).to(dev)
+    res = fit(bank, h_tr, yt_tr, cell.fit, seed=cell.seed, progress=progress,
+              desc=f"alpha={cell.alpha:g} rank={rank_str(cell.rank)} seed={cell.seed}")
+    err_tr = evaluate(bank, h_tr, yt_tr).double().cpu().numpy()   # (members, n_train)
+    err_te = evaluate(bank, h_te, yt_te).double().cpu().numpy()   # (members, n_test)
+    bank = bank.cpu()
+    chosen = choose(err_tr.mean(axis=1), res.status, cell.restarts)
+    spec = learned_spectrum(bank)[chosen]
+    info = target.resolved()
+
+    rows, blocks, every = [], [], []
+    for i, (m, j) in enumerate(members):
+        every.append({"m_h": m, "restart": j, "init_seed": bank.members[i].seed, "train_mse": err_tr[i].mean(),
+                      "test_mse": err_te[i].mean(), "status": res.status[i], "steps": res.steps[i],
+                      "chosen": i in chosen})
+    for m, i in zip(cell.m_hs, chosen):
+        o_tr = ((oracle["truncated"][m] - y_te) ** 2).mean(axis=1)
+        o_se = ((oracle["self_exact"][m] - y_te) ** 2).mean(axis=1)
+        mine = [e for e in every if e["m_h"] == m]
+        ok = [e["test_mse"] for e in mine if not e["status"].startswith("diverged")]
+        rows.append({"alpha": cell.alpha, "rank": rank_str(cell.rank), "m_h": m, "seed": cell.seed,
+                     "train_mse": err_tr[i].mean(), "test_mse": err_te[i].mean(),
+                     "oracle_mse": o_tr.mean(), "oracle_self_exact_mse": o_se.mean(),
+                     "status": res.status[i], "steps": res.steps[i], "K": info["K"],
+                     "tail_beyond_K": info["tail_energy"], "cell": cell.key(),
+                     "restart": members[i][1], "init_seed": bank.members[i].seed, "restarts": cell.restarts,
+                     "test_mse_min": min(ok) if ok else float("nan"),
+                     "test_mse_median": float(np.median(ok)) if ok else float("nan"),
+                     "n_diverged": len(mine) - len(ok)})
+        for kind, e in (("test", err_te[i]), ("oracle", o_tr), ("oracle_self_exact", o_se)):
+            for b, chunk in enumerate(np.array_split(e, N_BLOCKS)):
+                blocks.append({"m_h": m, "seed": cell.seed, "kind": kind, "block": b, "mse": chunk.mean()})
+
+    tmp = Path(folder)
+    pd.DataFrame(rows).to_csv(tmp / "rows.csv", index=False)
+    pd.DataFrame(every).to_csv(tmp / "restarts.csv", index=False, float_format="%.6e")
+    pd.DataFrame(blocks).to_csv(tmp / "blocks.csv", index=False, float_format="%.6e")
+    curve = pd.DataFrame(res.curve)
+    if len(curve):
+        curve["m_h"] = [members[i][0] for i in curve["member"]]
+        curve["restart"] = [members[i][1] for i in curve["member"]]
+        curve["chosen"] = curve["member"].isin(chosen)
+    curve.to_csv(tmp / "curve.csv", index=False)
+    sp = pd.DataFrame(spec, columns=[f"s{k + 1}" for k in range(spec.shape[1])])
+    sp.insert(0, "m_h", cell.m_hs)
+    sp.to_csv(tmp / "learned_spectrum.csv", index=False, float_format="%.6e")
+    meta = {"cell": cell.as_dict(), "key": cell.key(), "target": info, "diagnostics": diag,
+            "complexity": target.complexity(), "sigma_head": target.sigma[:64].tolist(),
+            "fit_wall_s": res.wall_s, "cell_wall_s": time.perf_counter() - t0,
+            "torch_threads": torch.get_num_threads(), "device": str(dev)}
+    (tmp / "cell.json").write_text(json.dumps(meta, indent=1))
