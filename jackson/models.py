@@ -133,7 +133,7 @@ class TransformerBank(nn.Module):
         if cfg.attention not in ATTENTIONS:
             raise ValueError(f"--attention: choose {', '.join(ATTENTIONS)}, got {cfg.attention}")
         if cfg.attention != "softmax" and type(self).forward is not TransformerBank.forward:
-            # a subclass with its own forward (jackson/tasks.py's TaskBank) computes softmax only
+            # a subclass with its own forward (jackson/app_b/experiment.py's TaskBank) computes softmax only
             raise ValueError(f"--attention: {type(self).__name__} implements softmax only, got {cfg.attention}")
         self.cfg = cfg
         self.m_hs, self.seeds = tuple(int(m) for m in m_hs), tuple(int(s) for s in seeds)

@@ -24,7 +24,7 @@ CORE = ("jackson.config", "jackson.runfolder", "jackson.sweep", "jackson.progres
         "jackson.figures")
 # experiment packages the core must not import (a name or anything under it), and the old module names
 # that stay one release as aliases of the moved modules
-EXPERIMENTS = ("jackson.rate_sweep",
+EXPERIMENTS = ("jackson.rate_sweep", "jackson.app_b",
                "jackson.experiment", "jackson.rate_cell", "jackson.results", "jackson.given", "jackson.cli",
                "jackson.tasks", "jackson.task_results", "jackson.task_figures", "jackson.report",
                "rnn_compare", "vit_probe", "cot_dp")

@@ -351,7 +351,7 @@ def test_bad_config_file(tmp_path, capsys):
                                          (["--seeds", "123456789012345678901234"], "--seeds"),
                                          (["--steps", "99999999999999999999"], "--steps")])
 def test_every_number_option_is_finite_and_in_range(tmp_path, capsys, argv, option):
-    from jackson.rate_sweep.cli import tasks_main
+    from jackson.app_b.cli import tasks_main
     try:
         rc = tasks_main(["nearest-point", "--quick", *argv, "--out", str(tmp_path / "o")])
     except SystemExit as e:
@@ -394,7 +394,7 @@ def test_report_with_a_corrupt_png(tmp_path, capsys):
       "writes under runs/ (never into reports/, which holds committed results)")
 def test_quick_runs_default_outside_reports():
     from jackson.rate_sweep.experiment import SweepConfig
-    from jackson.tasks import RUNS, resolved_out
+    from jackson.app_b.experiment import RUNS, resolved_out
     assert SweepConfig(quick=True).resolved_out().parts[0] == "runs"
     for cls in RUNS.values():
         assert resolved_out(cls(quick=True)).parts[0] == "runs"

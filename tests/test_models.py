@@ -366,7 +366,7 @@ def test_attention_kind_is_validated():
     with pytest.raises(ValueError, match="--attention"):
         Member(ModelConfig(n=8, attention="Linear"), 1, 0)
     # a subclass with its own forward (the App. B.1 TaskBank) computes softmax only: refuse, never ignore
-    from jackson.tasks import TaskBank
+    from jackson.app_b.experiment import TaskBank
     with pytest.raises(ValueError, match="--attention"):
         TaskBank(LINEAR, 1, (1,), (0,))
     assert len(TaskBank(TINY_MODEL, 1, (1,), (0,))) == 1

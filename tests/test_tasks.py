@@ -1,5 +1,5 @@
 """App. B.1 tasks (synthetic/nearest_point.py, weighted_average.py, selection_average.py) and jackson-tasks
-(jackson/tasks.py, task_figures.py): worked examples, brute-force targets, the Eq. (53) bank against a
+(jackson/app_b/experiment.py, figures.py): worked examples, brute-force targets, the Eq. (53) bank against a
 hand-written reference, the Prop. B.1 checks on hand-computed cases, smoke runs and one-line usage errors."""
 from __future__ import annotations
 
@@ -18,9 +18,9 @@ import torch
 from conftest import assert_paper_figure
 from jackson.config import UsageError
 from jackson.models import ModelConfig, TransformerBank
-from jackson.tasks import (QUICK, RUNS, AllRun, NearestPointRun, SelectionAverageRun, TaskBank, WeightedAverageRun,
-                           all_configs, attention_checks, coupling_levels, fof_check, main, pick_example,
-                           resolved_out, validate)
+from jackson.app_b.experiment import (QUICK, RUNS, AllRun, NearestPointRun, SelectionAverageRun, TaskBank,
+                                      WeightedAverageRun, all_configs, attention_checks, coupling_levels, fof_check,
+                                      main, pick_example, resolved_out, validate)
 from synthetic import nearest_point, selection_average, weighted_average
 from synthetic.nearest_point import NearestPoint
 from synthetic.selection_average import SelectionAverage

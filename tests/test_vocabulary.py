@@ -47,9 +47,10 @@ def parsers():
     import jackson.config as C
     import rnn_compare.cli as R
     from cot_dp.cli import COMMANDS, main as cot_main
-    from jackson.rate_sweep.cli import sweep_main, tasks_main
+    from jackson.app_b.cli import tasks_main
+    from jackson.rate_sweep.cli import sweep_main
     from jackson.report import main as report_main
-    from jackson.tasks import DESCRIPTION
+    from jackson.app_b.experiment import DESCRIPTION
     from vit_probe.cli import DESCRIPTIONS, main as vit_main
 
     seen = {}
@@ -76,7 +77,7 @@ def parsers():
 
 def test_every_console_script_and_command_is_walked(parsers):
     from cot_dp.cli import COMMANDS
-    from jackson.tasks import DESCRIPTION
+    from jackson.app_b.experiment import DESCRIPTION
     from vit_probe.cli import DESCRIPTIONS
     scripts = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"])
     assert scripts == {"jackson-sweep", "jackson-tasks", "jackson-report", "rnn-compare", "rnn-mixing-spectrum",
@@ -229,7 +230,7 @@ def test_every_option_states_its_default_at_most_once(parsers, monkeypatch):
 
 def test_top_level_helps_are_for_users():
     from cot_dp.cli import COMMANDS, main as cot_main
-    from jackson.tasks import DESCRIPTION, main as tasks_main
+    from jackson.app_b.experiment import DESCRIPTION, main as tasks_main
     from vit_probe.cli import DESCRIPTIONS, main as vit_main
     for prog, main, commands in (("cot-dp", cot_main, COMMANDS), ("vit-probe", vit_main, DESCRIPTIONS),
                                  ("jackson-tasks", tasks_main, DESCRIPTION)):

@@ -1,4 +1,4 @@
-"""Thin entry points: parse, call a library function, print where the results went."""
+"""The thin `jackson-sweep` entry point: parse, call a library function, print where the results went."""
 from __future__ import annotations
 
 import sys
@@ -68,17 +68,6 @@ def exponent_lines(summary: dict) -> list[str]:
                          f"({'shown' if ch['knee_ok'] else 'NOT shown'} by the >= 10x rule)")
         out.append(head + ("; " + "; ".join(notes) if notes else ""))
     return out
-
-
-def tasks_main(argv: list[str] | None = None) -> int:
-    """jackson-tasks: signals first, then the (torch-importing) task module."""
-    install_signals()
-    return guarded("jackson-tasks", lambda: _tasks(argv))
-
-
-def _tasks(argv):
-    from ..tasks import main
-    return main(argv)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,0 +1,439 @@
+"""jackson-tasks: the worked examples of App. B.1 (Figs. 4-6) trained and examined.
+
+For each task (synthetic/nearest_point.py, weighted_average.py, selection_average.py) a one-layer,
+one-head Transformer of Eq. (53) is fitted with the core `fit`, one cell per seed on the core
+runner, and then compared with the target's own Eq. (8) parts, as Proposition B.1 claims it should:
+
+  * the attention A of the model against the target's selection S (argmax of A in the support of S,
+    total variation 1/2 sum_s |A_ts - S_ts|, the mass A puts on S's support, and A averaged per value
+    of S, e.g. Eq. 64's {0, 1/3, 2/3, 1});
+  * F_hat∘f_hat(x) := F_hat(W_V f_hat(x)) (the model on a constant sequence, where softmax is uniform)
+    against the target's F∘f on tokens the target attends to.
+
+config -> cells (one per seed) -> run_cells -> results.csv, summary.md/json -> pictures
+(attention.png, graph.png, fof.png, loss_curves.png, from the cell tables) -> report.json.
+Tables, summary and report hook: jackson/app_b/results.py; pictures: jackson/app_b/figures.py.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import torch
+
+from synthetic.nearest_point import NearestPoint
+from synthetic.selection_average import SelectionAverage
+from synthetic.weighted_average import WeightedAverage
+from ..config import UsageError, cli_run, fail, need
+from ..runfolder import check_run_folder, open_run
+from ..fit import FitConfig, evaluate, fit
+from ..models import Internals, ModelConfig, TransformerBank, _mlp_params
+from ..schedule import derive_seeds, member_seed, seeded_generator
+from ..sweep import config_hash, run_cells
+from .results import collect, fmt_sd, summarize, write_report_json
+
+TASKS = {c.name: c for c in (NearestPoint, WeightedAverage, SelectionAverage)}
+
+
+# ---- the Eq. (53) model ---------------------------------------------------------------------
+
+class TaskBank(TransformerBank):
+    """Eq. (53): the core Eq. (5) bank with F_hat: R^{d_v} -> R^{d_out} and vector tokens x(t) in R^{d_in}.
+
+    Only the last layer of each member's F_hat changes shape (d_out columns instead of one, drawn from
+    PyTorch's default init with a generator seeded by (member seed, d_out)); with d_out = 1 the bank is
+    the core bank, parameter for parameter.  `forward` returns y flattened to (M, B, T * d_out), one
+    scalar per (position, output) slot, which is what the core `fit` and `evaluate` average over;
+    `internals` returns y as (M, B, T, d_out) with the logits and the attention pattern.
+    """
+
+    def __init__(self, cfg: ModelConfig, d_out: int, m_hs, seeds):
+        super().__init__(cfg, m_hs, seeds)
+        if cfg.pos != "none":
+            raise ValueError("--pos: the tasks carry their own position information; use none")
+        self.d_out = int(d_out)
+        if self.d_out > 1:
+            for mb in self.members:
+                W, b = _mlp_params(seeded_generator(mb.seed, self.d_out), [mb.F_hat[-2].shape[0], self.d_out])
+                mb.F_hat[-2], mb.F_hat[-1] = W, b
+
+    def internals(self, x: torch.Tensor) -> Internals:
+        """x: (B, T, d_in) shared by all members -> y (M, B, T, d_out), logits and pattern (M, B, T, T)."""
+        B, T = x.shape[:2]
+        h = self.embed(x)                                   # (M, B*T, n)
+        M = h.shape[0]
+        W_V = torch.stack([mb.W_V for mb in self.members])  # (M, d_v, n)
+        q = (h @ self._stack_qk("W_Q").transpose(1, 2)).view(M * B, T, -1)   # (M*B, T, m_max)
+        k = (h @ self._stack_qk("W_K").transpose(1, 2)).view(M * B, T, -1)
+        v = (h @ W_V.transpose(1, 2)).view(M * B, T, -1)    # (M*B, T, d_v)
+        logits = q @ k.transpose(1, 2)                      # (M*B, T, T): (W_Q f(x_t))^T W_K f(x_s)
+        pattern = torch.softmax(logits, dim=-1)             # A: softmax over s
+        z = (pattern @ v).view(M, B * T, -1)                # (M, B*T, d_v)
+        y = self._mlp(z, self._stack_mlp("F_hat")).view(M, B, T, self.d_out)
+        return Internals(y, logits.view(M, B, T, T), pattern.view(M, B, T, T))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """x: (B, T, d_in) -> y: (M, B, T * d_out), position-major."""
+        return self.internals(x).y.flatten(2)
+
+    @torch.no_grad()
+    def fof_hat(self, tokens: torch.Tensor) -> torch.Tensor:
+        """F_hat(W_V f_hat(x)) for tokens (N, d_in): (M, N, d_out), the model's F∘f (Prop. B.1)."""
+        h = self.embed(tokens[None])                        # (M, N, n)
+        W_V = torch.stack([mb.W_V for mb in self.members])  # (M, d_v, n)
+        return self._mlp(h @ W_V.transpose(1, 2), self._stack_mlp("F_hat"))
+
+
+# ---- configs ----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class TrainConfig:
+    seeds: tuple[int, ...] = (0, 1, 2)  # one cell per seed: its own data draw and model init
+    n_train: int = 16384                # training sequences per seed
+    n_test: int = 4096                  # held-out sequences per seed
+    m_h: int = 32                       # attention size, the rows of W_Q and W_K (App. C: m_h = n = 32)
+    n_probe: int = 4096                 # tokens on which F_hat∘f_hat is compared with F∘f
+
+
+@dataclass(frozen=True)
+class NearestPointRun:
+    task: NearestPoint = field(default_factory=NearestPoint)   # the task's own options (synthetic/)
+    train: TrainConfig = field(default_factory=TrainConfig)      # seeds and data sizes
+    model: ModelConfig = field(default_factory=ModelConfig)      # Eq. (53) sizes; d_in comes from the task
+    fit: FitConfig = field(default_factory=lambda: FitConfig(steps=10000))  # budget: see reports/tasks/README.md
+    out: str = ""         # output folder (default: reports/tasks/nearest-point; with --quick runs/tasks/nearest-point-quick)
+    quick: bool = False   # seconds-long smoke run: tiny data, model and budget
+
+
+@dataclass(frozen=True)
+class WeightedAverageRun:
+    task: WeightedAverage = field(default_factory=WeightedAverage)   # the task's own options (synthetic/)
+    train: TrainConfig = field(default_factory=TrainConfig)      # seeds and data sizes
+    model: ModelConfig = field(default_factory=ModelConfig)      # Eq. (53) sizes; d_in comes from the task
+    fit: FitConfig = field(default_factory=lambda: FitConfig(steps=15000))  # budget: see reports/tasks/README.md
+    out: str = ""         # output folder (default: reports/tasks/weighted-average; with --quick runs/tasks/weighted-average-quick)
+    quick: bool = False   # seconds-long smoke run: tiny data, model and budget
+
+
+@dataclass(frozen=True)
+class SelectionAverageRun:
+    task: SelectionAverage = field(default_factory=SelectionAverage)   # the task's own options (synthetic/)
+    train: TrainConfig = field(default_factory=TrainConfig)      # seeds and data sizes
+    model: ModelConfig = field(default_factory=ModelConfig)      # Eq. (53) sizes; d_in comes from the task
+    fit: FitConfig = field(default_factory=lambda: FitConfig(steps=10000))  # budget: see reports/tasks/README.md
+    out: str = ""         # output folder (default: reports/tasks/selection-average; with --quick runs/tasks/selection-average-quick)
+    quick: bool = False   # seconds-long smoke run: tiny data, model and budget
+
+
+@dataclass(frozen=True)
+class AllRun:
+    seeds: tuple[int, ...] = ()   # seeds of every task (default: each task's own; 0,1,2, or 0 with --quick)
+    out: str = ""                 # parent folder: each task writes <out>/<task> (default: reports/tasks/<task>)
+    quick: bool = False           # seconds-long smoke run of all three tasks
+
+
+RUNS = {"nearest-point": NearestPointRun, "weighted-average": WeightedAverageRun,
+        "selection-average": SelectionAverageRun}
+
+# --quick: every size shrunk so a whole task runs in seconds (smoke tests, first tries)
+QUICK = {"train": TrainConfig(seeds=(0,), n_train=256, n_test=64, m_h=8, n_probe=256),
+         "model": ModelConfig(n=8, d_v=8, width=16),
+         "fit": FitConfig(steps=40, batch_size=32, warmup=5, eval_every=10, eval_size=128)}
+
+
+def resolved_out(cfg) -> Path:
+    if cfg.out:
+        return Path(cfg.out)
+    if cfg.quick:         # smoke runs never default into reports/, which holds committed results
+        return Path("runs/tasks") / f"{cfg.task.name}-quick"
+    return Path("reports/tasks") / cfg.task.name
+
+
+def as_dict(cfg) -> dict:
+    d = dataclasses.asdict(cfg)
+    d["task"] = {"name": cfg.task.name, **d["task"], "d_in": cfg.task.d_in, "d_out": cfg.task.d_out}
+    d["model"]["d_in"] = cfg.task.d_in
+    d["out"] = str(resolved_out(cfg))
+    return d
+
+
+def validate(cfg) -> None:
+    """Raise UsageError naming the option and the valid range; writes nothing."""
+    try:
+        cfg.task.validate()
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    tr, m, ft = cfg.train, cfg.model, cfg.fit
+    need(m.d_in == ModelConfig().d_in,
+         f"--d-in: set by the task (its tokens have {cfg.task.d_in} entries); leave it out, got {m.d_in}")
+    need(m.pos == "none", "--pos: the tasks put position information into their tokens where needed; use none")
+    need(m.attention == "softmax", f"--attention: the App. B tasks use the softmax attention of Eq. (53), got {m.attention}")
+    need(m.n >= 1 and m.d_v >= 1 and m.width >= 1 and m.depth >= 2,
+         "--n, --d-v, --width: must be >= 1 and --depth >= 2 (at least one hidden layer)")
+    need(m.qk_init > 0 and m.in_scale > 0, "--qk-init, --in-scale: must be > 0")
+    need(1 <= tr.m_h <= m.n, f"--m-h: must be in 1..{m.n} (--n, the embedding width), got {tr.m_h}")
+    need(len(tr.seeds) > 0 and all(s >= 0 for s in tr.seeds) and len(set(tr.seeds)) == len(tr.seeds),
+         f"--seeds: need distinct integers >= 0, got {tr.seeds}")
+    need(tr.n_train >= ft.batch_size, f"--n-train: must be >= --batch-size ({ft.batch_size}), got {tr.n_train}")
+    need(tr.n_test >= 1 and tr.n_probe >= 1, f"--n-test, --n-probe: must be >= 1, got {tr.n_test}, {tr.n_probe}")
+    need(ft.steps >= 1 and ft.batch_size >= 1 and ft.eval_every >= 1 and ft.eval_size >= 1 and ft.warmup >= 0,
+         "--steps, --batch-size, --eval-every, --eval-size: must be >= 1 (--warmup >= 0)")
+    need(ft.lr > 0 and 0 < ft.min_lr <= ft.lr, f"--lr, --min-lr: need 0 < min-lr <= lr, got {ft.lr}, {ft.min_lr}")
+    need(ft.schedule in ("plateau", "cosine"), f"--schedule: choose plateau or cosine, got {ft.schedule}")
+    need(0 < ft.lr_decay < 1, f"--lr-decay: must be in (0, 1), got {ft.lr_decay}")
+    check_run_folder(resolved_out(cfg), f"jackson-tasks {cfg.task.name}")
+
+
+# ---- one cell: a task and a seed ---------------------------------------------------------------
+
+@dataclass(frozen=True)
+class TaskCell:
+    task: NearestPoint | WeightedAverage | SelectionAverage   # the task and its parameters
+    seed: int                                                  # data draw and model init
+    n_train: int = 16384                                       # training sequences
+    n_test: int = 4096                                         # held-out sequences
+    m_h: int = 32                                              # attention size
+    n_probe: int = 4096                                        # tokens for the F_hat∘f_hat check
+    model: ModelConfig = field(default_factory=ModelConfig)    # d_in is the task's
+    fit: FitConfig = field(default_factory=FitConfig)          # the training budget and schedule
+
+    def key(self) -> str:
+        return f"{self.task.name}_s{self.seed}_{config_hash(self)}"
+
+    def run(self, folder: Path, progress: bool = True) -> None:
+        measure(self, folder, progress)
+
+
+def cells(cfg) -> list[TaskCell]:
+    tr = cfg.train
+    model = dataclasses.replace(cfg.model, d_in=cfg.task.d_in)
+    return [TaskCell(task=cfg.task, seed=s, n_train=tr.n_train, n_test=tr.n_test, m_h=tr.m_h,
+                     n_probe=tr.n_probe, model=model, fit=cfg.fit) for s in tr.seeds]
+
+
+def data_seeds(seed: int) -> tuple[int, int, int]:
+    """Disjoint train / held-out / probe sample seeds for a cell seed."""
+    return derive_seeds(seed, 30_000, n=3)
+
+
+def _t(a: np.ndarray) -> torch.Tensor:
+    return torch.tensor(a, dtype=torch.float32)
+
+
+@torch.no_grad()
+def predict(bank: TaskBank, x: np.ndarray, chunk: int = 1024):
+    """Outputs (M, n, tau, d_out) and attention patterns (M, n, tau, tau) as float64 arrays."""
+    ys, As = [], []
+    for a in range(0, len(x), chunk):
+        it = bank.internals(_t(x[a:a + chunk]))
+        ys.append(it.y.double().numpy())
+        As.append(it.pattern.double().numpy())
+    return np.concatenate(ys, axis=1), np.concatenate(As, axis=1)
+
+
+# ---- Proposition B.1 checks --------------------------------------------------------------------
+
+def attention_checks(A: np.ndarray, S: np.ndarray) -> dict[str, np.ndarray]:
+    """Per row (n, tau): is argmax_s A[t, s] in the support of S[t]; total variation
+    1/2 sum_s |A - S| (0: A = S, 1: disjoint); the mass A puts on S's support."""
+    top = A.argmax(axis=-1)[..., None]
+    return {"argmax_in_support": (np.take_along_axis(S, top, axis=-1)[..., 0] > 0).astype(float),
+            "tv": 0.5 * np.abs(A - S).sum(axis=-1),
+            "support_mass": (A * (S > 0)).sum(axis=-1)}
+
+
+def coupling_levels(A: np.ndarray, S: np.ndarray, max_levels: int = 8) -> list[dict]:
+    """A averaged over the entries where S takes each of its values (when S has at most max_levels
+    distinct values, as in Eq. 64's {0, 1/k, ..., 1}); [] when S is continuous."""
+    lv = np.round(S, 9)
+    values = np.unique(lv)
+    if len(values) > max_levels:
+        return []
+    return [{"target": float(v), "n_entries": int((lv == v).sum()), "mean_A": float(A[lv == v].mean()),
+             "sd_A": float(A[lv == v].std())} for v in values]
+
+
+def fof_check(fof_hat: np.ndarray, fof: np.ndarray) -> dict[str, float]:
+    """F_hat∘f_hat against F∘f on the same tokens, (N, d_out) each: MSE, MSE / Var(F∘f), largest error."""
+    mse = float(((fof_hat - fof) ** 2).mean())
+    var = float(fof.var(axis=0).mean())
+    err = np.abs(fof_hat - fof).max(axis=-1)                        # (N,) worst output of each token
+    return {"fof_mse": mse, "fof_rel": mse / var if var > 0 else float("nan"),
+            "fof_median_abs": float(np.median(err)), "fof_max_abs": float(err.max())}
+
+
+def probe_tokens(batch) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Tokens the target attends to (some S[t, s] > 0), their F∘f and their positions: (N, d_in), (N, d_out), (N,)."""
+    used = batch.select.max(axis=1) > 0                # (n, tau): token s gets weight from some t
+    pos = np.broadcast_to(np.arange(batch.x.shape[1]), used.shape)
+    return batch.x[used], batch.fof[used], pos[used]
+
+
+def pick_example(task, batch) -> int:
+    """The held-out instance drawn in the pictures: the first with two segments (weighted average,
+    as in Fig. 5), the first naming 1, 2 and 3 distinct indices (qSA, as in Fig. 6), else the first."""
+    kinds = task.row_kinds(batch.x)
+    for i in range(len(batch.x)):
+        if isinstance(task, WeightedAverage) and (kinds[i] == "x_pred").sum() == 2:
+            return i
+        if isinstance(task, SelectionAverage) and len(set(kinds[i])) == min(3, task.k, task.tau):
+            return i
+    return 0
+
+
+def fof_grid(task, bank: TaskBank, n_side: int = 41) -> pd.DataFrame | None:
+    """Weighted average, d = 2: F_hat∘f_hat and |x| on a grid of points (mid mass, segment 0, t = 1)."""
+    if not (isinstance(task, WeightedAverage) and task.d == 2):
+        return None
+    g = np.linspace(-task.box, task.box, n_side)
+    xy = np.stack(np.meshgrid(g, g, indexing="xy"), axis=-1).reshape(-1, 2)
+    tok = task.tokens(xy, np.full(len(xy), 0.5 * (task.m_lo + task.m_hi)))
+    hat = bank.fof_hat(_t(tok))[0, :, 0].double().numpy()
+    return pd.DataFrame({"x1": xy[:, 0], "x2": xy[:, 1], "fof_hat": hat, "fof": task.F(task.f(tok))[:, 0]})
+
+
+def measure(cell: TaskCell, folder: Path, progress: bool = True) -> None:
+    """Train the cell's model on its task and write what it measured into `folder`."""
+    t0 = time.perf_counter()
+    task = cell.task
+    s_tr, s_te, s_pr = data_seeds(cell.seed)
+    tr, te = task.sample(cell.n_train, s_tr), task.sample(cell.n_test, s_te)
+    pr = task.sample(-(-cell.n_probe // task.tau), s_pr)
+
+    torch.manual_seed(0)  # nothing should draw from it; guards against hidden global randomness
+    bank = TaskBank(cell.model, task.d_out, [cell.m_h], [member_seed(cell.seed, cell.m_h)])
+    res = fit(bank, _t(tr.x), _t(tr.y).flatten(1), cell.fit, seed=cell.seed, progress=progress,
+              desc=f"{task.name} seed={cell.seed}")
+    train_mse = evaluate(bank, _t(tr.x), _t(tr.y).flatten(1)).double().mean().item()
+    y_hat, A = predict(bank, te.x)
+    y_hat, A = y_hat[0], A[0]                                        # (n, tau, d_out), (n, tau, tau)
+    err = ((y_hat - te.y) ** 2).mean(axis=-1)                        # (n, tau)
+    checks = attention_checks(A, te.select)
+    tok, fof, pos = (a[:cell.n_probe] for a in probe_tokens(pr))
+    fof_hat = bank.fof_hat(_t(tok))[0].double().numpy()              # (N, d_out)
+
+    row = {"task": task.name, "seed": cell.seed, "train_mse": train_mse, "test_mse": float(err.mean()),
+           "target_var": float(te.y.var(axis=(0, 1)).mean()),
+           **{k: float(v.mean()) for k, v in checks.items()}, **fof_check(fof_hat, fof),
+           "status": res.status[0], "steps": res.steps[0], "fit_wall_s": res.wall_s}
+    row["rel_test_mse"] = row["test_mse"] / row["target_var"]
+    kinds = task.row_kinds(te.x)
+    by_kind = [{"seed": cell.seed, "kind": k, "n_rows": int((kinds == k).sum()),
+                "test_mse": float(err[kinds == k].mean()),
+                **{c: float(v[kinds == k].mean()) for c, v in checks.items()}}
+               for k in sorted(set(kinds.ravel()))]
+    levels = [{"seed": cell.seed, **r} for r in coupling_levels(A, te.select)]
+
+    folder = Path(folder)
+    pd.DataFrame([row]).to_csv(folder / "rows.csv", index=False)
+    pd.DataFrame(by_kind).to_csv(folder / "by_kind.csv", index=False)
+    pd.DataFrame(levels, columns=["seed", "target", "n_entries", "mean_A", "sd_A"]).to_csv(
+        folder / "levels.csv", index=False)
+    pd.DataFrame(res.curve).to_csv(folder / "curve.csv", index=False)
+    cols = {"position": pos, **{f"fof_{j}": fof[:, j] for j in range(task.d_out)},
+            **{f"fof_hat_{j}": fof_hat[:, j] for j in range(task.d_out)}}
+    pd.DataFrame(cols).to_csv(folder / "fof.csv", index=False, float_format="%.6e")
+    grid = fof_grid(task, bank)
+    if grid is not None:
+        grid.to_csv(folder / "fof_grid.csv", index=False, float_format="%.6e")
+    i = pick_example(task, te)
+    ex = {"index": i, "x": te.x[i].tolist(), "y": te.y[i].tolist(), "y_hat": y_hat[i].tolist(),
+          "A": A[i].tolist(), "S": te.select[i].tolist(), "kinds": kinds[i].tolist()}
+    (folder / "example.json").write_text(json.dumps(ex))
+    meta = {"cell": dataclasses.asdict(cell), "task": task.name, "key": cell.key(),
+            "data_seeds": [s_tr, s_te, s_pr], "cell_wall_s": time.perf_counter() - t0,
+            "torch_threads": torch.get_num_threads()}
+    (folder / "cell.json").write_text(json.dumps(meta, indent=1, default=str))
+
+
+# ---- running ------------------------------------------------------------------------------------
+
+def run_task(cfg, command: str, progress: bool = True) -> dict:
+    """Run (or resume) one task's cells and rebuild its tables, summary, pictures and report.json."""
+    from .figures import plot_task
+    validate(cfg)
+    with open_run(resolved_out(cfg), f"jackson-tasks {cfg.task.name}", command, as_dict(cfg)) as out:
+        dirs = run_cells(cells(cfg), out, progress=progress)
+        tabs = collect(out, dirs)
+        summary = summarize(out, cfg, tabs, command)
+        first = dirs[0]
+        grid = pd.read_csv(first / "fof_grid.csv") if (first / "fof_grid.csv").exists() else None
+        figs = plot_task(out, cfg.task, json.loads((first / "example.json").read_text()),
+                         pd.read_csv(first / "fof.csv"), grid, tabs["curve"], cfg.train.seeds[0])
+        write_report_json(out, summary, figs)
+    return summary
+
+
+def all_configs(cfg: AllRun) -> list:
+    """The three task configs `jackson-tasks all` runs."""
+    out = []
+    for name, cls in RUNS.items():
+        base = dataclasses.replace(cls(), **QUICK, quick=True) if cfg.quick else cls()
+        if cfg.seeds:
+            base = dataclasses.replace(base, train=dataclasses.replace(base.train, seeds=tuple(cfg.seeds)))
+        if cfg.out:
+            base = dataclasses.replace(base, out=str(Path(cfg.out) / name))
+        out.append(base)
+    return out
+
+
+def run_all(cfg: AllRun, command: str, progress: bool = True) -> dict:
+    subs = all_configs(cfg)
+    for sub in subs:          # every task's input is checked before any trains
+        validate(sub)
+    return {sub.task.name: run_task(sub, command, progress) for sub in subs}
+
+
+DESCRIPTION = {
+    "nearest-point": "Train Eq. (53) on the nearest-point task (App. B.1, Fig. 4) and compare A and F_hat∘f_hat "
+                     "with the target's (Prop. B.1).",
+    "weighted-average": "Train Eq. (53) on the weighted-average-by-weight task (App. B.1, Fig. 5) and compare A and "
+                        "F_hat∘f_hat with the target's (Prop. B.1).",
+    "selection-average": "Train Eq. (53) on the qSA task (App. B.1, Fig. 6) and compare A and F_hat∘f_hat with the "
+                         "target's (Prop. B.1).",
+    "all": "Run all three App. B.1 tasks with their defaults.",
+}
+USAGE = ("usage: jackson-tasks {nearest-point,weighted-average,selection-average,all} [options]\n\n"
+         "The worked examples of App. B.1 (Jiang & Li): a trained one-layer one-head Transformer per task,\n"
+         "its attention and F_hat∘f_hat against the target's, three pictures, summary and report.json.\n\n"
+         + "\n".join(f"  {k:18s} {v}" for k, v in DESCRIPTION.items())
+         + "\n\n`jackson-tasks <task> --help` lists a task's options with their defaults.\n")
+
+
+def _print_summary(s: dict, out: Path) -> None:
+    m = s["metrics"]
+    print(f"{s['task']}: results {out}/results.csv, summary {out}/summary.md, "
+          f"figures {out}/attention.png, graph.png, fof.png, loss_curves.png")
+    print(f"  held-out MSE {fmt_sd(m['test_mse'], '.3g')} ({m['rel_test_mse']['mean']:.2%} of Var y); argmax of A in "
+          f"support {m['argmax_in_support']['mean']:.1%}; TV(A, S) {m['tv']['mean']:.3f}; "
+          f"F_hat∘f_hat vs F∘f: {m['fof_rel']['mean']:.2%} of Var")
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    prog = "jackson-tasks"
+    if argv and argv[0] in ("-h", "--help"):
+        print(USAGE, end="")
+        return 0
+    if not argv or argv[0] not in DESCRIPTION:
+        got = f", got '{argv[0]}'" if argv else ""
+        fail(prog, f"choose a task: {', '.join(DESCRIPTION)}{got} (jackson-tasks --help)")
+    sub, rest = argv[0], argv[1:]
+    if sub == "all":
+        cfg, summaries = cli_run(f"{prog} all", AllRun, DESCRIPTION["all"], {}, run_all, rest)
+        for c in all_configs(cfg):
+            _print_summary(summaries[c.task.name], resolved_out(c))
+        return 0
+    cfg, summary = cli_run(f"{prog} {sub}", RUNS[sub], DESCRIPTION[sub], QUICK, run_task, rest)
+    _print_summary(summary, resolved_out(cfg))
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())
