@@ -10,7 +10,7 @@ from jackson.runfolder import write_report
 
 
 def report_hook(folder: Path) -> dict:
-    """The lab report's entry for an rnn-compare folder (jackson/report.py reads it as report.json), built
+    """The lab report's entry for an rnn-compare folder (jackson/lab_report/page.py reads it as report.json), built
     from summary.json, config.json, command.txt and tables_long.csv (which holds the paper's values)."""
     import pandas as pd
     s = json.loads((folder / "summary.json").read_text())

@@ -1,4 +1,4 @@
-"""The claims ledger (jackson/claims.py): each rule kind on small hand-made run folders whose numbers are
+"""The claims ledger (jackson/lab_report/claims.py): each rule kind on small hand-made run folders whose numbers are
 known (a reproduced, a not-reproduced and an untested case), quick/superseded/unfinished folders left
 out, the preference between folders, every declared claim covered, and the real reports/ folder judged
 without a crash; the ledger first in jackson-report's page, and claims.csv."""
@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from jackson import claims
-from jackson.claims import (CLAIMS, KINDS, NOT_APPLICABLE, NOT_REPRODUCED, PARTLY, REPRODUCED, UNTESTED, VERDICTS,
-                            find_runs, judge_claim, ledger)
-from jackson.report import ReportConfig, build_report
+from jackson.lab_report import claims
+from jackson.lab_report.claims import (CLAIMS, KINDS, NOT_APPLICABLE, NOT_REPRODUCED, PARTLY, REPRODUCED, UNTESTED,
+                                       VERDICTS, find_runs, judge_claim, ledger)
+from jackson.lab_report.page import ReportConfig, build_report
 
 REPO_REPORTS = Path(__file__).resolve().parent.parent / "reports"
 BY_ID = {c.id: c for c in CLAIMS}

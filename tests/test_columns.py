@@ -1,10 +1,10 @@
-"""The column dictionary (jackson/columns.py): every column of every committed CSV under reports/
+"""The column dictionary (jackson/lab_report/columns.py): every column of every committed CSV under reports/
 (cells/ folders left out) has a line, and reports/COLUMNS.md is a fresh rendering of it."""
 from __future__ import annotations
 
 import csv
 
-from jackson import columns
+from jackson.lab_report import columns
 
 
 def _header(path) -> list[str]:
@@ -20,9 +20,9 @@ def test_every_committed_csv_column_is_described():
         rel = p.relative_to(columns.REPORTS).as_posix()
         kind = columns.kind_of(p)
         if kind is None or kind not in columns.COLUMNS:
-            missing.append(f"reports/{rel}: output kind {kind!r} is not in jackson/columns.py COLUMNS")
+            missing.append(f"reports/{rel}: output kind {kind!r} is not in jackson/lab_report/columns.py COLUMNS")
             continue
-        missing += [f"reports/{rel}: column {c!r} of {kind!r} has no line in jackson/columns.py COLUMNS"
+        missing += [f"reports/{rel}: column {c!r} of {kind!r} has no line in jackson/lab_report/columns.py COLUMNS"
                     for c in _header(p) if columns.meaning(kind, c) is None]
     assert not missing, "\n".join(missing)
 

@@ -370,7 +370,7 @@ def test_help_lists_the_shared_options(capsys):
 @case("report-corrupt-figure", "jackson-report   # one run's PNG is truncated or not a PNG",
       "the report is built; the figure is shown as missing or unreadable and listed on stdout")
 def test_report_with_a_corrupt_png(tmp_path, capsys):
-    from jackson.report import main
+    from jackson.lab_report.page import main
     run = tmp_path / "x"
     run.mkdir()
     (run / "report.json").write_text(json.dumps({"title": "t", "section": "other", "command": "c",

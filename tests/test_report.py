@@ -1,5 +1,5 @@
-"""jackson-report (jackson/report.py): the lab report built from small fixture result folders (each with the
-report.json its experiment writes: jackson-sweep and rnn-compare through their own writers), the HTML checked with a parser (and headless Chromium when
+"""jackson-report (jackson/lab_report/page.py): the lab report built from small fixture result folders (each
+with the report.json its experiment writes: jackson-sweep and rnn-compare through their own writers), the HTML checked with a parser (and headless Chromium when
 installed), one-line usage errors."""
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from jackson.report import ReportConfig, browser_check, browser_report, build_report, check_html, chromium, main
+from jackson.lab_report.page import (ReportConfig, browser_check, browser_report, build_report, check_html, chromium,
+                                     main)
 
 REPO_REPORTS = Path(__file__).resolve().parent.parent / "reports"
 
@@ -335,7 +336,7 @@ def test_bad_input_one_line_exit_2(args, option, capsys):
 
 def test_report_never_loads_torch():
     """It reads tables; it cannot train (torch is never imported)."""
-    code = "import sys, jackson.report; sys.exit(int('torch' in sys.modules))"
+    code = "import sys, jackson.lab_report.page; sys.exit(int('torch' in sys.modules))"
     assert subprocess.run([sys.executable, "-c", code], timeout=120).returncode == 0
 
 
@@ -459,7 +460,7 @@ def test_latex_of_the_ledger_and_of_every_headline_table(root):
     assert [r[:3] for r in task] == [["mean A on the nearest point", "1", "0.9"],
                                      ["a value the paper states in words", "identity", "0.01"]]
     assert "F\\_hat" not in tables and "$\\alpha$" in (
-        __import__("jackson.report", fromlist=["x"])._tex_text("α_1 & 50%"))
+        __import__("jackson.lab_report.page", fromlist=["x"])._tex_text("α_1 & 50%"))
 
 
 def test_committed_latex_is_current():

@@ -49,7 +49,7 @@ def parsers():
     from cot_dp.cli import COMMANDS, main as cot_main
     from jackson.app_b.cli import tasks_main
     from jackson.rate_sweep.cli import sweep_main
-    from jackson.report import main as report_main
+    from jackson.lab_report.page import main as report_main
     from jackson.app_b.experiment import DESCRIPTION
     from vit_probe.cli import DESCRIPTIONS, main as vit_main
 

@@ -3,7 +3,7 @@
 Per task run: results.csv (one row per seed), by_kind.csv (attention checks per kind of row),
 levels.csv (A averaged per value of the target's coupling S), fof_by_position.csv (F_hat∘f_hat check
 per token position), loss_curves.csv; summary.json / summary.md with the mean and spread over seeds;
-report.json, the hook jackson/report.py renders.
+report.json, the hook jackson/lab_report/page.py renders.
 """
 from __future__ import annotations
 
@@ -176,7 +176,7 @@ def _markdown(s: dict) -> str:
 
 
 def write_report_json(out: Path, s: dict, figures: list[tuple[str, str]]) -> dict:
-    """The report hook (jackson/report.py): title, section, data, command, seeds, captioned figures, paper values."""
+    """The report hook (jackson/lab_report/page.py): title, section, data, command, seeds, captioned figures, paper values."""
     n = len(s["seeds"])
     tail = (f" Data: {s['data']}; {s['n_test']} held-out sequences per seed; trained on {s['n_train']}. "
             f"Seeds: {n} ({', '.join(map(str, s['seeds']))}); the example is seed {s['seeds'][0]}'s. "

@@ -698,7 +698,7 @@ def seeds_text(seeds) -> str:
 
 
 def report_hook(folder: Path) -> dict:
-    """The lab report's entry for a jackson-sweep folder (jackson/report.py reads it as report.json), built
+    """The lab report's entry for a jackson-sweep folder (jackson/lab_report/page.py reads it as report.json), built
     from what the run wrote: summary.json, config.json, command.txt and the figures."""
     s = json.loads((folder / "summary.json").read_text())
     cfg = json.loads((folder / "config.json").read_text())

@@ -1,0 +1,7 @@
+"""The lab report (`jackson-report`): trains nothing; reads the `report.json` every experiment writes
+and the run folders' own tables.
+
+`page` (find result folders, reports/index.md + index.html, tables.tex) opens with the claims ledger
+(`claims`: every quantitative claim of both papers and the verdict its rule computes -> claims.csv,
+claims.tex); `columns` is the dictionary of every CSV column the lab writes (reports/COLUMNS.md).
+"""

@@ -1,0 +1,955 @@
+"""The claims ledger (issue 15): every quantitative claim of the two papers, the run folder that tests it,
+and a verdict computed by a stated rule, never typed.
+
+`CLAIMS` declares the claims: an id, the paper, where in it, the claim in words, the paper's value, the
+kind of rule that judges it and the command that would test it.  A kind is one small function
+`judge(claim, run) -> Outcome | None`, registered with its rule's text by the `kind` decorator just above
+it; it reads one run folder's own files (summary.json, results.csv, heads.csv, min_gflops.csv, ...) and
+returns None when the folder does not hold the claim's quantities.  `ledger(root)` judges every claim
+on every run folder under root:
+
+  * a folder never feeds a verdict when it is a quick or smoke run (config.json "quick": true, or
+    --quick in its command), superseded (SUPERSEDED.md) or unfinished (no summary.json); it is listed
+    beside the claims it would test, with the reason;
+  * of the folders that hold a claim's quantities, the preferred one (PREFERENCE) gives the row; the
+    others are listed with their own verdicts;
+  * a claim no folder tests is "untested" and names the command that would test it.
+
+`jackson-report` (jackson.lab_report.page.build_report) puts the ledger first in index.md and index.html and
+writes claims.csv (one row per claim, `csv_text`).  Standard library only: the report never loads torch.
+
+    >>> sorted(VERDICTS)
+    ['not applicable', 'not reproduced', 'partly', 'reproduced', 'untested']
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import os
+import statistics
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+REPRODUCED, PARTLY, NOT_REPRODUCED = "reproduced", "partly", "not reproduced"
+UNTESTED, NOT_APPLICABLE = "untested", "not applicable"
+VERDICTS = (REPRODUCED, PARTLY, NOT_REPRODUCED, UNTESTED, NOT_APPLICABLE)
+
+# ---- the thresholds of the rules (each rule's text below quotes them) ------------------------------
+# Tables 2-3 of Jiang & Li as printed (rnn_compare.experiment.PAPER holds the same numbers; a test checks)
+PAPER_MSE = {("exp", "original", "rnn"): 1.02e-7, ("exp", "permuted", "rnn"): 3.57e-2,
+             ("exp", "mixed", "rnn"): 1.58e-7, ("exp", "original", "transformer"): 2.18e-5,
+             ("exp", "permuted", "transformer"): 2.51e-5, ("exp", "mixed", "transformer"): 2.39e-4,
+             ("uniform", "original", "rnn"): 5.58, ("uniform", "permuted", "rnn"): 5.24,
+             ("uniform", "original", "transformer"): 5.43e-4, ("uniform", "permuted", "transformer"): 5.36e-4}
+PAPER_RATIO = {(k, a, m): PAPER_MSE[(k, a, m)] / PAPER_MSE[(k, "original", m)]
+               for (k, a, m) in PAPER_MSE if a != "original"}
+PAPER_UNAFFECTED_MAX = PAPER_RATIO[("exp", "mixed", "rnn")]      # the largest ratio the paper prints unbolded
+PAPER_DROP_MIN = PAPER_RATIO[("exp", "mixed", "transformer")]    # the smallest one it prints bold
+PAPER_GAP = min(PAPER_MSE[("uniform", a, "rnn")] / PAPER_MSE[("uniform", a, "transformer")]
+                for a in ("original", "permuted"))
+EXPONENT_TOL = 0.25    # exponents agree when they differ by <= this: over m_h 1..8 it moves e(8)/e(1) by 8^0.25 = 1.7x
+KNEE_MIN = 10.0        # an order of magnitude: the finite-rank knee (the sweep's own KNEE_MIN, jackson/rate_sweep/results.py)
+DROP_FACTOR = 2.0      # "performance drop": just above the largest ratio the paper calls unaffected (PAPER_UNAFFECTED_MAX)
+GAP_FACTOR = 10.0      # "hard to learn for one model, learnable for the other": an order of magnitude between them
+SUPPORT_MIN = 0.9      # App. B: attention mass on the target's support, per seed
+FOF_REL_MAX = 0.01     # App. B: F_hat∘f_hat against F∘f, relative MSE, per seed
+DECAY_MAX = -0.5       # Fig. 2: sigma_i ~ i^-alpha with alpha > 1/2 is what Theorem 4.1 needs for a decaying rate
+SETTLED_L2 = 0.1       # Fig. 3a: successive normalised spectra within 10% (relative L2) count as converged
+PAPER_VIT_DROP = 0.02  # Table 1: the paper calls 0.98 -> 0.96 unaffected
+CIFAR10_TEST = 10000   # vit-probe permute scores the whole CIFAR-10 test split (its report.json says so)
+Z95 = 1.96             # two-sided 95% normal quantile
+PAPER_GAMMA = 0.27     # Fig. 3b: 1 / m_h^0.27 + 1.05
+
+PREFERENCE = ("Preferred folder where several test a claim: one whose data decide it (a folder whose grid cannot is "
+              "untested, one outside the claim's setting not applicable), then the most seeds, then the kind's own "
+              "order (its rule says which), then the folder name. Never used: quick or smoke runs (config.json "
+              "\"quick\": true, or --quick in the command), superseded folders (SUPERSEDED.md), unfinished "
+              "folders (no summary.json); they are listed under other folders with the reason.")
+
+
+# ---- run folders --------------------------------------------------------------------------------------
+
+def _read_json(p: Path):
+    try:
+        return json.loads(p.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+@dataclass
+class Run:
+    """One run folder under the report root, as the ledger reads it."""
+    folder: str                 # relative to the root, with /
+    path: Path
+    config: dict
+    summary: dict | None        # summary.json (None: missing or unreadable)
+    command: str                # command.txt, else the summary's command
+    left_out: str               # why it never feeds a verdict ("" when it may)
+
+    @property
+    def section(self) -> str:
+        return self.folder.split("/")[0]
+
+    def table(self, name: str) -> list[dict]:
+        """Rows of a CSV in the folder (values as strings); [] when it is not there."""
+        try:
+            with open(self.path / name, newline="") as fh:
+                return list(csv.DictReader(fh))
+        except OSError:
+            return []
+
+    def seeds(self) -> int | None:
+        s = self.config.get("seeds", self.config.get("train", {}).get("seeds"))
+        if isinstance(s, list):
+            return len(s)
+        return s if isinstance(s, int) and not isinstance(s, bool) else None
+
+
+def _left_out(path: Path, config: dict, summary, command: str) -> str:
+    commands = command.split() + str((summary or {}).get("command", "")).split()
+    if config.get("quick") is True or "--quick" in commands:
+        return "quick run"
+    if (path / "SUPERSEDED.md").exists():
+        return "superseded"
+    if summary is None:
+        return "unreadable summary.json" if (path / "summary.json").exists() else "unfinished: no summary.json"
+    return ""
+
+
+def find_runs(root: Path) -> list[Run]:
+    """Every run folder under root (a folder with config.json or summary.json), sorted by folder."""
+    runs = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d not in ("cells", "checkpoints") and not d.startswith("."))
+        if "config.json" not in filenames and "summary.json" not in filenames:
+            continue
+        path = Path(dirpath)
+        if path == Path(root):
+            continue
+        config = _read_json(path / "config.json") if "config.json" in filenames else {}
+        config = config if isinstance(config, dict) else {}
+        summary = _read_json(path / "summary.json") if "summary.json" in filenames else None
+        summary = summary if isinstance(summary, dict) else None
+        lines = (path / "command.txt").read_text().strip().splitlines() if "command.txt" in filenames else []
+        command = lines[0].strip() if lines else str((summary or {}).get("command", ""))
+        runs.append(Run(Path(os.path.relpath(path, root)).as_posix(), path, config, summary, command,
+                        _left_out(path, config, summary, command)))
+    return sorted(runs, key=lambda r: r.folder)
+
+
+# ---- claims, kinds, outcomes ----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Claim:
+    id: str
+    paper: str              # "Jiang & Li" | "Yang et al."
+    where: str              # where in the paper
+    text: str               # the claim in words
+    paper_value: str        # as the paper states it
+    kind: str               # key of KINDS: the rule that judges it
+    command: str            # the command that would test it ("" : none in this lab)
+    params: tuple = ()      # (name, value) pairs the rule reads: alpha, rank, table, task, ...
+
+    @property
+    def p(self) -> dict:
+        return dict(self.params)
+
+
+@dataclass
+class Outcome:
+    verdict: str
+    measured: str                   # words and numbers, as read or computed from the folder's files
+    n_seeds: int | None = None
+    value: float | None = None      # the headline number (what it is: `quantity`), with its interval
+    lo: float | None = None
+    hi: float | None = None
+    quantity: str = ""
+    tiebreak: tuple = ()            # the kind's own order between folders with as many seeds (smaller first)
+
+
+@dataclass(frozen=True)
+class Kind:
+    name: str
+    section: str                    # the reports/ folder whose runs it reads ("" : none writes one)
+    rule: str                       # the rule's text, shown in the ledger
+    judge: Callable[[Claim, Run], Outcome | None]
+
+
+KINDS: dict[str, Kind] = {}
+
+
+def kind(name: str, section: str, rule: str):
+    """Register a rule function under `name`, with the text the ledger shows for it."""
+    def register(fn):
+        KINDS[name] = Kind(name, section, " ".join(rule.split()), fn)
+        return fn
+    return register
+
+
+def _g(x, digits: int = 3) -> str:
+    return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}g}"
+
+
+def _f(x, digits: int = 2, sign: bool = False) -> str:
+    return "n/a" if x is None else (f"{x:+.{digits}f}" if sign else f"{x:.{digits}f}")
+
+
+def _verdict_of(parts: list[bool]) -> str:
+    """All parts hold: reproduced; none: not reproduced; some: partly."""
+    return REPRODUCED if all(parts) else NOT_REPRODUCED if not any(parts) else PARTLY
+
+
+# ---- Theorem 4.1 and Fig. 1 (jackson-sweep folders) --------------------------------------------------------
+
+def _same(a, b) -> bool:
+    try:
+        return math.isclose(float(a), float(b), rel_tol=0, abs_tol=1e-9)
+    except (TypeError, ValueError):
+        return False
+
+
+def _targets(run: Run) -> list[dict]:
+    return [t for t in (run.summary or {}).get("targets", []) if isinstance(t, dict)]
+
+
+def _widest(ts: list[dict]) -> dict | None:
+    """The target with the largest m_FF (Theorem 4.1 assumes m_FF large enough)."""
+    return max(ts, key=lambda t: t.get("m_ff") or 0) if ts else None
+
+
+def _target(run: Run, alpha, rank: str) -> dict | None:
+    return _widest([t for t in _targets(run) if _same(t.get("alpha"), alpha) and str(t.get("rank")) == rank])
+
+
+def _features(run: Run, t: dict) -> str:
+    return str(t.get("features") or run.summary.get("features") or run.config.get("model", {}).get("features") or "learned")
+
+
+def _setting(run: Run, t: dict) -> str:
+    return f"{_features(run, t)} features, {run.config.get('construction', 'paper')} construction"
+
+
+def _not_a_test(run: Run, t: dict) -> str:
+    """Why this target cannot test Theorem 4.1 ('' when it can)."""
+    att = t.get("attention") or run.summary.get("attention") or "softmax"
+    if att != "softmax":
+        return f"{att} attention (Theorem 4.1's model is softmax attention)"
+    deg = t.get("degenerate") or {}
+    if deg.get("flag"):
+        return deg.get("why") or "degenerate target or uninformative fit"
+    return ""
+
+
+def _seeds_of(run: Run, t: dict) -> int | None:
+    return t.get("n_seeds") or run.seeds()
+
+
+def _jackson_order(run: Run, t: dict) -> tuple:
+    return (0 if _features(run, t) == "learned" else 1,)
+
+
+def _jackson_target(claim: Claim, run: Run, rank: str):
+    """The claim's (alpha, rank) target in a jackson-sweep run as (target, seeds, tie-break order); None when
+    the run has no such target; a not-applicable Outcome when the run cannot test it (flagged target,
+    non-softmax attention)."""
+    t = _target(run, claim.p["alpha"], rank)
+    if t is None:
+        return None
+    n, order = _seeds_of(run, t), _jackson_order(run, t)
+    why = _not_a_test(run, t)
+    if why:
+        return Outcome(NOT_APPLICABLE, why, n, tiebreak=order)
+    return t, n, order
+
+
+@kind("knee", "jackson", f"""Theorem 4.1, finite rank r: with m_h >= r the error can reach ~0. Reproduced when the
+held-out MSE falls at least {KNEE_MIN:g}x from m_h = r - 1 to m_h = r (median over seeds of e(r-1)/e(r), the
+sweep's knee check) and stays down: the median-over-seeds MSE at every m_h >= r is at least {KNEE_MIN:g}x
+below that at m_h = r - 1 (at m_h >= r the rank-m_h oracle is exactly 0); partly when it falls at r but
+climbs back at a larger m_h; not reproduced when it does not fall {KNEE_MIN:g}x at r. A degenerate target or
+uninformative fit (the sweep's flags), or non-softmax attention: not applicable. Ties: the full Eq. (5)
+model (features learned) before given features.""")
+def knee(claim: Claim, run: Run) -> Outcome | None:
+    r = int(claim.p["rank"])
+    found = _jackson_target(claim, run, claim.p["rank"])
+    if found is None or isinstance(found, Outcome):
+        return found                      # the run has no such target, or cannot test it (not applicable)
+    t, n, order = found
+    ch = t.get("checks", {})
+    drop, per_seed = ch.get("knee_drop"), ch.get("knee_per_seed") or []
+    if drop is None:
+        return None
+    curve = {int(c["m_h"]): c.get("test_median", c.get("test_mse")) for c in t.get("curve", [])}
+    after = [curve[m] for m in curve if m >= r and curve[m] is not None]
+    before = curve.get(r - 1)
+    stay = (math.inf if max(after) == 0 else before / max(after)) if after and before is not None else None
+    spread = f"; per seed {_g(min(per_seed))}-{_g(max(per_seed))}" if len(per_seed) > 1 else ""
+    text = (f"{_setting(run, t)}: e({r - 1})/e({r}) = {_g(drop)} (median{spread}); "
+            + (f"every m_h >= {r} stays {_g(stay)}x below m_h = {r - 1}" if stay is not None
+               else "no curve: the error past r is not checked"))
+    if drop < KNEE_MIN:
+        v = NOT_REPRODUCED
+    elif stay is None or stay >= KNEE_MIN:
+        v = REPRODUCED
+    else:
+        v = PARTLY
+    lo_hi = (min(per_seed), max(per_seed)) if per_seed else (None, None)
+    return Outcome(v, text, n, drop, *lo_hi, "e(r-1)/e(r), median over seeds (lo, hi: range over seeds)", order)
+
+
+@kind("rate", "jackson", f"""Theorem 4.1, rank inf: the error decays like m_h^-(2 alpha - 1) (Sec. 5.1). d = measured
+exponent - predicted, with the bootstrap 95% interval of the measured one (seeds and held-out blocks, the
+sweep's fit range). Reproduced when the whole interval of d lies within +-{EXPONENT_TOL:g} (the sweep's
+TRACK_SLOPE: over m_h 1..8 a difference of {EXPONENT_TOL:g} moves e(8)/e(1) by
+8^{EXPONENT_TOL:g} = {8 ** EXPONENT_TOL:.2g}x);
+partly when the interval only reaches that band, or the curve is steeper than predicted beyond it (within
+the theorem's upper bound, not the rate Sec. 5.1 reads from it), or the trained curve tracks the rank-m_h
+oracle -- the exponent of trained minus that of the oracle (the target's rho truncated to rank m_h, what a
+rank-m_h model can reach) within +-{EXPONENT_TOL:g} -- so the gap is the target's own at this tau; not
+reproduced otherwise (shallower than predicted and not tracking the oracle). A floor is reported, not
+judged (the theorem allows "+ constant"). Flagged targets or non-softmax attention: not applicable. Ties:
+features learned before given.""")
+def rate(claim: Claim, run: Run) -> Outcome | None:
+    found = _jackson_target(claim, run, "inf")
+    if found is None or isinstance(found, Outcome):
+        return found                      # the run has no such target, or cannot test it (not applicable)
+    t, n, order = found
+    e = (t.get("exponents") or {}).get("test")
+    if not e or e.get("slope") is None:
+        return None
+    pred = t.get("predicted_exponent", -(2 * float(claim.p["alpha"]) - 1))
+    s, lo, hi = e["slope"], e.get("lo", e["slope"]), e.get("hi", e["slope"])
+    d, dlo, dhi = s - pred, lo - pred, hi - pred
+    o = ((t.get("exponents") or {}).get("oracle") or {}).get("slope")
+    track = None if o is None else s - o
+    fit = t.get("fit_m_h") or run.summary.get("fit_range") or []
+    text = (f"{_setting(run, t)}: exponent {_f(s)} [{_f(lo)}, {_f(hi)}]"
+            + (f" over m_h {fit[0]}..{fit[-1]}" if fit else "")
+            + f"; d = {_f(d, sign=True)} [{_f(dlo, sign=True)}, {_f(dhi, sign=True)}]"
+            + (f"; rank-m_h oracle {_f(o)} (trained - oracle {_f(track, sign=True)})" if o is not None else ""))
+    tr = (t.get("checks") or {}).get("tracking") or {}
+    if tr.get("floor"):
+        text += f"; floor ~{_g(tr.get('floor_value'), 2)} over m_h {tr['upper_m_h'][0]}..{tr['upper_m_h'][1]}"
+    if -EXPONENT_TOL <= dlo and dhi <= EXPONENT_TOL:
+        v = REPRODUCED
+    elif dlo <= EXPONENT_TOL and dhi >= -EXPONENT_TOL:
+        v, text = PARTLY, text + "; the interval reaches the band"
+    elif dhi < -EXPONENT_TOL:
+        v, text = PARTLY, text + "; steeper than predicted"
+    elif track is not None and abs(track) <= EXPONENT_TOL:
+        v, text = PARTLY, text + "; tracks the rank-m_h oracle"
+    else:
+        v = NOT_REPRODUCED
+    return Outcome(v, text, n, s, lo, hi, "measured exponent (lo, hi: bootstrap 95%)", order)
+
+
+@kind("rank_order", "jackson", """Fig. 1: at a fixed m_h the error increases with the rank r of the target. For every
+alpha and every pair of ranks r < r' in one folder, at every m_h < r' (where the rank-r' target cannot
+be exact), the held-out MSE (mean over seeds) of rank r is at most that of rank r'. Reproduced when every
+comparison holds; partly when more than half hold; not reproduced otherwise. Ties: features learned
+before given.""")
+def rank_order(claim: Claim, run: Run) -> Outcome | None:
+    by_alpha: dict[float, dict[str, dict]] = {}
+    for t in _targets(run):
+        if not _not_a_test(run, t):
+            by_alpha.setdefault(float(t["alpha"]), {}).setdefault(str(t["rank"]), []).append(t)
+    rank_key = lambda r: math.inf if r == "inf" else float(r)     # noqa: E731
+    held, fails, total, seeds, feats = 0, [], 0, [], None
+    for alpha, ranks in sorted(by_alpha.items()):
+        if len(ranks) < 2:
+            continue
+        curves = {}
+        for r, ts in ranks.items():
+            t = _widest(ts)
+            curves[r] = {int(c["m_h"]): c["test_mse"] for c in t.get("curve", [])}
+            seeds.append(_seeds_of(run, t))
+            feats = feats or _jackson_order(run, t)
+        rs = sorted(curves, key=rank_key)
+        for i, r in enumerate(rs):
+            for r2 in rs[i + 1:]:
+                for m in sorted(set(curves[r]) & set(curves[r2])):
+                    if m < rank_key(r2):
+                        total += 1
+                        if curves[r][m] <= curves[r2][m]:
+                            held += 1
+                        else:
+                            fails.append(f"alpha {alpha:g}, r {r} vs {r2} at m_h {m}")
+    if total == 0:
+        return None
+    v = REPRODUCED if held == total else PARTLY if held > total / 2 else NOT_REPRODUCED
+    text = f"{held} of {total} comparisons hold" + (f"; fails: {'; '.join(fails[:3])}" + (" ..." if len(fails) > 3 else "")
+                                                   if fails else "")
+    n = min(s for s in seeds if s) if any(seeds) else None
+    return Outcome(v, text, n, held / total, quantity="share of comparisons that hold", tiebreak=feats or ())
+
+
+@kind("alpha_order", "jackson", """Fig. 1: the decay rates differ with alpha as -(2 alpha - 1) does: steeper for larger
+alpha. The rank-inf exponents of one folder (bootstrap 95% intervals): for every pair alpha < alpha' the
+exponent at alpha' lies below that at alpha with disjoint intervals. Reproduced when every pair is so
+ordered; not reproduced when some pair is reversed with disjoint intervals; partly otherwise (overlapping
+intervals). Ties: features learned before given.""")
+def alpha_order(claim: Claim, run: Run) -> Outcome | None:
+    ex = {}
+    for t in _targets(run):
+        if str(t.get("rank")) == "inf" and not _not_a_test(run, t):
+            e = (t.get("exponents") or {}).get("test")
+            best = _target(run, t["alpha"], "inf")
+            if e and best is t:
+                ex[float(t["alpha"])] = (e["slope"], e.get("lo", e["slope"]), e.get("hi", e["slope"]), _seeds_of(run, t), t)
+    if len(ex) < 2:
+        return None
+    alphas = sorted(ex)
+    ordered = reversed_ = 0
+    for i, a in enumerate(alphas):
+        for b in alphas[i + 1:]:
+            ordered += ex[b][2] < ex[a][1]
+            reversed_ += ex[b][1] > ex[a][2]
+    pairs = len(alphas) * (len(alphas) - 1) // 2
+    v = REPRODUCED if ordered == pairs else NOT_REPRODUCED if reversed_ else PARTLY
+    text = "; ".join(f"alpha {a:g}: {_f(ex[a][0])} [{_f(ex[a][1])}, {_f(ex[a][2])}] (predicted {_f(-(2 * a - 1))})"
+                     for a in alphas) + f"; {ordered} of {pairs} pairs ordered"
+    seeds = [ex[a][3] for a in alphas if ex[a][3]]
+    return Outcome(v, text, min(seeds) if seeds else None, ordered / pairs, quantity="share of alpha pairs ordered",
+                   tiebreak=_jackson_order(run, ex[alphas[0]][4]))
+
+
+# ---- ViT (vit-probe folders) ------------------------------------------------------------------------------
+
+def _class_sorted(run: Run) -> bool:
+    """A sweep-mh folder made before subsets were drawn stratified by class (its config.json has no
+    subset_seed): its training loss and spectra come from class-sorted subsets (its summary.md says so)."""
+    return "subset_seed" not in run.config
+
+
+def _cap(v: str, run: Run) -> str:
+    return PARTLY if v == REPRODUCED and _class_sorted(run) else v
+
+
+CLASS_SORTED = ("config.json has no subset_seed: training loss and spectra from class-sorted subsets "
+                "(its summary.md)")
+
+
+@kind("vit_decay", "vit_probe", f"""Fig. 2: the logit matrices rho_hat(x) of a trained ViT, sampled over inputs, have
+decaying singular values (a low-rank structure). Per head, the decay exponent of sigma_i in i (heads.csv,
+with its bootstrap 95% interval): reproduced when every head's whole interval lies below {DECAY_MAX:g}
+(sigma_i ~ i^-alpha with alpha > 1/2, what Theorem 4.1 needs for an error that decays in m_h); partly when
+some heads'; not reproduced when none.""")
+def vit_decay(claim: Claim, run: Run) -> Outcome | None:
+    s = run.summary or {}
+    heads = run.table("heads.csv")
+    if "violin" not in s or not heads or "m_h" in heads[0]:
+        return None
+    ex = [float(h["exponent"]) for h in heads]
+    ok = [float(h["exponent_hi"]) < DECAY_MAX for h in heads]
+    er = [float(h["erank"]) for h in heads]
+    text = (f"{len(heads)} heads: decay exponent {_f(min(ex))} to {_f(max(ex))}; {sum(ok)} of {len(ok)} with the "
+            f"whole 95% interval below {DECAY_MAX:g}; effective rank {_f(min(er), 1)}-{_f(max(er), 1)}; "
+            f"{s.get('n_images', '?')} images, tau {s.get('tau', '?')}; one model")
+    return Outcome(_verdict_of(ok), text, 1, max(ex), min(ex), max(ex),
+                   "largest (shallowest) head exponent (lo, hi: range over heads)")
+
+
+@kind("vit_converge", "vit_probe", f"""Fig. 3(a): as m_h grows, the normalised spectrum of rho_hat converges. The
+relative L2 distance between the normalised mean spectra of successive m_h (spectrum_convergence in
+summary.json): reproduced when the last pair's is <= {SETTLED_L2:g} (this ledger's choice; every distance is
+printed); not reproduced otherwise. A folder whose spectra come from class-sorted test images (config.json
+without subset_seed) gets at most partly.""")
+def vit_converge(claim: Claim, run: Run) -> Outcome | None:
+    s = run.summary or {}
+    conv = [c for c in s.get("convergence", []) if isinstance(c.get("rel_l2"), (int, float)) and not math.isnan(c["rel_l2"])]
+    if "fit" not in s or not conv:
+        return None
+    last = conv[-1]["rel_l2"]
+    text = ("relative L2 between successive m_h: " + ", ".join(f"{c['m_h_from']}->{c['m_h_to']} {_g(c['rel_l2'], 2)}"
+                                                                for c in conv)
+            + (f"; {CLASS_SORTED}" if _class_sorted(run) else ""))
+    v = _cap(REPRODUCED if last <= SETTLED_L2 else NOT_REPRODUCED, run)
+    return Outcome(v, text, run.seeds(), last, quantity="relative L2 distance, last pair of m_h")
+
+
+@kind("vit_fit", "vit_probe", f"""Fig. 3(b): the training error follows a / m_h^gamma + b with gamma = {PAPER_GAMMA:g}.
+The sweep's fit (summary.json): reproduced when the data identify it (the sweep's own test: every
+standard error below its value) and {PAPER_GAMMA:g} lies within gamma +- {Z95:g} s.e.; partly when identified
+with gamma > 0 (a power-law decrease) but {PAPER_GAMMA:g} outside; not reproduced otherwise, a fit the data
+do not identify included (no rate is measured). Class-sorted training-loss subsets: at most partly.""")
+def vit_fit(claim: Claim, run: Run) -> Outcome | None:
+    s = run.summary or {}
+    fit = s.get("fit")
+    if not isinstance(fit, dict) or fit.get("gamma") is None:
+        return None
+    g, se = fit["gamma"], fit.get("gamma_se", math.inf)
+    lo, hi = g - Z95 * se, g + Z95 * se
+    ident = bool(fit.get("identified"))
+    if ident and lo <= PAPER_GAMMA <= hi:
+        v = REPRODUCED
+    elif ident and g > 0:
+        v = PARTLY
+    else:
+        v = NOT_REPRODUCED
+    text = (f"gamma {_g(g)} +- {_g(se)} (s.e.), b {_g(fit.get('b'))} +- {_g(fit.get('b_se'))}: "
+            + ("identified" if ident else "NOT identified by the data")
+            + f"; log-log slope of training loss {_f(s.get('loglog_slope'), 3)}"
+            + f"; training loss {_g(s.get('loss_first'), 4)} -> {_g(s.get('loss_last'), 4)}"
+            + (f"; {CLASS_SORTED}" if _class_sorted(run) else ""))
+    return Outcome(_cap(v, run), text, run.seeds(), g, lo, hi, f"gamma (lo, hi: +-{Z95:g} s.e.)")
+
+
+@kind("vit_permute", "vit_probe", f"""Table 1 (ViT): permuting the input tokens does not affect the Transformer (the paper:
+0.98 -> 0.96, which it calls unaffected). Judged against the control arm, not the starting model: d =
+accuracy after continued training on permuted tokens - accuracy after the same continued training on the
+original order, with a 95% interval from two binomial proportions on the {CIFAR10_TEST:,} test images
+(conservative for the paired images). Reproduced when the interval reaches -{PAPER_VIT_DROP:g} or above (a
+drop no larger than the paper's own, within sampling error); not reproduced otherwise. Ties: the model
+whose control gains least over it (closest to converged before the permutation, as the paper's).""")
+def vit_permute(claim: Claim, run: Run) -> Outcome | None:
+    s = run.summary or {}
+    if not all(isinstance(s.get(k), (int, float)) for k in ("after", "control", "before")):
+        return None
+    a, c = s["after"], s["control"]
+    d = a - c
+    half = Z95 * math.sqrt(a * (1 - a) / CIFAR10_TEST + c * (1 - c) / CIFAR10_TEST)
+    v = REPRODUCED if d + half >= -PAPER_VIT_DROP else NOT_REPRODUCED
+    text = (f"permuted {_f(a, 4)} vs control {_f(c, 4)}: d = {_f(d, 4, True)} [{_f(d - half, 4, True)}, "
+            f"{_f(d + half, 4, True)}]; before {_f(s['before'], 4)}, zero-shot on permuted tokens "
+            f"{_f(s.get('zero_shot_permuted'), 4)}; {s.get('origin', '')}")
+    return Outcome(v, text, 1, d, d - half, d + half, "accuracy permuted - control (lo, hi: 95%)", (c - s["before"],))
+
+
+# ---- RNN vs Transformer (rnn-compare folders) -----------------------------------------------------------
+
+def _mse(run: Run, kernel: str, alteration: str, model: str) -> list[float]:
+    return [float(r["test_mse"]) for r in run.table("results.csv")
+            if (r.get("kernel"), r.get("alteration"), r.get("model")) == (kernel, alteration, model)
+            and not str(r.get("status", "")).startswith(("diverged", "failed"))]
+
+
+def _label(orig: list[float], alt: list[float]) -> tuple[str, float]:
+    ratio = statistics.median(alt) / statistics.median(orig)
+    if ratio < DROP_FACTOR:
+        return "no drop", ratio
+    return ("drop" if min(alt) > max(orig) else "unclear"), ratio
+
+
+def _rnn_order(run: Run) -> tuple:
+    return (0 if run.config.get("mix_direction", "future") == "future" else 1,)
+
+
+@kind("alteration", "rnn_compare", f"""Tables 2-3: which model an alteration of the target hurts (the paper's bold = a drop).
+Per model, held-out MSE over seeds (results.csv; diverged members left out), altered against original: a
+drop when the ratio of medians is >= {DROP_FACTOR:g} (above the largest ratio the paper calls unaffected,
+{PAPER_UNAFFECTED_MAX:.3g}; its smallest drop is {PAPER_DROP_MIN:.3g}) and every altered seed lies above every
+original seed; no drop when the ratio is < {DROP_FACTOR:g}; unclear otherwise. Reproduced when every model the claim names gets the paper's label;
+partly when some do; not reproduced when none. Ties: the paper's mixing formula (mix_direction future)
+before the causal one.""")
+def alteration(claim: Claim, run: Run) -> Outcome | None:
+    p = claim.p
+    got, parts, ratios = [], [], []
+    for model, want in p["expect"]:
+        orig, alt = _mse(run, p["kernel"], "original", model), _mse(run, p["kernel"], p["alteration"], model)
+        if not orig or not alt:
+            return None
+        label, ratio = _label(orig, alt)
+        parts.append(label == want)
+        ratios.append(ratio)
+        got.append(f"{model} x{_g(ratio)} ({label}; seeds {_g(min(orig))}-{_g(max(orig))} -> {_g(min(alt))}-{_g(max(alt))})")
+    n = min(len(_mse(run, p["kernel"], "original", m)) for m, _ in p["expect"])
+    extra = f"; mixing {run.config['mix_direction']}" if p["alteration"] == "mixed" and "mix_direction" in run.config else ""
+    return Outcome(_verdict_of(parts), "; ".join(got) + extra, n, ratios[-1],
+                   quantity=f"altered/original, ratio of medians ({p['expect'][-1][0]})", tiebreak=_rnn_order(run))
+
+
+@kind("gap", "rnn_compare", f"""Table 3: the RNN cannot learn the uniform-kernel target, the Transformer can. On the
+original and the permuted arm, the RNN's median held-out MSE over seeds is at least {GAP_FACTOR:g}x the
+Transformer's (the paper: at least {PAPER_GAP:.2g}x). Reproduced on both arms; partly on one; not reproduced on none.""")
+def gap(claim: Claim, run: Run) -> Outcome | None:
+    parts, got = [], []
+    for arm in ("original", "permuted"):
+        rnn, tr = _mse(run, "uniform", arm, "rnn"), _mse(run, "uniform", arm, "transformer")
+        if not rnn or not tr:
+            return None
+        g = statistics.median(rnn) / statistics.median(tr)
+        parts.append(g >= GAP_FACTOR)
+        got.append(f"{arm}: RNN {_g(statistics.median(rnn))} (seeds {_g(min(rnn))}-{_g(max(rnn))}) / "
+                   f"Transformer {_g(statistics.median(tr))} = {_g(g)}x")
+    return Outcome(_verdict_of(parts), "; ".join(got), min(len(_mse(run, "uniform", "original", m))
+                                                           for m in ("rnn", "transformer")),
+                   quantity="RNN / Transformer, medians", tiebreak=_rnn_order(run))
+
+
+# ---- App. B.1 tasks (jackson-tasks folders) ------------------------------------------------------------------
+
+@kind("b1_task", "tasks", f"""App. B.1 (Prop. B.1, Figs. 4-6): the fitted one-layer Transformer recovers the target's
+attention and F_hat∘f_hat recovers F∘f. Per seed (summary.json): the attention mass on the target's support
+>= {SUPPORT_MIN:g}, and the relative MSE of F_hat∘f_hat against F∘f <= {FOF_REL_MAX:g}. Reproduced when both hold in
+every seed; not reproduced when neither holds in any seed; partly otherwise. Ties: the command with fewer
+options (the task's defaults).""")
+def b1_task(claim: Claim, run: Run) -> Outcome | None:
+    s = run.summary or {}
+    if s.get("task") != claim.p["task"]:
+        return None
+    m = s.get("metrics", {})
+    mass, fof = m.get("support_mass", {}).get("per_seed", []), m.get("fof_rel", {}).get("per_seed", [])
+    if not mass or not fof:
+        return None
+    att = [x >= SUPPORT_MIN for x in mass]
+    ff = [x <= FOF_REL_MAX for x in fof]
+    v = REPRODUCED if all(att) and all(ff) else NOT_REPRODUCED if not any(att) and not any(ff) else PARTLY
+    rel = m.get("rel_test_mse", {}).get("mean")
+    text = (f"attention mass on the support {_f(min(mass), 3)}-{_f(max(mass), 3)} ({sum(att)} of {len(att)} seeds "
+            f">= {SUPPORT_MIN:g}); F_hat∘f_hat vs F∘f relative MSE {_g(min(fof), 2)}-{_g(max(fof), 2)} ({sum(ff)} of "
+            f"{len(ff)} <= {FOF_REL_MAX:g}); held-out MSE / Var(y) {_g(rel, 2)} (mean)")
+    return Outcome(v, text, len(mass), min(mass), min(mass), max(mass),
+                   "attention mass on the support, worst seed (lo, hi: range over seeds)",
+                   (len([w for w in run.command.split() if w.startswith("--")]),))
+
+
+# ---- App. D.3 (rnn-mixing-spectrum --out folders) -------------------------------------------------------
+
+D3_AFTER = (1.265, 0.5, 0.4)   # App. D.3 as printed: sigma_1..3 of rho(u, u + v) for rho = 1 + 2 sin sin
+D3_REL_TOL = 0.05              # "numerically estimate": agreement within 5% (relative) per singular value
+
+
+@kind("d3_mixing", "rnn_compare", f"""App. D.3: mixing the inputs raises the rank of rho = 1 + 2 sin(2 pi u) sin(2 pi v)
+from 2 to 3, with sigma_1..3 = {", ".join(f"{x:g}" for x in D3_AFTER)} after it. From an rnn-mixing-spectrum folder on
+the paper's kernel and mixing (a = b = 1): reproduced when the numerical rank (sigma_i > 1e-8 sigma_1) is 2 before and
+3 after and each of sigma_1..3 after is within {D3_REL_TOL:.0%} of the paper's; partly when the rank rises but a value
+is further off; not reproduced when the rank does not rise.""")
+def d3_mixing(claim: Claim, run: Run) -> Outcome | None:
+    s = run.summary or {}
+    if s.get("kind") != "rnn-mixing-spectrum" or not s.get("paper") or len(s.get("after", [])) < 3:
+        return None
+    after, rb, ra = [float(x) for x in s["after"][:3]], s.get("rank_before"), s.get("rank_after")
+    off = max(abs(m - p) / p for m, p in zip(after, D3_AFTER))
+    rises = isinstance(rb, int) and isinstance(ra, int) and ra > rb
+    v = (REPRODUCED if rises and rb == 2 and ra == 3 and off <= D3_REL_TOL else PARTLY if rises else NOT_REPRODUCED)
+    text = (f"rank {rb} -> {ra}; sigma after = {', '.join(f'{x:.4f}' for x in after)} "
+            f"(largest relative difference from the paper's {off:.1%}); deterministic quadrature "
+            f"({s.get('quadrature_nodes', '?')} nodes)")
+    return Outcome(v, text, None, off, off, off, "largest relative difference of sigma_1..3 after the mixing")
+
+
+# ---- claims no command writes a folder for yet ---------------------------------------------------------
+
+@kind("no_run", "", """No command of this lab writes a run folder for this claim, so no verdict can be computed:
+untested, with the command (if any) that measures it.""")
+def no_run(claim: Claim, run: Run) -> Outcome | None:
+    return None
+
+
+# ---- Yang et al. (cot-dp folders) ------------------------------------------------------------------------
+
+def _need(s: dict, task: str) -> dict[str, dict[int, float]]:
+    """Per model, the smallest d_model reaching the target accuracy at each size (inf: none swept did)."""
+    out = {}
+    for model, v in (s.get("tasks", {}).get(task) or {}).items():
+        out[model] = {int(z): (math.inf if d is None else float(d)) for z, d in zip(v.get("sizes", []), v.get("min_d", []))}
+    return out
+
+
+def _need_text(need: dict[str, dict[int, float]]) -> str:
+    return "; ".join(f"{m} " + ", ".join("-" if d == math.inf else f"{d:g}" for _, d in sorted(need[m].items()))
+                     for m in ("standard", "sparse", "linear") if m in need)
+
+
+def _dims(run: Run, task: str) -> str:
+    dims = sorted({int(float(r["d_model"])) for r in run.table("results.csv") if r.get("task") == task})
+    return "D swept: " + (", ".join(map(str, dims)) if dims else "?")
+
+
+def _best(run: Run, task: str) -> str:
+    rows = [r for r in run.table("min_gflops.csv") if r.get("task") == task]
+    if not rows:
+        return ""
+    best = max(float(r["best_accuracy"]) for r in rows)
+    base = (run.summary or {}).get("baseline", {}).get(task, {})
+    return f"; best accuracy {_g(best, 3)} (constant-answer baseline {', '.join(_g(b, 2) for b in base.values())})"
+
+
+def _target_acc(run: Run) -> str:
+    return _g((run.summary or {}).get("target_acc"), 2)
+
+
+@kind("dp_fig1", "cot_dp", """Yang et al. Fig. 1: efficient Transformers need a larger embedding dimension D than the
+standard one, growing with the problem size; the standard one does with a fixed D. From the smallest D
+reaching the target accuracy at each size (summary.json; none reached: infinite), five parts: for sparse and
+for linear, D >= standard's at every size and > at some; for sparse and for linear, D non-decreasing in
+size and larger at the largest size than at the smallest; standard's D the same at every size. Reproduced
+when all five hold; partly when some; not reproduced when none; untested when no model reaches the target
+at any size (the grid cannot tell the dimensions apart).""")
+def dp_fig1(claim: Claim, run: Run) -> Outcome | None:
+    need = _need(run.summary or {}, claim.p["task"])
+    if not {"standard", "sparse", "linear"} <= set(need):
+        return None
+    base = f"smallest D reaching {_target_acc(run)} by size: {_need_text(need)}; {_dims(run, claim.p['task'])}"
+    if all(d == math.inf for m in need.values() for d in m.values()):
+        return Outcome(UNTESTED, base + _best(run, claim.p["task"]), run.seeds())
+    std = need["standard"]
+    parts = []
+    for m in ("sparse", "linear"):
+        e = need[m]
+        zs = sorted(set(e) & set(std))
+        parts.append(all(e[z] >= std[z] for z in zs) and any(e[z] > std[z] for z in zs))
+        ds = [e[z] for z in sorted(e)]
+        parts.append(all(a <= b for a, b in zip(ds, ds[1:])) and ds[-1] > ds[0])
+    parts.append(len(set(std.values())) == 1 and math.inf not in std.values())
+    return Outcome(_verdict_of(parts), base + f"; {sum(parts)} of 5 parts hold", run.seeds(), sum(parts) / 5,
+                   quantity="share of the five parts that hold")
+
+
+@kind("dp_flops", "cot_dp", """Yang et al. Table 2: the standard Transformer needs the fewest FLOPs to reach 90% accuracy
+on Arithmetic at every length. Per size (min_gflops.csv; a model that never reaches the target: infinite),
+the standard model's minimum GFLOPs is the lowest. Reproduced at every size; partly at some; not reproduced
+at none; untested when no model reaches the target at any size. Absolute GFLOPs are not compared: the
+lengths differ from the paper's.""")
+def dp_flops(claim: Claim, run: Run) -> Outcome | None:
+    rows = [r for r in run.table("min_gflops.csv") if r.get("task") == claim.p["task"]]
+    if not rows:
+        return None
+    by_size: dict[int, dict[str, float]] = {}
+    for r in rows:
+        g = float(r["min_gflops"]) if r.get("min_gflops") not in ("", None) else math.inf
+        by_size.setdefault(int(r["size"]), {})[r["model"]] = g
+    lengths = {int(r["size"]): r.get("L", "?") for r in rows}
+    text = "; ".join(f"L {lengths[z]}: " + ", ".join(f"{m} {'-' if g == math.inf else _g(g, 3)}"
+                                                      for m, g in sorted(v.items(), key=lambda kv: kv[1]))
+                     for z, v in sorted(by_size.items()))
+    if all(g == math.inf for v in by_size.values() for g in v.values()):
+        return Outcome(UNTESTED, text, run.seeds())
+    parts = [v.get("standard", math.inf) < math.inf and v.get("standard", math.inf) <= min(v.values())
+             for _, v in sorted(by_size.items())]
+    return Outcome(_verdict_of(parts), text + f" (min GFLOPs reaching {_target_acc(run)})", run.seeds(),
+                   sum(parts) / len(parts), quantity="share of sizes where standard is cheapest")
+
+
+@kind("dp_locality", "cot_dp", """Yang et al. Sec. 6.2, Fig. 2: locality lowers the embedding dimension efficient
+Transformers need: ED_Local needs a smaller D than ED. For sparse and for linear, at every size both tasks
+have, ED_Local's smallest D reaching the target accuracy (summary.json; none reached: infinite) is <= ED's and
+< at some size. Reproduced when it holds for both models; partly for one; not reproduced for none; untested
+when no efficient model reaches the target on either task at any size.""")
+def dp_locality(claim: Claim, run: Run) -> Outcome | None:
+    s = run.summary or {}
+    ed, loc = _need(s, "ed"), _need(s, "ed_local")
+    models = [m for m in ("sparse", "linear") if m in ed and m in loc]
+    if not models:
+        return None
+    text = f"ED: {_need_text(ed)}; ED_Local: {_need_text(loc)}; {_dims(run, 'ed')}"
+    if all(d == math.inf for m in models for d in list(ed[m].values()) + list(loc[m].values())):
+        local = _best(run, "ed_local")
+        return Outcome(UNTESTED, text + _best(run, "ed") + (f"; ED_Local{local[1:]}" if local else ""), run.seeds())
+    parts = []
+    for m in models:
+        zs = sorted(set(ed[m]) & set(loc[m]))
+        parts.append(all(loc[m][z] <= ed[m][z] for z in zs) and any(loc[m][z] < ed[m][z] for z in zs))
+    return Outcome(_verdict_of(parts), text, run.seeds(), sum(parts) / len(parts),
+                   quantity="share of efficient models for which ED_Local needs less")
+
+
+# ---- the declared claims -------------------------------------------------------------------------------
+
+JL, YANG = "Jiang & Li", "Yang et al."
+SWEEP_CMD = ("jackson-sweep --construction trace-free --alpha 0.55,1.0,1.5 --rank 2,6,inf --seeds 0,1,2 "
+             "--out reports/jackson/fig1-full")
+CIFAR = "--data ../shared/data/cifar10-jpeg/cifar10-jpeg-q75.tar.gz"
+SWEEP_MH_CMD = (f"vit-probe sweep-mh --device cuda --epochs 40 --batch-size 512 --seeds 0,1 {CIFAR} "
+                "--out reports/vit_probe/sweep_mh")
+
+
+def _paper_pair(kernel: str, alteration: str, model: str) -> str:
+    return f"{PAPER_MSE[(kernel, 'original', model)]:.3g} -> {PAPER_MSE[(kernel, alteration, model)]:.3g}"
+
+
+def _theorem_claims() -> list[Claim]:
+    out = []
+    for alpha in (0.55, 1.0, 1.5):
+        where = "Thm 4.1, Sec. 5.1, Fig. 1" + (" (alpha 1.5 added by this lab)" if alpha == 1.5 else "")
+        for r in ("2", "6"):
+            out.append(Claim(f"JL-knee-a{alpha:g}-r{r}", JL, where,
+                             f"alpha {alpha:g}, rank {r}: the error falls to ~0 once m_h >= r (a knee at m_h = {r})",
+                             f"~0 for m_h >= {r}", "knee", SWEEP_CMD, (("alpha", alpha), ("rank", r))))
+        out.append(Claim(f"JL-rate-a{alpha:g}", JL, where,
+                         f"alpha {alpha:g}, rank inf: the error decays like m_h^-(2 alpha - 1)",
+                         f"exponent {-(2 * alpha - 1):.2f}", "rate", SWEEP_CMD, (("alpha", alpha),)))
+    return out
+
+
+CLAIMS: tuple[Claim, ...] = (
+    *_theorem_claims(),
+    Claim("JL-fig1-rank", JL, "Sec. 5.1, Fig. 1", "at a fixed m_h the error increases with the rank of the target",
+          "error(r = 2) < error(6) < error(inf)", "rank_order", SWEEP_CMD),
+    Claim("JL-fig1-alpha", JL, "Sec. 5.1, Fig. 1",
+          "the error decay rates differ with alpha, following the decay of the singular values",
+          "exponents ordered as -(2 alpha - 1)", "alpha_order", SWEEP_CMD),
+    Claim("JL-fig2-decay", JL, "Sec. 5.2, Fig. 2",
+          "a trained ViT's attention-logit matrices, sampled over inputs, have decaying singular values (low rank)",
+          "violin plot, ViT-B/16 (no number)", "vit_decay",
+          "vit-probe spectra --checkpoint ../shared/data/vit-cifar10-small/vit_p4_d128_l4_h4_cifar10_timm.pth "
+          f"--arch vit_p4_d128_l4_h4 {CIFAR} --check-accuracy --out reports/vit_probe/spectra_shared"),
+    Claim("JL-fig3a-converge", JL, "Sec. 5.2, Fig. 3(a)",
+          "as m_h grows the singular-value pattern of the learned coupling converges",
+          "converges (m_h = 1, 3, 50, 55, 64; no number)", "vit_converge",
+          SWEEP_MH_CMD),
+    Claim("JL-fig3b-fit", JL, "Sec. 5.2, Fig. 3(b)",
+          "the ViT's training error decays in m_h as a / m_h^gamma + b",
+          "gamma 0.27, b 1.05 (ViT-B/16, m_h 1..64)", "vit_fit",
+          SWEEP_MH_CMD),
+    Claim("JL-tab1-vit", JL, "Sec. 6.1, Table 1",
+          "permuting the input tokens of a trained ViT (then training on) leaves its accuracy unaffected",
+          "0.98 -> 0.96 (CIFAR-10, ViT-B/16, no control)", "vit_permute",
+          "vit-probe permute --device cuda --original-epochs 40 --original-batch-size 512 --finetune-epochs 10 "
+          f"--finetune-batch-size 512 {CIFAR} --out reports/vit_probe/permute"),
+    Claim("JL-tab1-wmt", JL, "Sec. 6.1, Table 1",
+          "permuting the source tokens leaves a translation Transformer's BLEU unaffected",
+          "BLEU 26.85 -> 25.91 (WMT14 En-De)", "no_run", "",
+          (("note", "no command of this lab trains a translation model"),)),
+    Claim("JL-tab2-ordering", JL, "Sec. 6.1, Table 2",
+          "permuting time (first 10 and last 10 steps swapped) hurts the RNN, not the Transformer",
+          f"RNN {_paper_pair('exp', 'permuted', 'rnn')} (drop); Transformer {_paper_pair('exp', 'permuted', 'transformer')}",
+          "alteration", "rnn-compare --out reports/rnn_compare/default",
+          (("kernel", "exp"), ("alteration", "permuted"), ("expect", (("rnn", "drop"), ("transformer", "no drop"))))),
+    Claim("JL-tab2-mixing", JL, "Sec. 6.2, Table 2",
+          "mixing the input with a length-5 filter hurts the Transformer, not the RNN",
+          f"RNN {_paper_pair('exp', 'mixed', 'rnn')}; Transformer {_paper_pair('exp', 'mixed', 'transformer')} (drop)",
+          "alteration", "rnn-compare --out reports/rnn_compare/default",
+          (("kernel", "exp"), ("alteration", "mixed"), ("expect", (("rnn", "no drop"), ("transformer", "drop"))))),
+    Claim("JL-tab3-permute", JL, "App. C, Table 3",
+          "on the uniform-kernel target a permutation of the input does not affect the Transformer",
+          f"Transformer {_paper_pair('uniform', 'permuted', 'transformer')}", "alteration",
+          "rnn-compare --out reports/rnn_compare/default",
+          (("kernel", "uniform"), ("alteration", "permuted"), ("expect", (("transformer", "no drop"),)))),
+    Claim("JL-tab3-gap", JL, "App. C, Table 3",
+          "the uniform-kernel target (no temporal order) is hard for the RNN and learnable by the Transformer",
+          f"RNN {_paper_pair('uniform', 'permuted', 'rnn')}; "
+          f"Transformer {_paper_pair('uniform', 'permuted', 'transformer')}",
+          "gap", "rnn-compare --out reports/rnn_compare/default"),
+    Claim("JL-B1-nearest-point", JL, "App. B.1, Fig. 4, Prop. B.1",
+          "nearest point: the attention learns the hard-max selection and F_hat∘f_hat the identity",
+          "A = hard max (1 on the nearest point); F_hat∘f_hat = identity", "b1_task",
+          "jackson-tasks nearest-point", (("task", "nearest-point"),)),
+    Claim("JL-B1-weighted-average", JL, "App. B.1, Fig. 5, Prop. B.1",
+          "weighted average: x_pred rows attend to their segment by weight, point rows to themselves; "
+          "F_hat∘f_hat = F∘f = |x|", "A = normalised weights, diagonal elsewhere; F_hat∘f_hat = |x|", "b1_task",
+          "jackson-tasks weighted-average", (("task", "weighted-average"),)),
+    Claim("JL-B1-selection-average", JL, "App. B.1, Fig. 6, Prop. B.1",
+          "qSA: the attention reconstructs rho in {0, 1/3, 2/3, 1} and F_hat∘f_hat the identity",
+          "A = rho of Eq. (64); F_hat∘f_hat = identity", "b1_task",
+          "jackson-tasks selection-average", (("task", "selection-average"),)),
+    Claim("JL-D3-mixing-rank", JL, "App. D.3",
+          "mixing the inputs (x1, x1 + x2) raises the rank of the coupling 1 + 2 sin(2 pi u) sin(2 pi v)",
+          "sigma (1, 1) -> (1.265, 0.5, 0.4)", "d3_mixing", "rnn-mixing-spectrum --out reports/rnn_compare/mixing_spectrum"),
+    *(Claim(f"Y-fig1-{task}", YANG, "Sec. 6.2, Fig. 1",
+            f"{name}: efficient Transformers need a larger D than the standard one, growing with the problem size; "
+            "the standard one does with a fixed D",
+            "standard: D 128 or 256 at every size; sparse, linear: larger, growing", "dp_fig1",
+            f"cot-dp sweep --task {cmd_task} --device cuda --full", (("task", task),))
+      for task, name, cmd_task in (("arithmetic", "Arithmetic", "arithmetic"), ("ed", "ED", "ed,ed_local,lis"),
+                                   ("lis", "LIS", "ed,ed_local,lis"))),
+    Claim("Y-tab2-flops", YANG, "Sec. 6.2, Table 2",
+          "the standard Transformer needs the fewest GFLOPs to reach 90% accuracy on Arithmetic at every length",
+          "standard 0.027-0.605 < sparse 0.106-2.399 < linear 0.422-9.584 (L 87-505)", "dp_flops",
+          "cot-dp sweep --task arithmetic", (("task", "arithmetic"),)),
+    Claim("Y-locality", YANG, "Sec. 5.2, Sec. 6.2, Fig. 2",
+          "locality lowers the dimension efficient Transformers need: ED_Local needs a smaller D than ED",
+          "ED_Local: smaller D than ED (sparse and linear; no number)", "dp_locality",
+          "cot-dp sweep --task ed,ed_local,lis --device cuda --full", (("task", "ed_local"),)),
+)
+
+
+# ---- the ledger ----------------------------------------------------------------------------------------
+
+@dataclass
+class Row:
+    claim: Claim
+    verdict: str
+    measured: str
+    n_seeds: int | None
+    folder: str                     # "" when no folder tests it
+    outcome: Outcome | None
+    others: list[str]               # the other folders: "folder: verdict, n seeds" or "folder: left out (why)"
+
+
+def _config_covers(claim: Claim, run: Run) -> bool:
+    """An unfinished folder covers a claim when its config names the claim's alpha and rank (when it has them)."""
+    for key in ("alpha", "rank"):
+        if key in claim.p and key in run.config:
+            vals = run.config[key] if isinstance(run.config[key], list) else [run.config[key]]
+            if not any(_same(v, claim.p[key]) or str(v) == str(claim.p[key]) for v in vals):
+                return False
+    return True
+
+
+def _seeds_text(n) -> str:
+    return "?" if n is None else f"{n} seed{'s' if n != 1 else ''}"
+
+
+def judge_claim(claim: Claim, runs: list[Run]) -> Row:
+    """One row of the ledger: the claim judged on every folder of its kind's section."""
+    k = KINDS[claim.kind]
+    judged: list[tuple[Run, Outcome]] = []
+    left: list[str] = []
+    for run in runs:
+        if not k.section or run.section != k.section:
+            continue
+        if run.summary is None:
+            if run.left_out and _config_covers(claim, run):
+                left.append(f"{run.folder}: left out ({run.left_out})")
+            continue
+        try:
+            out = k.judge(claim, run)
+        except (KeyError, TypeError, ValueError, IndexError, ZeroDivisionError) as e:
+            left.append(f"{run.folder}: unreadable for this rule ({type(e).__name__}: {e})")
+            continue
+        if out is None:
+            continue
+        if run.left_out:
+            left.append(f"{run.folder}: left out ({run.left_out})")
+            continue
+        judged.append((run, out))
+    # folders whose data decide the claim first, then those that cannot (untested), then not applicable ones
+    weight = {UNTESTED: 1, NOT_APPLICABLE: 2}
+    judged.sort(key=lambda ro: (weight.get(ro[1].verdict, 0), -(ro[1].n_seeds or 0), ro[1].tiebreak, ro[0].folder))
+    others = [f"{r.folder}: {o.verdict}, {_seeds_text(o.n_seeds)}"
+              + (f" ({o.measured})" if o.verdict == NOT_APPLICABLE else "") for r, o in judged[1:]] + left
+    if not judged:
+        text = "no run folder" + (f"; would test it: `{claim.command}`" if claim.command else "")
+        text += f" ({claim.p['note']})" if "note" in claim.p else ""
+        return Row(claim, UNTESTED, text, None, "", None, others)
+    run, out = judged[0]
+    measured = out.measured
+    if out.verdict == UNTESTED:
+        measured += f"; would test it: `{claim.command}`"
+    return Row(claim, out.verdict, measured, out.n_seeds, run.folder, out, others)
+
+
+def ledger(root: str | os.PathLike) -> list[Row]:
+    """Every declared claim, judged on the run folders under root, in the order of CLAIMS."""
+    runs = find_runs(Path(root))
+    return [judge_claim(c, runs) for c in CLAIMS]
+
+
+def counts(rows: list[Row]) -> dict[str, int]:
+    return {v: sum(r.verdict == v for r in rows) for v in VERDICTS}
+
+
+CSV_COLUMNS = ("id", "paper", "where", "claim", "paper_value", "verdict", "measured", "quantity", "value", "lo", "hi",
+               "n_seeds", "folder", "other_folders", "rule", "rule_text", "command")
+
+
+def _num(x) -> str:
+    return "" if x is None or (isinstance(x, float) and not math.isfinite(x)) else repr(float(x))
+
+
+def csv_text(rows: list[Row]) -> str:
+    """claims.csv: one row per claim (tidy), the numbers at full precision."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(CSV_COLUMNS)
+    for r in rows:
+        c, o = r.claim, r.outcome
+        w.writerow([c.id, c.paper, c.where, c.text, c.paper_value, r.verdict, r.measured,
+                    o.quantity if o else "", _num(o.value if o else None), _num(o.lo if o else None),
+                    _num(o.hi if o else None), "" if r.n_seeds is None else r.n_seeds, r.folder,
+                    " | ".join(r.others), c.kind, KINDS[c.kind].rule, c.command])
+    return buf.getvalue()
