@@ -347,6 +347,8 @@ COLUMNS: dict[str, dict[str, str]] = {
     },
 }
 
+# old module paths below (moved in issue 13, kept one release): the committed COLUMNS.md and report print
+# them, so they change with the next rebuild of those pages, not with the move
 WRITTEN_BY: dict[str, str] = {
     "jackson-sweep results.csv": "one row per (target, seed, m_FF, m_h), the reported restart: "
                                  "`jackson/rate_cell.py` `measure` (rows.csv), gathered by `jackson/results.py` `collect`",

@@ -233,6 +233,8 @@ def _missing(root: Path, e: dict) -> list[str]:
     return [f["file"] for f in e["figures"] if not readable_image(root / f["file"])]
 
 
+# `jackson/claims.py` here and in the captions below: the old path (moved in issue 13, kept one release),
+# as the committed report prints it; it changes with the next rebuild of the report, not with the move
 LEDGER_INTRO = ("Every quantitative claim of Jiang & Li (Jackson-type rates for the Transformer) and Yang et al. "
                 "(efficient Transformers on CoT dynamic programming), the run folder that tests it and a verdict "
                 "computed from that folder's files by the rule of its kind (the rules and their thresholds follow "

@@ -319,6 +319,8 @@ def _fmt_exp(e: dict | None) -> str:
     return "n/a" if not e else f"{e['slope']:+.2f} [{e['lo']:+.2f}, {e['hi']:+.2f}]"
 
 
+# jackson/given.py here and jackson/results.py in summary.md: old paths (moved in issue 13, kept one release),
+# as committed summaries print them; they change when the committed runs are rerun, not with the move
 FEATURES_TEXT = {
     "learned": "f_hat and F_hat are MLPs (Eq. 5 as written): the error holds both terms of Eq. (17)",
     "given": "given features (jackson/given.py): f_hat replaced by the target's own phi_i, psi_i (i <= features_k) "
