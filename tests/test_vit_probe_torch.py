@@ -365,6 +365,21 @@ REFUSALS = {"unknown-description-kind": _bad_kind, "pickled-whole-model": _pickl
             "two-model-sources": _two_sources, "factory-without-attention": _factory_without_attention}
 
 
+_SHOWN = {   # how each refusal looks on the command line (for reports/RELIABILITY.md)
+    "unknown-description-kind": "--checkpoint w.pth --model-json model.json   # {\"kind\": \"onnx\"}",
+    "pickled-whole-model": "--checkpoint whole.pth --model-json model.json   # torch.save(model), not its state dict",
+    "torch-weights-with-arch": "--checkpoint w.pth --arch vit_p8_d32_l2_h2   # w.pth: an nn.TransformerEncoder ViT",
+    "timm-weights-torch-description": "--checkpoint timm.pth --model-json model.json   # timm weights, torch-vit description",
+    "other-torch-vit-sizes": "--checkpoint w.pth --model-json wide.json   # the description's dim differs from the weights'",
+    "two-model-sources": "--arch vit_p8_d32_l2_h2 --model-json model.json",
+    "factory-without-attention": "--model-factory plainmlp_xyz:build   # build() returns nn.Linear(3, 3)",
+}
+FAULT_CASES = [{"id": f"vit-{k}", "command": f"vit-probe spectra {_SHOWN[k]}",
+                "expect": "exit 2, one line saying what is wrong, ending with the supported kinds where a model is "
+                          "refused; nothing written",
+                "test": "tests/test_vit_probe_torch.py::test_bad_checkpoint_kinds_are_one_line_exit_2"} for k in REFUSALS]
+
+
 @pytest.mark.parametrize("case", list(REFUSALS))
 def test_bad_checkpoint_kinds_are_one_line_exit_2(case, official, tmp_path, capsys, monkeypatch):   # noqa: F811
     monkeypatch.chdir(tmp_path)                               # where a factory's module is looked for
@@ -403,3 +418,28 @@ def test_example_probe_own_torch_model_runs(tmp_path, sub_env):
     assert "max |probe - manual|" in r.stdout and (tmp_path / "spectra" / "summary.md").is_file(), r.stdout
     err = float(r.stdout.split("max |probe - manual| = ")[1].split()[0])
     assert err < 1e-4
+
+
+def test_public_api_is_lazy_and_every_name_resolves():
+    """`import vit_probe` loads neither torch nor timm; every name of __all__ resolves to the object of
+    the module the map names; the docstring's example runs (doctest)."""
+    import doctest
+    import importlib
+    import subprocess
+    import sys
+
+    code = "import sys, vit_probe; print('torch' in sys.modules, 'timm' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "False"]
+    import vit_probe
+    for name in vit_probe.__all__:
+        module = importlib.import_module(vit_probe._EXPORTS[name])
+        assert getattr(vit_probe, name) is getattr(module, vit_probe._RENAMED.get(name, name))
+    with pytest.raises(AttributeError):
+        vit_probe.not_a_name
+    res = doctest.testmod(vit_probe)
+    assert res.attempted >= 4 and res.failed == 0
+
+
+def test_every_refusal_is_a_fault_case_on_the_reliability_page():
+    assert list(_SHOWN) == list(REFUSALS) and len(FAULT_CASES) == len(REFUSALS)
