@@ -55,5 +55,5 @@ def test_kind_of_reads_the_run_folders_command(tmp_path):
 
 def test_the_page_is_a_fresh_rendering():
     assert columns.PAGE.read_text() == columns.render(), \
-        "reports/COLUMNS.md is stale or edited by hand: run `python -m jackson.columns`"
-    assert "python -m jackson.columns" in columns.render().splitlines()[2]
+        "reports/COLUMNS.md is stale or edited by hand: run `python -m jackson.lab_report.columns`"
+    assert "python -m jackson.lab_report.columns" in columns.render().splitlines()[2]

@@ -6,8 +6,8 @@ cot-dp) -- to {column: one-line meaning}.  Each line was written from the code t
 column (named in `WRITTEN_BY`).  A column written as a numbered family (`s1`, `s2`, ...) has one
 line under a pattern name with `<k>` (`s<k>`).  `kind_of` tells the kind of a committed CSV under
 reports/ (from its run folder's command.txt); `render` writes reports/COLUMNS.md;
-`python -m jackson.columns` (the command the page names; the same as
-`python -m jackson.lab_report.columns`) rewrites that page.  tests/test_columns.py checks that every column of
+`python -m jackson.lab_report.columns` (the command the page names; the old `python -m jackson.columns`
+still works for one release) rewrites that page.  tests/test_columns.py checks that every column of
 every committed CSV under reports/ (cells/ left out) has a line, and that the page is a fresh
 rendering.
 
@@ -341,29 +341,27 @@ COLUMNS: dict[str, dict[str, str]] = {
         "folder": "the run folder giving the row, relative to reports/; empty when no folder tests it",
         "other_folders": "the other folders that test the claim, joined by ' | ': each with its verdict and seeds, "
                          "or left out and why",
-        "rule": "the kind of the claim: the name of the rule that judges it (jackson/claims.py `KINDS`)",
+        "rule": "the kind of the claim: the name of the rule that judges it (jackson/lab_report/claims.py `KINDS`)",
         "rule_text": "the rule's text, thresholds included",
         "command": "the command that would test the claim; empty when none in this lab",
     },
 }
 
-# old module paths below (moved in issue 13, kept one release): the committed COLUMNS.md and report print
-# them, so they change with the next rebuild of those pages, not with the move
 WRITTEN_BY: dict[str, str] = {
     "jackson-sweep results.csv": "one row per (target, seed, m_FF, m_h), the reported restart: "
-                                 "`jackson/rate_cell.py` `measure` (rows.csv), gathered by `jackson/results.py` `collect`",
-    "jackson-sweep restarts.csv": "one row per restart of every m_h: `jackson/rate_cell.py` `measure`",
-    "jackson-sweep blocks.csv": "one row per (m_h, seed, kind, block): `jackson/rate_cell.py` `measure`",
+                                 "`jackson/rate_sweep/cell.py` `measure` (rows.csv), gathered by `jackson/rate_sweep/results.py` `collect`",
+    "jackson-sweep restarts.csv": "one row per restart of every m_h: `jackson/rate_sweep/cell.py` `measure`",
+    "jackson-sweep blocks.csv": "one row per (m_h, seed, kind, block): `jackson/rate_sweep/cell.py` `measure`",
     "jackson-sweep loss_curves.csv": "one row per (member, step): `jackson/fit.py` `fit` (curve), "
-                                     "`jackson/rate_cell.py` `measure` (curve.csv)",
+                                     "`jackson/rate_sweep/cell.py` `measure` (curve.csv)",
     "jackson-sweep learned_spectrum.csv": "one row per (target, seed, m_h): `jackson/pod.py` `learned_spectrum`, "
-                                          "`jackson/rate_cell.py` `measure`",
+                                          "`jackson/rate_sweep/cell.py` `measure`",
     "jackson-sweep diagnostics.csv": "one row per (target, seed), on the held-out sequences: "
-                                     "`synthetic/pod_target.py` `PODTarget.diagnostics`, `jackson/results.py` `collect`",
-    "jackson-tasks results.csv": "one row per seed: `jackson/tasks.py` `measure`, `jackson/task_results.py` `collect`",
-    "jackson-tasks by_kind.csv": "one row per (seed, row kind): `jackson/tasks.py` `measure`",
-    "jackson-tasks levels.csv": "one row per (seed, coupling level): `jackson/tasks.py` `coupling_levels`",
-    "jackson-tasks fof_by_position.csv": "one row per (seed, position): `jackson/task_results.py` `fof_by_position`",
+                                     "`synthetic/pod_target.py` `PODTarget.diagnostics`, `jackson/rate_sweep/results.py` `collect`",
+    "jackson-tasks results.csv": "one row per seed: `jackson/app_b/experiment.py` `measure`, `jackson/app_b/results.py` `collect`",
+    "jackson-tasks by_kind.csv": "one row per (seed, row kind): `jackson/app_b/experiment.py` `measure`",
+    "jackson-tasks levels.csv": "one row per (seed, coupling level): `jackson/app_b/experiment.py` `coupling_levels`",
+    "jackson-tasks fof_by_position.csv": "one row per (seed, position): `jackson/app_b/results.py` `fof_by_position`",
     "jackson-tasks loss_curves.csv": "one row per step: `jackson/fit.py` `fit` (curve)",
     "rnn-compare results.csv": "one row per (kernel, alteration, model, seed): `rnn_compare/experiment.py` "
                                "`CompareCell.run`",
@@ -385,7 +383,7 @@ WRITTEN_BY: dict[str, str] = {
     "cot-dp min_gflops.csv": "one row per (task, model, size): `cot_dp/sweep.py` `min_gflops` (Table 2)",
     "cot-dp estimate.csv": "one row per cell, `cot-dp sweep --estimate`: `cot_dp/sweep.py` `estimate` "
                            "(copies kept under reports/cot_dp/estimates/ as `<preset>-<tasks>.csv`)",
-    "jackson-report claims.csv": "one row per claim: `jackson/claims.py` `csv_text`",
+    "jackson-report claims.csv": "one row per claim: `jackson/lab_report/claims.py` `csv_text`",
 }
 
 
@@ -434,7 +432,7 @@ def render() -> str:
     """reports/COLUMNS.md: a section per output kind, a table column | meaning."""
     n_cols = sum(len(c) for c in COLUMNS.values())
     out = ["# Column dictionary", "",
-           "Generated by `python -m jackson.columns` from `jackson/columns.py` (`COLUMNS`); do not edit by hand: "
+           "Generated by `python -m jackson.lab_report.columns` from `jackson/lab_report/columns.py` (`COLUMNS`); do not edit by hand: "
            "change the dictionary and rerun. `tests/test_columns.py` checks that every column of every CSV under "
            "`reports/` (cells/ folders left out) has a line here, and that this page is a fresh rendering.", "",
            f"{len(COLUMNS)} output kinds, {n_cols} column lines. An output kind is a command and a file name "

@@ -233,12 +233,10 @@ def _missing(root: Path, e: dict) -> list[str]:
     return [f["file"] for f in e["figures"] if not readable_image(root / f["file"])]
 
 
-# `jackson/claims.py` here and in the captions below: the old path (moved in issue 13, kept one release),
-# as the committed report prints it; it changes with the next rebuild of the report, not with the move
 LEDGER_INTRO = ("Every quantitative claim of Jiang & Li (Jackson-type rates for the Transformer) and Yang et al. "
                 "(efficient Transformers on CoT dynamic programming), the run folder that tests it and a verdict "
                 "computed from that folder's files by the rule of its kind (the rules and their thresholds follow "
-                "the table; code: `jackson/claims.py`), never typed. Quick runs, superseded and unfinished folders "
+                "the table; code: `jackson/lab_report/claims.py`), never typed. Quick runs, superseded and unfinished folders "
                 "never feed a verdict. The same rows, one per claim: `claims.csv` beside this page.")
 LEDGER_HEAD = ("id", "paper, where", "claim", "paper's value", "measured", "seeds", "folder", "verdict", "rule",
                "other folders")
@@ -272,7 +270,7 @@ def ledger_markdown(rows: list[claims.Row]) -> list[str]:
         cells = _ledger_cells(r)
         cells[7] = f"**{cells[7]}**"
         L.append("| " + " | ".join(x.replace("|", "\\|") for x in cells) + " |")
-    L += ["", "Rules (one function per kind in `jackson/claims.py`, its text below). " + claims.PREFERENCE, ""]
+    L += ["", "Rules (one function per kind in `jackson/lab_report/claims.py`, its text below). " + claims.PREFERENCE, ""]
     L += [f"- `{k}` ({', '.join(ids)}): {text}" for k, text, ids in _rules(rows)]
     return L + [""]
 
@@ -346,7 +344,7 @@ def ledger_html(rows: list[claims.Row]) -> list[str]:
         cells[5] = f'<td class="n">{cells[5]}</td>'
         cells[7] = f'<td class="v {r.verdict.replace(" ", "-")}"><strong>{cells[7]}</strong></td>'
         H.append("<tr>" + "".join(x if x.startswith("<td") else f"<td>{x}</td>" for x in cells) + "</tr>")
-    H += ["</table>", f"<p>Rules (one function per kind in <code>jackson/claims.py</code>, its text below). "
+    H += ["</table>", f"<p>Rules (one function per kind in <code>jackson/lab_report/claims.py</code>, its text below). "
           f"{_inline(claims.PREFERENCE)}</p>", "<ul>"]
     H += [f"<li><code>{html.escape(k)}</code> ({html.escape(', '.join(ids))}): {_inline(text)}</li>"
           for k, text, ids in _rules(rows)]
@@ -676,7 +674,7 @@ def claims_tex(rows: list[claims.Row]) -> str:
                         "seeds": "" if r.n_seeds is None else str(r.n_seeds),
                         "folder": r.folder or "none", "verdict": r.verdict} for r in rows])
     return TEX_PREAMBLE + _tex_table(
-        df, "Claims ledger of jackson-lab: " + _counts_text(rows) + " Rules: jackson/claims.py.",
+        df, "Claims ledger of jackson-lab: " + _counts_text(rows) + " Rules: jackson/lab_report/claims.py.",
         "tab:claims", "".join(RAGGED + f"p{{{w}cm}}" if w else "r" for w in (2.2, 1.8, 3.4, 1.8, 4.6, 0, 2.2, 1.6)),
         longtable=True)
 

@@ -319,11 +319,9 @@ def _fmt_exp(e: dict | None) -> str:
     return "n/a" if not e else f"{e['slope']:+.2f} [{e['lo']:+.2f}, {e['hi']:+.2f}]"
 
 
-# jackson/given.py here and jackson/results.py in summary.md: old paths (moved in issue 13, kept one release),
-# as committed summaries print them; they change when the committed runs are rerun, not with the move
 FEATURES_TEXT = {
     "learned": "f_hat and F_hat are MLPs (Eq. 5 as written): the error holds both terms of Eq. (17)",
-    "given": "given features (jackson/given.py): f_hat replaced by the target's own phi_i, psi_i (i <= features_k) "
+    "given": "given features (jackson/rate_sweep/given.py): f_hat replaced by the target's own phi_i, psi_i (i <= features_k) "
              "with the value f(x) and F given, only W_Q, W_K and an affine value map trained -- the feed-forward term "
              "of Eq. (17) is zero, what is left is the attention term"}
 
@@ -435,7 +433,7 @@ def _markdown(s: dict) -> str:
          "predictor's MSE -- excluded from curves and fits (see jackson/fit.py). The Eq. (17) attention term is "
          "tau^2 C0 C1 m_h^-(2alpha-1) for the L1 error summed over t (the feed-forward term needs beta and C2, which a "
          "target does not determine).", "",
-         "Rules behind the verdicts (jackson/results.py): finite rank r -- the knee e(r-1)/e(r), median over seeds, "
+         "Rules behind the verdicts (jackson/rate_sweep/results.py): finite rank r -- the knee e(r-1)/e(r), median over seeds, "
          f">= {KNEE_MIN:g}x; rank inf -- the trained curve *tracks* a reference when the exponent of trained/reference "
          f"over the fit range is within +-{TRACK_SLOPE:g} (the same rate), and has a *floor* when its slope over the upper half of m_h is shallower "
          f"than {FLOOR_SHARE:g}x the predicted one; a target is *degenerate* when its mean self-attention weight exceeds "
