@@ -621,8 +621,9 @@ def plot(out_dir: Path, tabs: dict, summary: dict) -> list[Path]:
         ax.set(xscale="log", yscale="log", xlabel="$m_h$", ylabel="held-out MSE", title=f"alpha = {a:g}")
         ax.grid(True, which="both", alpha=0.3)
     axes[0][-1].legend(fontsize=7, loc="center left", bbox_to_anchor=(1.02, 0.5))
-    fig.suptitle(f"Held-out MSE vs attention size m_h (synthetic POD targets), model: {att} attention, {feats} features; "
-                 "band: min-max over seeds", fontsize=9)
+    import textwrap                # one line per ~13 characters per inch of figure at fontsize 9: never cut off
+    fig.suptitle(textwrap.fill(f"Held-out MSE vs attention size m_h (synthetic POD targets), model: {att} attention, "
+                               f"{feats} features; band: min-max over seeds", int(13 * fig.get_figwidth())), fontsize=9)
     fig.tight_layout()
     paths.append(out_dir / "error_vs_mh.png")
     save(fig, paths[-1])
