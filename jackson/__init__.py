@@ -23,15 +23,19 @@ from __future__ import annotations
 
 import importlib
 
-# public name -> module that defines it
+# public name -> module that defines it.  Written out here rather than with lazy_loader.attach (which
+# synthetic, rnn_compare, vit_probe and cot_dp use): attach only loads submodules of the package itself,
+# and jackson re-exports the targets of another package (synthetic).
+# The functions `fit` and `pod` are not exported: a package attribute cannot be both a function and the
+# submodule of the same name (importing jackson.fit rebinds jackson.fit); use jackson.fit.fit, jackson.pod.pod.
 _EXPORTS = {
     # targets (Eq. 8-10)
     "PODTarget": "synthetic.pod_target", "Spectrum": "synthetic.pod_target", "TargetError": "synthetic.pod_target",
     "KernelTarget": "synthetic.kernel_target",
     # the model (Eq. 5), its training and the POD of what it learned
     "ModelConfig": "jackson.models", "TransformerBank": "jackson.models",
-    "FitConfig": "jackson.fit", "fit": "jackson.fit", "evaluate": "jackson.fit",
-    "pod": "jackson.pod", "learned_spectrum": "jackson.pod",
+    "FitConfig": "jackson.fit", "evaluate": "jackson.fit",
+    "learned_spectrum": "jackson.pod",
     # rates and the terms of the bound (Eq. 17)
     "predicted_exponent": "jackson.rates", "fit_power_law": "jackson.rates", "bootstrap_exponent": "jackson.rates",
     "bound_terms": "jackson.rates",

@@ -16,41 +16,22 @@ Whole runs (tables, figures, summary, report.json), the functions behind `vit-pr
 sweep-mh`, live in the modules of the same names (a package attribute cannot be both the function and
 its submodule): `from vit_probe.run_spectra import run_spectra`, then
 `run_spectra(SpectraConfig(...), command="...")`; likewise run_permute, run_sweep_mh.
-Everything below is imported on first use, so `import vit_probe` loads neither torch nor timm.
+Everything below is imported on first use (scientific-python's lazy_loader), so `import vit_probe`
+loads neither torch nor timm.
 """
-from __future__ import annotations
+import lazy_loader as _lazy
 
-import importlib
-
-# public name -> module that defines it
-_EXPORTS = {
+__getattr__, __dir__, __all__ = _lazy.attach(__name__, submod_attrs={
     # probing (hooks; timm Attention and nn.MultiheadAttention)
-    "LogitProbe": "vit_probe.probe", "probing": "vit_probe.probe",
-    "attention_modules": "vit_probe.models", "check_probeable": "vit_probe.models",
+    "probe": ["LogitProbe", "probing"],
     # models: timm ViTs by arch string, ViTs built from nn.TransformerEncoder, own factories
-    "parse_arch": "vit_probe.models", "build": "vit_probe.models", "load_checkpoint": "vit_probe.models",
-    "TorchViT": "vit_probe.torch_vit", "TorchViTConfig": "vit_probe.torch_vit",
-    "read_description": "vit_probe.model_source", "from_factory": "vit_probe.model_source",
+    "models": ["attention_modules", "check_probeable", "parse_arch", "build", "load_checkpoint"],
+    "torch_vit": ["TorchViT", "TorchViTConfig"],
+    "model_source": ["read_description", "from_factory"],
     # spectra of the probed logits
-    "collect": "vit_probe.spectra", "decay_exponent": "vit_probe.spectra", "effective_rank": "vit_probe.spectra",
-    "spectrum_table": "vit_probe.spectra", "head_table": "vit_probe.spectra",
+    "spectra": ["collect", "decay_exponent", "effective_rank", "spectrum_table", "head_table"],
     # the three experiments' configs (their run functions: see above)
-    "SpectraConfig": "vit_probe.run_spectra", "PermuteConfig": "vit_probe.run_permute",
-    "SweepMhConfig": "vit_probe.run_sweep_mh",
+    "run_spectra": ["SpectraConfig"], "run_permute": ["PermuteConfig"], "run_sweep_mh": ["SweepMhConfig"],
     # CIFAR-10 in any of its layouts
-    "load_cifar": "vit_probe.data",
-}
-_RENAMED = {"load_cifar": "load"}
-__all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str):
-    if name in _EXPORTS:
-        value = getattr(importlib.import_module(_EXPORTS[name]), _RENAMED.get(name, name))
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'vit_probe' has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(set(globals()) | set(__all__))
+    "data": ["Cifar"],
+})
