@@ -14,6 +14,7 @@ from jackson import sweep_config
 from jackson.config import UsageError, build_parser, read_config
 from jackson.rate_sweep.experiment import SweepConfig, validate
 from synthetic.pod_target import PODTarget, Spectrum, decay_exponent
+from sweep_helpers import refused_line
 
 
 def _logits(sigma, x):
@@ -133,20 +134,13 @@ FAULT_CASES = [{"id": cid, "command": "jackson-sweep --quick " + " ".join(a.repl
 
 @pytest.mark.parametrize("case", list(BAD))
 def test_bad_spectrum_one_line_exit_2(tmp_path, capsys, case):
-    from jackson.rate_sweep.cli import sweep_main
     files = {"nan_file": tmp_path / "nan.txt", "empty_file": tmp_path / "empty.txt",
              "missing_file": tmp_path / "no-such.txt"}
     files["nan_file"].write_text("1.0\nnan\n")
     files["empty_file"].write_text("# only a comment\n\n")
     args, why = BAD[case]
     args = [a.format(**{k: str(v) for k, v in files.items()}) for a in args]
-    out = tmp_path / "out"
-    with pytest.raises(SystemExit) as e:
-        sweep_main(["--quick", *args, "--out", str(out)])
-    assert e.value.code == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith("jackson-sweep: error:") and why in err[0], err
-    assert not out.exists()
+    refused_line(capsys, args, tmp_path / "out", why)
 
 
 def test_sigma_with_alpha_from_python():

@@ -20,6 +20,7 @@ from jackson.rate_sweep.experiment import validate
 from jackson.pod import pod
 from jackson.sweep import config_hash, function_id
 from synthetic.kernel_target import KernelTarget
+from sweep_helpers import refused_line
 from synthetic.pod_target import PODTarget, Spectrum, TargetError, basis_matrix
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -218,15 +219,8 @@ FAULT_CASES = [{"id": cid, "command": "jackson-sweep --quick " + " ".join(repr(a
 
 @pytest.mark.parametrize("case", list(BAD))
 def test_bad_kernel_option_one_line_exit_2(tmp_path, capsys, case):
-    from jackson.rate_sweep.cli import sweep_main
     args, why = BAD[case]
-    out = tmp_path / "out"
-    with pytest.raises(SystemExit) as e:
-        sweep_main(["--quick", *args, "--out", str(out)])
-    assert e.value.code == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith("jackson-sweep: error:") and why in err[0], err
-    assert not out.exists()
+    refused_line(capsys, args, tmp_path / "out", why)
 
 
 def test_kernel_with_alpha_from_python_is_refused():
