@@ -69,3 +69,33 @@ def assert_paper_figure(png: Path) -> None:
     assert dpi is not None and min(round(d) for d in dpi) >= 200, (png, dpi)
     pdf = png.with_suffix(".pdf")
     assert pdf.is_file() and pdf.read_bytes()[:4] == b"%PDF", pdf
+
+
+# ---- the tiny CIFAR-10 fixture of the vit_probe tests (tests/test_vit_probe_*.py) -------------------------
+
+@pytest.fixture(scope="module")
+def official(tmp_path_factory) -> Path:
+    return _cifar().write_official_fixture(tmp_path_factory.mktemp("cifar"), n_train_per_batch=12, n_test=10)
+
+
+@pytest.fixture(scope="module")
+def folder_tree(official, tmp_path_factory) -> Path:
+    """The same images as a train/<class>/NNNN.png tree (PNG: lossless, so arrays must match)."""
+    from PIL import Image
+    root = tmp_path_factory.mktemp("tree")
+    for split in ("train", "test"):
+        raw = _cifar().load(official, split, cache=root / "c0")
+        counts = {}
+        for img, lab in zip(raw.images, raw.labels):
+            cls = _cifar().CLASSES[lab]
+            k = counts.get(cls, 0)
+            counts[cls] = k + 1
+            d = root / "cifar" / split / cls
+            d.mkdir(parents=True, exist_ok=True)
+            Image.fromarray(img).save(d / f"{k:04d}.png")
+    return root / "cifar"
+
+
+def _cifar():
+    from vit_probe import data
+    return data

@@ -20,7 +20,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from jackson.config import UsageError
-from test_vit_probe import _exit2, official  # noqa: F401  (official: the tiny CIFAR fixture)
+from vit_probe_helpers import _exit2
 from vit_probe import data as cdata
 from vit_probe import model_source, models, spectra
 from vit_probe.probe import LogitProbe
@@ -264,7 +264,7 @@ def test_arch_and_timm_descriptions_load_as_their_options_do(tmp_path):
 
 # ---------------------------------------------------------------- vit-probe spectra end to end
 
-def _spectra(args, tmp_path, official):   # noqa: F811 (the fixture's value)
+def _spectra(args, tmp_path, official):   # official: the tiny CIFAR fixture's folder
     from vit_probe.cli import main
     main(["spectra", *args, "--data", str(official), "--cache", str(tmp_path / "c"), "--n-images", "6",
           "--batch-size", "4", "--k-show", "5", "--out", str(tmp_path / "o")])
@@ -272,7 +272,7 @@ def _spectra(args, tmp_path, official):   # noqa: F811 (the fixture's value)
 
 
 @pytest.mark.parametrize("norm_first", [True, False], ids=["pre-norm", "post-norm"])
-def test_spectra_of_a_saved_torch_vit_checkpoint(norm_first, official, tmp_path):   # noqa: F811
+def test_spectra_of_a_saved_torch_vit_checkpoint(norm_first, official, tmp_path):
     """state dict + description JSON -> `vit-probe spectra`; the per-image singular values it writes
     equal those of the hand-computed logits of the same images."""
     m = tiny(norm_first, seed=6)
@@ -297,7 +297,7 @@ def test_spectra_of_a_saved_torch_vit_checkpoint(norm_first, official, tmp_path)
         assert (out / f).is_file(), f
 
 
-def test_spectra_of_a_factory_model_with_its_state_dict(factory_dir, official, tmp_path):   # noqa: F811
+def test_spectra_of_a_factory_model_with_its_state_dict(factory_dir, official, tmp_path):
     m = model_source.from_factory("mytinyvit:build", {}, seed=7)
     torch.save(m.state_dict(), tmp_path / "mine.pt")
     out = _spectra(["--model-factory", "mytinyvit:build", "--checkpoint", str(tmp_path / "mine.pt"),
@@ -381,7 +381,7 @@ FAULT_CASES = [{"id": f"vit-{k}", "command": f"vit-probe spectra {_SHOWN[k]}",
 
 
 @pytest.mark.parametrize("case", list(REFUSALS))
-def test_bad_checkpoint_kinds_are_one_line_exit_2(case, official, tmp_path, capsys, monkeypatch):   # noqa: F811
+def test_bad_checkpoint_kinds_are_one_line_exit_2(case, official, tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)                               # where a factory's module is looked for
     args, msg = REFUSALS[case](tmp_path)
     line = _exit2(["spectra", *args, "--data", str(official), "--cache", str(tmp_path / "c"),
@@ -399,7 +399,7 @@ def test_refusals_that_list_what_is_supported():
 
 
 @pytest.mark.slow
-def test_console_script_refuses_a_bad_kind_without_traceback(tmp_path, sub_env, official):   # noqa: F811
+def test_console_script_refuses_a_bad_kind_without_traceback(tmp_path, sub_env, official):
     w, j = _torch_vit_files(tmp_path, "keras")
     exe = Path(sys.executable).parent / "vit-probe"
     r = subprocess.run([str(exe), "spectra", "--checkpoint", str(w), "--model-json", str(j), "--data", str(official),

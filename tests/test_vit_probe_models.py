@@ -1,0 +1,235 @@
+"""vit_probe models, probe, spectra, training, permutation: arch specs, checkpoints (never executing
+code), probed logits against timm's own attention, spectra against numpy, deterministic resumable training,
+the token permutation."""
+
+from __future__ import annotations
+
+
+import numpy as np
+import pytest
+import torch
+
+from jackson.config import UsageError
+from vit_probe import data as cdata
+from vit_probe import experiment as E
+from vit_probe import models, spectra
+from vit_probe.probe import LogitProbe, select
+from vit_probe.train import augment
+from vit_probe_helpers import SHARED, SHARED_DATA, TINY, _tiny_train
+
+
+# ---------------------------------------------------------------- models
+
+def test_arch_spec_round_trip_and_errors():
+    a = models.parse_arch("vit_p4_d128_l4_h4_q8")
+    assert (a.patch, a.dim, a.depth, a.heads, a.mlp_ratio, a.m_h, a.d_v, a.tokens) == (4, 128, 4, 4, 2.0, 8, 32, 65)
+    assert models.arch_spec(a) == "vit_p4_d128_l4_h4_q8"
+    for bad, msg in [("resnet50", "cannot read"), ("vit_p5_d128_l4_h4", "must divide 32"),
+                     ("vit_p4_d130_l4_h4", "not divisible"), ("vit_p4_d128_l4_h4_q0", "m_h must be >= 1")]:
+        with pytest.raises(UsageError, match=msg):
+            models.parse_arch(bad)
+
+
+def test_mh_variant_changes_only_query_key_size():
+    torch.manual_seed(0)
+    m = models.build(models.parse_arch("vit_p8_d32_l2_h2_q3"))
+    attn = m.blocks[0].attn
+    assert isinstance(attn, models.QKAttention)
+    assert attn.qkv.weight.shape == (2 * (3 + 3 + 16), 32)      # heads * (m_h + m_h + d_v), dim
+    assert attn.proj.weight.shape == (32, 32)
+    assert m(torch.randn(2, 3, 32, 32)).shape == (2, 10)
+
+
+def test_checkpoint_round_trip_and_mismatch(tmp_path):
+    torch.manual_seed(0)
+    m = models.build(models.parse_arch(TINY))
+    torch.save(m.state_dict(), tmp_path / "w.pth")
+    from safetensors.torch import save_file
+    save_file(m.state_dict(), str(tmp_path / "w.safetensors"))
+    for f in ("w.pth", "w.safetensors"):
+        m2 = models.build(models.parse_arch(TINY))
+        models.load_weights(m2, models.read_state_dict(tmp_path / f))
+        x = torch.randn(2, 3, 32, 32)
+        torch.testing.assert_close(m.eval()(x), m2.eval()(x))
+    wider = models.build(models.parse_arch("vit_p8_d64_l2_h2"))
+    with pytest.raises(UsageError, match=r"shape mismatch: .*cls_token \(1, 1, 32\) vs \(1, 1, 64\)"):
+        models.load_weights(wider, models.read_state_dict(tmp_path / "w.pth"))
+    deeper = models.build(models.parse_arch("vit_p8_d32_l3_h2"))
+    with pytest.raises(UsageError, match=r"missing: blocks\.2\."):
+        models.load_weights(deeper, models.read_state_dict(tmp_path / "w.pth"))
+
+
+class _Evil:
+    def __reduce__(self):
+        return (print, ("code ran",))
+
+
+def test_checkpoint_loading_never_executes_code(tmp_path):
+    torch.save({"x": _Evil()}, tmp_path / "evil.pth")
+    with pytest.raises(UsageError, match="cannot read .* as weights"):
+        models.read_state_dict(tmp_path / "evil.pth")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not (SHARED.is_file() and SHARED_DATA.is_file()), reason="shared ViT / CIFAR copy not beside the repo")
+def test_shared_vit_loads_and_reaches_its_stated_accuracy(tmp_path):
+    """The third-party checkpoint: 69.65% on the JPEG q75 test set (../shared/data/README.md)."""
+    m = models.build(models.parse_arch("vit_p4_d128_l4_h4"))
+    models.load_weights(m, models.read_state_dict(SHARED))
+    te = cdata.load(SHARED_DATA, "test", cache=tmp_path)
+    assert len(te) == 10000 and te.source == "CIFAR-10 (JPEG q75 copy)"
+    assert models.accuracy(m, te.images, te.labels) == pytest.approx(0.6965, abs=0.002)
+
+
+# ---------------------------------------------------------------- probe
+
+@pytest.mark.parametrize("arch", [TINY, TINY + "_q3"])
+def test_softmax_of_probed_logits_reproduces_attention_output(arch):
+    torch.manual_seed(1)
+    m = models.build(models.parse_arch(arch)).eval()
+    x = torch.randn(3, 3, 32, 32)
+    outs = {}
+    hooks = [blk.attn.register_forward_hook(lambda mod, i, o, k=k: outs.__setitem__(k, o))
+             for k, blk in enumerate(m.blocks)]
+    with torch.no_grad(), LogitProbe(m, [0, 1], [0, 1], keep_qkv=True) as p:
+        m(x)
+    for h in hooks:
+        h.remove()
+    for layer in (0, 1):
+        attn = m.blocks[layer].attn
+        _, _, v = p.qkv[layer]
+        B, H, N, _ = v.shape
+        y = (p.logits[layer].softmax(-1) @ v).transpose(1, 2).reshape(B, N, -1)
+        torch.testing.assert_close(attn.proj(y), outs[layer], rtol=1e-5, atol=1e-5)
+
+
+def test_probed_logits_match_timms_own_unfused_attention():
+    """Reference: timm's explicit path (fused_attn off) softmaxes the logits and passes them to
+    attn_drop; the probe's logits must give the same pattern."""
+    torch.manual_seed(2)
+    m = models.build(models.parse_arch(TINY)).eval()
+    seen = {}
+    for k, blk in enumerate(m.blocks):
+        blk.attn.fused_attn = False
+        blk.attn.attn_drop.register_forward_hook(lambda mod, i, o, k=k: seen.__setitem__(k, i[0]))
+    with torch.no_grad(), LogitProbe(m, [0, 1], [0, 1]) as p:
+        m(torch.randn(2, 3, 32, 32))
+    for k in (0, 1):
+        torch.testing.assert_close(p.logits[k].softmax(-1), seen[k], rtol=1e-5, atol=1e-6)
+
+
+def test_probing_leaves_predictions_unchanged():
+    torch.manual_seed(3)
+    m = models.build(models.parse_arch(TINY)).eval()
+    x = torch.randn(4, 3, 32, 32)
+    with torch.no_grad():
+        ref = m(x)
+        with LogitProbe(m, [0, 1], [0, 1]):
+            probed = m(x)
+        after = m(x)
+    assert torch.equal(ref, probed) and torch.equal(ref, after)
+    assert all(not b.attn.qkv._forward_hooks for b in m.blocks)   # hooks removed
+
+
+def test_layer_and_head_selection_errors():
+    assert select(4, "all", "layer", "--layers") == [0, 1, 2, 3]
+    assert select(4, "0,-1", "layer", "--layers") == [0, 3]
+    with pytest.raises(UsageError, match="layer 7 is out of range"):
+        select(4, "7", "layer", "--layers")
+    with pytest.raises(UsageError, match="cannot read 'x'"):
+        select(4, "x", "head", "--heads")
+
+
+# ---------------------------------------------------------------- spectra
+
+def test_spectra_shapes_and_values_against_numpy():
+    torch.manual_seed(4)
+    m = models.build(models.parse_arch(TINY)).eval()
+    imgs = np.random.default_rng(0).integers(0, 256, (7, 32, 32, 3), dtype=np.uint8)
+    sv = spectra.collect(m, imgs, [0, 1], [1], batch=3, progress=False)
+    assert set(sv) == {(0, 1), (1, 1)} and sv[(0, 1)].shape == (7, 17)   # 16 patches + class token
+    with torch.no_grad(), LogitProbe(m, [1], [1]) as p:
+        m(spectra.model_input(m, imgs[:1]))
+    ref = np.linalg.svd(p.logits[1][0, 0].double().numpy(), compute_uv=False)
+    np.testing.assert_allclose(sv[(1, 1)][0], ref, rtol=1e-4, atol=1e-5)
+    # q k^T has rank <= head_dim = 16 < 17 tokens: the last value is round-off
+    assert sv[(1, 1)][:, -1].max() < 1e-4 * sv[(1, 1)][:, 0].min()
+    patches = spectra.collect(m, imgs, [0], [0], batch=7, tokens="patches", progress=False)
+    assert patches[(0, 0)].shape == (7, 16)
+
+
+def test_summary_statistics_on_known_spectra():
+    assert spectra.effective_rank(np.array([1.0, 1, 1, 1, 0, 0])) == pytest.approx(4.0)
+    assert spectra.r_energy(np.array([3.0, 1, 1, 1])) == 3          # cumulative s^2: 9, 10, 11 of 12
+    i = np.arange(1, 41)
+    rng = np.random.default_rng(0)
+    sv = 5.0 * i[None, :] ** -1.7 * np.exp(rng.normal(0, 0.05, (200, 40)))
+    e = spectra.decay_exponent(sv, (2, 30))
+    assert e["exponent"] == pytest.approx(-1.7, abs=0.02) and e["lo"] < e["exponent"] < e["hi"]
+    tab = spectra.head_table({(0, 0): sv}, (2, 30), max_rank=10)
+    assert tab.exponent.iloc[0] == pytest.approx(-1.7, abs=0.03)
+
+
+def test_saturating_power_fit_recovers_parameters():
+    m = np.array([1, 2, 4, 8, 16, 32, 64.0])
+    fit = E.fit_saturating_power(m, 0.8 * m ** -0.27 + 1.05)
+    assert fit["ok"] and fit["gamma"] == pytest.approx(0.27, abs=1e-3) and fit["b"] == pytest.approx(1.05, abs=1e-3)
+    assert not E.fit_saturating_power(m[:3], m[:3])["ok"]
+
+
+# ---------------------------------------------------------------- training
+
+def test_augment_crops_and_flips_within_the_padded_image():
+    x = torch.arange(2 * 3 * 32 * 32, dtype=torch.float32).view(2, 3, 32, 32)
+    g = torch.Generator().manual_seed(0)
+    y = augment(x, g)
+    assert y.shape == x.shape
+    for b in range(2):   # every output row is a (possibly flipped) run of an input row, or padding
+        vals = set(y[b].flatten().tolist()) - {0.0}
+        assert vals <= set(x[b].flatten().tolist())
+
+
+def test_training_is_deterministic_and_resumes_exactly(tmp_path):
+    a, ha = _tiny_train()
+    b, _ = _tiny_train()
+    for (k, v), w in zip(a.state_dict().items(), b.state_dict().values()):
+        assert torch.equal(v, w), k
+    calls = {"n": 0}
+
+    def die_at_step_4(x):
+        calls["n"] += 1
+        if calls["n"] == 4:
+            raise KeyboardInterrupt   # the run is killed mid-epoch, after 3 steps were checkpointed
+        return x
+    ck = tmp_path / "ck.pt"
+    with pytest.raises(KeyboardInterrupt):
+        _tiny_train(ck, die_at_step_4)
+    assert ck.is_file()
+    c, hc = _tiny_train(ck)     # resumed: only the remaining steps run
+    for (k, v), w in zip(a.state_dict().items(), c.state_dict().values()):
+        assert torch.equal(v, w), k
+    assert [h["train_loss"] for h in hc] == pytest.approx([h["train_loss"] for h in ha])
+
+
+# ---------------------------------------------------------------- permutation
+
+def test_token_permutation_moves_the_first_tokens_to_the_end():
+    p = E.move_first_to_end(6, 2)
+    assert p.tolist() == [2, 3, 4, 5, 0, 1]
+    torch.manual_seed(5)
+    m = models.build(models.parse_arch(TINY)).eval()
+    x = torch.randn(2, 3, 32, 32)
+    seen = {}
+    h1 = m.patch_embed.register_forward_hook(lambda mod, i, o: seen.__setitem__("raw", o.clone()))
+    hook = E.PermuteTokens(m, E.move_first_to_end(16, 10))
+    h2 = m.blocks[0].register_forward_pre_hook(lambda mod, i: seen.__setitem__("in", i[0]))
+    with torch.no_grad():
+        m(x)
+    for h in (h1, h2):
+        h.remove()
+    hook.remove()
+    # block 0 sees [cls, patches 10..15, patches 0..9] + position encoding
+    pos = m.pos_embed[0, 1:]
+    raw = seen["raw"]
+    torch.testing.assert_close(seen["in"][:, 1:7], raw[:, 10:16] + pos[:6])
+    torch.testing.assert_close(seen["in"][:, 7:], raw[:, :10] + pos[6:])

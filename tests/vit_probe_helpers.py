@@ -1,0 +1,55 @@
+"""What the vit_probe test modules share: the tiny CIFAR-10 fixture in the official format (random
+images; the fixtures `official` and `folder_tree` are in conftest.py), the tiny ViT, the shared files' paths, running the CLI."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from vit_probe import experiment as E
+from vit_probe import models
+from vit_probe.train import TrainConfig, train
+
+TINY = "vit_p8_d32_l2_h2"
+
+SHARED = Path(__file__).resolve().parents[1] / E.SHARED_CKPT
+SHARED_DATA = Path(__file__).resolve().parents[1] / E.SHARED_DATA
+
+
+def _tar(src: Path, dest: Path, arcname: str) -> Path:
+    with tarfile.open(dest, "w:gz") as tf:
+        tf.add(src, arcname=arcname)
+    return dest
+
+
+def _tiny_train(ckpt=None, transform=None, seed=0):
+    torch.manual_seed(seed)
+    m = models.build(models.parse_arch(TINY))
+    rng = np.random.default_rng(0)
+    x = rng.integers(0, 256, (96, 32, 32, 3), dtype=np.uint8)
+    y = rng.integers(0, 10, 96)
+    cfg = TrainConfig(epochs=2, n_train=96, batch_size=32, ckpt_every_s=0.0)
+    hist = train(m, x, y, cfg, seed, ckpt, progress=False, transform=transform)
+    return m, hist
+
+
+def _cli(args, env, timeout=240):
+    return subprocess.run([sys.executable, "-m", "vit_probe.cli", *args], env=env, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def _exit2(args: list[str], capsys) -> str:
+    """Run vit-probe in-process; it must exit 2 with exactly one line on stderr, which is returned."""
+    from vit_probe.cli import main
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as e:
+        main(args)
+    assert e.value.code == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1, lines
+    return lines[0]
