@@ -396,7 +396,6 @@ def cli_run(prog: str, cls, description: str, quick: dict, run, argv: list[str])
     that preset, or a function of the given options returning the preset to apply -- options given on
     the command line win) -> run(cfg, command) -> (cfg, result).  Bad input exits 2 in one line; see
     `guarded` for signals and OS errors.  --threads and --force are shared by every command."""
-    import shlex
 
     def body():
         from . import runfolder
@@ -414,7 +413,7 @@ def cli_run(prog: str, cls, description: str, quick: dict, run, argv: list[str])
             preset = quick(given) if callable(quick) else (quick if given.get("quick") else {})
             base = dataclasses.replace(cls(), **preset) if preset else cls()
         cfg = from_args(cls, given, base)
-        command = " ".join([prog] + [shlex.quote(a) for a in runfolder.portable_argv(argv)])
+        command = runfolder.command_line(prog, argv)
         return cfg, run(cfg, command)
 
     return guarded(prog, body)

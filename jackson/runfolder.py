@@ -87,6 +87,12 @@ def portable_argv(argv: list[str], cwd: str | os.PathLike | None = None) -> list
     return out
 
 
+def command_line(prog: str, argv: list[str]) -> str:
+    """What command.txt records: the program and its arguments, shell-quoted, paths made portable."""
+    import shlex
+    return " ".join([prog] + [shlex.quote(a) for a in portable_argv(argv)])
+
+
 def rerunnable(command: str, out: str) -> str:
     """The command that remakes a run folder where it now sits: `--out` is the folder's place in the
     repository (`out`), a machine-local copy of a shared data file (SHARED_FILES) is read from where the

@@ -62,7 +62,6 @@ def _spectrum(argv: list[str] | None) -> int:
     import math
     from pathlib import Path
 
-    import numpy as np
     from jackson.config import UsageError, check_out_dir, need
     from jackson.expr import Expression
     from .mixing import spectra_before_after
@@ -95,12 +94,9 @@ def _spectrum(argv: list[str] | None) -> int:
     except UsageError as e:
         fail(prog, str(e))
     if a.out:
-        import shlex
-
-        from jackson.runfolder import open_run, portable_argv
+        from jackson.runfolder import command_line, open_run
         from .report import write_spectrum_folder
-        argv = sys.argv[1:] if argv is None else list(argv)
-        command = " ".join([prog] + [shlex.quote(x) for x in portable_argv(argv)])
+        command = command_line(prog, sys.argv[1:] if argv is None else argv)
         config = {"kernel": a.kernel, "a": a.a, "b": a.b, "k": a.k, "quadrature_nodes": n}
         try:
             with open_run(a.out, prog, command, config) as out:
@@ -108,16 +104,9 @@ def _spectrum(argv: list[str] | None) -> int:
         except UsageError as e:
             fail(prog, str(e))
     if a.png:   # before printing, so a place that refuses the file leaves one line and nothing else
-        import matplotlib
-        matplotlib.use("Agg")
         import matplotlib.pyplot as plt
-        fig, ax = plt.subplots(figsize=(4.5, 3.2))
-        i = np.arange(1, a.k + 1)
-        ax.semilogy(i, np.maximum(r["before"], 1e-16), "o-", label="rho(u, v)")
-        ax.semilogy(i, np.maximum(r["after"], 1e-16), "s--", label=f"rho(u, {a.a:g}u + {a.b:g}v)")
-        ax.set(xlabel="index i", ylabel="singular value", ylim=(1e-4, None), title="App. D.3: mixing raises rank")
-        ax.legend(fontsize=8)
-        fig.tight_layout()
+        from .report import is_paper_d3, spectrum_figure
+        fig = spectrum_figure(r["before"], r["after"], a.a, a.b, is_paper_d3(a.kernel, a.a, a.b))
         try:   # check_out_dir cannot see every unwritable place (root may "write" under /proc)
             png.parent.mkdir(parents=True, exist_ok=True)
             save(fig, png)

@@ -60,15 +60,37 @@ def numerical_rank(sigma) -> int:
     return sum(x > RANK_TOL * sigma[0] for x in sigma) if sigma and sigma[0] > 0 else 0
 
 
-def write_spectrum_folder(out: Path, command: str, kernel: str, a: float, b: float, n: int, spectra: dict,
-                          png: Path | None = None) -> dict:
-    """rnn-mixing-spectrum --out: spectra.csv (tidy: form, i, sigma), summary.json / summary.md (the
-    spectra, their numerical ranks, App. D.3's numbers where the kernel and mixing are the paper's),
-    mixing_spectrum.png + .pdf, report.json.  `out` was opened by jackson.runfolder.open_run."""
+def is_paper_d3(kernel: str, a: float, b: float) -> bool:
+    """The kernel and mixing of App. D.3 (whitespace in the expression aside)."""
+    return " ".join(kernel.split()) == PAPER_D3["kernel"] and a == PAPER_D3["a"] and b == PAPER_D3["b"]
+
+
+def spectrum_figure(before, after, a: float, b: float, paper: bool):
+    """The singular values before (circles) and after (squares) the mixing, log scale; the paper's values
+    after it (crosses) where `paper`; the numerical ranks in the title.  rnn-mixing-spectrum draws it for
+    --png and for --out."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     import numpy as np
+    fig, ax = plt.subplots(figsize=(4.8, 3.4))
+    i = np.arange(1, len(before) + 1)
+    ax.semilogy(i, np.maximum(before, 1e-16), "o-", label="rho(u, v)")
+    ax.semilogy(i, np.maximum(after, 1e-16), "s--", label=f"rho(u, {a:g} u + {b:g} v)")
+    if paper:
+        ax.semilogy(np.arange(1, 4), PAPER_D3["after"], "k+", ms=10, mew=1.5, label="paper, after (App. D.3)")
+    ax.set(xlabel="index i", ylabel="singular value sigma_i", ylim=(1e-4, None),
+           title=f"App. D.3: ranks {numerical_rank(before)} -> {numerical_rank(after)}")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def write_spectrum_folder(out: Path, command: str, kernel: str, a: float, b: float, n: int, spectra: dict) -> dict:
+    """rnn-mixing-spectrum --out: spectra.csv (tidy: form, i, sigma), summary.json / summary.md (the
+    spectra, their numerical ranks, App. D.3's numbers where the kernel and mixing are the paper's),
+    mixing_spectrum.png + .pdf, report.json.  `out` was opened by jackson.runfolder.open_run."""
+    import matplotlib.pyplot as plt
     import pandas as pd
     from jackson.figures import save
     from jackson.runfolder import write_atomic
@@ -77,27 +99,16 @@ def write_spectrum_folder(out: Path, command: str, kernel: str, a: float, b: flo
     rows = [{"form": f, "i": i + 1, "sigma": s} for f, sig in (("before", before), ("after", after))
             for i, s in enumerate(sig)]
     write_atomic(out / "spectra.csv", pd.DataFrame(rows).to_csv(index=False))
-    paper = (" ".join(kernel.split()) == PAPER_D3["kernel"] and a == PAPER_D3["a"] and b == PAPER_D3["b"])
+    paper = is_paper_d3(kernel, a, b)
     summary = {"command": command, "kind": "rnn-mixing-spectrum", "kernel": kernel, "a": a, "b": b,
                "quadrature_nodes": n, "before": before, "after": after, "rank_tol": RANK_TOL,
                "rank_before": numerical_rank(before), "rank_after": numerical_rank(after),
                "paper": {"before": list(PAPER_D3["before"]), "after": list(PAPER_D3["after"])} if paper else None}
     mixing = f"rho(u, {a:g} u + {b:g} v)"
-    fig, ax = plt.subplots(figsize=(4.8, 3.4))
-    i = np.arange(1, len(before) + 1)
-    ax.semilogy(i, np.maximum(before, 1e-16), "o-", label="rho(u, v)")
-    ax.semilogy(i, np.maximum(after, 1e-16), "s--", label=mixing)
-    if paper:
-        ax.semilogy(np.arange(1, 4), PAPER_D3["after"], "k+", ms=10, mew=1.5, label="paper, after (App. D.3)")
-    ax.set(xlabel="index i", ylabel="singular value sigma_i", ylim=(1e-4, None),
-           title=f"App. D.3: ranks {summary['rank_before']} -> {summary['rank_after']}")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    for target in [out / "mixing_spectrum.png"] + ([png] if png else []):
-        target.parent.mkdir(parents=True, exist_ok=True)
-        save(fig, target)
+    fig = spectrum_figure(before, after, a, b, paper)
+    save(fig, out / "mixing_spectrum.png")
     plt.close(fig)
-    md = [f"# rnn-mixing-spectrum (App. D.3)", "", f"Command: `{command}`", "",
+    md = ["# rnn-mixing-spectrum (App. D.3)", "", f"Command: `{command}`", "",
           f"Singular values of rho(u, v) = {kernel} and of the mixed kernel {mixing} (the input pair "
           f"(x1, x2) read as (x1, {a:g} x1 + {b:g} x2)), by POD on {n} Gauss-Legendre nodes per variable. "
           f"Numerical rank: sigma_i > {RANK_TOL:g} sigma_1.", "",

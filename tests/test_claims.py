@@ -429,6 +429,11 @@ def test_paper_values_of_tables_2_3_are_rnn_compares():
     assert claims.PAPER_MSE == PAPER
 
 
+def test_paper_values_of_app_d3_are_rnn_mixing_spectrums():
+    from rnn_compare.report import PAPER_D3
+    assert claims.D3_AFTER == PAPER_D3["after"]
+
+
 def test_ledger_covers_every_claim_in_order(tmp_path):
     rows = ledger(tmp_path)                                         # an empty root: every claim untested
     assert [r.claim.id for r in rows] == [c.id for c in CLAIMS]

@@ -12,13 +12,13 @@ import numpy as np
 import torch
 
 from jackson.config import UsageError, need
-from jackson.runfolder import write_report
+from jackson.runfolder import SHARED_FILES, write_report
 
 from . import data as cdata
 from . import model_source, models
 
-SHARED_DATA = "../shared/data/cifar10-jpeg/cifar10-jpeg-q75.tar.gz"
-SHARED_CKPT = "../shared/data/vit-cifar10-small/vit_p4_d128_l4_h4_cifar10_timm.pth"
+SHARED_DATA = SHARED_FILES["cifar10-jpeg-q75.tar.gz"]                 # where the README puts the shared files
+SHARED_CKPT = SHARED_FILES["vit_p4_d128_l4_h4_cifar10_timm.pth"]
 PAPER = {"gamma": 0.27, "b": 1.05, "acc_original": 0.98, "acc_altered": 0.96}
 
 
