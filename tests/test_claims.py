@@ -207,8 +207,11 @@ def test_vit_permutation_against_its_control(tmp_path):
 
 # ---- RNN vs Transformer ------------------------------------------------------------------------------------
 
-def rnn_folder(root, rows, mix="future"):
-    f = folder(root, "rnn_compare/c", {"tables": {}}, {"seeds": 3, "mix_direction": mix, "quick": False})
+def rnn_folder(root, rows, mix="future", name="c", steps=None):
+    cfg = {"seeds": 3, "mix_direction": mix, "quick": False}
+    if steps:
+        cfg["fit"] = {"steps": steps, "batch_size": 256}
+    f = folder(root, f"rnn_compare/{name}", {"tables": {}}, cfg)
     write_csv(f / "results.csv", "kernel,alteration,model,seed,train_mse,test_mse,status,steps",
               [f"{k},{a},{m},{s},{v},{v},converged,10" for k, a, m, vals in rows for s, v in enumerate(vals)])
 
@@ -233,6 +236,19 @@ def test_alteration_and_gap(tmp_path):
     r = judge(tmp_path, "JL-tab3-gap")
     assert r.verdict == PARTLY and "original: RNN 6 " in r.measured            # medians: one wild seed does not decide
     assert judge(tmp_path, "JL-tab3-permute").verdict == REPRODUCED
+
+
+def test_equal_seeds_prefer_the_longer_trained_folder(tmp_path):
+    """Two 3-seed folders hold Table 2: the one whose Transformer saw more examples gives the row, whatever
+    its verdict and whichever name sorts first (a short run's undertrained Transformer is no test)."""
+    rows = lambda tr_perm: [("exp", "original", "rnn", [1e-8, 2e-8, 3e-8]), ("exp", "permuted", "rnn", [1e-2, 2e-2, 3e-2]),
+                            ("exp", "original", "transformer", [1e-4, 2e-4, 3e-4]), ("exp", "permuted", "transformer", tr_perm)]
+    rnn_folder(tmp_path, rows([1e-4, 2e-4, 3e-4]), name="a-short", steps=3000)            # no drop: reproduced
+    rnn_folder(tmp_path, rows([3e-3, 4e-3, 5e-3]), name="b-long", steps=12000)            # a drop: partly
+    r = judge(tmp_path, "JL-tab2-ordering")
+    assert (r.folder, r.verdict) == ("rnn_compare/b-long", PARTLY)
+    assert any(o.startswith("rnn_compare/a-short: reproduced") for o in r.others)
+    assert "larger training budget" in claims.KINDS["alteration"].rule
 
 
 # ---- App. B.1 ----------------------------------------------------------------------------------------------

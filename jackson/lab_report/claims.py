@@ -533,8 +533,19 @@ def _label(orig: list[float], alt: list[float]) -> tuple[str, float]:
     return ("drop" if min(alt) > max(orig) else "unclear"), ratio
 
 
+def _budget(fit: dict | None) -> int:
+    """Examples seen in training (steps x batch size) of one model's fit config; 0 where not written."""
+    fit = fit or {}
+    return int(fit.get("steps", 0) or 0) * int(fit.get("batch_size", 0) or 0)
+
+
 def _rnn_order(run: Run) -> tuple:
-    return (0 if run.config.get("mix_direction", "future") == "future" else 1,)
+    """The paper's mixing formula first, then the larger Transformer training budget, then the RNN's: a
+    folder trained longer measures the paper's trained models better (read from config.json, not from the
+    outcome, so the choice cannot follow the verdict)."""
+    c = run.config
+    return (0 if c.get("mix_direction", "future") == "future" else 1,
+            -_budget(c.get("fit")), -_budget(c.get("rnn_fit")))
 
 
 @kind("alteration", "rnn_compare", f"""Tables 2-3: which model an alteration of the target hurts (the paper's bold = a drop).
@@ -543,7 +554,8 @@ drop when the ratio of medians is >= {DROP_FACTOR:g} (above the largest ratio th
 {PAPER_UNAFFECTED_MAX:.3g}; its smallest drop is {PAPER_DROP_MIN:.3g}) and every altered seed lies above every
 original seed; no drop when the ratio is < {DROP_FACTOR:g}; unclear otherwise. Reproduced when every model the claim names gets the paper's label;
 partly when some do; not reproduced when none. Ties: the paper's mixing formula (mix_direction future)
-before the causal one.""")
+before the causal one, then the larger training budget (steps x batch size in config.json; the
+Transformer's, then the RNN's).""")
 def alteration(claim: Claim, run: Run) -> Outcome | None:
     p = claim.p
     got, parts, ratios = [], [], []
@@ -563,7 +575,8 @@ def alteration(claim: Claim, run: Run) -> Outcome | None:
 
 @kind("gap", "rnn_compare", f"""Table 3: the RNN cannot learn the uniform-kernel target, the Transformer can. On the
 original and the permuted arm, the RNN's median held-out MSE over seeds is at least {GAP_FACTOR:g}x the
-Transformer's (the paper: at least {PAPER_GAP:.2g}x). Reproduced on both arms; partly on one; not reproduced on none.""")
+Transformer's (the paper: at least {PAPER_GAP:.2g}x). Reproduced on both arms; partly on one; not reproduced on none.
+Ties: as for the alteration rule (mixing formula, then training budget).""")
 def gap(claim: Claim, run: Run) -> Outcome | None:
     parts, got = [], []
     for arm in ("original", "permuted"):
