@@ -40,7 +40,7 @@ _EXPORTS = {
     "predicted_exponent": "jackson.rates", "fit_power_law": "jackson.rates", "bootstrap_exponent": "jackson.rates",
     "bound_terms": "jackson.rates",
     # the rate sweep (Fig. 1)
-    "SweepConfig": "jackson.rate_sweep.experiment", "sweep_config": "jackson.rate_sweep.experiment",
+    "SweepConfig": "jackson.rate_sweep.config", "sweep_config": "jackson.rate_sweep.config",
     "run_sweep": "jackson.rate_sweep.experiment",
     "RateCell": "jackson.rate_sweep.cell",
     # the shared core

@@ -70,7 +70,7 @@ def test_docstring_examples_run():
     import doctest
 
     import jackson
-    import jackson.rate_sweep.experiment
-    for mod in (jackson, jackson.rate_sweep.experiment):
+    import jackson.rate_sweep.config
+    for mod in (jackson, jackson.rate_sweep.config):
         r = doctest.testmod(mod)
         assert r.failed == 0 and r.attempted >= 1, mod.__name__

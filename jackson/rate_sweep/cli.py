@@ -19,7 +19,8 @@ def sweep_main(argv: list[str] | None = None) -> int:
 
 
 def _sweep(argv: list[str]):
-    from .experiment import SweepConfig, presets, run_sweep
+    from .config import SweepConfig, presets
+    from .experiment import run_sweep
     return cli_run("jackson-sweep", SweepConfig,
                    "Fit the Eq. (5) Transformer to POD targets for each m_h and measure the rate "
                    "(Jiang & Li, Theorem 4.1 / Fig. 1).", presets, run_sweep, argv)
