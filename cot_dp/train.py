@@ -15,8 +15,7 @@ import torch
 from tqdm.auto import tqdm
 
 from jackson.progress import bar as progress_bar
-from jackson.schedule import MAX_SEED
-from jackson.schedule import EpochSampler, lr_at
+from jackson.schedule import MAX_SEED, EpochSampler, lr_at, torch_seeded
 
 from .data import Split
 from .model import CotTransformer
@@ -117,8 +116,7 @@ def train(model: CotTransformer, train_split: Split, test_split: Split, cfg: Tra
     bar = progress_bar(n_steps, desc, progress, leave=False)   # a bar on a terminal, lines in a log
     t0 = time.perf_counter()
     devices = [torch.device(device).index or 0] if str(device).startswith("cuda") else []
-    with torch.random.fork_rng(devices=devices):
-        torch.manual_seed(seed)                               # dropout masks
+    with torch_seeded(seed, devices):                         # dropout masks
         for step in range(1, n_steps + 1):
             ts = time.perf_counter()
             model.train()

@@ -12,6 +12,8 @@ and `vit_probe.train.train`; none of them keeps a copy.
   from a tuple of parts (numpy's `SeedSequence` hash, 32-bit words), and the crc32 tag of a
   JSON-able dict; `member_seed` is the (seed, m_h) init of a bank member.  The values are the ones
   the loops and cells computed before this module existed, so cell keys and results do not move.
+  `torch_seeded`: the global torch RNG seeded inside a block and restored after it (a model's random
+  init, dropout masks), so drawing from a seed moves nobody else's stream.
 
 Why not torch.optim.lr_scheduler (measured with torch 2.14: each scheduler stepped on a one-
 parameter SGD next to the loops' closed forms, step by step).  `LambdaLR` sets base_lr x factor,
@@ -29,6 +31,7 @@ in vit-probe's resumable checkpoints.  So it stays hand-written, here, once.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import zlib
@@ -153,6 +156,15 @@ def stable_tag(d: dict) -> int:
     """A 32-bit tag of a JSON-able dict, the same in every process and Python version (crc32 of its
     sorted JSON; Python's own hash() of a str is salted per process)."""
     return zlib.crc32(json.dumps(d, sort_keys=True).encode())
+
+
+@contextlib.contextmanager
+def torch_seeded(seed: int, devices=()):
+    """Inside the block the global torch RNG is seeded with `seed`; after it, the CPU state (and that of
+    the CUDA `devices`, indices) is what it was: `torch.random.fork_rng` + `torch.manual_seed`, once."""
+    with torch.random.fork_rng(devices=list(devices)):
+        torch.manual_seed(seed)
+        yield
 
 
 def member_seed(seed: int, m_h: int) -> int:

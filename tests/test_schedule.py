@@ -31,7 +31,7 @@ from conftest import TINY_MODEL, tiny_cell  # noqa: E402
 from jackson.fit import FitConfig, fit  # noqa: E402
 from jackson.models import TransformerBank  # noqa: E402
 from jackson.schedule import (EpochSampler, Plateau, derive_seed, derive_seeds, lr_at, member_seed,  # noqa: E402
-                              seeded_generator, stable_tag)
+                              seeded_generator, stable_tag, torch_seeded)
 from synthetic.pod_target import PODTarget, Spectrum  # noqa: E402
 
 STORED = Path(__file__).parent / "data" / "before_schedule_move.json"
@@ -235,6 +235,16 @@ def test_vit_probe_numbers_unchanged(stored):
     warm = int(0.97 * 60)
     assert now["step_lrs"][warm:] == before["step_lrs"][warm:]       # after the warm-up: exactly
 
+
+
+def test_torch_seeded_draws_from_the_seed_and_restores_the_global_state():
+    """The one fork_rng + manual_seed block (a model's init in vit_probe.model_source, cot-dp's dropout)."""
+    torch.manual_seed(123)
+    before = torch.random.get_rng_state()
+    with torch_seeded(7):
+        inside = torch.rand(3)
+    assert torch.equal(torch.random.get_rng_state(), before)          # nobody else's stream moved
+    assert torch.equal(inside, torch.rand(3, generator=torch.Generator().manual_seed(7)))
 
 if __name__ == "__main__":
     import tempfile

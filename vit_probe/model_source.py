@@ -26,10 +26,10 @@ import os
 import sys
 from pathlib import Path
 
-import torch
 from torch import nn
 
 from jackson.config import UsageError, from_dict, need
+from jackson.schedule import torch_seeded
 
 from . import models
 from .torch_vit import TorchViT, TorchViTConfig, describe, validate
@@ -106,8 +106,7 @@ def import_factory(spec: str, option: str = "--model-factory"):
 def from_factory(spec: str, kwargs: dict, seed: int, option: str = "--model-factory") -> nn.Module:
     """spec(**kwargs), its random init drawn from `seed` (global torch RNG state left as it was)."""
     fn = import_factory(spec, option)
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
+    with torch_seeded(seed):
         try:
             model = fn(**kwargs)
         except Exception as e:
@@ -126,8 +125,7 @@ def load(d: dict, checkpoint: str, seed: int, option: str = "--model-json") -> t
         model = from_factory(d["factory"], d.get("kwargs", {}), seed, option)
         name = f"{d['factory']}()"
     elif kind in ("torch-vit", "timm"):
-        with torch.random.fork_rng(devices=[]):     # the init drawn from `seed`, global RNG state kept
-            torch.manual_seed(seed)
+        with torch_seeded(seed):     # the init drawn from `seed`, global RNG state kept
             if kind == "torch-vit":
                 cfg = torch_vit_config(d, f"{option} (torch-vit)")
                 model, name = TorchViT(cfg), describe(cfg)
