@@ -3,19 +3,18 @@ library function and prints where the results went.  USAGE is what `cot-dp --hel
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
-import shlex
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from jackson.config import Option, UsageError, check_out_dir, cli_run, fail, install_signals, need
 from jackson.runfolder import check_run_folder, open_run
+from jackson.schedule import MAX_SEED
 from .model import ArchConfig, ModelConfig
 from .sweep import CPU_TRAIN
 from .tasks import TaskConfig, TaskParams
-from .train import MAX_SEED, TrainConfig
+from .train import TrainConfig
 
 USAGE = """usage: cot-dp COMMAND [options]
 

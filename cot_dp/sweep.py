@@ -20,12 +20,13 @@ from tqdm.auto import tqdm
 from jackson.config import Option, UsageError, need
 from jackson.figures import save
 from jackson.runfolder import check_run_folder, check_scheduler, open_run, write_report
+from jackson.schedule import MAX_SEED
 from jackson.sweep import non_default, run_cells
 from . import data, flops
 from .model import ArchConfig, CotTransformer, ModelConfig, n_params
 from .tasks import TASKS, TaskConfig, TaskParams
 from .tokenizer import Tokenizer
-from .train import MAX_SEED, TrainConfig, accuracy, train
+from .train import TrainConfig, accuracy, train
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ import torch
 from tqdm.auto import tqdm
 
 from jackson.progress import bar as progress_bar
-from jackson.schedule import MAX_SEED, EpochSampler, lr_at, torch_seeded
+from jackson.schedule import EpochSampler, lr_at, torch_seeded
 
 from .data import Split
 from .model import CotTransformer

@@ -9,9 +9,7 @@ from jackson.config import OneLineParser, cli_run, fail
 
 
 def compare_main(argv: list[str] | None = None) -> int:
-    from pathlib import Path
-
-    from .experiment import QUICK, CompareConfig, run_compare, validate
+    from .experiment import QUICK, CompareConfig, run_compare
 
     def run(cfg, command):
         return run_compare(cfg, command)   # checks every option before anything is written or trained

@@ -17,7 +17,6 @@ import torch
 import jackson.rate_sweep.cell as rate_cell
 import jackson.sweep as sweep
 from jackson.fit import evaluate, fit
-from jackson.models import TransformerBank
 from jackson.rate_sweep.results import collect, summarize
 from jackson.rate_sweep.cell import N_BLOCKS, data_seeds, init_seed, make_bank, rank_str
 from jackson.schedule import member_seed

@@ -33,4 +33,6 @@ __all__ = ["PAPER", "SHARED_CKPT", "SHARED_DATA", "load_model",
            "SpectraConfig", "SPECTRA_QUICK", "validate_spectra", "run_spectra",
            "MhCell", "SweepMhConfig", "SWEEP_QUICK", "validate_sweep", "fit_saturating_power",
            "spectrum_convergence", "run_sweep_mh",
-           "PermuteConfig", "PERMUTE_QUICK", "PermuteTokens", "move_first_to_end", "validate_permute", "run_permute"]
+           "PermuteConfig", "PERMUTE_QUICK", "PermuteTokens", "move_first_to_end", "validate_permute", "run_permute",
+           # private names the old module had, re-exported for old imports (`E._device`) like the rest
+           "_data_split", "_device", "_fmt", "_report_json", "_say_quick", "_plot_sweep"]
