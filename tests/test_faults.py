@@ -64,6 +64,7 @@ def test_foreign_folder_is_refused(tmp_path, capsys):
 
 @case("force-writes-beside", "jackson-sweep --quick --out DIR --force   # DIR holds the user's own files",
       "the run completes beside the user's files; none of them is removed or changed")
+@pytest.mark.slow
 def test_force_writes_beside_and_deletes_nothing(tmp_path, capsys):
     out = tmp_path / "mine"
     (out / "sub").mkdir(parents=True)
@@ -110,6 +111,7 @@ def test_out_under_proc(capsys):
 
 @case("concurrent-runs", "jackson-sweep --out DIR   # while another run writes into DIR",
       "the second run stops at once with one line (exit 2); the first run's in-flight cell is untouched")
+@pytest.mark.slow
 def test_second_run_into_a_locked_folder_stops(tmp_path, capsys):
     out = tmp_path / "run"
     with open_run(out, "jackson-sweep", "jackson-sweep --out run", {}):

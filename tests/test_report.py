@@ -231,6 +231,7 @@ def _embedded_pngs(page: str) -> list[str]:
     return re.findall(r'src="data:image/png;base64,([^"]+)"', page)
 
 
+@pytest.mark.slow
 @needs_chromium
 def test_html_loads_in_headless_chromium(root):
     """Every image decodes, every #link has its element, no console error: in a real browser."""
@@ -242,6 +243,7 @@ def test_html_loads_in_headless_chromium(root):
     assert browser_check(root / "index.html", _chromium()) is None
 
 
+@pytest.mark.slow
 @needs_chromium
 def test_browser_check_fails_on_one_broken_image(root):
     """A PNG whose header is right and whose body is junk passes the parser check (magic bytes) but not
@@ -260,6 +262,7 @@ def test_browser_check_fails_on_one_broken_image(root):
     assert why and f"1 of {len(good)} images did not decode" in why
 
 
+@pytest.mark.slow
 @needs_chromium
 def test_browser_check_fails_on_a_dangling_link_and_a_console_error(tmp_path):
     good = base64.b64encode(png(tmp_path / "a.png")).decode()
@@ -276,6 +279,7 @@ def test_browser_check_fails_on_a_dangling_link_and_a_console_error(tmp_path):
     assert "internal links lead nowhere: #nowhere" in why and "console errors" in why
 
 
+@pytest.mark.slow
 @needs_chromium
 def test_browser_check_fails_on_a_link_out_of_the_page(tmp_path):
     """A link to a file beside the page breaks when the page is sent alone: the browser check names it

@@ -293,6 +293,7 @@ def test_quick_run_writes_everything(quick_runs, name):
     np.testing.assert_allclose(np.asarray(ex["A"]).sum(axis=1), 1, atol=1e-5)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(RUNS))
 def test_report_hook(quick_runs, name):
     out = quick_runs[name]
@@ -322,6 +323,7 @@ def test_summary_is_the_cells_and_reruns_resume_and_reproduce(quick_runs, tmp_pa
     pd.testing.assert_frame_equal(again[cols], before[cols])
 
 
+@pytest.mark.slow
 def test_two_seeds_and_task_options(tmp_path):
     out = tmp_path / "two"
     assert main(["nearest-point", "--quick", "--seeds", "0,1", "--tau", "4", "--steps", "12", "--out", str(out)]) == 0
@@ -418,6 +420,7 @@ def test_console_script_help_and_error(sub_env):
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "--k" in bad.stderr and "Traceback" not in bad.stderr
 
 
+@pytest.mark.slow
 def test_title_names_non_default_task_options(tmp_path):
     out = tmp_path / "nopos"
     assert main(["weighted-average", "--quick", "--position", "none", "--steps", "5", "--out", str(out)]) == 0

@@ -271,7 +271,8 @@ def _spectra(args, tmp_path, official):   # official: the tiny CIFAR fixture's f
     return tmp_path / "o"
 
 
-@pytest.mark.parametrize("norm_first", [True, False], ids=["pre-norm", "post-norm"])
+@pytest.mark.parametrize("norm_first", [True, pytest.param(False, marks=pytest.mark.slow)],   # one norm order
+                         ids=["pre-norm", "post-norm"])                                   # in the fast subset
 def test_spectra_of_a_saved_torch_vit_checkpoint(norm_first, official, tmp_path):
     """state dict + description JSON -> `vit-probe spectra`; the per-image singular values it writes
     equal those of the hand-computed logits of the same images."""
