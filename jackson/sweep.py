@@ -46,10 +46,14 @@ def non_default(cfg) -> dict:
 
 
 def function_id(fn) -> str:
-    """How a Python callable in a config (F, f, a kernel) is named in cell keys and config.json:
+    """How a Python callable in a config (F, f, a kernel, a basis phi/psi) is named in cell keys and config.json:
     'python:module:qualname', plus '#' and a hash of its source, closure values and defaults where Python has
-    them (so an edited function or a lambda over other constants gets a new key, never a stale cell); numpy's
-    ufuncs and builtins by name alone.  The same in every process, unlike str(fn), which holds an address.
+    them (so an edited function or a lambda over other constants gets a new key, never a stale cell), and of
+    the attributes set on it (a basis's `sup`); numpy's ufuncs and builtins by name alone; a callable object
+    (an instance of a class with __call__, a functools.partial) by its class's name, with its class's source
+    and its attributes (or the partial's function and arguments) in the hash, so two instances with other
+    parameters never share a key.  The same in every process, unlike str(fn), which holds an address (an
+    attribute whose repr holds one changes the key per process: its cells rerun, never go stale).
 
         >>> import numpy as np
         >>> function_id(np.sin)
@@ -59,6 +63,10 @@ def function_id(fn) -> str:
     mod = getattr(fn, "__module__", None) or ("numpy" if type(fn).__name__ == "ufunc" else "?")
     name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or type(fn).__name__
     parts = []
+    if not (inspect.isroutine(fn) or inspect.isclass(fn) or type(fn).__name__ == "ufunc"):
+        parts.append(_object_text(fn))      # a callable object: its parameters are part of what it computes
+    elif inspect.isfunction(fn) and vars(fn):
+        parts.append(_value_text(vars(fn)))  # attributes set on a function (a basis's `sup`)
     try:
         parts.append(inspect.getsource(fn))
     except (OSError, TypeError):
@@ -69,6 +77,45 @@ def function_id(fn) -> str:
     parts += [repr(c.cell_contents) for c in cells] + [repr(getattr(fn, "__defaults__", None) or ())]
     tag = hashlib.sha1("\n".join(parts).encode()).hexdigest()[:8] if parts[:-1] or cells else ""
     return f"python:{mod}:{name}" + (f"#{tag}" if tag else "")
+
+
+def _object_text(obj, depth: int = 0) -> str:
+    """A callable object's code and state as text, for function_id: a functools.partial's function and arguments,
+    or an instance's class source and attributes (cached_property values left out: computing one is no change)."""
+    import functools
+    import inspect
+    if isinstance(obj, functools.partial):
+        return "partial " + _value_text((obj.func, obj.args, obj.keywords), depth + 1)
+    cls = type(obj)
+    try:
+        src = inspect.getsource(cls)
+    except (OSError, TypeError):
+        src = f"{cls.__module__}.{cls.__qualname__}"
+    state = getattr(obj, "__dict__", None)
+    if state is None:
+        return src + "\n" + repr(obj)
+    state = {k: v for k, v in state.items() if not isinstance(getattr(cls, k, None), functools.cached_property)}
+    return src + "\n" + _value_text(state, depth + 1)
+
+
+def _value_text(v, depth: int = 0) -> str:
+    """A value as deterministic text: arrays by shape, dtype and a hash of their bytes (repr elides the middle),
+    containers item by item, functions by function_id, anything else by repr."""
+    import inspect
+    if depth > 8:
+        return type(v).__name__
+    if type(v).__name__ == "ndarray":
+        return f"ndarray{v.shape}{v.dtype}:{hashlib.sha1(v.tobytes()).hexdigest()}"
+    if isinstance(v, dict):
+        items = sorted(v.items(), key=lambda kv: repr(kv[0]))
+        return "{" + ", ".join(f"{k!r}: {_value_text(x, depth + 1)}" for k, x in items) + "}"
+    if isinstance(v, (list, tuple)):
+        return type(v).__name__ + "(" + ", ".join(_value_text(x, depth + 1) for x in v) + ")"
+    if inspect.isroutine(v) or type(v).__name__ == "ufunc":
+        return function_id(v)
+    if callable(v) and not inspect.isclass(v):     # a callable object inside a callable object: its own text
+        return f"{type(v).__module__}.{type(v).__qualname__} " + _object_text(v, depth + 1)
+    return repr(v)
 
 
 def config_hash(cfg) -> str:

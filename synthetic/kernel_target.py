@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .pod_target import GRID, PODTarget, Spectrum, TargetError, _label, decay_exponent
+from .pod_target import GRID, PODTarget, Spectrum, TargetError, _label, _python_id, decay_exponent
 
 RANK_RTOL = 1e-10     # numerical rank: sigma_i > RANK_RTOL * sigma_1 (the Nystrom formulas divide by sigma_i)
 CHECK = np.linspace(0.0, 1.0, 257)   # the kernel must be finite on this grid of [0, 1]^2 (the nodes are interior)
@@ -49,6 +49,7 @@ class KernelFunction:
         from jackson.expr import Expression
         self.kernel = kernel
         if isinstance(kernel, str):
+            _python_id(kernel, "--kernel")
             try:
                 self._fn = Expression(kernel, variables=("u", "v"), name="--kernel")
             except UsageError as err:

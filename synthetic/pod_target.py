@@ -122,6 +122,7 @@ def _expression(text: str, opt: str):
     from jackson.expr import Expression
     if not isinstance(text, str):
         raise TargetError(f"{opt[2:]}: give a registry name, an expression in x or a Python callable, got {text!r}")
+    _python_id(text, opt)
     try:
         return Expression(text, variables=("x",), name=opt)
     except UsageError as err:
@@ -152,16 +153,47 @@ def _on(e, x: np.ndarray, opt: str, where: str) -> np.ndarray:
     return vals * np.ones_like(x)
 
 
-def basis_matrix(name, x: np.ndarray, k: int) -> np.ndarray:
+def basis_matrix(name, x: np.ndarray, k: int, opt: str = "basis") -> np.ndarray:
     """Values of the first k functions of family `name` at points x: shape x.shape + (k,).  `name` is a
-    family of BASES or a callable basis(x, k) with that contract (e.g. synthetic.kernel_target.NystromBasis)."""
+    family of BASES or a callable basis(x, k) with that contract (a user's Python function, or e.g.
+    synthetic.kernel_target.NystromBasis): its values are checked (shape, finite), and whatever it raises
+    is a one-line TargetError naming it (`opt`: the option to name, "phi" or "psi")."""
     x = np.asarray(x, dtype=np.float64)
     if callable(name):
-        return name(x, k)
+        return _basis_values(name, x, k, opt)
     if name in ("sin", "cos"):
         i = np.arange(1, k + 1, dtype=np.float64)
         return BASES[name](i, x[..., None])
     return np.stack([_legendre(i, x) for i in range(1, k + 1)], axis=-1)
+
+
+def _basis_values(fn, x: np.ndarray, k: int, opt: str) -> np.ndarray:
+    """fn(x, k), checked: shape x.shape + (k,), finite.  One-line TargetError otherwise."""
+    try:
+        with np.errstate(all="ignore"):
+            vals = np.asarray(fn(x, k), dtype=np.float64)
+    except TargetError:
+        raise
+    except Exception as err:               # noqa: BLE001 -- whatever the user's code raises
+        msg = " ".join(str(err).split())
+        raise TargetError(f"{opt}: calling {_label(fn)}(x, {k}) on a numpy array x of shape {x.shape} raised "
+                          f"{type(err).__name__}: {msg}") from None
+    if vals.shape != x.shape + (k,):
+        raise TargetError(f"{opt}: {_label(fn)}(x, k) must return the first k functions at x, shape x.shape + (k,) "
+                          f"= {x.shape + (k,)}, got shape {vals.shape}")
+    if not np.all(np.isfinite(vals)):
+        raise TargetError(f"{opt}: {_label(fn)}(x, {k}) is not finite on [0, 1]")
+    return vals
+
+
+BASIS_CHECK = np.stack([np.linspace(0.0, 1.0, 257), np.linspace(1.0, 0.0, 257)])  # (2, 257): a callable basis is checked here
+
+
+def _python_id(text, opt: str) -> None:
+    """A 'python:module:name' id read back from a config.json (a run from Python) is no function: one line."""
+    if isinstance(text, str) and text.startswith("python:"):
+        raise TargetError(f"{opt}: {text!r} names a Python callable of a run made from Python (its config.json "
+                          f"records only the name); --config cannot rerun it -- rerun it from Python with the function")
 
 
 def basis_sup(name) -> float:
@@ -282,8 +314,14 @@ class PODTarget:
 
     def __post_init__(self):
         for opt, name, table in (("--phi", self.phi, BASES), ("--psi", self.psi, BASES)):
+            _python_id(name, opt)
             if not callable(name) and name not in table:
-                raise TargetError(f"{opt}: unknown '{name}', choose from {', '.join(table)}")
+                raise TargetError(f"{opt}: unknown '{name}', choose from {', '.join(table)}, or give a Python "
+                                  f"callable basis(x, k) from Python")
+        k = self.spectrum.truncation()
+        for opt, name in (("phi", self.phi), ("psi", self.psi)):     # a callable basis: checked once here, on [0, 1]
+            if callable(name) and not (opt == "psi" and name is self.phi):
+                basis_matrix(name, BASIS_CHECK, k, opt)
         f_map(self.f)                 # a name of f_MAPS / F_MAPS, or an expression in x checked here
         F_map(self.F, self.f)
         if self.tau < 1:
@@ -297,8 +335,8 @@ class PODTarget:
     def kernel(self, u: np.ndarray, v: np.ndarray, m: int | None = None) -> np.ndarray:
         """rho(u_a, v_b) as a matrix (len(u), len(v)); the rank-m POD truncation if m given."""
         s = self.sigma if m is None else self.sigma[:m]
-        pu = basis_matrix(self.phi, u, len(s))
-        pv = basis_matrix(self.psi, v, len(s))
+        pu = basis_matrix(self.phi, u, len(s), "phi")
+        pv = basis_matrix(self.psi, v, len(s), "psi")
         return (pu * s) @ pv.T
 
     def resolved(self) -> dict:
@@ -318,8 +356,8 @@ class PODTarget:
     def _parts(self, xb: np.ndarray):
         """Basis values at a chunk of sequences: (sigma-weighted phi, psi), each (b, tau, K)."""
         s = self.sigma
-        pu = basis_matrix(self.phi, xb, len(s))
-        pv = pu if self.psi == self.phi else basis_matrix(self.psi, xb, len(s))
+        pu = basis_matrix(self.phi, xb, len(s), "phi")
+        pv = pu if self.psi == self.phi else basis_matrix(self.psi, xb, len(s), "psi")
         return pu * s, pv
 
     def logits(self, x: np.ndarray, chunk: int = 256) -> np.ndarray:

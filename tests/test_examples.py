@@ -28,3 +28,6 @@ def test_example_runs(tmp_path, sub_env, script, kind):
     if kind == "kernel":        # the Python functions by name and source hash, never a memory address
         assert cfg["kernel"].startswith("python:__main__:kernel#") and cfg["F"].startswith("python:__main__:F#")
         assert "0x" not in json.dumps(cfg)
+    else:                       # the spectrum's own basis, named the same way
+        assert cfg["phi"].startswith("python:__main__:cheb#") and cfg["psi"] == cfg["phi"]
+        assert t["phi"] == cfg["phi"] and "0x" not in json.dumps(cfg)

@@ -48,8 +48,32 @@ def test_exact_representation_reproduces_the_target(psi):
     np.testing.assert_allclose(rh[0], target.kernel(u, u), atol=1e-5)
 
 
+def _cheb(x, k):          # a basis the lab does not name: sqrt2 cos(pi i x), orthonormal on [0, 1]
+    return np.sqrt(2.0) * np.cos(np.pi * np.arange(1, k + 1) * np.asarray(x)[..., None])
+
+
+def _legendre_cols(x, k):  # the "legendre" family as a callable
+    return basis_matrix("legendre", x, k)
+
+
+@pytest.mark.parametrize("same", [True, False])
+def test_exact_representation_with_callable_bases(same):
+    """A Python callable basis as the given features: the closed-form member is the target, as for the families."""
+    psi = _cheb if same else _legendre_cols
+    target = PODTarget(Spectrum(alpha=1.0, rank=3), phi=_cheb, psi=psi, tau=6)
+    x = target.sample(64, seed=4)
+    bank = GivenFeatureBank(CFG, (3, 4), (0, 1), phi=_cheb, psi=psi)
+    assert bank.dim == (8 if same else 16)
+    for i in range(2):
+        _set_exact(bank, i, target.sigma, same=same)
+    y = bank(torch.tensor(x, dtype=torch.float32)).detach().double().numpy()
+    for i in range(2):
+        np.testing.assert_allclose(y[i], target(x), atol=2e-6)
+
+
 def test_forward_equals_a_naive_member_loop():
-    """The folded computation (member index on the key side) is the plain Eq. (5) with h fixed."""
+    """The folded computation (member index on the query side) is the plain Eq. (5) with h fixed; its
+    internals (logits and pattern, (M, B, T, T)) are each member's q_t . k_s and softmax over s."""
     bank = GivenFeatureBank(CFG, (1, 2, 4), (5, 6, 7), phi="sin", psi="cos", f="square", F="tanh")
     with torch.no_grad():
         for mb in bank.members:
@@ -57,6 +81,7 @@ def test_forward_equals_a_naive_member_loop():
             mb.b.fill_(-0.1)
     x = torch.rand(5, 6, generator=torch.Generator().manual_seed(0))
     y = bank(x)
+    it = bank(x, return_internals=True)
     xn = x.double().numpy()
     h = np.concatenate([basis_matrix("sin", xn, 8), basis_matrix("cos", xn, 8)], axis=-1)
     for i, mb in enumerate(bank.members):
@@ -67,6 +92,8 @@ def test_forward_equals_a_naive_member_loop():
         att /= att.sum(-1, keepdims=True)
         want = np.tanh(0.7 * np.einsum("bts,bs->bt", att, xn ** 2) - 0.1)
         np.testing.assert_allclose(y[i].detach().double().numpy(), want, rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(it.logits[i].detach().double().numpy(), lg, rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(it.pattern[i].detach().double().numpy(), att, rtol=1e-4, atol=1e-6)
     # precomputed features give the same numbers as raw inputs
     torch.testing.assert_close(bank(bank.features(x)), y)
     assert given_features(x, "sin", "cos", "square", 8).shape == (5, 6, 17)

@@ -1,6 +1,7 @@
-"""A target from any coupling kernel rho(u, v) (numerical POD + Nystrom, synthetic/kernel_target.py), F and f as
-Python callables, and both through jackson-sweep (issue 16): closed-form checks, keys that do not move, Dask
-pickling, one-line refusals, and a non-sin/sin kernel run end to end into a report.json."""
+"""A target from any coupling kernel rho(u, v) (numerical POD + Nystrom, synthetic/kernel_target.py), F, f and the
+POD bases phi, psi as Python callables, and all of them through jackson-sweep (issue 16): closed-form checks, keys
+that do not move, Dask pickling, one-line refusals, and a non-sin/sin kernel and a callable basis pair run end to
+end."""
 from __future__ import annotations
 
 import dataclasses
@@ -39,6 +40,28 @@ def _gauss(u, v):
 
 def F_cube_tanh(z):                  # module-level: pickled by reference, keyed by name + source hash
     return np.tanh(z) ** 3
+
+
+def sin_basis(x, k):                 # the built-in "sin" family written out: sqrt2 sin(2 pi i x), i = 1..k
+    return np.sqrt(2.0) * np.sin(2.0 * np.pi * np.arange(1, k + 1) * np.asarray(x)[..., None])
+
+
+def cos_basis(x, k):                 # the built-in "cos" family written out
+    return np.sqrt(2.0) * np.cos(2.0 * np.pi * np.arange(1, k + 1) * np.asarray(x)[..., None])
+
+
+def cheb(x, k):                      # a family the lab does not have: sqrt2 cos(pi i x), orthonormal on [0, 1]
+    return np.sqrt(2.0) * np.cos(np.pi * np.arange(1, k + 1) * np.asarray(x)[..., None])
+
+
+class Scaled:
+    """A callable basis object with a parameter and a stated sup (for C0): sqrt2 sin(2 pi i x) * w."""
+
+    def __init__(self, w):
+        self.w, self.sup = w, math.sqrt(2.0) * abs(w)
+
+    def __call__(self, x, k):
+        return self.w * sin_basis(x, k)
 
 
 # ---- the POD of a kernel of known POD ----------------------------------------------------------
@@ -130,6 +153,144 @@ def test_bad_callables_are_one_line_target_errors(F, f, why):
     assert "\n" not in str(e.value)
 
 
+# ---- phi and psi as Python callables ----------------------------------------------------------
+
+def test_callable_basis_gives_the_named_family_and_the_direct_computation():
+    """phi = sin_basis, psi = cos_basis (callables) is the trace-free pair phi = "sin", psi = "cos": the same logits,
+    values and oracles; and the logits are sum_i sigma_i phi_i(x_t) psi_i(x_s), computed here term by term."""
+    sp = Spectrum(alpha=1.5, rank=math.inf, k_max=64)
+    mine, named = PODTarget(sp, phi=sin_basis, psi=cos_basis, tau=8), PODTarget(sp, phi="sin", psi="cos", tau=8)
+    x = named.sample(32, seed=7)
+    s = named.sigma
+    want = np.zeros((32, 8, 8))
+    for i, si in enumerate(s, start=1):
+        pu, pv = math.sqrt(2) * np.sin(2 * math.pi * i * x), math.sqrt(2) * np.cos(2 * math.pi * i * x)
+        want += si * pu[:, :, None] * pv[:, None, :]
+    np.testing.assert_allclose(mine.logits(x), want, atol=1e-12)
+    np.testing.assert_allclose(mine.logits(x), named.logits(x), atol=1e-13)
+    np.testing.assert_allclose(mine(x), named(x), atol=1e-14)
+    om, on = mine.oracle(x, [1, 2, 4]), named.oracle(x, [1, 2, 4])
+    np.testing.assert_allclose(om["exact"], on["exact"], atol=1e-14)
+    for m in (1, 2, 4):
+        np.testing.assert_allclose(om["truncated"][m], on["truncated"][m], atol=1e-14)
+        np.testing.assert_allclose(om["self_exact"][m], on["self_exact"][m], atol=1e-14)
+    u = np.linspace(0, 1, 9)
+    np.testing.assert_allclose(mine.kernel(u, u, m=3), named.kernel(u, u, m=3), atol=1e-13)
+    assert mine.complexity()["C1"] == named.complexity()["C1"]
+    assert math.isnan(mine.complexity()["C0"]) and named.complexity()["C0"] == pytest.approx(2 * math.sqrt(2))
+    stated = PODTarget(sp, phi=Scaled(1.0), psi=Scaled(-1.0), tau=8)        # sup given: C0 as for sin/sin
+    assert stated.complexity()["C0"] == pytest.approx(2 * math.sqrt(2))
+    np.testing.assert_allclose(stated.logits(x), -PODTarget(sp, tau=8).logits(x), atol=1e-13)
+
+
+def test_callable_basis_sweep_cells_and_keys():
+    """The sweep's cells of a callable basis pair build the named pair's targets; their keys, tags and config name
+    the functions by function_id (stable, and not the named pair's); named bases keep their keys."""
+    from jackson.rate_sweep.cell import RateCell
+    mine = sweep_config(quick=True, phi=sin_basis, psi=cos_basis, rank=(3, math.inf))
+    named = sweep_config(quick=True, construction="trace-free", rank=(3, math.inf))
+    validate(mine)
+    x = np.random.default_rng(3).random((16, mine.tau))
+    for a, b in zip(mine.cells(), named.cells()):
+        np.testing.assert_allclose(a.target()(x), b.target()(x), atol=1e-14)
+        assert a.key() != b.key() and a.target_tag() != b.target_tag()
+        d = a.as_dict()
+        assert (d["phi"], d["psi"]) == (function_id(sin_basis), function_id(cos_basis))
+        assert d["phi"].startswith("python:") and "#" in d["phi"]
+    again = sweep_config(quick=True, phi=sin_basis, psi=cos_basis, rank=(3, math.inf))
+    assert [c.key() for c in mine.cells()] == [c.key() for c in again.cells()]
+    assert [c.target_tag() for c in mine.cells()] == [c.target_tag() for c in again.cells()]
+    cfg = json.loads(json.dumps(mine.as_dict()))
+    assert (cfg["phi"], cfg["psi"]) == (function_id(sin_basis), function_id(cos_basis))
+    # a named basis is keyed as before: the hash of the non-default fields, the name itself
+    c = RateCell(alpha=1.5, rank=3.0, seed=0, m_hs=(1, 2), phi="cos", psi="sin")
+    assert c.key() == f"a1.5_r3_s0_v2_{config_hash(c)}" and "cos" in json.dumps(c.as_dict())
+
+
+def test_callable_objects_are_keyed_by_their_parameters():
+    """Two instances of one callable class (or two partials) with other parameters never share a key."""
+    import functools
+    ids = [function_id(Scaled(w)) for w in (1.0, 2.0, 1.0)]
+    assert ids[0] != ids[1] and ids[0] == ids[2] and ids[0].startswith("python:") and "Scaled#" in ids[0]
+    assert function_id(functools.partial(np.multiply, 2.0)) != function_id(functools.partial(np.multiply, 3.0))
+    keys = [sweep_config(quick=True, phi=Scaled(w), psi=Scaled(w)).cells()[0].key() for w in (1.0, 2.0)]
+    assert keys[0] != keys[1]
+    def basis(x, k):
+        return sin_basis(x, k)
+    plain = function_id(basis)
+    basis.sup = math.sqrt(2.0)                     # a stated sup changes C0, so it changes the key too
+    assert function_id(basis) != plain and function_id(basis).split("#")[0] == plain.split("#")[0]
+
+
+def _raises(x, k):
+    raise RuntimeError("no\nbasis here")
+
+
+@pytest.mark.parametrize("basis, why", [
+    (_raises, "raised RuntimeError: no basis here"),
+    (lambda x, k: np.ones(k), "must return the first k functions"),
+    (lambda x, k: np.outer(np.ravel(x), np.arange(1, k + 1)), "must return the first k functions"),  # 1-D only
+    (lambda x, k: np.log(x)[..., None] * np.ones(k), "not finite"),
+    ("python:__main__:cheb#0123abcd", "--config cannot rerun it"),
+])
+def test_bad_callable_bases_are_one_line_errors(basis, why):
+    for side in ("phi", "psi"):
+        with pytest.raises(TargetError, match=why) as e:
+            PODTarget(Spectrum(alpha=1.5, rank=4), **{side: basis})
+        assert "\n" not in str(e.value) and side in str(e.value)
+        with pytest.raises(UsageError, match=why) as e:             # validate: before anything is written
+            validate(sweep_config(quick=True, **{side: basis}))
+        assert "\n" not in str(e.value)
+
+
+def test_python_ids_of_F_f_and_kernel_are_refused_in_one_line():
+    """What --config reads back from a run made from Python names a function it cannot call."""
+    for kw in ({"F": "python:m:F#01234567"}, {"f": "python:numpy:square"}):
+        with pytest.raises(TargetError, match="--config cannot rerun it"):
+            PODTarget(**kw)
+    with pytest.raises(TargetError, match="--kernel: 'python:m:k#0' names a Python callable"):
+        KernelTarget(kernel="python:m:k#0")
+
+
+def test_given_features_take_a_callable_basis():
+    """--features given reads the target's own bases: callables give the named families' features."""
+    from jackson.rate_sweep.given import given_features
+    x = np.random.default_rng(2).random((5, 6))
+    np.testing.assert_array_equal(given_features(x, sin_basis, cos_basis, "square", 8).numpy(),
+                                  given_features(x, "sin", "cos", "square", 8).numpy())
+    validate(sweep_config(quick=True, phi=cheb, psi=cheb, model={"features": "given", "features_k": 8}))
+
+
+@pytest.mark.slow
+def test_callable_basis_sweep_end_to_end(tmp_path, capsys):
+    """The issue's example: a quick run_sweep on an explicit spectrum with a basis of the user's; config.json, the cell
+    and the summary name it; C0 is stated unknown; `--config` refuses to rerun it in one line."""
+    from jackson import run_sweep
+    from jackson.rate_sweep.cli import sweep_main
+    out = tmp_path / "btq"
+    cfg = sweep_config(quick=True, sigma=(1.0, 0.5, 0.25, 0.1), phi=cheb, psi=cheb, fit={"steps": 20}, out=str(out))
+    summary = run_sweep(cfg, command="test", progress=False)
+    fid = function_id(cheb)
+    (t,) = summary["targets"]
+    assert (t["phi"], t["psi"]) == (fid, fid) and math.isnan(t["C0"]) and "test" in t["exponents"]
+    conf = json.loads((out / "config.json").read_text())
+    assert (conf["phi"], conf["psi"]) == (fid, fid) and "0x" not in json.dumps(conf)
+    (cell,) = cfg.cells()
+    meta = json.loads((out / "cells" / cell.key() / "cell.json").read_text())
+    assert meta["cell"]["phi"] == fid and meta["key"] == cell.key()
+    x = np.random.default_rng(0).random((8, cfg.tau))                   # the cell's target is cheb's
+    want = PODTarget(Spectrum(explicit=(1.0, 0.5, 0.25, 0.1)), phi=cheb, psi=cheb, tau=cfg.tau)
+    np.testing.assert_array_equal(cell.target()(x), want(x))
+    md = (out / "summary.md").read_text()
+    assert f"phi = {fid}, psi = {fid}" in md and "C0 = nan (unknown" in md
+    with pytest.raises(SystemExit) as e:
+        sweep_main(["--config", str(out / "config.json"), "--out", str(tmp_path / "again")])
+    assert e.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--phi" in err[0] and "--config cannot rerun it" in err[0], err
+    assert not (tmp_path / "again").exists()
+
+
 # ---- keys: what a callable is called, and committed runs keep theirs --------------------------
 
 def test_function_id_is_stable_and_names_the_code():
@@ -166,14 +327,20 @@ def test_new_fields_at_their_defaults_keep_every_committed_cell_key():
     assert seen >= 40
 
 
-def test_a_cell_with_lambdas_crosses_to_a_dask_worker():
+@pytest.mark.parametrize("callables", ["kernel", "basis"])
+def test_a_cell_with_lambdas_crosses_to_a_dask_worker(callables):
     """stdlib pickle refuses a lambda; Dask's pickling (distributed.protocol.pickle: pickle, then cloudpickle)
     sends it by value, and a fresh process loads it with plain pickle and builds the same target."""
     from distributed.protocol import pickle as dask_pickle
 
     from jackson.rate_sweep.cell import RateCell
-    cell = RateCell(alpha=1.5, rank=3, seed=0, m_hs=(1,), tau=6, kernel=lambda u, v: np.exp(-(u - v) ** 2 / 0.1),
-                    F=np.tanh, f=lambda x: x ** 3)
+    if callables == "kernel":
+        cell = RateCell(alpha=1.5, rank=3, seed=0, m_hs=(1,), tau=6, kernel=lambda u, v: np.exp(-(u - v) ** 2 / 0.1),
+                        F=np.tanh, f=lambda x: x ** 3)
+    else:
+        cell = RateCell(alpha=1.5, rank=3, seed=0, m_hs=(1,), tau=6, f=lambda x: x ** 3,
+                        phi=lambda x, k: np.sqrt(2) * np.cos(np.pi * np.arange(1, k + 1) * x[..., None]),
+                        psi=lambda x, k: np.sqrt(2) * np.sin(2 * np.pi * np.arange(1, k + 1) * x[..., None]))
     with pytest.raises((pickle.PicklingError, AttributeError)):
         pickle.dumps(cell)
     x = cell.target().sample(4, seed=1)
@@ -215,6 +382,11 @@ FAULT_CASES = [{"id": cid, "command": "jackson-sweep --quick " + " ".join(repr(a
                 "expect": f"exit 2, one line ({why}); nothing written",
                 "test": "tests/test_kernel_target.py::test_bad_kernel_option_one_line_exit_2"}
                for cid, (args, why) in BAD.items()]
+FAULT_CASES.append({"id": "config-of-a-python-basis-run",
+                    "command": "jackson-sweep --config <config.json of run_sweep(sweep_config(phi=my_basis, psi=my_basis, ...))>",
+                    "expect": "exit 2, one line (--phi: 'python:...' names a Python callable ...; --config cannot rerun it); "
+                              "nothing written",
+                    "test": "tests/test_kernel_target.py::test_callable_basis_sweep_end_to_end"})
 
 
 @pytest.mark.parametrize("case", list(BAD))

@@ -38,7 +38,7 @@ class RateCell:
     rank: float                      # math.inf for rank inf
     seed: int
     m_hs: tuple[int, ...]
-    phi: str = "sin"
+    phi: str = "sin"                 # a family name, or a Python callable basis(x, k) (keyed by jackson.sweep.function_id)
     psi: str = "sin"
     F: str = "identity"              # a name, an expression in x, or a Python callable (keyed by jackson.sweep.function_id)
     f: str = "identity"
@@ -71,7 +71,7 @@ class RateCell:
     def as_dict(self) -> dict:
         d = dataclasses.asdict(self)
         d["rank"] = rank_str(self.rank)
-        for k in ("F", "f", "kernel"):      # a Python callable as its name (JSON; str() would hold an address)
+        for k in ("phi", "psi", "F", "f", "kernel"):      # a Python callable as its name (JSON; str() would hold an address)
             if callable(d[k]):
                 d[k] = function_id(d[k])
         return d
@@ -85,7 +85,7 @@ class RateCell:
     def target_tag(self) -> int:
         """A 32-bit tag of everything that defines the target (not the model or the fit)."""
         t = {k: getattr(self, k) for k in ("alpha", "phi", "psi", "F", "f", "tau", "tail_tol", "k_max")}
-        t.update({k: function_id(t[k]) for k in ("F", "f") if callable(t[k])})
+        t.update({k: function_id(t[k]) for k in ("phi", "psi", "F", "f") if callable(t[k])})
         t["rank"] = rank_str(self.rank)
         if self.c != 1.0:                # only when set: the tags (and so the inits) of alpha/rank targets stay as they were
             t["c"] = self.c

@@ -33,12 +33,13 @@ from ..models import Internals, ModelConfig, _uniform
 TORCH_F = {"identity": lambda z: z, "tanh": torch.tanh, "square": lambda z: z * z}
 
 
-def given_features(x, phi: str, psi: str, f: str, k: int) -> torch.Tensor:
-    """(f(x), h(x)) for inputs x (any shape): x.shape + (1 + dim h,), float32 -- the value f(x) first."""
+def given_features(x, phi, psi, f, k: int) -> torch.Tensor:
+    """(f(x), h(x)) for inputs x (any shape): x.shape + (1 + dim h,), float32 -- the value f(x) first.  phi and psi
+    are family names or Python callable bases basis(x, k) (synthetic.pod_target.basis_matrix)."""
     xn = np.asarray(x.detach().cpu().numpy() if torch.is_tensor(x) else x, dtype=np.float64)
-    parts = [f_map(f)[0](xn)[..., None], basis_matrix(phi, xn, k)]
+    parts = [f_map(f)[0](xn)[..., None], basis_matrix(phi, xn, k, "phi")]
     if psi != phi:
-        parts.append(basis_matrix(psi, xn, k))
+        parts.append(basis_matrix(psi, xn, k, "psi"))
     return torch.from_numpy(np.concatenate(parts, axis=-1)).float()
 
 

@@ -350,6 +350,8 @@ def explicit_text(t: dict) -> str:
 
 PREDICTED_EXPLICIT = "predicted -(2 alpha_hat - 1) from the fitted decay of the given sigma"
 PREDICTED_KERNEL = "predicted -(2 alpha_hat - 1) from the fitted decay of the kernel's POD sigma"
+C0_UNKNOWN = (" (unknown: C0 needs sup_i ||phi_i||_inf and sup_i ||psi_i||_inf, unbounded in i for legendre and not "
+              "stated by a Python callable basis without a `sup` attribute)")
 
 
 def kernel_text(t: dict) -> str:
@@ -458,8 +460,9 @@ def _markdown(s: dict) -> str:
                   f"{k['alpha_hat']:g}: the least-squares decay of its POD sigma over the rank-inf truncation; the rate it "
                   f"is judged against: {PREDICTED_KERNEL}, {t['predicted_exponent']:+.2f}.", ""]
         phis = ("Nystrom", "Nystrom") if t.get("kernel") else (t.get("phi", "sin"), t.get("psi", "sin"))
+        c0 = "" if math.isfinite(t["C0"]) else C0_UNKNOWN
         L += [f"phi = {phis[0]}, psi = {phis[1]}; K = {t['K']} terms, tail beyond K = "
-              f"{t['tail_beyond_K']:.3g}{tol}; C0 = {t['C0']:.3g}, C1 = {t['C1']:.3g}; predicted exponent -(2alpha-1) = "
+              f"{t['tail_beyond_K']:.3g}{tol}; C0 = {t['C0']:.3g}{c0}, C1 = {t['C1']:.3g}; predicted exponent -(2alpha-1) = "
               f"{t['predicted_exponent']:+.2f}.", ""]
         d = t.get("diagnostics", {})
         if d:
