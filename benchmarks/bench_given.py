@@ -5,9 +5,11 @@
 
 `step` times forward + backward of one training step of the default given-features bank of the
 Fig. 1 grid (m_h = 1..16, 2 restarts = 32 members, batch 256, tau 16, trace-free features: dim h = 32)
-two ways in one process, after warm-up, alternating: the bank's own forward (rho_hat = h_t . (A_M h_s),
-members folded into one batched matmul per sequence) and a reference that forms q = W_Q h, k = W_K h and
-one (T x m_max) x (m_max x T) product per member and sequence.  Both compute the same function (checked).
+three ways in one process, after warm-up, alternating: the bank's own forward (rho_hat = (h_t^T A_M) . h_s,
+members folded into the query side of one batched matmul per sequence, logits [b, t, member, s]), the
+same fold on the key side with logits [b, t, s, member] (the bank's forward until 2026-11-23), and a
+reference that forms q = W_Q h, k = W_K h and one (T x m_max) x (m_max x T) product per member and
+sequence.  All three compute the same function (checked).
 """
 from __future__ import annotations
 
@@ -40,14 +42,32 @@ def reference_forward(bank: GivenFeatureBank, hv: torch.Tensor) -> torch.Tensor:
     return TORCH_F[bank.F](a * z + b)
 
 
+def key_side_forward(bank: GivenFeatureBank, hv: torch.Tensor) -> torch.Tensor:
+    """The bank's forward before 2026-11-23: members folded into the key side, logits [b, t, s, member],
+    so the softmax and the sum over s ran along a strided axis."""
+    fx, h = hv[..., 0], hv[..., 1:]
+    B, T, d = h.shape
+    M = len(bank)
+    A = bank.coupling()
+    X = h.reshape(B * T, d) @ A.permute(2, 0, 1).reshape(d, M * d)
+    logits = torch.bmm(h, X.view(B, T * M, d).transpose(1, 2)).view(B, T, T, M)
+    z = torch.einsum("btsm,bs->mbt", torch.softmax(logits, dim=2), fx)
+    a = torch.stack([mb.a for mb in bank.members]).view(M, 1, 1)
+    b = torch.stack([mb.b for mb in bank.members]).view(M, 1, 1)
+    return TORCH_F[bank.F](a * z + b)
+
+
 def step(reps: int = 20) -> None:
     torch.set_num_threads(1)
     m_hs = tuple(m for m in range(1, 17) for _ in range(2))
     bank = GivenFeatureBank(ModelConfig(features="given"), m_hs, tuple(range(len(m_hs))), phi="sin", psi="cos")
     hv = bank.features(torch.rand(256, 16, generator=torch.Generator().manual_seed(0)))
     torch.testing.assert_close(bank(hv), reference_forward(bank, hv), rtol=1e-4, atol=1e-5)
-    times = {"folded (the bank)": [], "per-member reference": []}
-    fns = {"folded (the bank)": lambda: bank(hv), "per-member reference": lambda: reference_forward(bank, hv)}
+    torch.testing.assert_close(bank(hv), key_side_forward(bank, hv), rtol=1e-4, atol=1e-5)
+    fns = {"folded, query side (the bank)": lambda: bank(hv),
+           "folded, key side (before 2026-11-23)": lambda: key_side_forward(bank, hv),
+           "per-member reference": lambda: reference_forward(bank, hv)}
+    times = {name: [] for name in fns}
     for _ in range(3):
         for f in fns.values():
             f().sum().backward()

@@ -89,25 +89,27 @@ class GivenFeatureBank(nn.Module):
     def forward(self, x: torch.Tensor, return_internals: bool = False):
         """x: (B, T) inputs shared by all members, or their `features` (B, T, 1 + dim) -> y (M, B, T).
 
-        rho_hat(x_t, x_s) = h_t^T A_M h_s is computed as h_t . (A_M h_s) with the member index
-        folded into the key side, so one batched matmul per sequence serves every member instead of
-        M x B tiny (T x m_h) products; the function is the same.  Measured by
-        `python benchmarks/bench_given.py step` (32 members, batch 256, dim h 32, one thread, machine
-        loaded): forward + backward median 60 ms against 83 ms for the per-member reference (1.4x)."""
+        rho_hat(x_t, x_s) = h_t^T A_M h_s is computed as (h_t^T A_M) . h_s with the member index
+        folded into the query side, so one batched matmul per sequence serves every member instead of
+        M x B tiny (T x m_h) products, and the logits come out as [b, t, member, s]: the softmax over s
+        and the sum over s run along contiguous memory.  The function is the same as the per-member
+        reference (checked by the benchmark and tests/test_given.py).  Measured by
+        `python benchmarks/bench_given.py step` (32 members, batch 256, dim h 32, one thread): see
+        reports/benchmarks.md, "jackson-sweep given features"."""
         hv = x if x.dim() == 3 else self.features(x)                         # (B, T, 1 + dim)
         fx, h = hv[..., 0], hv[..., 1:]                                      # f(x_s): (B, T); h: (B, T, dim)
         B, T, d = h.shape
         M = len(self)
         A = self.coupling()                                                  # (M, d, d)
-        X = (h.reshape(B * T, d) @ A.permute(2, 0, 1).reshape(d, M * d))   # (B*T, M*d): A_M h_s per member
-        logits = torch.bmm(h, X.view(B, T * M, d).transpose(1, 2)).view(B, T, T, M)   # [b, t, s, member]
-        pattern = torch.softmax(logits, dim=2)                               # softmax over s
-        z = torch.einsum("btsm,bs->mbt", pattern, fx)                        # (M, B, T): sum_s softmax f(x_s)
+        Q = h.reshape(B * T, d) @ A.permute(1, 0, 2).reshape(d, M * d)      # (B*T, M*d): h_t^T A_M per member
+        logits = torch.bmm(Q.view(B, T * M, d), h.transpose(1, 2)).view(B, T, M, T)   # [b, t, member, s]
+        pattern = torch.softmax(logits, dim=-1)                              # softmax over s
+        z = torch.bmm(pattern.view(B, T * M, T), fx.unsqueeze(-1)).view(B, T, M).permute(2, 0, 1)  # (M, B, T)
         a = torch.stack([mb.a for mb in self.members]).view(M, 1, 1)
         b = torch.stack([mb.b for mb in self.members]).view(M, 1, 1)
         y = TORCH_F[self.F](a * z + b)
         if return_internals:
-            return Internals(y, logits.permute(3, 0, 1, 2), pattern.permute(3, 0, 1, 2))
+            return Internals(y, logits.permute(2, 0, 1, 3), pattern.permute(2, 0, 1, 3))
         return y
 
     @torch.no_grad()
