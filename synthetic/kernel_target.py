@@ -20,7 +20,7 @@ Tiny worked example (rho = 2 sin(2 pi u) sin(2 pi v) = 1 * phi_1(u) phi_1(v) wit
     >>> float(abs(t.phi(np.array([0.25]), 1)[0, 0]).round(12))    # |phi_1(1/4)| = sqrt2
     1.414213562373
 
-The sweep's `--kernel "EXPR in u,v"` (jackson.rate_sweep.experiment.SweepConfig.kernel) builds one of these per rank.
+The sweep's `--kernel "EXPR in u,v"` (jackson.rate_sweep.config.SweepConfig.kernel) builds one of these per rank.
 """
 from __future__ import annotations
 
