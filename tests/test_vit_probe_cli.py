@@ -428,3 +428,51 @@ def test_own_checkpoints_record_their_arch_and_load_when_it_matches(tmp_path):
 def test_quick_presets_never_write_into_reports():
     for preset in (E.SPECTRA_QUICK, E.SWEEP_QUICK, E.PERMUTE_QUICK):
         assert preset["out"].startswith("runs/vit_probe-") and "reports" not in preset["out"]
+
+
+# ---- offline --pretrained, before torch and timm are imported (vit_probe/hub.py) -----------------------------
+
+def _no_caches(monkeypatch, tmp_path):
+    for v in ("HF_HUB_CACHE", "HF_HUB_OFFLINE", "HF_ENDPOINT", "HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(v, raising=False)
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    monkeypatch.setenv("TORCH_HOME", str(tmp_path / "torch"))
+
+
+def test_early_offline_check_decides_from_the_command_line_and_the_caches(monkeypatch, tmp_path):
+    import socket
+
+    from vit_probe import hub
+
+    def offline(*a, **k):
+        raise socket.gaierror(-2, "Name or service not known")
+    _no_caches(monkeypatch, tmp_path)
+    monkeypatch.setattr(socket, "create_connection", offline)
+    argv = ["--model", "vit_tiny_patch16_224", "--pretrained", "--data", "d"]
+    line = hub.early_offline_check(argv)
+    assert line == hub.offline_message("vit_tiny_patch16_224", "huggingface.co", "gaierror: [Errno -2] Name or service not known")
+    assert hub.early_offline_check(["--model=vit_tiny_patch16_224", "--pretrained"]) == line
+    assert hub.early_offline_check(["--model", "vit_tiny_patch16_224"]) == ""            # no --pretrained
+    assert hub.early_offline_check(["--arch", "vit_p4_d128_l4_h4", "--pretrained"]) == ""  # not a timm name: later checks
+    (tmp_path / "hf" / "hub" / "models--timm--vit_tiny_patch16_224.augreg_in21k_ft_in1k").mkdir(parents=True)
+    assert hub.maybe_cached("vit_tiny_patch16_224") and hub.early_offline_check(argv) == ""   # timm decides
+    assert not hub.maybe_cached("vit_small_patch16_224")
+    (tmp_path / "torch" / "hub" / "checkpoints").mkdir(parents=True)
+    (tmp_path / "torch" / "hub" / "checkpoints" / "w.pth").write_bytes(b"")
+    assert hub.maybe_cached("vit_small_patch16_224")                                     # a URL file: timm decides
+
+
+def test_offline_pretrained_fails_before_torch_is_imported(tmp_path):
+    """The refusal comes from the command line alone: torch and timm (about 5 s to import) are never loaded."""
+    import os
+    import subprocess
+    import sys
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf"), "TORCH_HOME": str(tmp_path / "t")}
+    code = ("import sys\nfrom vit_probe.cli import main\ntry:\n    main(['spectra', '--model', 'vit_tiny_patch16_224', "
+            "'--pretrained', '--data', 'nowhere'])\nexcept SystemExit as e:\n    print('exit', e.code, 'torch' in sys.modules)")
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    assert r.stdout.strip() == "exit 2 False", (r.stdout, r.stderr)
+    assert r.stderr.strip().splitlines() == [
+        "vit-probe spectra: error: --pretrained: timm's weights for vit_tiny_patch16_224 are not in the local cache "
+        "and huggingface.co cannot be reached (HF_HUB_OFFLINE is set); run once with internet, or give local weights "
+        "with --checkpoint"]

@@ -47,7 +47,12 @@ def main(argv: list[str] | None = None) -> None:
         fail("vit-probe", f"unknown command '{cmd}' (choose from {', '.join(DESCRIPTIONS)})")
 
     def body():
-        from jackson.config import cli_run
+        from jackson.config import UsageError, cli_run
+        from .hub import early_offline_check
+        if cmd == "spectra":          # before torch and timm are imported (about 5 s): an offline --pretrained
+            line = early_offline_check(rest)     # fails in about the time the hub probe takes
+            if line:
+                raise UsageError(line)
         cls, quick, run, desc = commands()[cmd]
         return cli_run(f"vit-probe {cmd}", cls, desc, quick, run, rest)
 

@@ -20,10 +20,8 @@ Such models come from `vit_probe.model_source` (a description JSON or a `module:
 """
 from __future__ import annotations
 
-import sys
-
-import os
 import re
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,6 +30,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from jackson.config import UsageError
+from .hub import hub_unreachable, offline_message
 
 ARCH_RE = re.compile(r"vit_p(\d+)_d(\d+)_l(\d+)_h(\d+)(?:_m(\d+(?:\.\d+)?))?(?:_q(\d+))?")
 
@@ -194,9 +193,7 @@ def create_timm(name: str, pretrained: bool, num_classes: int | None = None, **k
     if pretrained and not _weights_cached(name):
         host, why = hub_unreachable()
         if why:   # fail in ~3 s instead of timm's ~45 s of retries and a page of warnings
-            raise UsageError(f"--pretrained: timm's weights for {name} are not in the local cache and {host} "
-                             f"cannot be reached ({why}); run once with internet, or give local weights "
-                             "with --checkpoint")
+            raise UsageError(offline_message(name, host, why))
     kw = dict(kwargs) if num_classes is None else {**kwargs, "num_classes": num_classes}
     try:
         return timm.create_model(name, pretrained=pretrained, **kw)
@@ -225,34 +222,6 @@ def _weights_cached(name: str) -> bool:
         from urllib.parse import urlparse
         return (Path(torch.hub.get_dir()) / "checkpoints" / Path(urlparse(cfg.url).path).name).is_file()
     return False
-
-
-def hub_unreachable(timeout_s: float = 3.0) -> tuple[str, str]:
-    """(host, '') when the Hugging Face hub (HF_ENDPOINT, default huggingface.co) answers a TCP
-    connect on port 443 within timeout_s, else (host, why).  Behind a proxy (HTTPS_PROXY set) or
-    with HF_HUB_OFFLINE the direct probe says nothing useful: it is skipped, resp. reported."""
-    import socket
-    import threading
-    from urllib.parse import urlparse
-    host = urlparse(os.environ.get("HF_ENDPOINT") or "https://huggingface.co").hostname or "huggingface.co"
-    if os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on"):
-        return host, "HF_HUB_OFFLINE is set"
-    if any(os.environ.get(v) for v in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy")):
-        return host, ""
-    result = {}
-
-    def probe():   # in a thread: name resolution has no timeout of its own
-        try:
-            socket.create_connection((host, 443), timeout=timeout_s).close()
-            result["ok"] = True
-        except OSError as e:
-            result["why"] = f"{type(e).__name__}: {e}"
-    t = threading.Thread(target=probe, daemon=True)
-    t.start()
-    t.join(timeout_s)
-    if result.get("ok"):
-        return host, ""
-    return host, result.get("why", f"no answer within {timeout_s:g} s")
 
 
 def read_checkpoint(path: str | Path) -> tuple[dict, dict]:
