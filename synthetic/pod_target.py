@@ -130,6 +130,20 @@ def _expression(text: str, opt: str):
         raise TargetError(f"{err} (give one of {known}, or an expression in x)") from None
 
 
+def _call_user(fn, args: tuple, opt: str, calling: str) -> np.ndarray:
+    """fn(*args) as a float64 array; whatever a user's Python callable raises becomes one TargetError line,
+    "{opt}: calling {calling} raised {type}: {message}" (the message's whitespace folded so it stays one line;
+    a TargetError of the lab's own callables, e.g. NystromBasis, passes through)."""
+    try:
+        with np.errstate(all="ignore"):
+            return np.asarray(fn(*args), dtype=np.float64)
+    except TargetError:
+        raise
+    except Exception as err:               # noqa: BLE001 -- whatever the user's code raises
+        raise TargetError(f"{opt}: calling {calling} raised {type(err).__name__}: "
+                          f"{' '.join(str(err).split())}") from None
+
+
 def _on(e, x: np.ndarray, opt: str, where: str) -> np.ndarray:
     """e at the points x, checked: finite, elementwise (x's shape).  One-line TargetError otherwise."""
     from jackson.config import UsageError
@@ -139,12 +153,7 @@ def _on(e, x: np.ndarray, opt: str, where: str) -> np.ndarray:
             return np.asarray(e(x=x), dtype=np.float64) * np.ones_like(x)
         except UsageError as err:
             raise TargetError(f"{err}; checked on {where}") from None
-    try:                                   # a user's Python callable: any failure is one line naming it
-        with np.errstate(all="ignore"):
-            vals = np.asarray(e(x), dtype=np.float64)
-    except Exception as err:               # noqa: BLE001 -- whatever the user's code raises
-        raise TargetError(f"{opt}: calling {_label(e)} on a numpy array of {where} raised "
-                          f"{type(err).__name__}: {err}") from None
+    vals = _call_user(e, (x,), opt, f"{_label(e)} on a numpy array of {where}")
     if vals.shape not in (x.shape, ()):
         raise TargetError(f"{opt}: {_label(e)} must act elementwise on a numpy array (shape {x.shape} in, "
                           f"{vals.shape} out)")
@@ -169,15 +178,7 @@ def basis_matrix(name, x: np.ndarray, k: int, opt: str = "basis") -> np.ndarray:
 
 def _basis_values(fn, x: np.ndarray, k: int, opt: str) -> np.ndarray:
     """fn(x, k), checked: shape x.shape + (k,), finite.  One-line TargetError otherwise."""
-    try:
-        with np.errstate(all="ignore"):
-            vals = np.asarray(fn(x, k), dtype=np.float64)
-    except TargetError:
-        raise
-    except Exception as err:               # noqa: BLE001 -- whatever the user's code raises
-        msg = " ".join(str(err).split())
-        raise TargetError(f"{opt}: calling {_label(fn)}(x, {k}) on a numpy array x of shape {x.shape} raised "
-                          f"{type(err).__name__}: {msg}") from None
+    vals = _call_user(fn, (x, k), opt, f"{_label(fn)}(x, {k}) on a numpy array x of shape {x.shape}")
     if vals.shape != x.shape + (k,):
         raise TargetError(f"{opt}: {_label(fn)}(x, k) must return the first k functions at x, shape x.shape + (k,) "
                           f"= {x.shape + (k,)}, got shape {vals.shape}")
