@@ -60,12 +60,17 @@ class FitResult:
 
 
 @torch.no_grad()
-def evaluate(bank: TransformerBank, x: torch.Tensor, y: torch.Tensor, batch: int = 1024) -> torch.Tensor:
-    """Per-member, per-sequence MSE over positions: (M, n_seq)."""
+def evaluate(bank: TransformerBank, x: torch.Tensor, y: torch.Tensor, batch: int = 1024,
+             by: str = "sequence") -> torch.Tensor:
+    """Per-member MSE: by sequence (mean over positions), (M, n_seq); or by position (mean over
+    sequences), (M, T), where the error of a target sits along the sequence."""
+    if by not in ("sequence", "position"):
+        raise ValueError(f"evaluate: by must be sequence or position, got {by!r}")
     out = []
     for a in range(0, len(x), batch):
-        out.append(((bank(x[a:a + batch]) - y[a:a + batch]) ** 2).mean(dim=-1))
-    return torch.cat(out, dim=1)
+        sq = (bank(x[a:a + batch]) - y[a:a + batch]) ** 2              # (M, b, T)
+        out.append(sq.mean(dim=-1) if by == "sequence" else sq.sum(dim=1))
+    return torch.cat(out, dim=1) if by == "sequence" else sum(out) / len(x)
 
 
 def fit(bank: TransformerBank, x: torch.Tensor, y: torch.Tensor, cfg: FitConfig, seed: int,

@@ -98,6 +98,9 @@ class CompareCell:
                  "train_mse": e_tr[i].item(), "test_mse": e_te[i].item(), "status": res.status[i],
                  "steps": res.steps[i]} for i, s in enumerate(self.seeds)]
         pd.DataFrame(rows).to_csv(folder / "rows.csv", index=False)
+        by_t = evaluate(bank, t(x_te), t(y_te), by="position").double().numpy()     # (members, tau)
+        pd.DataFrame([{"seed": s, "t": j, "test_mse": by_t[i, j]} for i, s in enumerate(self.seeds)
+                      for j in range(self.tau)]).to_csv(folder / "position_mse.csv", index=False)
         pd.DataFrame(res.curve).to_csv(folder / "curve.csv", index=False)
         meta = {"cell": dataclasses.asdict(self), "key": self.key(), "wall_s": time.perf_counter() - t0,
                 "target_var": float(y_te.var()),
@@ -219,7 +222,81 @@ def _fmt(m, s):
     return f"{m:.2e} ± {s:.1e}" if np.isfinite(s) else f"{m:.2e}"
 
 
-def tables(out: Path, rows: pd.DataFrame, metas: dict, cfg: CompareConfig, command: str) -> dict:
+ZONES = ("first", "middle", "last")
+
+
+def zone_of(t, tau: int, swap: int) -> str:
+    """Which part of the sequence output position t is in: the first `swap` steps, the last `swap` (the
+    two blocks the ordering alteration exchanges), or the middle, which it leaves in place."""
+    return "first" if t < swap else ("last" if t >= tau - swap else "middle")
+
+
+def zone_table(pos: pd.DataFrame, cfg: CompareConfig) -> pd.DataFrame:
+    """Held-out MSE averaged over the output positions of each zone, per (kernel, alteration, model, seed);
+    columns first, middle, last."""
+    z = pos.assign(zone=[zone_of(t, cfg.tau, cfg.swap) for t in pos.t])
+    wide = z.groupby(["kernel", "alteration", "model", "seed", "zone"]).test_mse.mean().unstack("zone")
+    return wide.reindex(columns=list(ZONES)).reset_index()
+
+
+def position_section(pos: pd.DataFrame, cfg: CompareConfig) -> list[str]:
+    """Where along the sequence the held-out error sits (median over seeds of each zone's mean MSE), and
+    for each altered target its zone-by-zone ratio to the original."""
+    med = zone_table(pos, cfg).groupby(["kernel", "alteration", "model"])[list(ZONES)].median()
+    md = ["## Where the error sits: held-out MSE by output position", "",
+          f"Mean held-out MSE over the output positions t of each zone, median over seeds: first = t < {cfg.swap}, "
+          f"last = t >= {cfg.tau - cfg.swap} (the blocks the ordering alteration exchanges), middle = the rest. "
+          "Per position and seed: position_mse.csv; drawn in position_mse.png.", "",
+          "| kernel | alteration | model | first | middle | last | first / original | middle / original | last / original |",
+          "|---|---|---|---|---|---|---|---|---|"]
+    for (k, a, m), r in med.iterrows():
+        base = med.loc[(k, "original", m)] if (k, "original", m) in med.index and a != "original" else None
+        ratios = ([f"{r[z] / base[z]:.3g}" for z in ZONES] if base is not None else ["", "", ""])
+        md.append(f"| {k} | {a} | {m} | " + " | ".join(f"{r[z]:.3g}" for z in ZONES) + " | " + " | ".join(ratios) + " |")
+    return md + [""]
+
+
+def plot_positions(out: Path, pos: pd.DataFrame, cfg: CompareConfig) -> Path:
+    """Held-out MSE against output position, one panel per (kernel, model): median over seeds, band
+    from min to max, original and altered targets together, the exchanged blocks shaded."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    panels = list(dict.fromkeys(zip(pos.kernel, pos.model)))
+    ncols = min(2, len(panels))
+    nrows = math.ceil(len(panels) / ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(4.6 * ncols, 3.0 * nrows + 0.6), squeeze=False)
+    styles = {"original": "C0", "permuted": "C3", "mixed": "C2"}
+    for ax, (k, m) in zip(axes.flat, panels):
+        d = pos[(pos.kernel == k) & (pos.model == m)]
+        for a, g in d.groupby("alteration"):
+            s = g.groupby("t").test_mse
+            ax.plot(s.median().index, s.median().values, color=styles.get(a, "k"), label=a)
+            ax.fill_between(s.median().index, s.min().values, s.max().values, color=styles.get(a, "k"), alpha=0.2, lw=0)
+        ax.axvspan(-0.5, cfg.swap - 0.5, color="0.85", zorder=0)
+        ax.axvspan(cfg.tau - cfg.swap - 0.5, cfg.tau - 0.5, color="0.85", zorder=0,
+                   label=f"blocks exchanged by the ordering alteration (first/last {cfg.swap})")
+        ax.set(yscale="log", xlabel="output position t", title=f"{m}, {k} kernel", xlim=(-0.5, cfg.tau - 0.5))
+    for ax in axes[:, 0]:
+        ax.set_ylabel("held-out MSE at t")
+    for ax in axes.flat[len(panels):]:
+        ax.set_visible(False)
+    seen = {}
+    for ax in axes.flat[:len(panels)]:
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            seen.setdefault(lab, h)
+    labels, handles = list(seen), list(seen.values())
+    fig.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=8, frameon=False)
+    fig.suptitle(f"Held-out MSE by output position (median over {pos.seed.nunique()} seeds; band: min to max)",
+                 fontsize=9)
+    fig.tight_layout(rect=(0, 0.1 / nrows, 1, 1))
+    path = out / "position_mse.png"
+    save(fig, path)
+    return path
+
+
+def tables(out: Path, rows: pd.DataFrame, metas: dict, cfg: CompareConfig, command: str,
+           pos: pd.DataFrame | None = None) -> dict:
     """Table 2 / Table 3 layouts with the paper's values and Altered/Original ratios.  Diverged members
     (non-finite loss, or a training MSE above `explode` x E[y^2]: jackson/fit.py) are left out of every
     mean and named in the summary."""
@@ -274,6 +351,9 @@ def tables(out: Path, rows: pd.DataFrame, metas: dict, cfg: CompareConfig, comma
         md += ["Seeds that disagree by more than 100x (the mean is dominated by the worst; per-seed MSE):", ""]
         md += [f"- {k[2]}, {k[0]} kernel, {k[1]}: " + ", ".join(f"{v:.3g}" for v in vals) for k, vals in wild]
         md.append("")
+    if pos is not None and len(pos):
+        md += position_section(pos, cfg)
+        summary["positions"] = zone_table(pos, cfg).to_dict("records")
     md += ["## RNN complexity of the targets (App. D.1)", "",
            "| kernel | alteration | decay time | C1 | C2 | C_RNN |", "|---|---|---|---|---|---|"]
     for (k, a), c in sorted({(m["cell"]["kernel"], m["cell"]["alteration"]): m["complexity"]
@@ -318,6 +398,19 @@ def plot(out: Path, long: pd.DataFrame) -> Path:
     return path
 
 
+def positions(dirs, metas: dict) -> pd.DataFrame | None:
+    """The cells' per-position held-out MSE in one long table (kernel, alteration, model, seed, t, test_mse);
+    None when a cell predates position_mse.csv (cells committed before it was written)."""
+    if not all((d / "position_mse.csv").exists() for d in dirs):
+        return None
+    parts = []
+    for d in dirs:
+        c = metas[d.name]["cell"]
+        parts.append(pd.read_csv(d / "position_mse.csv").assign(kernel=c["kernel"], alteration=c["alteration"],
+                                                                 model=c["model"]))
+    return pd.concat(parts, ignore_index=True)[["kernel", "alteration", "model", "seed", "t", "test_mse"]]
+
+
 def run_compare(cfg: CompareConfig, command: str, progress: bool = True) -> dict:
     validate(cfg)
     with open_run(cfg.out, "rnn-compare", command, dataclasses.asdict(cfg), scheduler=cfg.scheduler) as out:
@@ -327,7 +420,11 @@ def run_compare(cfg: CompareConfig, command: str, progress: bool = True) -> dict
         rows = pd.concat([pd.read_csv(d / "rows.csv") for d in dirs], ignore_index=True)
         rows.to_csv(out / "results.csv", index=False, float_format="%.6e")
         metas = {d.name: json.loads((d / "cell.json").read_text()) for d in dirs}
-        summary = tables(out, rows, metas, cfg, command)
+        pos = positions(dirs, metas)
+        if pos is not None:
+            pos.to_csv(out / "position_mse.csv", index=False, float_format="%.6e")
+            plot_positions(out, pos, cfg)
+        summary = tables(out, rows, metas, cfg, command, pos)
         plot(out, pd.read_csv(out / "tables_long.csv"))
         write_report_json(out)
     return summary

@@ -43,7 +43,12 @@ def report_hook(folder: Path) -> dict:
             "data": data, "command": command, "seeds": seeds, "paper": paper,
             "text": "Tables with per-seed spread and the RNN complexity measures of App. D.1 are in the summary.",
             "figures": [{"file": "mse_bars.png",
-                         "caption": f"{cap} Data: {data}. Seeds: {seeds}. Command: `{command}`."}]}
+                         "caption": f"{cap} Data: {data}. Seeds: {seeds}. Command: `{command}`."}]
+            + ([{"file": "position_mse.png",
+                 "caption": f"Held-out MSE at each output position t (median over seeds, band: min to max), original "
+                            f"and altered targets together; grey: the first and last {cfg.get('swap', '?')} steps, the "
+                            f"blocks the ordering alteration exchanges. Seeds: {seeds}."}]
+               if (folder / "position_mse.png").exists() else [])}
 
 
 def write_report_json(folder: Path) -> Path:

@@ -175,6 +175,35 @@ def test_rnn_compare_quick_smoke(tmp_path, sub_env):
     long = pd.read_csv(out / "tables_long.csv")
     o = long[(long.alteration == "original") & (long.model == "rnn")]["mean"].item()
     assert o == pytest.approx(res[(res.alteration == "original") & (res.model == "rnn")].test_mse.mean(), rel=1e-5)
+    # per-position held-out MSE: tau = 12 positions per member, and its mean over t is the member's test_mse
+    pos = pd.read_csv(out / "position_mse.csv")
+    assert all(sorted(g) == list(range(12)) for _, g in pos.groupby(["alteration", "model", "seed"]).t)
+    both = pos.groupby(["alteration", "model", "seed"]).test_mse.mean().reset_index().merge(
+        res, on=["alteration", "model", "seed"], suffixes=("_pos", ""))
+    np.testing.assert_allclose(both.test_mse_pos, both.test_mse, rtol=1e-5)
+    assert "## Where the error sits" in md and "| exp | permuted | transformer |" in md
+    assert_paper_figure(out / "position_mse.png")
+
+
+def test_zone_table_and_position_section_against_a_hand_table():
+    """Zones split the output positions into the two exchanged blocks and the middle; the section's
+    ratios are the altered target's zone means over the original's (median over seeds)."""
+    from rnn_compare.experiment import CompareConfig, position_section, zone_of, zone_table
+    cfg = dataclasses.replace(CompareConfig(), tau=6, swap=2)
+    assert [zone_of(t, 6, 2) for t in range(6)] == ["first", "first", "middle", "middle", "last", "last"]
+    rows = []
+    for alt, scale in (("original", 1.0), ("permuted", 10.0)):
+        for seed, extra in ((0, 1.0), (1, 3.0)):
+            for t in range(6):       # MSE t + 1, times the alteration's scale, times 1 or 3 by seed
+                rows.append({"kernel": "exp", "alteration": alt, "model": "transformer", "seed": seed, "t": t,
+                             "test_mse": (t + 1) * scale * extra})
+    z = zone_table(pd.DataFrame(rows), cfg).set_index(["alteration", "seed"])
+    assert z.loc[("original", 0), ["first", "middle", "last"]].tolist() == [1.5, 3.5, 5.5]
+    assert z.loc[("permuted", 1), "last"] == pytest.approx(165.0)
+    md = "\n".join(position_section(pd.DataFrame(rows), cfg))
+    # median over seeds 0 and 1 of the first zone: (1.5 + 4.5) / 2 = 3; permuted / original = 10 in each zone
+    assert "| exp | original | transformer | 3 | 7 | 11 |  |  |  |" in md
+    assert "| exp | permuted | transformer | 30 | 70 | 110 | 10 | 10 | 10 |" in md
 
 
 # ---- bad input and hostile input: one line, exit 2, nothing computed or written --------------------

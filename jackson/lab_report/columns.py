@@ -203,6 +203,15 @@ COLUMNS: dict[str, dict[str, str]] = {
         "count": "seeds in the mean (members that did not diverge)",
         "paper": "the paper's value (held-out MSE, Tables 2-3); empty where the paper gives none",
     },
+    "rnn-compare position_mse.csv": {
+        "kernel": "the linear target's kernel rho: `exp` or `uniform`",
+        "alteration": "`original`, `permuted` or `mixed`",
+        "model": "`rnn` or `transformer`",
+        "seed": "the member's initialisation seed",
+        "t": "0-based output position in the sequence (0..tau-1)",
+        "test_mse": "held-out squared error at output position t, mean over the n_test held-out sequences "
+                    "(its mean over t is the member's test_mse in results.csv)",
+    },
     "rnn-mixing-spectrum spectra.csv": {
         "form": "`before` (rho(u, v)) or `after` (rho(u, a u + b v), the mixed inputs of App. D.3)",
         "i": "1-based index of the singular value, in decreasing order",
@@ -366,6 +375,8 @@ WRITTEN_BY: dict[str, str] = {
     "rnn-compare results.csv": "one row per (kernel, alteration, model, seed): `rnn_compare/experiment.py` "
                                "`CompareCell.run`",
     "rnn-compare tables_long.csv": "one row per (kernel, alteration, model): `rnn_compare/experiment.py` `tables`",
+    "rnn-compare position_mse.csv": "one row per (kernel, alteration, model, seed, t): `rnn_compare/experiment.py` "
+                                    "`CompareCell.run` (each cell's position_mse.csv), gathered by `positions`",
     "rnn-mixing-spectrum spectra.csv": "one row per (form, i): `rnn_compare/report.py` `write_spectrum_folder`",
     "vit-probe spectra.csv": "one row per ([m_h,] layer, head, i): `vit_probe/spectra.py` `spectrum_table` "
                              "(vit-probe spectra and sweep-mh)",
