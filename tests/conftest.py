@@ -71,6 +71,25 @@ def assert_paper_figure(png: Path) -> None:
     assert pdf.is_file() and pdf.read_bytes()[:4] == b"%PDF", pdf
 
 
+def assert_vector_pdf(pdf: Path) -> None:
+    """A PDF drawn by matplotlib's PDF backend that holds no raster image (no /Subtype /Image XObject: no
+    picture pasted in, every mark a path or text)."""
+    data = Path(pdf).read_bytes()
+    assert data[:4] == b"%PDF", pdf
+    assert b"Matplotlib pdf backend" in data, pdf
+    assert b"/Subtype /Image" not in data, f"{pdf} embeds a raster image"
+
+
+def same_picture(a: Path, b: Path, max_share: float = 1e-3) -> bool:
+    """Two PNGs show the same picture: equal size, and at most `max_share` of the pixels differ (the data of a
+    redraw are read back from tables written with 7 significant digits: a line may move by a pixel)."""
+    import numpy as np
+    from PIL import Image
+    with Image.open(a) as ia, Image.open(b) as ib:
+        x, y = np.asarray(ia.convert("RGBA")), np.asarray(ib.convert("RGBA"))
+    return x.shape == y.shape and float(np.mean(np.any(x != y, axis=-1))) <= max_share
+
+
 # ---- the tiny CIFAR-10 fixture of the vit_probe tests (tests/test_vit_probe_*.py) -------------------------
 
 @pytest.fixture(scope="module")

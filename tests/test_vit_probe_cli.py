@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 import torch
 
-from conftest import assert_paper_figure
+from conftest import assert_paper_figure, assert_vector_pdf, same_picture
 from vit_probe import experiment as E
 from vit_probe import models
 from vit_probe.train import TrainConfig, train
@@ -52,10 +52,32 @@ def test_every_subcommand_runs_a_quick_smoke(official, tmp_path, sub_env):
     r2 = _cli(["sweep-mh", *common, "--out", str(tmp_path / "m")], sub_env)   # resumes: nothing retrains
     assert r2.returncode == 0 and "2 of 2 cells already finished" in r2.stdout + r2.stderr
     pd.testing.assert_frame_equal(res, pd.read_csv(tmp_path / "m" / "results.csv"))
+    _redraws_what_the_run_drew(tmp_path / "s", tmp_path / "m")
     r = _cli(["permute", *common, "--out", str(tmp_path / "p")], sub_env)
     assert r.returncode == 0, r.stderr[-2000:]
     tab = pd.read_csv(tmp_path / "p" / "permute.csv")
     assert len(tab) == 4 and tab.accuracy.between(0, 1).all()
+
+
+def _redraws_what_the_run_drew(*folders: Path) -> None:
+    """python -m jackson.lab_report.redraw on a spectra and a sweep-mh folder: the pictures the runs drew,
+    PDFs without a raster image, every other file byte for byte as the run left it."""
+    import hashlib
+    import shutil
+    from jackson.lab_report.redraw import redraw
+    for f in folders:
+        drawn = f.parent / f"{f.name}-drawn"
+        drawn.mkdir()
+        for p in f.glob("*.png"):
+            shutil.copy2(p, drawn / p.name)
+        files = lambda: {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(f.rglob("*"))  # noqa: E731
+                         if p.is_file() and p.suffix not in (".png", ".pdf")}
+        before = files()
+        pngs = redraw(f)
+        assert files() == before and sorted(p.name for p in pngs) == sorted(p.name for p in drawn.iterdir())
+        for p in pngs:
+            assert same_picture(p, drawn / p.name), p
+            assert_vector_pdf(p.with_suffix(".pdf"))
 
 
 @pytest.mark.parametrize("args, msg", [

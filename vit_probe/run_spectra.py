@@ -69,6 +69,14 @@ def validate_spectra(cfg: SpectraConfig) -> None:
     _device(cfg.device)
 
 
+def violin_title(mdesc: str, layer: int, head: int, where: str) -> str:
+    return f"{mdesc}: layer {layer}, head {head}; {where}"
+
+
+def grid_title(mdesc: str, where: str) -> str:
+    return f"{mdesc}: mean singular values of rho_hat(x) (5-95% band); {where}"
+
+
 def run_spectra(cfg: SpectraConfig, command: str, progress: bool = True) -> dict:
     validate_spectra(cfg)
     model, mdesc, ckpt_check = load_model(cfg.model, cfg.pretrained, cfg.checkpoint, cfg.arch, cfg.seed,
@@ -107,9 +115,8 @@ def run_spectra(cfg: SpectraConfig, command: str, progress: bool = True) -> dict
         pd.DataFrame({"image": np.repeat(np.arange(len(vsv)), k), "i": np.tile(np.arange(1, k + 1), len(vsv)),
                       "sv": vsv[:, :k].ravel()}).to_csv(out / "violin_samples.csv", index=False)
         where = f"{split.source}, {cfg.split} split, {cdata.describe_subset(split.labels, pick, cfg.subset_seed)}"
-        spectra.plot_violin(vsv, cfg.k_show, f"{mdesc}: layer {vl}, head {vh}; {where}", out / "violin_first_head.png")
-        spectra.plot_grid(spec, heads_tab, f"{mdesc}: mean singular values of rho_hat(x) (5-95% band); {where}",
-                          out / "spectra_grid.png")
+        spectra.plot_violin(vsv, cfg.k_show, violin_title(mdesc, vl, vh, where), out / "violin_first_head.png")
+        spectra.plot_grid(spec, heads_tab, grid_title(mdesc, where), out / "spectra_grid.png")
         summary = {"model": mdesc, "data": split.source, "split": cfg.split, "n_images": len(images),
                    "tau": int(vsv.shape[1]), "wall_s_spectra": wall, "accuracy": acc,
                    "violin": {"layer": vl, "head": vh}, "images": where,
@@ -151,3 +158,23 @@ def run_spectra(cfg: SpectraConfig, command: str, progress: bool = True) -> dict
     return summary
 
 
+REDRAW_FILES = ("spectra.csv", "heads.csv", "violin_samples.csv", "summary.json")
+
+
+def redraw(folder) -> list[Path]:
+    """Draw a finished `spectra` folder's two figures again from its tables (spectra.csv, heads.csv,
+    violin_samples.csv: the violin's first k_show singular values per image) and summary.json (the model,
+    the images, the violin's layer and head), with the functions and titles the run uses: each PNG at 200
+    dpi and a PDF beside it.  Loads no model and no data; writes nothing else."""
+    folder = Path(folder)
+    missing = [n for n in REDRAW_FILES if not (folder / n).is_file()]
+    need(not missing, f"{folder}: no {', '.join(missing)} (not a finished vit-probe spectra folder)")
+    s = json.loads((folder / "summary.json").read_text())
+    spec, heads_tab = pd.read_csv(folder / "spectra.csv"), pd.read_csv(folder / "heads.csv")
+    v = pd.read_csv(folder / "violin_samples.csv")
+    vsv = v.pivot(index="image", columns="i", values="sv").sort_index(axis=1).to_numpy()   # (images, k)
+    paths = [folder / "violin_first_head.png", folder / "spectra_grid.png"]
+    spectra.plot_violin(vsv, vsv.shape[1], violin_title(s["model"], s["violin"]["layer"], s["violin"]["head"],
+                                                        s["images"]), paths[0])
+    spectra.plot_grid(spec, heads_tab, grid_title(s["model"], s["images"]), paths[1])
+    return paths

@@ -175,6 +175,11 @@ def spectrum_convergence(spec: pd.DataFrame, layer: int, head: int) -> pd.DataFr
     return pd.DataFrame(rows)
 
 
+def sweep_where(src: str, n_seeds: int) -> str:
+    """The data and seeds every figure title and caption of a sweep names."""
+    return f"{src}; {n_seeds} seed(s)"
+
+
 def _plot_sweep(out: Path, res: pd.DataFrame, spec: pd.DataFrame, fit: dict, layer: int, head: int, where: str) -> None:
     import matplotlib
     matplotlib.use("Agg")
@@ -263,7 +268,7 @@ def run_sweep_mh(cfg: SweepMhConfig, command: str, progress: bool = True) -> dic
         t = cfg.train
         preset = (f"{cfg.arch} (m_h varied), {t.epochs:g} epochs on {int(res.n_train.iloc[0])} training images, batch "
                   f"{t.batch_size}, AdamW lr {t.lr:g} wd {t.weight_decay:g}, cosine, augment={t.augment}, device {cfg.device}")
-        where = f"{src}; {len(cfg.seeds)} seed(s)"
+        where = sweep_where(src, len(cfg.seeds))
         _plot_sweep(out, res, spec, fit, layer, cfg.spectra_head, where)
         summary = {"data": src, "preset": preset, "fit": fit, "paper": PAPER, "wall_s_this_run": time.time() - t0,
                    "command": command,
@@ -331,3 +336,21 @@ def run_sweep_mh(cfg: SweepMhConfig, command: str, progress: bool = True) -> dic
     return summary
 
 
+REDRAW_FILES = ("results.csv", "spectra.csv", "summary.json", "config.json")
+
+
+def redraw(folder) -> list[Path]:
+    """Draw a finished `sweep-mh` folder's two figures again from its tables (results.csv, spectra.csv), the
+    fit a/m_h^gamma + b its summary.json holds, and the probed layer and head and the seeds of its
+    config.json, with the function the run uses (`_plot_sweep`): each PNG at 200 dpi and a PDF beside it.
+    Trains nothing, refits nothing, writes nothing else."""
+    folder = Path(folder)
+    missing = [n for n in REDRAW_FILES if not (folder / n).is_file()]
+    need(not missing, f"{folder}: no {', '.join(missing)} (not a finished vit-probe sweep-mh folder)")
+    s = json.loads((folder / "summary.json").read_text())
+    cfg = json.loads((folder / "config.json").read_text())
+    res = pd.read_csv(folder / "results.csv").sort_values(["m_h", "seed"])
+    spec = pd.read_csv(folder / "spectra.csv")
+    layer = cfg["spectra_layer"] % models.parse_arch(cfg["arch"]).depth
+    _plot_sweep(folder, res, spec, s["fit"], layer, cfg["spectra_head"], sweep_where(s["data"], len(cfg["seeds"])))
+    return [folder / "spectra_vs_mh.png", folder / "error_vs_mh.png"]

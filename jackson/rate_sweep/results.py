@@ -202,6 +202,31 @@ def tracking(curve: pd.DataFrame, fit_ms, alpha: float) -> dict:
     return out
 
 
+def _failed(rows: pd.DataFrame) -> pd.Series:
+    """The members left out of every curve and fit: diverged (or failed) ones."""
+    return rows.status.astype(str).str.startswith(("diverged", "failed"))
+
+
+def target_curve(rows: pd.DataFrame) -> pd.DataFrame:
+    """One target's curve over seeds, a row per m_h, from its rows of results.csv (diverged members left
+    out, counted in n_diverged): the medians and min-max bands the figures draw, the means the summary prints."""
+    div = _failed(rows)
+    sel = rows[~div]
+    curve = sel.groupby("m_h").agg(
+        train_mse=("train_mse", "mean"), test_mse=("test_mse", "mean"),
+        test_median=("test_mse", "median"), test_min=("test_mse", "min"), test_max=("test_mse", "max"),
+        test_sd=("test_mse", "std"), oracle_mse=("oracle_mse", "mean"),
+        oracle_self_exact_mse=("oracle_self_exact_mse", "mean"),
+        n_seeds=("seed", "nunique"), n_converged=("status", lambda s: int((s == "converged").sum())),
+        n_budget=("status", lambda s: int((s == "budget").sum()))).reset_index()
+    if "test_mse_min" in sel:
+        extra = sel.groupby("m_h").agg(restart_min=("test_mse_min", "mean"), restart_median=("test_mse_median", "mean"))
+        curve = curve.merge(extra.reset_index(), on="m_h", how="left")
+    ndiv = rows[div].groupby("m_h").size()
+    curve["n_diverged"] = [int(ndiv.get(m, 0)) for m in curve.m_h]
+    return curve
+
+
 def summarize(out_dir: Path, tabs: dict, fit_range: tuple[int, int], command: str,
               reference: dict | None = None) -> dict:
     """summary.json and summary.md: per target (and m_FF), the curves over seeds, the exponents, the
@@ -219,21 +244,10 @@ def summarize(out_dir: Path, tabs: dict, fit_range: tuple[int, int], command: st
     source = (json.loads(run_cfg.read_text()).get("sigma_source", "--sigma") if run_cfg.exists() else "--sigma")
     for alpha, rank, width in _targets(rows):
         all_sel = rows[(rows.alpha == alpha) & (rows["rank"] == rank) & (rows.m_ff == width)]
-        div = all_sel.status.astype(str).str.startswith(("diverged", "failed"))
+        div = _failed(all_sel)
         sel = all_sel[~div]
         meta = tabs["meta"][(alpha, rank, width)]
-        curve = sel.groupby("m_h").agg(
-            train_mse=("train_mse", "mean"), test_mse=("test_mse", "mean"),
-            test_median=("test_mse", "median"), test_min=("test_mse", "min"), test_max=("test_mse", "max"),
-            test_sd=("test_mse", "std"), oracle_mse=("oracle_mse", "mean"),
-            oracle_self_exact_mse=("oracle_self_exact_mse", "mean"),
-            n_seeds=("seed", "nunique"), n_converged=("status", lambda s: int((s == "converged").sum())),
-            n_budget=("status", lambda s: int((s == "budget").sum()))).reset_index()
-        if "test_mse_min" in sel:
-            extra = sel.groupby("m_h").agg(restart_min=("test_mse_min", "mean"), restart_median=("test_mse_median", "mean"))
-            curve = curve.merge(extra.reset_index(), on="m_h", how="left")
-        ndiv = all_sel[div].groupby("m_h").size()
-        curve["n_diverged"] = [int(ndiv.get(m, 0)) for m in curve.m_h]
+        curve = target_curve(all_sel)
         diverged = [{"m_h": int(r.m_h), "seed": int(r.seed), "status": r.status} for _, r in all_sel[div].iterrows()]
         ms = curve.m_h.to_numpy()
         lo, hi = fit_range
@@ -690,6 +704,59 @@ def plot(out_dir: Path, tabs: dict, summary: dict) -> list[Path]:
     paths.append(out_dir / "loss_curves.png")
     save(fig, paths[-1])
     return paths
+
+
+# ---- a finished folder's figures drawn again from its tables (no training) ---------------------------
+
+REDRAW_FILES = ("results.csv", "learned_spectrum.csv", "loss_curves.csv", "summary.json")
+
+
+def folder_tables(folder: Path) -> tuple[dict, dict]:
+    """(tabs, summary) as `plot` takes them, read back from a finished jackson-sweep folder: the tables
+    `collect` wrote (results.csv, learned_spectrum.csv, loss_curves.csv), the cell.json of each of its cells
+    (the target's sigma, the m_FF) and summary.json.  A folder written by an older version (no m_ff column, a
+    curve without medians and bands) gets the missing pieces from the same tables, computed as `collect` and
+    `summarize` compute them (`target_curve`); nothing is written."""
+    from ..config import need
+    folder = Path(folder)
+    missing = [n for n in REDRAW_FILES if not (folder / n).is_file()]
+    need(not missing, f"{folder}: no {', '.join(missing)} (not a finished jackson-sweep folder)")
+    rows, spec, curve = (pd.read_csv(folder / n, dtype={"rank": str})
+                         for n in ("results.csv", "learned_spectrum.csv", "loss_curves.csv"))
+    summary = json.loads((folder / "summary.json").read_text())
+    mine = set(rows["cell"].astype(str)) if "cell" in rows else None     # this run's cells (older runs: all)
+    metas = [json.loads(p.read_text()) for p in sorted((folder / "cells").glob("*/cell.json"))
+             if mine is None or p.parent.name in mine]
+    need(metas, f"{folder}/cells: no cell.json of this run's cells (each target's sigma is drawn from it)")
+    widths = sorted({_width(m) for m in metas})
+    for t in (rows, spec, curve):
+        if "m_ff" not in t:               # written before --m-ff: one width, the cells' own
+            need(len(widths) == 1, f"{folder}: tables without an m_ff column but cells of widths {widths}")
+            t["m_ff"] = widths[0]
+        t["rank"] = t["rank"].astype(str)
+    tabs = {"rows": rows, "learned_spectrum": spec, "curve": curve,
+            "meta": {(m["cell"]["alpha"], str(m["cell"]["rank"]), _width(m)): m for m in metas}}
+    summary.setdefault("attention", ", ".join(sorted({attention_of(m) for m in metas})))
+    summary.setdefault("features", ", ".join(sorted({m["cell"].get("model", {}).get("features", "learned")
+                                                      for m in metas})))
+    summary.setdefault("m_ff", widths)
+    for t in summary["targets"]:
+        t.setdefault("m_ff", widths[0] if len(widths) == 1 else None)
+        key = (t["alpha"], str(t["rank"]), t["m_ff"])
+        need(key in tabs["meta"], f"{folder}: no cell.json for the target alpha={t['alpha']:g} rank={t['rank']}")
+        sel = rows[(rows.alpha == t["alpha"]) & (rows["rank"] == str(t["rank"])) & (rows.m_ff == t["m_ff"])]
+        if not t["curve"] or "test_median" not in t["curve"][0]:     # an older summary: means only
+            t["curve"] = target_curve(sel).to_dict(orient="records")
+        t.setdefault("n_seeds", int(sel.seed.nunique()))
+    return tabs, summary
+
+
+def redraw(folder: Path) -> list[Path]:
+    """Draw a finished jackson-sweep folder's figures again, from its tables, with `plot` (what the run
+    calls at its end): each PNG at 200 dpi and a PDF beside it.  Trains nothing; writes no table, summary
+    or report.json."""
+    tabs, summary = folder_tables(folder)
+    return plot(Path(folder), tabs, summary)
 
 
 # ---- the lab report's entry (report.json) ---------------------------------------------------------

@@ -1,0 +1,82 @@
+"""Draw a finished run folder's figures again from its committed tables: no training, no number changed.
+
+    python -m jackson.lab_report.redraw reports/jackson/linear reports/vit_probe/sweep_mh ...
+
+For folders whose figures predate jackson/figures.py (PNG below 200 dpi, no PDF) and whose command cannot
+simply be rerun (cells of an older key scheme would train again).  The command that made a folder
+(environment.json's kind, else command.txt) picks the experiment's own `redraw`, which reads the folder's
+tables and summary and calls the plotting function the run itself calls, so each figure comes out as a
+PNG at 200 dpi with a PDF beside it (matplotlib's PDF backend, from the same drawing).  Only figures are
+written: every table, summary, report.json and cell stays byte for byte as it was.
+
+Each redraw imports its experiment only when a folder needs it (the lab report itself stays free of them).
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from ..config import OneLineParser, UsageError, apply_threads, guarded, need
+from ..runfolder import folder_kind
+
+PROG = "python -m jackson.lab_report.redraw"
+
+
+def _rate_sweep(folder: Path) -> list[Path]:
+    from ..rate_sweep.results import redraw
+    return redraw(folder)
+
+
+def _spectra(folder: Path) -> list[Path]:
+    from vit_probe.run_spectra import redraw
+    return redraw(folder)
+
+
+def _sweep_mh(folder: Path) -> list[Path]:
+    from vit_probe.run_sweep_mh import redraw
+    return redraw(folder)
+
+
+# the command that made a folder -> the redraw of its experiment
+REDRAW = {"jackson-sweep": _rate_sweep, "vit-probe spectra": _spectra, "vit-probe sweep-mh": _sweep_mh}
+
+
+def redraw(folder: str | Path) -> list[Path]:
+    """The figures of one finished run folder drawn again (PNG at 200 dpi + PDF); returns the PNG paths."""
+    folder = Path(folder)
+    need(folder.is_dir(), f"{folder}: no such folder")
+    kind = folder_kind(folder)
+    need(kind is not None, f"{folder}: neither environment.json nor command.txt says which command made it")
+    need(kind in REDRAW, f"{folder}: made by '{kind}'; redraw knows folders of {', '.join(REDRAW)}")
+    try:
+        return REDRAW[kind](folder)
+    except UsageError:
+        raise
+    except (ValueError, KeyError, IndexError) as e:     # a table or summary.json that does not read as the run wrote it
+        raise UsageError(f"{folder}: cannot redraw from its files ({type(e).__name__}: {e})") from None
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = OneLineParser(prog=PROG, description="Draw finished run folders' figures again from their "
+                                     "tables (PNG at 200 dpi and a PDF beside it); trains nothing, changes no table.")
+    parser.add_argument("folders", nargs="+", metavar="FOLDER", help="a finished jackson-sweep, vit-probe spectra "
+                        "or vit-probe sweep-mh run folder")
+    parser.add_argument("--threads", type=int, default=1, metavar="N", help="torch threads (default: 1)")
+    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+
+    def body():
+        need(args.threads >= 1, f"--threads must be >= 1, got {args.threads}")
+        apply_threads(args.threads)
+        done = []
+        for f in args.folders:
+            pngs = redraw(f)
+            done.append(f"{f}: " + ", ".join(f"{p.name} + {p.with_suffix('.pdf').name}" for p in pngs))
+        return done
+
+    for line in guarded(PROG, body):
+        print(line)
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

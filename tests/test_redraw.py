@@ -1,0 +1,136 @@
+"""python -m jackson.lab_report.redraw: a finished folder's figures drawn again from its tables.
+
+Checked against what the run itself drew (a fresh quick sweep: the redraw shows the same picture), on a
+folder with the older summary and tables (no m_ff column, curves without medians: the same picture again),
+on copies of committed folders (every table, summary and cell byte for byte as before), and for bad input
+(one line, exit 2).  Every PDF it writes comes from matplotlib's PDF backend and holds no raster image.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from conftest import assert_paper_figure, assert_vector_pdf, same_picture
+from jackson.lab_report.redraw import main, redraw
+
+REPORTS = Path(__file__).resolve().parent.parent / "reports"
+FIGURES = (".png", ".pdf")
+
+
+def digests(folder: Path) -> dict[str, str]:
+    """sha256 of every file under folder that is not a figure, by relative path."""
+    return {p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file() and p.suffix not in FIGURES}
+
+
+@pytest.fixture(scope="module")
+def sweep(tmp_path_factory) -> tuple[Path, Path]:
+    """A quick two-seed sweep (ranks 2 and inf) and a copy of the figures its run drew."""
+    from jackson import run_sweep, sweep_config
+    out = tmp_path_factory.mktemp("redraw") / "run"
+    run_sweep(sweep_config(quick=True, rank=(2, float("inf")), seeds=(0, 1), out=str(out)),
+              "jackson-sweep --quick --rank 2,inf --seeds 0,1", progress=False)
+    drawn = out.parent / "drawn"
+    drawn.mkdir()
+    for p in out.glob("*.png"):
+        shutil.copy2(p, drawn / p.name)
+    return out, drawn
+
+
+@pytest.mark.slow
+def test_a_redraw_shows_what_the_run_drew_and_writes_only_figures(sweep):
+    out, drawn = sweep
+    before = digests(out)
+    pngs = redraw(out)
+    assert sorted(p.name for p in pngs) == sorted(p.name for p in drawn.iterdir())
+    assert digests(out) == before                       # no table, summary, report.json or cell rewritten
+    for p in pngs:
+        assert same_picture(p, drawn / p.name), p.name
+        assert_paper_figure(p)
+        assert_vector_pdf(p.with_suffix(".pdf"))
+
+
+@pytest.mark.slow
+def test_an_older_folder_redraws_the_same_picture(sweep, tmp_path):
+    """Tables without m_ff and a summary whose curves hold only means (as jackson-sweep wrote them before
+    --m-ff and the seed bands): the medians and bands come from results.csv, and the picture is the run's."""
+    out, drawn = sweep
+    old = tmp_path / "old"
+    shutil.copytree(out, old, ignore=shutil.ignore_patterns("*.png", "*.pdf"))
+    for name in ("results.csv", "learned_spectrum.csv", "loss_curves.csv"):
+        t = pd.read_csv(old / name, dtype={"rank": str})
+        t.drop(columns=["m_ff"]).to_csv(old / name, index=False, float_format="%.6e")
+    s = json.loads((old / "summary.json").read_text())
+    for k in ("attention", "features", "m_ff"):
+        del s[k]
+    for t in s["targets"]:
+        del t["m_ff"], t["n_seeds"]
+        t["curve"] = [{k: r[k] for k in ("m_h", "train_mse", "test_mse", "test_sd", "oracle_mse",
+                                         "oracle_self_exact_mse", "n_seeds", "n_converged")} for r in t["curve"]]
+    (old / "summary.json").write_text(json.dumps(s))
+    before = digests(old)
+    for p in redraw(old):
+        assert same_picture(p, drawn / p.name), p.name
+        assert_vector_pdf(p.with_suffix(".pdf"))
+    assert digests(old) == before
+
+
+COMMITTED = ["jackson/linear", pytest.param("vit_probe/sweep_mh", marks=pytest.mark.slow),
+             pytest.param("vit_probe/spectra_shared", marks=pytest.mark.slow)]
+
+
+@pytest.mark.parametrize("rel", COMMITTED)
+def test_committed_folders_redraw_without_changing_a_number(rel, tmp_path):
+    """A copy of a committed folder: the same figures, each a PNG at 200 dpi of the committed size with a
+    vector PDF beside it, and every other file byte for byte as committed."""
+    src = REPORTS / rel
+    if not src.is_dir():
+        pytest.skip(f"reports/{rel} is not in this checkout")
+    dst = tmp_path / Path(rel).name
+    shutil.copytree(src, dst)
+    before = digests(dst)
+    assert main(["--threads", "1", str(dst)]) == 0
+    assert digests(dst) == before
+    for p in sorted(src.glob("*.png")):
+        assert_paper_figure(dst / p.name)
+        assert_vector_pdf(dst / p.with_suffix(".pdf").name)
+        from PIL import Image
+        with Image.open(p) as a, Image.open(dst / p.name) as b:
+            assert a.size == b.size, p.name
+
+
+def _exit2(args, capsys) -> str:
+    with pytest.raises(SystemExit) as e:
+        main(args)
+    assert e.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("python -m jackson.lab_report.redraw: error:"), err
+    return err[0]
+
+
+def test_bad_input_is_one_line_exit_2(tmp_path, capsys):
+    assert "required: FOLDER" in _exit2([], capsys)
+    assert "no such folder" in _exit2([str(tmp_path / "nope")], capsys)
+    assert "--threads must be >= 1" in _exit2(["--threads", "0", str(tmp_path)], capsys)
+    assert "says which command made it" in _exit2([str(tmp_path)], capsys)
+    other = tmp_path / "tasks"
+    other.mkdir()
+    (other / "command.txt").write_text("jackson-tasks nearest-point\n")
+    assert "made by 'jackson-tasks nearest-point'; redraw knows" in _exit2([str(other)], capsys)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "command.txt").write_text("jackson-sweep --quick\n")
+    assert "no results.csv" in _exit2([str(empty)], capsys)
+    spec = tmp_path / "spectra"
+    spec.mkdir()
+    (spec / "command.txt").write_text("vit-probe spectra --quick\n")
+    for name in ("spectra.csv", "heads.csv", "violin_samples.csv"):
+        (spec / name).write_text("layer,head,i,mean\n")
+    (spec / "summary.json").write_text("{not json")
+    assert "cannot redraw from its files (JSONDecodeError" in _exit2([str(spec)], capsys)
+    assert not list(tmp_path.rglob("*.png")) and not list(tmp_path.rglob("*.pdf"))
