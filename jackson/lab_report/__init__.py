@@ -5,5 +5,6 @@ and the run folders' own tables.
 (`claims`: every quantitative claim of both papers and the verdict its rule computes -> claims.csv,
 claims.tex); `columns` is the dictionary of every CSV column the lab writes (reports/COLUMNS.md).
 `redraw` draws a finished run folder's figures again from its committed tables (PNG + PDF), with its
-experiment's own plotting code.
+experiment's own plotting code; `provenance` writes provenance.json, derived once from git history, into
+a run folder older than environment.json (the report reads the file, never git).
 """

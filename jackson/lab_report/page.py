@@ -8,7 +8,9 @@ folder holds `report.json` =
          "text"}                                       markdown, a paragraph
 which each experiment writes at the end of its run (jackson.rate_sweep.results.write_report_json,
 rnn_compare.report, jackson.app_b.results, vit_probe (common._report_json), cot_dp.sweep).  A folder with a
-SUPERSEDED.md (a later run replaced it) is marked so in its title and text.
+SUPERSEDED.md (a later run replaced it) is marked so in its title and text.  Beside each run's command
+stands where it was made (`provenance`: its environment.json, else the provenance.json derived from git
+history for an older folder, else "not recorded"; and whether it was a quick run), read from files only.
 
 Sections come in the order of SECTIONS, then any other section a report.json names.  A section with
 no results says which command produces them.  Every caption says what the figure measures, on which
@@ -100,23 +102,41 @@ def _seeds_text(seeds) -> str:
 
 
 def provenance(folder: Path) -> str:
-    """Where and with what the run was made, from its environment.json (jackson/runfolder.py); empty for
-    folders written before environment.json existed."""
-    env = folder / "environment.json"
-    if not env.is_file():
-        return ""
+    """Where and with what the run was made: from its environment.json (jackson/runfolder.py), else from the
+    provenance.json derived once from git history for a folder written before environment.json existed
+    (jackson/lab_report/provenance.py: what the run did not record is said to be not recorded), else that
+    nothing was recorded; then whether it was a quick run.  Read from the folder's files only (never git)."""
+    quick = f"quick run: {'yes' if is_quick(folder) else 'no'}"
+    env, derived = folder / "environment.json", folder / "provenance.json"
     try:
-        d = json.loads(env.read_text())
+        d = json.loads(env.read_text()) if env.is_file() else None
+        p = json.loads(derived.read_text()) if d is None and derived.is_file() else None
     except (OSError, ValueError):
-        return ""
-    pk = d.get("packages") or {}
-    commit = str(d.get("commit") or "")
-    parts = [f"commit {commit[:12]}{' (uncommitted changes)' if commit.endswith('+dirty') else ''}" if commit else "",
-             f"started {d['started_utc'][:10]}" if d.get("started_utc") else "",
-             f"torch {pk['torch']}" if pk.get("torch") else "",
-             f"{d['torch_threads']} torch thread(s)" if d.get("torch_threads") else "",
-             f"device {d['device']}" if d.get("device") else ""]
-    return ", ".join(p for p in parts if p)
+        d = p = None
+    if isinstance(d, dict):
+        pk = d.get("packages") or {}
+        commit = str(d.get("commit") or "")
+        parts = [f"commit {commit[:12]}{' (uncommitted changes)' if commit.endswith('+dirty') else ''}" if commit else "",
+                 f"started {d['started_utc'][:10]}" if d.get("started_utc") else "",
+                 f"torch {pk['torch']}" if pk.get("torch") else "",
+                 f"{d['torch_threads']} torch thread(s)" if d.get("torch_threads") else "",
+                 f"device {d['device']}" if d.get("device") else ""]
+        return ", ".join(x for x in parts + [quick] if x)
+    if isinstance(p, dict) and isinstance(p.get("results_added"), dict):
+        def when(c: dict) -> str:
+            return f"{c['commit'][:12]} on {str(c['date'])[:10]}"
+
+        def stated(k: str, what: str) -> str:
+            v = p.get(k) if isinstance(p.get(k), dict) else {}
+            return f"{what} {v['value']} ({v['from']})" if v.get("value") else f"{what} not recorded"
+        added, tables = p["results_added"], p.get("tables_changed")
+        parts = [f"results committed in {when(added)}"
+                 + (f", tables last changed in {when(tables)}" if tables and tables["commit"] != added["commit"] else "")
+                 + " (git history, provenance.json; the run itself recorded no environment.json)",
+                 "code commit and package versions not recorded", stated("torch_threads", "torch threads"),
+                 stated("device", "device"), quick]
+        return ", ".join(parts)
+    return f"not recorded (neither environment.json nor provenance.json), {quick}"
 
 
 def is_quick(folder: Path) -> bool:
