@@ -90,7 +90,8 @@ def test_the_command_writes_it_and_refuses_in_one_line(repo, tmp_path, capsys):
 
 
 def test_the_report_shows_it_per_run_without_reading_git(tmp_path, monkeypatch):
-    """environment.json, provenance.json, neither: each run's line says what is known (and its quick flag);
+    """environment.json (whole or in part), provenance.json (sound or not), neither: each run's line says what
+    is known and what was not recorded (and its quick flag);
     the build runs with subprocess disabled, so it cannot have asked git."""
     r = tmp_path / "reports"
     for name, extra in (("env", {"environment.json": {"commit": "0123456789abcdef", "started_utc": "2026-11-23T12:00:00+00:00",
@@ -101,7 +102,9 @@ def test_the_report_shows_it_per_run_without_reading_git(tmp_path, monkeypatch):
                             "code_commit": "not recorded", "packages": "not recorded",
                             "torch_threads": {"value": "2", "from": "cells/*/cell.json torch_threads"},
                             "device": {"value": None, "from": "not recorded"}, "quick": False}}),
-                        ("none", {"config.json": {"quick": True}})):
+                        ("none", {"config.json": {"quick": True}}),
+                        ("part", {"environment.json": {"commit": "0123456789abcdef+dirty", "packages": {}}}),
+                        ("bad", {"provenance.json": {"results_added": "?"}})):
         f = r / "jackson" / name
         f.mkdir(parents=True)
         (f / "report.json").write_text(json.dumps({"title": f"run {name}", "section": "jackson"}))
@@ -120,7 +123,10 @@ def test_the_report_shows_it_per_run_without_reading_git(tmp_path, monkeypatch):
                 "(git history, provenance.json; the run itself recorded no environment.json), code commit and package "
                 "versions not recorded, torch threads 2 (cells/*/cell.json torch_threads), device not recorded, "
                 "quick run: no"),
-        "none": "made: not recorded (neither environment.json nor provenance.json), quick run: yes"}
+        "none": "made: not recorded (neither environment.json nor provenance.json), quick run: yes",
+        "part": ("made: commit 0123456789ab (uncommitted changes), start date not recorded, torch version not recorded, "
+                 "torch threads not recorded, device not recorded, quick run: no"),
+        "bad": "made: provenance.json unreadable, quick run: no"}
     for text in lines.values():
         assert text in md and text in page
 

@@ -112,31 +112,40 @@ def provenance(folder: Path) -> str:
         d = json.loads(env.read_text()) if env.is_file() else None
         p = json.loads(derived.read_text()) if d is None and derived.is_file() else None
     except (OSError, ValueError):
-        d = p = None
+        return f"{'environment.json' if env.is_file() else 'provenance.json'} unreadable, {quick}"
     if isinstance(d, dict):
         pk = d.get("packages") or {}
         commit = str(d.get("commit") or "")
-        parts = [f"commit {commit[:12]}{' (uncommitted changes)' if commit.endswith('+dirty') else ''}" if commit else "",
-                 f"started {d['started_utc'][:10]}" if d.get("started_utc") else "",
-                 f"torch {pk['torch']}" if pk.get("torch") else "",
-                 f"{d['torch_threads']} torch thread(s)" if d.get("torch_threads") else "",
-                 f"device {d['device']}" if d.get("device") else ""]
-        return ", ".join(x for x in parts + [quick] if x)
-    if isinstance(p, dict) and isinstance(p.get("results_added"), dict):
-        def when(c: dict) -> str:
-            return f"{c['commit'][:12]} on {str(c['date'])[:10]}"
-
-        def stated(k: str, what: str) -> str:
-            v = p.get(k) if isinstance(p.get(k), dict) else {}
-            return f"{what} {v['value']} ({v['from']})" if v.get("value") else f"{what} not recorded"
-        added, tables = p["results_added"], p.get("tables_changed")
-        parts = [f"results committed in {when(added)}"
-                 + (f", tables last changed in {when(tables)}" if tables and tables["commit"] != added["commit"] else "")
-                 + " (git history, provenance.json; the run itself recorded no environment.json)",
-                 "code commit and package versions not recorded", stated("torch_threads", "torch threads"),
-                 stated("device", "device"), quick]
-        return ", ".join(parts)
+        parts = [f"commit {commit[:12]}{' (uncommitted changes)' if commit.endswith('+dirty') else ''}" if commit
+                 else "commit not recorded",
+                 f"started {str(d['started_utc'])[:10]}" if d.get("started_utc") else "start date not recorded",
+                 f"torch {pk['torch']}" if pk.get("torch") else "torch version not recorded",
+                 f"{d['torch_threads']} torch thread(s)" if d.get("torch_threads") else "torch threads not recorded",
+                 f"device {d['device']}" if d.get("device") else "device not recorded"]
+        return ", ".join(parts + [quick])   # a field the run left empty is said to be unrecorded
+    if isinstance(p, dict):
+        try:
+            return _derived_text(p, quick)
+        except (KeyError, TypeError):
+            return f"provenance.json unreadable, {quick}"
     return f"not recorded (neither environment.json nor provenance.json), {quick}"
+
+
+def _derived_text(p: dict, quick: str) -> str:
+    """The report's line for a provenance.json (jackson/lab_report/provenance.py)."""
+    def when(c: dict) -> str:
+        return f"{c['commit'][:12]} on {str(c['date'])[:10]}"
+
+    def stated(k: str, what: str) -> str:
+        v = p.get(k) if isinstance(p.get(k), dict) else {}
+        return f"{what} {v['value']} ({v['from']})" if v.get("value") else f"{what} not recorded"
+    added, tables = p["results_added"], p.get("tables_changed")
+    parts = [f"results committed in {when(added)}"
+             + (f", tables last changed in {when(tables)}" if tables and tables["commit"] != added["commit"] else "")
+             + " (git history, provenance.json; the run itself recorded no environment.json)",
+             "code commit and package versions not recorded", stated("torch_threads", "torch threads"),
+             stated("device", "device"), quick]
+    return ", ".join(parts)
 
 
 def is_quick(folder: Path) -> bool:
