@@ -253,7 +253,48 @@ def position_section(pos: pd.DataFrame, cfg: CompareConfig) -> list[str]:
         base = med.loc[(k, "original", m)] if (k, "original", m) in med.index and a != "original" else None
         ratios = ([f"{r[z] / base[z]:.3g}" for z in ZONES] if base is not None else ["", "", ""])
         md.append(f"| {k} | {a} | {m} | " + " | ".join(f"{r[z]:.3g}" for z in ZONES) + " | " + " | ".join(ratios) + " |")
-    return md + [""]
+    md.append("")
+    conc = concentration(pos)
+    if len(conc):
+        md += [f"Is the drop spread over the sequence or held by a few positions? Per output position, the altered "
+               f"target's MSE over the original's (each the median over seeds); *hot* positions are those above "
+               f"{HOT}x. Their share of the altered target's summed MSE, and the altered / original ratio of the "
+               "mean MSE with them left out:", "",
+               "| kernel | alteration | model | median over t of altered / original | hot positions (ratio) | "
+               "hot share of altered MSE | mean ratio without them | mean ratio, all t |", "|---|---|---|---|---|---|---|---|"]
+        for r in conc.itertuples():
+            hot = ", ".join(f"{t} ({v:.3g}x)" for t, v in r.hot[:5]) or "none"
+            if len(r.hot) > 5:
+                hot += f", and {len(r.hot) - 5} more ({len(r.hot)} of {pos.t.nunique()})"
+            md.append(f"| {r.kernel} | {r.alteration} | {r.model} | {r.median_ratio:.3g} | {hot} | "
+                      f"{r.hot_share:.0%} | {r.ratio_without_hot:.3g} | {r.ratio_all:.3g} |")
+        md.append("")
+    return md
+
+
+HOT = 10.0       # a position whose altered / original MSE ratio exceeds this is 'hot' (position_section)
+
+
+def concentration(pos: pd.DataFrame) -> pd.DataFrame:
+    """For each altered target beside its original (same kernel and model): per position t the ratio of the
+    two MSEs (median over seeds each), its median over t, the positions above HOT with their ratios, their
+    share of the altered target's summed MSE, and the ratio of mean MSEs with and without them."""
+    med = pos.groupby(["kernel", "alteration", "model", "t"]).test_mse.median()
+    out = []
+    for (k, a, m), alt in med.groupby(level=["kernel", "alteration", "model"]):
+        if a == "original" or (k, "original", m) not in med.droplevel("t").index:
+            continue
+        alt = alt.droplevel(["kernel", "alteration", "model"])
+        base = med.loc[(k, "original", m)]
+        ratio = alt / base
+        hot = ratio[ratio > HOT]
+        cold = ratio.index.difference(hot.index)
+        out.append({"kernel": k, "alteration": a, "model": m, "median_ratio": float(ratio.median()),
+                    "hot": [(int(t), float(v)) for t, v in hot.sort_values(ascending=False).items()],
+                    "hot_share": float(alt[hot.index].sum() / alt.sum()),
+                    "ratio_without_hot": float(alt[cold].mean() / base[cold].mean()) if len(cold) else float("nan"),
+                    "ratio_all": float(alt.mean() / base.mean())})
+    return pd.DataFrame(out)
 
 
 def plot_positions(out: Path, pos: pd.DataFrame, cfg: CompareConfig) -> Path:
@@ -354,6 +395,7 @@ def tables(out: Path, rows: pd.DataFrame, metas: dict, cfg: CompareConfig, comma
     if pos is not None and len(pos):
         md += position_section(pos, cfg)
         summary["positions"] = zone_table(pos, cfg).to_dict("records")
+        summary["position_concentration"] = concentration(pos).to_dict("records")
     md += ["## RNN complexity of the targets (App. D.1)", "",
            "| kernel | alteration | decay time | C1 | C2 | C_RNN |", "|---|---|---|---|---|---|"]
     for (k, a), c in sorted({(m["cell"]["kernel"], m["cell"]["alteration"]): m["complexity"]

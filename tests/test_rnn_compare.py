@@ -206,6 +206,23 @@ def test_zone_table_and_position_section_against_a_hand_table():
     assert "| exp | permuted | transformer | 30 | 70 | 110 | 10 | 10 | 10 |" in md
 
 
+def test_concentration_finds_the_hot_positions_and_their_share():
+    """One position 400x worse, the others 2x: median ratio 2, one hot position holding its share of the
+    altered MSE, and the ratio without it 2 (computed here by hand)."""
+    from rnn_compare.experiment import concentration
+    rows = []
+    for t in range(8):
+        for seed in (0, 1, 2):
+            rows.append({"kernel": "exp", "alteration": "original", "model": "transformer", "seed": seed, "t": t,
+                         "test_mse": 1.0})
+            rows.append({"kernel": "exp", "alteration": "permuted", "model": "transformer", "seed": seed, "t": t,
+                         "test_mse": 400.0 if t == 5 else 2.0 + seed - 1})   # median over seeds: 2
+    (r,) = concentration(pd.DataFrame(rows)).to_dict("records")
+    assert r["median_ratio"] == pytest.approx(2.0) and r["hot"] == [(5, pytest.approx(400.0))]
+    assert r["hot_share"] == pytest.approx(400.0 / (400.0 + 7 * 2.0))
+    assert r["ratio_without_hot"] == pytest.approx(2.0) and r["ratio_all"] == pytest.approx((400 + 14) / 8)
+
+
 # ---- bad input and hostile input: one line, exit 2, nothing computed or written --------------------
 # Each case is run as typed, in an empty working folder (rnn-compare's default --out is relative), and
 # must leave that folder empty.  SAYS: a piece of the one-line message each refused case prints.
