@@ -17,7 +17,6 @@ ROOT = Path(__file__).resolve().parent.parent
 REPORTS = ROOT / "reports"
 # committed run folders without environment.json whose provenance.json another session writes (its own
 # folder, reports/rnn_compare/, was not to be touched when the others got theirs)
-NOT_YET = {"rnn_compare/causal_mixing", "rnn_compare/default"}
 
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="no git on this machine")
 
@@ -133,12 +132,12 @@ def test_the_report_shows_it_per_run_without_reading_git(tmp_path, monkeypatch):
 
 def test_every_committed_run_folder_has_a_record():
     """Each run folder of reports/ states its provenance: environment.json (written by the run) or
-    provenance.json (derived from history); NOT_YET lists those still to get one."""
+    provenance.json (derived from history)."""
     folders = sorted(p.parent for p in REPORTS.rglob("report.json") if "cells" not in p.parts)
     assert folders
     missing = {f.relative_to(REPORTS).as_posix() for f in folders
                if not (f / "environment.json").is_file() and not (f / "provenance.json").is_file()}
-    assert missing <= NOT_YET, sorted(missing - NOT_YET)
+    assert not missing, sorted(missing)
 
 
 def _shallow_or_no_git() -> bool:
