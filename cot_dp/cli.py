@@ -236,7 +236,9 @@ def train_one(cfg: TrainRunConfig, command: str) -> dict:
     with open_run(out, "cot-dp train", command, dataclasses.asdict(cfg) | {"task_resolved": dataclasses.asdict(task)},
                   device=cfg.device) as run_dir:
         cell.run(run_dir, progress=True)
-        return pd.read_csv(run_dir / "rows.csv").iloc[0].to_dict() | {"out": str(out)}
+        # a sweep cell's rows.csv is its run's results.csv here: one file name per kind across commands
+        (run_dir / "rows.csv").replace(run_dir / "results.csv")
+        return pd.read_csv(run_dir / "results.csv").iloc[0].to_dict() | {"out": str(out)}
 
 
 def train_main(argv: list[str]) -> int:
@@ -244,7 +246,7 @@ def train_main(argv: list[str]) -> int:
                        "public CoT benchmark's) and score greedy generation. Its defaults are those of one cot-dp "
                        "sweep cell (the CPU preset's training: 3000 steps, lr 3e-3, cosine).", train_one, argv)
     f3 = lambda x: "n/a" if x != x else f"{x:.3f}"  # noqa: E731 -- NaN: no test line carries a CoT
-    print(f"results: {row['out']}/rows.csv, {row['out']}/curve.csv")
+    print(f"results: {row['out']}/results.csv, {row['out']}/curve.csv")
     print(f"{row['task']} size {row['size']} {row['model']} D={row['d_model']}: accuracy {row['accuracy']:.3f} "
           f"(CoT exact {f3(row['cot_exact'])}, held-out loss {f3(row['test_loss'])}) on {row['n_eval']} test "
           f"examples, {row['steps']} steps, {row['gflops']:.4g} GFLOPs per sequence of L={row['L']}")

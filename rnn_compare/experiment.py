@@ -459,9 +459,11 @@ def run_compare(cfg: CompareConfig, command: str, progress: bool = True) -> dict
         if progress:
             print(f"rnn-compare: writing to {out}", flush=True)
         dirs = run_cells(cfg.cells(), out, scheduler=cfg.scheduler or None, progress=progress)
-        rows = pd.concat([pd.read_csv(d / "rows.csv") for d in dirs], ignore_index=True)
-        rows.to_csv(out / "results.csv", index=False, float_format="%.6e")
         metas = {d.name: json.loads((d / "cell.json").read_text()) for d in dirs}
+        # each row names its cell's mixing direction (cells written before the column existed hold it in cell.json)
+        rows = pd.concat([pd.read_csv(d / "rows.csv").assign(mix_direction=metas[d.name]["cell"]["mix_direction"])
+                          for d in dirs], ignore_index=True)
+        rows.to_csv(out / "results.csv", index=False, float_format="%.6e")
         pos = positions(dirs, metas)
         if pos is not None:
             pos.to_csv(out / "position_mse.csv", index=False, float_format="%.6e")

@@ -252,7 +252,8 @@ _case("train-benchmark-lis-values-to-249", f"cot-dp train --data lis --task lis 
 _case("train-benchmark-arithmetic-no-heldout-cot", f"cot-dp train --data ar --task arithmetic --size 2 {TINY}",
       "trains; held-out loss reported as NaN (printed n/a), not 0.0: no test line carries a CoT",
       setup=_benchmark_arithmetic, code=0, says=["held-out loss n/a"],
-      check=lambda p, t: np.isnan(pd.read_csv(p / "ar/runs/standard-d8-s0/rows.csv").test_loss[0])
+      check=lambda p, t: np.isnan(pd.read_csv(p / "ar/runs/standard-d8-s0/results.csv").test_loss[0])
+      and not (p / "ar/runs/standard-d8-s0/rows.csv").exists()
       and pd.read_csv(p / "ar/runs/standard-d8-s0/curve.csv").test_loss.isna().all())
 
 

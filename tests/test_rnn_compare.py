@@ -166,6 +166,7 @@ def test_rnn_compare_quick_smoke(tmp_path, sub_env):
     res = pd.read_csv(out / "results.csv")
     assert set(res.alteration) == {"original", "permuted"} and set(res.model) == {"rnn", "transformer"}
     assert res.groupby(["alteration", "model"]).seed.nunique().eq(2).all()      # --quick: 2 seeds
+    assert set(res.mix_direction) == {"future"}                                 # the run's direction, on every row
     md = (out / "summary.md").read_text()
     assert "## ordering (Table 2" in md and "3.57e-02" not in md and "0.0357" in md   # paper value beside
     assert "not causal" in md                                                   # Prop. 6.1 for permuted

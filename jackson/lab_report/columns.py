@@ -193,6 +193,8 @@ COLUMNS: dict[str, dict[str, str]] = {
         "test_mse": "MSE on the n_test held-out sequences, mean over positions and sequences",
         "status": _FIT_STATUS,
         "steps": _FIT_STEPS,
+        "mix_direction": "the mixing filter's direction for the run (`future`: (theta*x)[t] = sum_s theta(s) x(t+s), the "
+                         "paper's; `past`: causal); it alters only `mixed` rows",
     },
     "rnn-compare tables_long.csv": {
         "kernel": "the linear target's kernel rho: `exp` or `uniform`",
