@@ -204,6 +204,21 @@ def environment(kind: str, command: str, device: str | None) -> dict:
             "device": device}
 
 
+def earlier_environments(path: Path) -> list[dict]:
+    """The records of the earlier invocations that wrote into a folder (resumed or rebuilt runs), oldest
+    first: what environment.json held before, with its own `earlier` list unfolded in front of it.  A
+    rerun thus keeps the commit and start time of the run that trained the first cells.  Unreadable or
+    absent: []."""
+    try:
+        old = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return []
+    if not isinstance(old, dict):
+        return []
+    before = [e for e in old.pop("earlier", []) if isinstance(e, dict)]
+    return before + [old]
+
+
 def check_run_folder(out: str | os.PathLike, kind: str, force: bool | None = None, option: str = "--out") -> Path:
     """The checks of `open_run` that touch nothing: writable, and empty or a run of `kind` (or --force)."""
     force = FORCE if force is None else force
@@ -277,7 +292,9 @@ def open_run(out: str | os.PathLike, kind: str, command: str, config: dict | Non
                                   "and the summary is rebuilt for this one", file=sys.stderr)
                 write_atomic(old, text)
             write_atomic(out / "command.txt", command + "\n")
-            write_atomic(out / "environment.json", json.dumps(environment(kind, command, device), indent=1) + "\n")
+            env = environment(kind, command, device)
+            env["earlier"] = earlier_environments(out / "environment.json")
+            write_atomic(out / "environment.json", json.dumps(env, indent=1) + "\n")
         yield out
     finally:
         lock.close()

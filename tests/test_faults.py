@@ -127,6 +127,23 @@ def test_second_run_into_a_locked_folder_stops(tmp_path, capsys):
     assert not inflight.exists()
 
 
+def test_a_resumed_run_keeps_the_earlier_environment_records(tmp_path):
+    """Each invocation into a folder writes its own environment.json and keeps what the earlier ones
+    recorded under `earlier`, oldest first, so a rebuild does not erase the commit that trained the cells."""
+    out = tmp_path / "run"
+    for i in range(3):
+        with open_run(out, "jackson-sweep", f"jackson-sweep --out run  # {i}", {}):
+            pass
+    env = json.loads((out / "environment.json").read_text())
+    assert env["command"].endswith("# 2")
+    assert [e["command"][-3:] for e in env["earlier"]] == ["# 0", "# 1"]
+    assert all("earlier" not in e and e["kind"] == "jackson-sweep" for e in env["earlier"])
+    (out / "environment.json").write_text("{not json")         # an unreadable record starts afresh
+    with open_run(out, "jackson-sweep", "jackson-sweep --out run", {}):
+        pass
+    assert json.loads((out / "environment.json").read_text())["earlier"] == []
+
+
 def test_lock_is_released_when_its_process_is_killed(tmp_path):
     out = tmp_path / "run"
     out.mkdir()

@@ -381,13 +381,16 @@ def test_provenance_and_quick_runs_are_shown(root):
     j = root / "jackson" / "fig1"
     (j / "environment.json").write_text(json.dumps({"kind": "jackson-sweep", "commit": "0123456789abcdef+dirty",
                                                    "started_utc": "2026-11-23T12:00:00+00:00", "packages": {"torch": "2.14.1"},
-                                                   "torch_threads": 1, "device": "cpu"}))
+                                                   "torch_threads": 1, "device": "cpu",
+                                                   "earlier": [{"commit": "fedcba9876543210", "started_utc": "2026-11-20T08:00:00+00:00"},
+                                                               {"commit": "0000", "started_utc": "2026-11-22T08:00:00+00:00"}]}))
     t = root / "tasks" / "nearest-point"
     (t / "config.json").write_text(json.dumps({"quick": True}))
     build_report(ReportConfig(root=str(root)))
     md = (root / "index.md").read_text()
     assert ("made: commit 0123456789ab (uncommitted changes), started 2026-11-23, torch 2.14.1, "
-            "1 torch thread(s), device cpu") in md
+            "1 torch thread(s), device cpu, after 2 earlier invocation(s), the first started 2026-11-20 at commit "
+            "fedcba987654") in md
     assert "[quick run] Nearest point to a set" in md
     assert "made: commit 0123456789ab" in (root / "index.html").read_text()
 

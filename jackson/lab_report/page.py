@@ -122,6 +122,12 @@ def provenance(folder: Path) -> str:
                  f"torch {pk['torch']}" if pk.get("torch") else "torch version not recorded",
                  f"{d['torch_threads']} torch thread(s)" if d.get("torch_threads") else "torch threads not recorded",
                  f"device {d['device']}" if d.get("device") else "device not recorded"]
+        earlier = [e for e in d.get("earlier") or [] if isinstance(e, dict)]
+        if earlier:   # a resumed or rebuilt run: say when the first invocation started, and on what commit
+            first, c0 = earlier[0], str(earlier[0].get("commit") or "")
+            parts.append(f"after {len(earlier)} earlier invocation(s), the first started "
+                         f"{str(first.get('started_utc') or 'on a date not recorded')[:10]} at "
+                         + (f"commit {c0[:12]}" if c0 else "a commit not recorded"))
         return ", ".join(parts + [quick])   # a field the run left empty is said to be unrecorded
     if isinstance(p, dict):
         try:
