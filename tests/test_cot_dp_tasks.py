@@ -110,6 +110,24 @@ def test_ed_samples_are_well_formed():
         assert len(s1) <= len(s2) and 3 <= len(s1) <= 8 and 3 <= len(s2) <= 8 and s1 != s2
 
 
+def test_ed_equal_lengths_puts_every_entry_at_the_same_place():
+    """ed_lengths = equal: |s1| = |s2| = size in every pair (ED and ED_Local), so every CoT has the same length
+    and each table entry the same position; the default draws (vary) are unchanged by the option."""
+    for name in ("ed", "ed_local"):
+        cfg = task(name, 5, ed_lengths="equal")
+        rng = np.random.default_rng(0)
+        lines = [cfg.sample(rng) for _ in range(40)]
+        assert len({len(t) for t in lines}) == 1
+        for t in lines:
+            s1, s2 = edit_distance.split_prompt(t)
+            assert len(s1) == len(s2) == 5 and s1 != s2
+            assert t[-1] == str(edit_distance.table(cfg, s1, s2)[-1][-1])
+    a, b = np.random.default_rng(3), np.random.default_rng(3)
+    assert [task("ed", 6).sample(a) for _ in range(20)] == [task("ed", 6, ed_lengths="vary").sample(b) for _ in range(20)]
+    with pytest.raises(ValueError, match="--ed-lengths: choose vary or equal"):
+        task("ed", 4, ed_lengths="same").check()
+
+
 def test_ed_local_same_answers_and_local_blocks():
     rng = np.random.default_rng(1)
     ed, loc = task("ed", 5), task("ed_local", 5)

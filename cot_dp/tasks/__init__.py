@@ -28,6 +28,7 @@ class TaskParams:
     sub_cost: int = 3          # ed: cost of substituting a character
     ed_edges: str = "unit"     # ed: table edges dp[i][0], dp[0][j]: unit (i and j, as the public benchmark) or costs (i*del, j*ins)
     letters: int = 10          # ed: each example uses 3..letters distinct letters of a-z
+    ed_lengths: str = "vary"   # ed: vary (|s2| in size-3..size+2, the benchmark's) or equal (|s1| = |s2| = size)
     value_range: int = 150     # lis: numbers are drawn from 0..value_range-1
 
 

@@ -13,7 +13,9 @@ comes first.  Worked example (costs 2/2/3, unit edges):
 
 Pairs: 3..letters distinct letters per example; s1 uniform over them; s2 either uniform (40%,
 length size-3..size+2) or s1 after 1..size random deletions / substitutions / insertions; pairs
-with s1 = s2 or s2 outside the length range are drawn again.
+with s1 = s2 or s2 outside the length range are drawn again.  With ed_lengths = "equal" the range is
+size alone: every table is size x size, so every entry sits at the same place in every CoT (a
+simplification for the CPU budget: the recurrence is unchanged, the row length no longer varies).
 """
 from __future__ import annotations
 
@@ -34,6 +36,8 @@ def check(cfg) -> None:
         raise ValueError(f"--ed-edges: choose unit or costs, got {c.ed_edges}")
     if not 3 <= c.letters <= 26:
         raise ValueError(f"--letters: must be in 3..26, got {c.letters}")
+    if c.ed_lengths not in ("vary", "equal"):
+        raise ValueError(f"--ed-lengths: choose vary or equal, got {c.ed_lengths}")
 
 
 def max_value(cfg) -> int:
@@ -77,12 +81,13 @@ def solve(cfg, prompt: list[str]) -> list[str]:
 
 def sample_pair(cfg, rng) -> tuple[list[str], list[str]]:
     n = cfg.size
+    equal = cfg.params.ed_lengths == "equal"      # then only pairs with |s2| = n are kept
     while True:
         k = int(rng.integers(3, cfg.params.letters + 1))
         avail = [LETTERS[i] for i in rng.choice(26, size=k, replace=False)]
         s1 = [avail[i] for i in rng.integers(k, size=n)]
         if rng.random() < 0.4:
-            s2 = [avail[i] for i in rng.integers(k, size=int(rng.integers(n - 3, n + 3)))]
+            s2 = [avail[i] for i in rng.integers(k, size=n if equal else int(rng.integers(n - 3, n + 3)))]
         else:
             s2 = list(s1)
             for _ in range(int(rng.integers(1, n + 1))):
@@ -93,7 +98,7 @@ def sample_pair(cfg, rng) -> tuple[list[str], list[str]]:
                     s2[int(rng.integers(len(s2)))] = avail[int(rng.integers(k))]
                 else:
                     s2.insert(int(rng.integers(len(s2) + 1)), avail[int(rng.integers(k))])
-        if s1 != s2 and n - 3 <= len(s2) <= n + 2 and len(s2) >= 1:
+        if s1 != s2 and (len(s2) == n if equal else n - 3 <= len(s2) <= n + 2) and len(s2) >= 1:
             return (s1, s2) if len(s1) <= len(s2) else (s2, s1)
 
 
