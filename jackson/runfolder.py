@@ -16,6 +16,9 @@ Every experiment opens its output folder through `open_run` before it computes a
   * writes config.json (the resolved config), command.txt and environment.json (commit, package
     versions, threads, device, start time), each atomically.
 
+Resume checkpoints of the training loops (vit-probe, cot-dp) are written by `save_atomic` and, when
+unusable, renamed aside by `set_aside`, never deleted.
+
 A folder counts as a run of the same command when its environment.json names the same `kind`, or, for
 folders written before environment.json existed, when its command.txt starts with that command.
 """
@@ -48,6 +51,36 @@ def write_atomic(path: str | os.PathLike, text: str) -> None:
     finally:
         if tmp.exists():
             tmp.unlink()
+
+
+def save_atomic(path: str | os.PathLike, state) -> None:
+    """torch.save `state` to `path` through a temporary file and a rename: a resume checkpoint is the
+    previous complete one or the new complete one, whenever the process is stopped (the temporary file
+    is removed when the save itself raises, a signal's KeyboardInterrupt included)."""
+    import torch
+    path = Path(path)
+    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
+    try:
+        torch.save(state, tmp)
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+def set_aside(path: str | os.PathLike, why: str, desc: str) -> Path:
+    """Rename an unusable checkpoint to <name>.corrupt-<UTC time> (never delete it); one line on stderr."""
+    import time
+    path = Path(path)
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+    dest = path.with_name(f"{path.name}.corrupt-{stamp}")
+    k = 1
+    while dest.exists():
+        dest, k = path.with_name(f"{path.name}.corrupt-{stamp}-{k}"), k + 1
+    os.replace(path, dest)
+    print(f"{desc}: cannot resume from {path} ({why}); set aside as {dest.name}, training from scratch",
+          file=sys.stderr, flush=True)
+    return dest
 
 
 def write_report(folder: str | os.PathLike, entry: dict, indent: int = 1) -> Path:

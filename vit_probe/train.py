@@ -10,8 +10,6 @@ one line on stderr, and training starts from scratch.
 """
 from __future__ import annotations
 
-import os
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +18,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from jackson.progress import bar as progress_bar
+from jackson.runfolder import save_atomic, set_aside
 from jackson.schedule import EpochSampler, lr_at, seeded_generator
 
 from .data import normalise, subset
@@ -51,25 +50,6 @@ def augment(x: torch.Tensor, g: torch.Generator) -> torch.Tensor:
     cols = torch.where(flip[:, None, None], ox[:, None, None] + 31 - ar[None, None, :], cols)
     bi = torch.arange(B, device=x.device)[:, None, None]
     return pad.permute(0, 2, 3, 1)[bi, rows, cols].permute(0, 3, 1, 2)  # (B, 3, 32, 32)
-
-
-def _save(path: Path, state: dict) -> None:
-    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
-    torch.save(state, tmp)
-    os.replace(tmp, path)
-
-
-def set_aside(path: Path, why: str, desc: str) -> Path:
-    """Rename an unusable checkpoint to <name>.corrupt-<UTC time> (never delete it); one line on stderr."""
-    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
-    dest = path.with_name(f"{path.name}.corrupt-{stamp}")
-    k = 1
-    while dest.exists():
-        dest, k = path.with_name(f"{path.name}.corrupt-{stamp}-{k}"), k + 1
-    os.replace(path, dest)
-    print(f"{desc}: cannot resume from {path} ({why}); set aside as {dest.name}, training from scratch",
-          file=sys.stderr, flush=True)
-    return dest
 
 
 def _resume(ckpt: Path, model, opt, dev, arch: str) -> dict:
@@ -139,12 +119,12 @@ def train(model: torch.nn.Module, images: np.ndarray, labels: np.ndarray, cfg: T
 
     def checkpoint():
         if ckpt is not None:
-            _save(Path(ckpt), {"model": model.state_dict(), "opt": opt.state_dict(), "step": torch.tensor(step),
-                               **({"arch": arch} if arch else {}),
-                               "wall_s": torch.tensor(time.time() - t0), "history_keys": keys,
-                               "running": torch.tensor([run_loss, run_err, run_n], dtype=torch.float64),
-                               "history": torch.tensor([[h[k] for k in keys] for h in history], dtype=torch.float64)
-                               .reshape(-1, len(keys))})
+            save_atomic(Path(ckpt), {"model": model.state_dict(), "opt": opt.state_dict(), "step": torch.tensor(step),
+                                    **({"arch": arch} if arch else {}),
+                                    "wall_s": torch.tensor(time.time() - t0), "history_keys": keys,
+                                    "running": torch.tensor([run_loss, run_err, run_n], dtype=torch.float64),
+                                    "history": torch.tensor([[h[k] for k in keys] for h in history], dtype=torch.float64)
+                                    .reshape(-1, len(keys))})
 
     bar = progress_bar(total, desc, progress, initial=step, unit="step")   # a bar on a terminal, lines in a log
     model.train()
