@@ -108,7 +108,8 @@ class EpochSampler:
     permutation, one epoch per step).
 
     per_epoch=False: one generator seeded with `seed` draws the permutations in turn, so
-    `batch(step)` must be called for steps 0, 1, 2, ... in order (jackson.fit, cot-dp).
+    `batch(step)` must be called for steps 0, 1, 2, ... in order (jackson.fit, cot-dp), or `skip_to`
+    the step a resumed run starts from.
     per_epoch=True: epoch e's permutation comes from `seeded_generator(seed, e)`, so any step can
     be asked for first -- a resumed run takes exactly the batches of an uninterrupted one (vit-probe).
     """
@@ -132,6 +133,12 @@ class EpochSampler:
             gen = seeded_generator(self.seed, epoch) if self.per_epoch else self._gen
             self._perm, self._epoch = torch.randperm(self.n, generator=gen).to(self.device), epoch
         return self._perm[b * self.batch_size:(b + 1) * self.batch_size]
+
+    def skip_to(self, step: int) -> None:
+        """Draw the permutations of the epochs up to `step`'s, so that `batch(step)` may be asked next: a
+        resumed run of a per_epoch=False sampler (cot-dp) then takes the batches of an uninterrupted one."""
+        for e in range(self._epoch + 1, step // self.steps_per_epoch + 1):
+            self.batch(e * self.steps_per_epoch)
 
 
 # ---- seeds ---------------------------------------------------------------------------------------

@@ -190,6 +190,10 @@ def test_sampler_epochs_are_permutations_and_a_per_epoch_sampler_resumes_anywher
     want = [full.batch(t) for t in range(3 * spe)]
     late = EpochSampler(n, bs, seed=1, per_epoch=True)                         # a resumed run, from step spe + 1
     assert all(torch.equal(late.batch(t), want[t]) for t in range(spe + 1, 3 * spe))
+    for start in range(3 * spe):                                               # a stream resumed at any step (cot-dp)
+        resumed = EpochSampler(n, bs, seed=1)
+        resumed.skip_to(start)
+        assert all(torch.equal(resumed.batch(t), batches[t]) for t in range(start, 3 * spe)), start
 
 
 def test_seeds_are_the_values_the_loops_used_before():
