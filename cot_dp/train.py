@@ -3,6 +3,14 @@
 Sec. 6.1: AdamW (0.9, 0.999), lr 1e-4, weight decay 0.01, dropout 0.1, the negative
 log-likelihood of every token after the prompt (CoT steps, answer and <eos>); evaluation
 generates the whole CoT greedily until <eos> and scores the final answer.
+
+Training is resumable: given a checkpoint path, `train` saves (atomically, every `ckpt_every_s`
+seconds and after the last step) the model, the AdamW state, the step, the loss curve and running
+sums, the step timings, the wall time and the dropout RNG state(s).  The batch of a step
+(`EpochSampler`) and its learning rate (`lr_at`) are functions of the step, so a run stopped and
+resumed takes exactly the steps of an uninterrupted one (bit-identical weights and curve on CPU).  A
+checkpoint that cannot be used (truncated, corrupt, another model shape or run) is set aside with
+one line on stderr (`jackson.runfolder.set_aside`), never deleted, and training starts from scratch.
 """
 from __future__ import annotations
 
@@ -10,12 +18,15 @@ import math
 import sys
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import torch
 from tqdm.auto import tqdm
 
 from jackson.progress import bar as progress_bar
+from jackson.runfolder import save_atomic, set_aside
 from jackson.schedule import EpochSampler, lr_at, torch_seeded
+from jackson.sweep import non_default
 
 from .data import Split
 from .model import CotTransformer
@@ -102,9 +113,70 @@ def heldout_loss(model, split: Split, n: int, device, batch: int = 256) -> float
     return tot / cnt if cnt else float("nan")
 
 
+def _run_id(cfg: TrainConfig, seed: int, n_train: int, n_steps: int, ident: str) -> dict:
+    """What a checkpoint must match to be resumed from: the training, the seed, the data size, the
+    caller's identity of the run (a cot-dp cell's key); the model's shapes are checked on loading.  The
+    config's fields that differ from their defaults, as in cell keys: a field added later keeps checkpoints."""
+    return {"train": non_default(cfg), "seed": seed, "n_train": n_train, "steps": n_steps, "ident": ident}
+
+
+def _differs(a: dict, b: dict) -> list[str]:
+    out = []
+    for k in sorted(set(a) | set(b)):
+        if isinstance(a.get(k), dict) and isinstance(b.get(k), dict):
+            out += [f"{k}.{x}" for x in _differs(a[k], b[k])]
+        elif a.get(k) != b.get(k):
+            out.append(k)
+    return out
+
+
+def _shape(t) -> str:
+    return "absent" if t is None else "x".join(map(str, t.shape)) or "a scalar"
+
+
+def _resume(ckpt: Path, model, opt, device, run: dict) -> dict:
+    """Load the saved state into model and opt and return the rest (step, curve, sums, timings, RNG
+    states); or {"error": why} with model and opt as they were, when the file is unusable."""
+    model_init = {k: v.clone() for k, v in model.state_dict().items()}
+    opt_init = opt.state_dict()
+    try:
+        st = torch.load(ckpt, map_location=device, weights_only=True)
+        if not isinstance(st, dict) or "run" not in st:
+            raise ValueError("not a cot-dp training checkpoint")
+        if st["run"] != run:
+            raise ValueError(f"it belongs to another run (differs in {', '.join(_differs(st['run'], run))})")
+        here, there = model.state_dict(), st["model"]
+        for k in list(here) + [k for k in there if k not in here]:
+            a, b = here.get(k), there.get(k)
+            if a is None or b is None or a.shape != b.shape:
+                raise ValueError(f"another model: {k} is {_shape(a)} here, {_shape(b)} in the checkpoint")
+        model.load_state_dict(there)
+        opt.load_state_dict(st["opt"])
+        rng = st["rng_cpu"].cpu()
+        if rng.dtype != torch.uint8 or rng.shape != torch.get_rng_state().shape:
+            raise ValueError("malformed RNG state")
+        state = {"step": int(st["step"]), "wall_s": float(st["wall_s"]), "curve": [dict(r) for r in st["curve"]],
+                 "run_loss": float(st["run_loss"]), "run_n": int(st["run_n"]),
+                 "step_s": [float(x) for x in st["step_s"].tolist()], "rng_cpu": rng,
+                 "rng_cuda": st["rng_cuda"].cpu() if st.get("rng_cuda") is not None else None}
+        if not (0 <= state["step"] <= run["steps"] and len(state["step_s"]) == state["step"]):
+            raise ValueError(f"malformed step count {state['step']}")
+        return state
+    except Exception as e:   # truncated file, zero bytes, garbage, missing keys, wrong shapes
+        model.load_state_dict(model_init)        # a failed strict load may have copied some tensors
+        opt.load_state_dict(opt_init)
+        return {"error": f"{type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''}"}
+
+
 def train(model: CotTransformer, train_split: Split, test_split: Split, cfg: TrainConfig, seed: int,
-          device: str = "cpu", progress: bool = True, desc: str = "train") -> TrainResult:
-    """AdamW on shuffled passes over the training split; dropout draws come from `seed`."""
+          device: str = "cpu", progress: bool = True, desc: str = "train", ckpt: str | Path | None = None,
+          ckpt_every_s: float = 120.0, ident: str = "") -> TrainResult:
+    """AdamW on shuffled passes over the training split; dropout draws come from `seed`.
+
+    ckpt: a resume checkpoint, written every `ckpt_every_s` seconds (0: every step) and after the last
+    step; training resumes from it when it exists and matches this run (`ident`, e.g. a cell key, and
+    the config, seed and data size), else it is set aside.  Nothing is deleted: the caller removes the
+    checkpoint once its results are written."""
     model.to(device)
     n_steps = cfg.total_steps(len(train_split))
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, betas=(cfg.beta1, cfg.beta2),
@@ -113,11 +185,39 @@ def train(model: CotTransformer, train_split: Split, test_split: Split, cfg: Tra
     ids, lengths, plens = (a.to(device) for a in (train_split.ids, train_split.lengths, train_split.prompt_lens))
     res = TrainResult(steps=n_steps, wall_s=0.0, step_ms=0.0)
     run_loss, run_n = 0.0, 0
-    bar = progress_bar(n_steps, desc, progress, leave=False)   # a bar on a terminal, lines in a log
-    t0 = time.perf_counter()
+    start, wall0, saved = 0, 0.0, None
+    run = _run_id(cfg, seed, len(train_split), n_steps, ident)
+    ckpt = Path(ckpt) if ckpt is not None else None
+    if ckpt is not None and ckpt.is_file():
+        saved = _resume(ckpt, model, opt, device, run)
+        if "error" in saved:
+            set_aside(ckpt, saved["error"], desc)
+            saved = None
+        else:
+            start, wall0, res.curve, res.step_s = saved["step"], saved["wall_s"], saved["curve"], saved["step_s"]
+            run_loss, run_n = saved["run_loss"], saved["run_n"]
+            print(f"{desc}: resuming from {ckpt} at step {start} of {n_steps} ({wall0:.0f} s trained before)",
+                  file=sys.stderr, flush=True)
+    sampler.skip_to(start)                                    # the batches of the steps already taken are drawn, unused
+    bar = progress_bar(n_steps, desc, progress, leave=False, initial=start)   # a bar on a terminal, lines in a log
+    t0 = time.perf_counter() - wall0
+    last_ck = time.perf_counter()
     devices = [torch.device(device).index or 0] if str(device).startswith("cuda") else []
+
+    def checkpoint(step: int) -> None:
+        ckpt.parent.mkdir(parents=True, exist_ok=True)
+        save_atomic(ckpt, {"run": run, "model": model.state_dict(), "opt": opt.state_dict(), "step": step,
+                           "wall_s": time.perf_counter() - t0, "curve": res.curve, "run_loss": run_loss,
+                           "run_n": run_n, "step_s": torch.tensor(res.step_s, dtype=torch.float64),
+                           "rng_cpu": torch.get_rng_state(),
+                           "rng_cuda": torch.cuda.get_rng_state(devices[0]) if devices else None})
+
     with torch_seeded(seed, devices):                         # dropout masks
-        for step in range(1, n_steps + 1):
+        if saved is not None:                                 # where the stopped run's dropout stream was
+            torch.set_rng_state(saved["rng_cpu"])
+            if devices and saved["rng_cuda"] is not None:
+                torch.cuda.set_rng_state(saved["rng_cuda"], devices[0])
+        for step in range(start + 1, n_steps + 1):
             ts = time.perf_counter()
             model.train()
             j = sampler.batch(step - 1)
@@ -139,6 +239,10 @@ def train(model: CotTransformer, train_split: Split, test_split: Split, cfg: Tra
                 res.curve.append({"step": step, "train_loss": run_loss / run_n, "test_loss": tl, "lr": lr})
                 bar.set_postfix(loss=f"{run_loss / run_n:.3f}", test=f"{tl:.3f}")
                 run_loss, run_n = 0.0, 0
+            # after the last step too: a run stopped while it scores greedy generation does not train again
+            if ckpt is not None and (step == n_steps or time.perf_counter() - last_ck >= ckpt_every_s):
+                checkpoint(step)
+                last_ck = time.perf_counter()
     bar.close()
     res.wall_s = time.perf_counter() - t0
     res.step_ms = 1000 * res.wall_s / n_steps

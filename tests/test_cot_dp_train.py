@@ -1,6 +1,8 @@
 """cot_dp.train: the loss, training, greedy-generation accuracy, held-out loss."""
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 import torch
@@ -73,3 +75,107 @@ def test_heldout_loss_is_nan_without_cot_lines(small_ds):
     no_cot = data.Split(s.ids[:4], s.lengths[:4], s.prompt_lens[:4], s.answers[:4], torch.zeros(4, dtype=torch.bool))
     m = CotTransformer(ModelConfig(d_model=16), len(small_ds.tokenizer), small_ds.max_len, 0)
     assert np.isnan(heldout_loss(m, no_cot, 4, "cpu")) and heldout_loss(m, s, 4, "cpu") > 0
+
+
+# ---- resumable training (issue 17: a --full cell outlasts any one session) ---------------------------
+
+RESUME_CFG = TrainConfig(steps=12, batch_size=8, lr=3e-3, warmup=3, schedule="cosine", eval_every=5, eval_size=16)
+
+
+def _split(ds, n):
+    s = ds.train
+    return data.Split(s.ids[:n], s.lengths[:n], s.prompt_lens[:n], s.answers[:n], s.has_cot[:n])
+
+
+def _resumable_run(ds, ckpt=None, d_model=16, cfg=RESUME_CFG, ident="cell"):
+    """A tiny model with dropout 0.1 (so the dropout RNG must be restored), 40 examples in batches of 8:
+    5 steps an epoch, so the 12 steps cross two epoch boundaries and a curve point falls every 5."""
+    m = CotTransformer(ModelConfig(d_model=d_model, arch=ArchConfig(n_layers=1, n_heads=2, dropout=0.1)),
+                       len(ds.tokenizer), ds.max_len, 0)
+    res = train(m, _split(ds, 40), ds.test, cfg, seed=3, progress=False, ckpt=ckpt, ckpt_every_s=0.0, ident=ident)
+    return m, res
+
+
+def _stop_at(monkeypatch, k):
+    """Raise KeyboardInterrupt (what Ctrl-C and, via jackson.config, SIGTERM raise) inside optimiser step k,
+    before its update: the last checkpoint holds step k - 1."""
+    import cot_dp.train as T
+    real = T.lr_at
+
+    def lr_at(step, *a, **kw):
+        if step == k:
+            raise KeyboardInterrupt
+        return real(step, *a, **kw)
+    monkeypatch.setattr(T, "lr_at", lr_at)
+
+
+def _same_run(a, b):
+    (ma, ra), (mb, rb) = a, b
+    sa, sb = ma.state_dict(), mb.state_dict()
+    assert list(sa) == list(sb) and all(torch.equal(sa[k], sb[k]) for k in sa), \
+        [k for k in sa if not torch.equal(sa[k], sb[k])]
+    assert ra.curve == rb.curve                      # every float bit for bit (no NaN: the test split has CoTs)
+    assert len(ra.step_s) == len(rb.step_s) == ra.steps
+
+
+@pytest.mark.parametrize("k", [4, 8, 12])   # inside the first epoch, the second, at the very last step
+def test_a_stopped_and_resumed_run_equals_an_uninterrupted_one(small_ds, tmp_path, monkeypatch, capsys, k):
+    whole = _resumable_run(small_ds)
+    ck = tmp_path / "ck" / "cell.pt"
+    with monkeypatch.context() as mp:
+        _stop_at(mp, k)
+        with pytest.raises(KeyboardInterrupt):
+            _resumable_run(small_ds, ck)
+    st = torch.load(ck, weights_only=True)
+    assert st["step"] == k - 1 and len(st["curve"]) == (k - 1) // 5
+    capsys.readouterr()
+    resumed = _resumable_run(small_ds, ck)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"train: resuming from {ck} at step {k - 1} of 12 ({st['wall_s']:.0f} s trained before)"]
+    _same_run(whole, resumed)
+    assert torch.load(ck, weights_only=True)["step"] == 12        # kept after the last step: the caller removes it
+    assert sorted(p.name for p in ck.parent.iterdir()) == ["cell.pt"]   # no temporary file left
+
+
+def test_a_finished_checkpoint_resumes_without_training(small_ds, tmp_path, monkeypatch):
+    ck = tmp_path / "cell.pt"
+    whole = _resumable_run(small_ds, ck)
+    monkeypatch.setattr("cot_dp.train.batch_loss", lambda *a, **k: pytest.fail("trained again"))
+    _same_run(whole, _resumable_run(small_ds, ck))
+
+
+def _one_set_aside(tmp_path, ck, bad, capsys, why):
+    aside = list(tmp_path.glob("cell.pt.corrupt-*"))
+    assert len(aside) == 1 and aside[0].read_bytes() == bad          # kept, never deleted
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"train: cannot resume from {ck} (") and why in err[0] \
+        and err[0].endswith(f"set aside as {aside[0].name}, training from scratch"), err
+
+
+@pytest.mark.parametrize("how", ["garbage", "truncated", "empty"])
+def test_an_unreadable_checkpoint_is_set_aside_and_training_starts_afresh(small_ds, tmp_path, capsys, how):
+    whole = _resumable_run(small_ds)
+    ck = tmp_path / "cell.pt"
+    _resumable_run(small_ds, ck)
+    bad = {"garbage": bytes(range(256)) * 8, "truncated": ck.read_bytes()[:len(ck.read_bytes()) // 2], "empty": b""}[how]
+    ck.write_bytes(bad)
+    capsys.readouterr()
+    _same_run(whole, _resumable_run(small_ds, ck))
+    _one_set_aside(tmp_path, ck, bad, capsys, "Error")
+    assert ck.is_file()                                           # the new run wrote its own
+
+
+@pytest.mark.parametrize("other, why", [({"d_model": 8}, "another model: embed.weight is 20x16 here, 20x8 in the checkpoint"),
+                                        ({"cfg": dataclasses.replace(RESUME_CFG, lr=1e-3)}, "differs in train.lr"),
+                                        ({"ident": "another cell"}, "differs in ident")])
+def test_a_checkpoint_of_another_model_or_run_is_set_aside(small_ds, tmp_path, capsys, other, why):
+    ck = tmp_path / "cell.pt"
+    with pytest.MonkeyPatch.context() as mp:
+        _stop_at(mp, 7)
+        with pytest.raises(KeyboardInterrupt):
+            _resumable_run(small_ds, ck, **other)
+    bad = ck.read_bytes()
+    whole = _resumable_run(small_ds)
+    capsys.readouterr()
+    _same_run(whole, _resumable_run(small_ds, ck))
+    _one_set_aside(tmp_path, ck, bad, capsys, why)
