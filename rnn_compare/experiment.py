@@ -246,7 +246,8 @@ def position_section(pos: pd.DataFrame, cfg: CompareConfig) -> list[str]:
     md = ["## Where the error sits: held-out MSE by output position", "",
           f"Mean held-out MSE over the output positions t of each zone, median over seeds: first = t < {cfg.swap}, "
           f"last = t >= {cfg.tau - cfg.swap} (the blocks the ordering alteration exchanges), middle = the rest. "
-          "Per position and seed: position_mse.csv; drawn in position_mse.png.", "",
+          "Diverged members are left out, as in the tables. Per position and seed: position_mse.csv; drawn in "
+          "position_mse.png.", "",
           "| kernel | alteration | model | first | middle | last | first / original | middle / original | last / original |",
           "|---|---|---|---|---|---|---|---|---|"]
     for (k, a, m), r in med.iterrows():
@@ -424,15 +425,25 @@ def plot(out: Path, long: pd.DataFrame) -> Path:
     order.sort(key=lambda t: (t[0] != "exp", ["original", "permuted", "mixed"].index(t[1])))
     labels = [f"{k}\n{a}" for k, a in order]
     xs = np.arange(len(labels))
+    clipped = False
     for j, m in enumerate(MODELS):
         d = long[long.model == m].set_index(["kernel", "alteration"])
-        vals = [d.loc[t] for t in order]
-        ax.bar(xs + (j - 0.5) * 0.38, [v["mean"] for v in vals], 0.36, yerr=[v["std"] if v["count"] > 1 else 0 for v in vals],
-               label=f"{m} (measured)", color=f"C{j}", capsize=3)
-        ax.scatter(xs + (j - 0.5) * 0.38, [v["paper"] for v in vals], color="k", marker="_", s=200, zorder=3,
-                   label="paper" if j == 0 else None)
-    ax.set(yscale="log", xticks=xs, xticklabels=labels, ylabel="held-out MSE")
-    ax.legend(fontsize=8)
+        x = xs + (j - 0.5) * 0.38
+        # a (target, model) whose every seed diverged has no row in tables_long: no bar, a note at its place
+        mean = np.array([d.loc[t, "mean"] if t in d.index else np.nan for t in order], dtype=float)
+        sd = np.array([d.loc[t, "std"] if t in d.index and d.loc[t, "count"] > 1 else 0.0 for t in order], dtype=float)
+        low = np.where(sd >= mean, 0.95 * mean, sd)     # log axis: a bar to mean - sd <= 0 would leave the plot
+        clipped |= bool(np.any(sd >= mean))
+        ax.bar(x, mean, 0.36, yerr=[low, sd], label=f"{m} (measured)", color=f"C{j}", capsize=3)
+        ax.scatter(x, [d.loc[t, "paper"] if t in d.index else PAPER.get((*t, m), np.nan) for t in order],
+                   color="k", marker="_", s=200, zorder=3, label="paper" if j == 0 else None)
+        for xi, mi in zip(x, mean):
+            if not np.isfinite(mi):
+                ax.annotate("all seeds\ndiverged", (xi, 0.02), xycoords=("data", "axes fraction"), ha="center",
+                            fontsize=6, rotation=90)
+    ax.set(yscale="log", xticks=xs, xticklabels=labels, ylabel="held-out MSE (mean over seeds, bar: ±1 sd)")
+    ax.legend(fontsize=8, title=("lower bar ends clipped at 5% of the mean where sd >= mean" if clipped else None),
+              title_fontsize=7)
     fig.suptitle("RNN vs Transformer under temporal ordering and mixing (synthetic linear targets)", fontsize=9)
     fig.tight_layout()
     path = out / "mse_bars.png"
@@ -465,7 +476,10 @@ def run_compare(cfg: CompareConfig, command: str, progress: bool = True) -> dict
                           for d in dirs], ignore_index=True)
         rows.to_csv(out / "results.csv", index=False, float_format="%.6e")
         pos = positions(dirs, metas)
-        if pos is not None:
+        if pos is not None:             # diverged members are left out here as in every table
+            bad = rows[rows.status.astype(str).str.startswith("diverged")]
+            drop = set(zip(bad.kernel, bad.alteration, bad.model, bad.seed))
+            pos = pos[[k not in drop for k in zip(pos.kernel, pos.alteration, pos.model, pos.seed)]]
             pos.to_csv(out / "position_mse.csv", index=False, float_format="%.6e")
             plot_positions(out, pos, cfg)
         summary = tables(out, rows, metas, cfg, command, pos)

@@ -186,6 +186,23 @@ def test_rnn_compare_quick_smoke(tmp_path, sub_env):
     assert_paper_figure(out / "position_mse.png")
 
 
+@pytest.mark.slow
+def test_a_model_whose_every_seed_diverged_still_gets_its_tables_and_figures(tmp_path, sub_env):
+    """--rnn-fit-lr 10 makes every RNN member diverge: the run ends 0, names them, draws no bar for them (it
+    crashed in the bar plot before), and leaves them out of the per-position table as out of the means."""
+    import subprocess
+    out = tmp_path / "rc"
+    p = subprocess.run([_exe("rnn-compare"), "--quick", "--table", "uniform", "--rnn-fit-lr", "10", "--out", str(out)],
+                       capture_output=True, text=True, env=sub_env, timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    res = pd.read_csv(out / "results.csv")
+    assert res[res.model == "rnn"].status.str.startswith("diverged").all()
+    assert set(pd.read_csv(out / "position_mse.csv").model) == {"transformer"}
+    assert "| rnn | all seeds diverged |" in (out / "summary.md").read_text()
+    assert_paper_figure(out / "mse_bars.png")
+    assert_paper_figure(out / "position_mse.png")
+
+
 def test_zone_table_and_position_section_against_a_hand_table():
     """Zones split the output positions into the two exchanged blocks and the middle; the section's
     ratios are the altered target's zone means over the original's (median over seeds)."""
