@@ -3,7 +3,9 @@
 A cell is any object with `key()` (a folder name derived from its resolved config) and
 `run(folder, progress)` (writes everything the cell measured into `folder`).  `run_cell` lets it
 write into a temporary folder and renames that into `<out>/cells/<key>/` when it is done, so a
-folder that exists is complete and a run killed at any moment loses only the cells in flight.
+folder that exists is complete and a run killed at any moment loses only the cells in flight (a cell
+that checkpoints its training, only the steps since its last checkpoint: it keeps the checkpoint until
+its folder is in place, then `run_cell` calls its `cleanup()`).
 `run_cells` skips finished cells, in-process by default or on a Dask cluster.
 """
 from __future__ import annotations
@@ -123,6 +125,8 @@ def config_hash(cfg) -> str:
 
 
 class CellLike(Protocol):
+    """A cell may also have `cleanup()`: `run_cell` calls it once the cell's folder is in place, to remove
+    what the cell kept only so that a stopped run could resume (cot-dp: its training checkpoint)."""
     def key(self) -> str: ...
     def run(self, folder: Path, progress: bool = True) -> None: ...
 
@@ -144,6 +148,9 @@ def run_cell(cell: CellLike, cells_dir: str | os.PathLike, progress: bool = True
         os.rename(tmp, final)          # atomic: the folder appears complete or not at all
     except OSError:                    # another worker finished the same cell first
         shutil.rmtree(tmp, ignore_errors=True)
+    cleanup = getattr(cell, "cleanup", None)
+    if cleanup is not None and final.is_dir():   # only once the results are safely in place
+        cleanup()
     return final
 
 

@@ -378,6 +378,26 @@ def test_generic_cells_and_failed_cell_leaves_nothing(tmp_path):
     assert sorted(p.name for p in (tmp_path / "cells").iterdir()) == ["a", "b"]   # no 'c', no .tmp-*
 
 
+class _Resumable(_Echo):
+    """A cell that keeps something for a resume (as cot-dp's checkpoint) until its folder is in place."""
+
+    def __init__(self, name, cells_dir, fail=False):
+        super().__init__(name, fail)
+        self.cells_dir, self.seen = cells_dir, []
+
+    def cleanup(self):
+        self.seen.append((self.cells_dir / self.name / "done.txt").read_text())
+
+
+def test_cleanup_runs_once_the_cell_folder_is_in_place_and_never_after_a_failure(tmp_path):
+    ok, bad = _Resumable("a", tmp_path / "cells"), _Resumable("b", tmp_path / "cells", fail=True)
+    run_cells([ok], tmp_path, progress=False)
+    assert ok.seen == ["a"]                                   # called after the rename: done.txt readable there
+    with pytest.raises(RuntimeError, match="boom"):
+        run_cells([bad], tmp_path, progress=False)
+    assert bad.seen == []                                     # a failed cell keeps what it kept for a resume
+
+
 def test_cell_keys_ignore_fields_left_at_their_defaults():
     """Adding a config field with a default later must not invalidate finished cell folders."""
     import dataclasses as dc
