@@ -23,7 +23,7 @@ from jackson.runfolder import check_run_folder, check_scheduler, open_run
 from jackson.figures import save
 from jackson.fit import FitConfig, evaluate, fit
 from jackson.models import ModelConfig, TransformerBank
-from jackson.schedule import derive_seeds
+from jackson.schedule import derive_seed, derive_seeds
 from jackson.sweep import config_hash, run_cells
 from .report import write_report_json
 from .alterations import AlterationError, check_filter, mix, permute, random_filter, swap_ends
@@ -40,6 +40,7 @@ TABLES = {"ordering": [("exp", "original"), ("exp", "permuted")],
           "mixing": [("exp", "original"), ("exp", "mixed")],
           "uniform": [("uniform", "original"), ("uniform", "permuted")]}
 MODELS = ("rnn", "transformer")
+RETRY_STREAM = 40_000      # derive_seed(seed, RETRY_STREAM, r): the init of retry r of a diverged RNN member
 
 
 def transformer_default() -> ModelConfig:
@@ -65,9 +66,17 @@ class CompareCell:
     transformer: ModelConfig = field(default_factory=transformer_default)
     fit: FitConfig = field(default_factory=FitConfig)
     rnn_fit: FitConfig = field(default_factory=FitConfig)
+    rnn_retries: int = 0        # RNN cells: fresh initialisations tried for a member whose fit diverged
 
     def key(self) -> str:
-        return f"{self.kernel}_{self.alteration}_{self.model}_{config_hash(self)}"
+        # rnn_retries changes nothing a Transformer cell computes, so it is left out of that cell's key
+        # (its finished cells are reused when only the RNN's retry budget changes)
+        ident = self if self.model == "rnn" else dataclasses.replace(self, rnn_retries=0)
+        return f"{self.kernel}_{self.alteration}_{self.model}_{config_hash(ident)}"
+
+    def bank(self, seeds) -> RNNBank | TransformerBank:
+        return (RNNBank(self.rnn, seeds) if self.model == "rnn" else
+                TransformerBank(self.transformer, [self.transformer.n] * len(seeds), seeds))
 
     def data(self, n: int, seed: int):
         """(inputs the model sees, targets) for the altered target; also the kernel it realises."""
@@ -87,21 +96,33 @@ class CompareCell:
         x_tr, y_tr, rho = self.data(self.n_train, int(s_tr))
         x_te, y_te, _ = self.data(self.n_test, int(s_te))
         t = lambda a: torch.tensor(a, dtype=torch.float32)  # noqa: E731
-        bank = (RNNBank(self.rnn, self.seeds) if self.model == "rnn" else
-                TransformerBank(self.transformer, [self.transformer.n] * len(self.seeds), self.seeds))
-        res = fit(bank, t(x_tr), t(y_tr), self.rnn_fit if self.model == "rnn" else self.fit,
-                  seed=self.data_seed, progress=progress,
-                  desc=f"{self.model} {self.kernel} {self.alteration}")
-        e_tr = evaluate(bank, t(x_tr), t(y_tr)).double().mean(dim=1)
-        e_te = evaluate(bank, t(x_te), t(y_te)).double().mean(dim=1)
+        fit_cfg = self.rnn_fit if self.model == "rnn" else self.fit
+        desc = f"{self.model} {self.kernel} {self.alteration}"
+
+        def trained(seeds):
+            bank = self.bank(seeds)
+            res = fit(bank, t(x_tr), t(y_tr), fit_cfg, seed=self.data_seed, progress=progress, desc=desc)
+            return ([res.status, res.steps, evaluate(bank, t(x_tr), t(y_tr)).double().mean(dim=1).tolist(),
+                     evaluate(bank, t(x_te), t(y_te)).double().mean(dim=1).tolist()],
+                    evaluate(bank, t(x_te), t(y_te), by="position").double().numpy(), res.curve)   # (members, tau)
+
+        (status, steps, e_tr, e_te), by_t, curve = trained(self.seeds)
+        init, retry = list(self.seeds), [0] * len(self.seeds)
+        for i, s in enumerate(self.seeds):      # RNN only (rnn_retries): a diverged member gets fresh inits
+            for r in range(1, (self.rnn_retries if self.model == "rnn" else 0) + 1):
+                if not str(status[i]).startswith("diverged"):
+                    break
+                seed_r = derive_seed(s, RETRY_STREAM, r)
+                (st, sp, tr, te), bt, c = trained((seed_r,))
+                curve += [dict(row, member=i, retry=r) for row in c]      # the retry's curve, under its member
+                status[i], steps[i], e_tr[i], e_te[i], by_t[i], init[i], retry[i] = st[0], sp[0], tr[0], te[0], bt[0], seed_r, r
         rows = [{"kernel": self.kernel, "alteration": self.alteration, "model": self.model, "seed": s,
-                 "train_mse": e_tr[i].item(), "test_mse": e_te[i].item(), "status": res.status[i],
-                 "steps": res.steps[i]} for i, s in enumerate(self.seeds)]
+                 "train_mse": e_tr[i], "test_mse": e_te[i], "status": status[i], "steps": steps[i],
+                 "init_seed": init[i], "retry": retry[i]} for i, s in enumerate(self.seeds)]
         pd.DataFrame(rows).to_csv(folder / "rows.csv", index=False)
-        by_t = evaluate(bank, t(x_te), t(y_te), by="position").double().numpy()     # (members, tau)
         pd.DataFrame([{"seed": s, "t": j, "test_mse": by_t[i, j]} for i, s in enumerate(self.seeds)
                       for j in range(self.tau)]).to_csv(folder / "position_mse.csv", index=False)
-        pd.DataFrame(res.curve).to_csv(folder / "curve.csv", index=False)
+        pd.DataFrame(curve).to_csv(folder / "curve.csv", index=False)
         meta = {"cell": dataclasses.asdict(self), "key": self.key(), "wall_s": time.perf_counter() - t0,
                 "target_var": float(y_te.var()),
                 "complexity": None if self.alteration == "permuted" else complexity(rho)}
@@ -124,6 +145,7 @@ class CompareConfig:
     transformer: ModelConfig = field(default_factory=transformer_default)  # Transformer
     fit: FitConfig = field(default_factory=lambda: FitConfig(steps=3000, batch_size=64, eval_size=1024))  # Transformer
     rnn_fit: FitConfig = field(default_factory=lambda: FitConfig(steps=1500, batch_size=64, eval_size=1024))  # RNN
+    rnn_retries: int = 0         # RNN members whose fit diverged are retrained from up to this many fresh inits
     out: str = "reports/rnn_compare/default"  # output folder
     scheduler: str = ""          # Dask scheduler address; empty runs in-process
     quick: bool = False          # seconds-long run on tiny models and data
@@ -139,7 +161,8 @@ class CompareConfig:
                             n_train=self.n_train, n_test=self.n_test, data_seed=self.data_seed, swap=self.swap,
                             filter_length=self.filter_length, filter_seed=self.filter_seed,
                             mix_direction=self.mix_direction, rnn=self.rnn,
-                            transformer=self.transformer, fit=self.fit, rnn_fit=self.rnn_fit)
+                            transformer=self.transformer, fit=self.fit, rnn_fit=self.rnn_fit,
+                            rnn_retries=self.rnn_retries)
                 for k, a in self.targets() for m in MODELS]
 
 
@@ -151,6 +174,7 @@ QUICK = {"seeds": 2, "tau": 12, "n_train": 256, "n_test": 128, "swap": 3,
          # a smoke run never lands in reports/ (where the committed tables live); --out still wins
          "out": "runs/rnn_compare-quick"}
 MAX_SEEDS = 1000           # --n-seeds counts bank members, all trained at once in memory
+MAX_RETRIES = 10           # --rnn-retries: each retry is one more training of one member
 SCHEDULES = ("cosine", "plateau")
 
 
@@ -175,6 +199,7 @@ def validate(cfg: CompareConfig) -> None:
     for opt, v in (("--data-seed", cfg.data_seed), ("--filter-seed", cfg.filter_seed)):
         need(0 <= v <= MAX_SEED, f"{opt}: need an integer in 0..2^63-1, got {v}")
     need(cfg.tau >= 2, f"--tau: must be >= 2, got {cfg.tau}")
+    need(0 <= cfg.rnn_retries <= MAX_RETRIES, f"--rnn-retries: must be in 0..{MAX_RETRIES}, got {cfg.rnn_retries}")
     need(cfg.n_train >= cfg.fit.batch_size, f"--n-train: must be >= --fit-batch-size ({cfg.fit.batch_size})")
     need(cfg.n_test >= 1, "--n-test: must be >= 1")
     need(1 <= cfg.filter_length <= cfg.tau, f"--filter-length: must be in 1..--tau ({cfg.tau}; taps past the "

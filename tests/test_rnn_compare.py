@@ -255,6 +255,8 @@ _COMPARE = [
     ("compare-data-seed-negative", "--data-seed -1", "--data-seed"),
     ("compare-filter-seed-negative", "--filter-seed -1", "--filter-seed"),
     ("compare-tau-one", "--tau 1", "--tau"),
+    ("compare-rnn-retries-negative", "--rnn-retries -1", "--rnn-retries: must be in 0..10"),
+    ("compare-rnn-retries-huge", "--rnn-retries 11", "--rnn-retries: must be in 0..10"),
     ("compare-n-test-zero", "--n-test 0", "--n-test"),
     ("compare-n-train-below-batch", "--n-train 10", "--n-train"),
     ("compare-filter-length-zero", "--filter-length 0", "--filter-length"),
@@ -505,3 +507,68 @@ def test_diverged_members_are_left_out_of_the_tables_and_named(tmp_path):
     assert "1 diverged member(s), left out of every mean" in md and "rnn, exp kernel, original, seed 2" in md
     long = pd.read_csv(tmp_path / "tables_long.csv")
     assert long[(long.model == "rnn") & (long.alteration == "original")]["count"].item() == 2
+
+
+def _cell_from_json(c: dict):
+    from jackson.fit import FitConfig
+    from jackson.models import ModelConfig
+    from rnn_compare.experiment import CompareCell
+    from rnn_compare.models import RNNConfig
+    c = dict(c, seeds=tuple(c["seeds"]), rnn=RNNConfig(**c["rnn"]), transformer=ModelConfig(**c["transformer"]),
+             fit=FitConfig(**c["fit"]), rnn_fit=FitConfig(**c["rnn_fit"]))
+    return CompareCell(**c)
+
+
+def test_committed_cell_keys_are_unchanged_by_rnn_retries():
+    """Every committed rnn-compare cell folder is still named by its own config's key (so reruns reuse it), and
+    rnn_retries enters an RNN cell's key but not a Transformer cell's."""
+    import json
+    cells = sorted((Path(__file__).resolve().parents[1] / "reports" / "rnn_compare").glob("*/cells/*/cell.json"))
+    assert len(cells) >= 16
+    for f in cells:
+        meta = json.loads(f.read_text())
+        cell = _cell_from_json(meta["cell"])
+        assert cell.key() == meta["key"] == f.parent.name
+        again = dataclasses.replace(cell, rnn_retries=cell.rnn_retries + 2)
+        assert (again.key() == cell.key()) == (cell.model == "transformer")
+
+
+def test_a_diverged_rnn_member_is_retrained_from_a_fresh_init(tmp_path, monkeypatch):
+    """The first fit of member 1 is made to report divergence: with rnn_retries = 2 that member is trained again
+    from init derive_seed(1, RETRY_STREAM, 1), alone, and its row is that run's (checked against the same
+    training done here independently); member 0 keeps its first fit."""
+    import torch
+    from jackson.fit import evaluate, fit as real_fit
+    from jackson.schedule import derive_seed
+    from rnn_compare import experiment as ex
+    from rnn_compare.experiment import RETRY_STREAM, CompareCell
+    from rnn_compare.models import RNNBank, RNNConfig
+    from jackson.fit import FitConfig
+    calls = []
+
+    def flaky(bank, *a, **k):
+        res = real_fit(bank, *a, **k)
+        calls.append(bank.seeds)
+        if len(calls) == 1:
+            res.status[1] = "diverged: made up by the test at step 1"
+        return res
+    monkeypatch.setattr(ex, "fit", flaky)
+    f = FitConfig(steps=30, batch_size=16, warmup=3, eval_every=10, eval_size=32)
+    cell = CompareCell(kernel="exp", alteration="original", model="rnn", seeds=(0, 1), tau=6, n_train=64, n_test=32,
+                       rnn=RNNConfig(hidden=4), rnn_fit=f, rnn_retries=2)
+    cell.run(tmp_path, progress=False)
+    rows = pd.read_csv(tmp_path / "rows.csv")
+    r1 = derive_seed(1, RETRY_STREAM, 1)
+    assert calls == [(0, 1), (r1,)]                         # one retry: it did not diverge
+    assert rows.retry.tolist() == [0, 1] and rows.init_seed.tolist() == [0, r1] and rows.seed.tolist() == [0, 1]
+    assert not rows.status.str.startswith("diverged").any()
+    s_tr, s_te = ex.derive_seeds(cell.data_seed, 20_000, n=2)
+    x_tr, y_tr, _ = cell.data(cell.n_train, int(s_tr))
+    x_te, y_te, _ = cell.data(cell.n_test, int(s_te))
+    t = lambda a: torch.tensor(a, dtype=torch.float32)  # noqa: E731
+    alone = RNNBank(RNNConfig(hidden=4), (r1,))
+    real_fit(alone, t(x_tr), t(y_tr), f, seed=cell.data_seed, progress=False)
+    want = evaluate(alone, t(x_te), t(y_te)).double().mean().item()
+    assert rows.test_mse[1] == pytest.approx(want, rel=1e-12)
+    pos = pd.read_csv(tmp_path / "position_mse.csv")
+    assert pos[pos.seed == 1].test_mse.mean() == pytest.approx(want, rel=1e-6)

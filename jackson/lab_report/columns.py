@@ -193,6 +193,10 @@ COLUMNS: dict[str, dict[str, str]] = {
         "test_mse": "MSE on the n_test held-out sequences, mean over positions and sequences",
         "status": _FIT_STATUS,
         "steps": _FIT_STEPS,
+        "init_seed": "the seed of the initialisation this row was trained from: `seed`, or for a retried RNN member "
+                     "derive_seed(seed, 40000, retry) (empty in cells written before retries existed)",
+        "retry": "0 for the first fit; r when the member's fit diverged and retry r (--rnn-retries) gave this row "
+                 "(empty in cells written before retries existed)",
         "mix_direction": "the mixing filter's direction for the run (`future`: (theta*x)[t] = sum_s theta(s) x(t+s), the "
                          "paper's; `past`: causal); it alters only `mixed` rows",
     },
