@@ -499,6 +499,9 @@ def run_compare(cfg: CompareConfig, command: str, progress: bool = True) -> dict
         # each row names its cell's mixing direction (cells written before the column existed hold it in cell.json)
         rows = pd.concat([pd.read_csv(d / "rows.csv").assign(mix_direction=metas[d.name]["cell"]["mix_direction"])
                           for d in dirs], ignore_index=True)
+        for c in ("init_seed", "retry"):     # integers; empty for cells written before they existed
+            if c in rows:
+                rows[c] = rows[c].astype("Int64")
         rows.to_csv(out / "results.csv", index=False, float_format="%.6e")
         pos = positions(dirs, metas)
         if pos is not None:             # diverged members are left out here as in every table
