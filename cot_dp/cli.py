@@ -3,6 +3,7 @@ library function and prints where the results went.  USAGE is what `cot-dp --hel
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import sys
 from dataclasses import dataclass, field
@@ -169,6 +170,7 @@ class TrainRunConfig:
     max_len: int = 0            # positions the model is built for (0: the data's longest sequence)
     device: str = "cpu"         # cpu | cuda | cuda:N
     out: str = ""               # result folder (default: <data>/runs/<model>-d<D>-s<seed>)
+    ckpt_every_s: float = 120.0  # seconds between resume checkpoints (<out>/<cell>.pt, removed when done; 0: every step)
 
     CLI = {"dim": Option("--d-model", old=("--dim",))}   # the results.csv column
 
@@ -215,6 +217,8 @@ def train_one(cfg: TrainRunConfig, command: str) -> dict:
     need(cfg.n_eval >= 0 and cfg.max_len >= 0 and cfg.size >= 0,
          f"--n-eval, --max-len, --size: must be >= 0, got {cfg.n_eval}, {cfg.max_len}, {cfg.size}")
     need(cfg.device == "cpu" or cfg.device.startswith("cuda"), f"--device: cpu, cuda or cuda:N, got {cfg.device}")
+    need(math.isfinite(cfg.ckpt_every_s) and cfg.ckpt_every_s >= 0,
+         f"--ckpt-every-s: must be a finite number of seconds >= 0 (0: every step), got {cfg.ckpt_every_s}")
     need(bool(cfg.data), "--data: give a dataset folder (cot-dp data writes one)")
     folder = Path(cfg.data)
     need(folder.is_dir(), f"--data: {folder} is not a folder")
@@ -230,14 +234,16 @@ def train_one(cfg: TrainRunConfig, command: str) -> dict:
         raise UsageError(str(e)) from None
     need(not cfg.max_len or cfg.max_len >= ds.max_len,
          f"--max-len: the data has sequences of {ds.max_len} tokens; a model built for {cfg.max_len} positions cannot fit them")
+    # the resume checkpoint sits in the run folder: a stopped `cot-dp train` rerun the same way resumes from it
     cell = CotCell(task=task, model=model, train=cfg.train, n_train=len(ds.train), n_test=len(ds.test),
                    data_seed=-1, seed=cfg.seed, n_eval=cfg.n_eval, max_len=cfg.max_len, data_dir=str(folder),
-                   device=cfg.device)
+                   device=cfg.device, ckpt_dir=str(out.expanduser().resolve()), ckpt_every_s=cfg.ckpt_every_s)
     with open_run(out, "cot-dp train", command, dataclasses.asdict(cfg) | {"task_resolved": dataclasses.asdict(task)},
                   device=cfg.device) as run_dir:
         cell.run(run_dir, progress=True)
         # a sweep cell's rows.csv is its run's results.csv here: one file name per kind across commands
         (run_dir / "rows.csv").replace(run_dir / "results.csv")
+        cell.cleanup()
         return pd.read_csv(run_dir / "results.csv").iloc[0].to_dict() | {"out": str(out)}
 
 

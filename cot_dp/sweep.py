@@ -6,9 +6,11 @@ the min-GFLOPs table, summary.md / summary.json and report.json for the lab repo
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
+import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,6 +44,8 @@ class CotCell:
     max_len: int = 0            # positions the model is built for (0: the data's longest sequence)
     data_dir: str = ""          # where the dataset lives (not part of the key)
     device: str = "cpu"         # where it trains (not part of the key)
+    ckpt_dir: str = ""          # its resume checkpoint is <ckpt_dir>/<key>.pt, absolute ("": none; not part of the key)
+    ckpt_every_s: float = 120.0  # seconds between resume checkpoints (not part of the key)
 
     def key(self) -> str:
         ident = {"task": non_default(self.task), "model": non_default(self.model), "train": non_default(self.train),
@@ -50,13 +54,23 @@ class CotCell:
         h = hashlib.sha1(json.dumps(ident, sort_keys=True, default=str).encode()).hexdigest()[:10]
         return f"{self.task.name}-{self.task.size}_{self.model.model}_d{self.model.d_model}_s{self.seed}_{h}"
 
+    def ckpt_path(self) -> Path | None:
+        return Path(self.ckpt_dir) / f"{self.key()}.pt" if self.ckpt_dir else None
+
+    def cleanup(self) -> None:
+        """Remove the resume checkpoint: called once the cell's results are in place (jackson.sweep.run_cell)."""
+        ck = self.ckpt_path()
+        if ck is not None:
+            ck.unlink(missing_ok=True)
+
     def run(self, folder: Path, progress: bool = True) -> None:
         t0 = time.perf_counter()
         ds = data.load(self.data_dir, self.task, check_answers=False)
         L = ds.max_len
         model = CotTransformer(self.model, len(ds.tokenizer), self.max_len or L, self.seed)
         desc = f"{self.task.name}-{self.task.size} {self.model.model} D={self.model.d_model}"
-        res = train(model, ds.train, ds.test, self.train, self.seed, self.device, progress, desc)
+        res = train(model, ds.train, ds.test, self.train, self.seed, self.device, progress, desc,
+                    ckpt=self.ckpt_path(), ckpt_every_s=self.ckpt_every_s, ident=self.key())
         t1 = time.perf_counter()
         acc = accuracy(model, ds.test, self.device, self.train.gen_batch, self.n_eval)
         a = self.model.arch
@@ -127,6 +141,7 @@ class SweepConfig:
     quick: bool = False                      # preset: seconds-long smoke run on tiny data and models
     full: bool = False                       # preset: the paper's sizes, dims, 1M/0.1M samples, 100 epochs, batch 512
     estimate: bool = False                   # time a few steps of every cell and project the sweep's wall time; train nothing
+    ckpt_every_s: float = 120.0              # seconds between a training cell's resume checkpoints (<out>/checkpoints/<cell>.pt, removed when the cell is done; 0: every step)
 
     # one spelling across cot-dp data, sweep and train: the results.csv columns (ARCHITECTURE.md, "CLI vocabulary")
     CLI = {"models": Option("--model", old=("--models",)), "dims": Option("--d-model", old=("--dims",)),
@@ -161,11 +176,16 @@ class SweepConfig:
     def data_dir(self, task: str, size: int) -> Path:
         return self.resolved_out() / "data" / f"{task}-{size}"
 
+    def ckpt_dir(self) -> Path:
+        return self.resolved_out() / "checkpoints"
+
     def cells(self) -> list[CotCell]:
+        # paths absolute: a Dask worker may run in another folder
         return [CotCell(task=self.task_cfg(t, s), model=ModelConfig(model=m, d_model=D, arch=self.arch),
                         train=self.train, n_train=self.n_train, n_test=self.n_test, data_seed=self.data_seed,
                         seed=seed, n_eval=self.n_eval, max_len=self.max_len,
-                        data_dir=str(self.data_dir(t, s).resolve()), device=self.device)
+                        data_dir=str(self.data_dir(t, s).resolve()), device=self.device,
+                        ckpt_dir=str(self.ckpt_dir().resolve()), ckpt_every_s=self.ckpt_every_s)
                 for t in self.task_list() for s in self.sizes_of(t) for m in self.model_list()
                 for D in self.dims_of(t) for seed in self.seeds]
 
@@ -190,6 +210,8 @@ def validate(cfg: SweepConfig) -> None:
     need(cfg.n_train >= 1 and cfg.n_test >= 1, f"--n-train, --n-test: must be >= 1, got {cfg.n_train}, {cfg.n_test}")
     need(cfg.n_eval >= 0 and cfg.max_len >= 0, "--n-eval, --max-len: must be >= 0")
     need(0 < cfg.target_acc <= 1, f"--target-acc: must be in (0, 1], got {cfg.target_acc}")
+    need(math.isfinite(cfg.ckpt_every_s) and cfg.ckpt_every_s >= 0,
+         f"--ckpt-every-s: must be a finite number of seconds >= 0 (0: every step), got {cfg.ckpt_every_s}")
     need(cfg.device == "cpu" or cfg.device.startswith("cuda"), f"--device: cpu, cuda or cuda:N, got {cfg.device}")
     if cfg.device.startswith("cuda"):
         import torch
@@ -547,7 +569,12 @@ def run_sweep(cfg: SweepConfig, command: str, progress: bool = True) -> dict:
         if cfg.estimate:
             est = estimate(cfg, out, progress=progress)
             return {"estimate": est}
-        dirs = run_cells(cfg.cells(), out, scheduler=cfg.scheduler or None, progress=progress)
+        cells = cfg.cells()
+        dirs = run_cells(cells, out, scheduler=cfg.scheduler or None, progress=progress)
+        for c in cells:                # each was removed when its cell finished; this catches a run stopped in between
+            c.cleanup()
+        with contextlib.suppress(OSError):
+            cfg.ckpt_dir().rmdir()     # only if empty: set-aside checkpoints (<key>.pt.corrupt-*) are kept
         res = pd.concat([pd.read_csv(d / "rows.csv") for d in dirs], ignore_index=True)
         base = {(t, s): answer_baseline(cfg.data_dir(t, s), cfg.task_cfg(t, s), cfg.n_eval)
                 for t in cfg.task_list() for s in cfg.sizes_of(t)}

@@ -15,6 +15,7 @@ from cot_dp import data
 from cot_dp.cli import main as cot_main
 from cot_dp_helpers import PNG, task
 from jackson.attention import sparse_mask
+from jackson.config import Terminated
 
 
 # ---- the command line: bad input and faults (issue 14) ---------------------------------------------
@@ -187,7 +188,8 @@ BAD_TRAINING_OPTIONS = [("lr-nan", "--lr nan", "--lr"), ("lr-inf", "--lr inf", "
                         ("epochs-inf", "--epochs inf", "--epochs"), ("weight-decay-inf", "--weight-decay inf", "--weight-decay"),
                         ("grad-clip-inf", "--grad-clip inf", "--grad-clip"), ("beta2-1", "--beta2 1", "--beta2"),
                         ("eval-every-0", "--eval-every 0", "--eval-every"), ("schedule-unknown", "--schedule bogus", "--schedule"),
-                        ("dropout-nan", "--dropout nan", "--dropout"), ("device-unknown", "--device tpu", "--device")]
+                        ("dropout-nan", "--dropout nan", "--dropout"), ("device-unknown", "--device tpu", "--device"),
+                        ("ckpt-every-s-negative", "--ckpt-every-s -1", "--ckpt-every-s")]
 for _id, _opt, _says in BAD_TRAINING_OPTIONS + [
         ("dim-0", "--d-model 0", "--d-model"), ("seed-negative", "--seed -1", "--seed"),
         ("seed-2**63", "--seed 9223372036854775808", "--seed"), ("model-unknown", "--model performer", "--model"),
@@ -257,6 +259,99 @@ _case("train-benchmark-arithmetic-no-heldout-cot", f"cot-dp train --data ar --ta
       and pd.read_csv(p / "ar/runs/standard-d8-s0/curve.csv").test_loss.isna().all())
 
 
+# -- a run stopped inside a cell resumes inside it (issue 17): the setup runs the command once and stops it
+#    at an optimiser step the way a signal does (jackson.config raises KeyboardInterrupt for SIGINT,
+#    Terminated for SIGTERM, where the program is)
+SWEEP1 = "cot-dp sweep --quick --task arithmetic --model linear --size 2 --ckpt-every-s 0 --out s"   # one cell, 30 steps
+TRAIN1 = "cot-dp train --data d --steps 6 --d-model 8 --n-heads 1 --n-layers 1 --batch-size 4 --ckpt-every-s 0"
+
+
+def _exit_code(command):
+    try:
+        return cot_main(shlex.split(command)[1:])
+    except SystemExit as e:
+        return e.code
+
+
+def _stopped(command, at_step, exc=KeyboardInterrupt, code=130, then=None):
+    def setup(p, mp):
+        import cot_dp.train as T
+        if command.startswith("cot-dp train"):
+            _write(p / "d")
+        real = T.lr_at
+
+        def lr_at(step, *a, **kw):
+            if step == at_step:
+                raise exc()
+            return real(step, *a, **kw)
+        mp.setattr(T, "lr_at", lr_at)
+        assert _exit_code(command) == code
+        mp.setattr(T, "lr_at", real)
+        if then:
+            then(p)
+    return setup
+
+
+def _one_checkpoint(folder):
+    found = list(folder.glob("*.pt"))
+    assert len(found) == 1, found
+    return found[0]
+
+
+def _stopped_sweep_left(p):
+    """What a sweep stopped mid-cell leaves: its checkpoint, no cell folder, no temporary folder or file."""
+    _one_checkpoint(p / "s/checkpoints")
+    assert not [c for c in (p / "s/cells").iterdir()] and _no_temp_left(p) is None and not list(p.rglob("*.tmp[0-9]*"))
+
+
+def _truncate_checkpoint(p):
+    _stopped_sweep_left(p)
+    ck = _one_checkpoint(p / "s/checkpoints")
+    ck.write_bytes(ck.read_bytes()[:100])
+
+
+def _same_as_uninterrupted(p):
+    """The cell's curve and scores equal those of the same command run without a stop (into u/); no
+    temporary file or folder left anywhere."""
+    assert _exit_code(SWEEP1.replace("--out s", "--out u")) == 0
+    got, want = (next((p / f / "cells").iterdir()) for f in ("s", "u"))
+    assert got.name == want.name
+    assert (got / "curve.csv").read_bytes() == (want / "curve.csv").read_bytes()
+    cols = ["accuracy", "cot_exact", "test_loss", "steps"]
+    assert pd.read_csv(got / "rows.csv")[cols].equals(pd.read_csv(want / "rows.csv")[cols])
+    assert _no_temp_left(p) is None and not list(p.rglob("*.tmp[0-9]*"))
+
+
+def _checkpoints_left(p):
+    return sorted(f.name.split(".pt")[1] for f in (p / "s/checkpoints").iterdir()) if (p / "s/checkpoints").exists() else []
+
+
+_case("sweep-stopped-mid-cell-resumes", SWEEP1 + "   # rerun after Ctrl-C at step 20 of the cell's 30",
+      "the stop exits 130 and keeps s/checkpoints/<cell>.pt (no cell folder, no temporary folder); the rerun says "
+      "'resuming from .../<cell>.pt at step 19 of 30' in one line, and its curve.csv and "
+      "scores equal an uninterrupted run's; the checkpoint is removed once the cell's results are in place",
+      setup=_stopped(SWEEP1, 20, then=_stopped_sweep_left), code=0,
+      says=["resuming from", "at step 19 of 30"],
+      check=lambda p, t: _same_as_uninterrupted(p) is None and t.count("resuming from") == 1 and not _checkpoints_left(p))
+_case("sweep-sigterm-mid-cell-resumes", SWEEP1 + "   # rerun after kill -TERM at step 5",
+      "the stop exits 143 and keeps the checkpoint; the rerun resumes at step 4 of 30 and equals an uninterrupted run",
+      setup=_stopped(SWEEP1, 5, Terminated, 143, then=_stopped_sweep_left), code=0, says=["at step 4 of 30"],
+      check=lambda p, t: _same_as_uninterrupted(p) is None and not _checkpoints_left(p))
+_case("sweep-truncated-train-checkpoint", SWEEP1 + "   # rerun after s/checkpoints/<cell>.pt was cut short",
+      "one line: the checkpoint is set aside as <cell>.pt.corrupt-<time> (kept, not deleted), the cell trains from "
+      "scratch and the sweep finishes with an uninterrupted run's numbers",
+      setup=_stopped(SWEEP1, 20, then=_truncate_checkpoint), code=0, says=["cannot resume from", "training from scratch"],
+      check=lambda p, t: t.count("cannot resume") == 1 and "resuming from" not in t
+      and [x[:9] for x in _checkpoints_left(p)] == [".corrupt-"] and _same_as_uninterrupted(p) is None)
+_case("train-stopped-resumes", TRAIN1 + "   # rerun after Ctrl-C at step 4 of 6",
+      "the stop exits 130 and keeps <out>/<cell>.pt; the rerun resumes at step 3 of 6 (one line), writes results.csv "
+      "and removes the checkpoint",
+      setup=_stopped(TRAIN1, 4, then=lambda p: _one_checkpoint(p / "d/runs/standard-d8-s0")), code=0,
+      says=["resuming from", "at step 3 of 6"],
+      check=lambda p, t: (p / "d/runs/standard-d8-s0/results.csv").is_file()
+      and not list((p / "d/runs/standard-d8-s0").glob("*.pt*")))
+
+
 @pytest.mark.parametrize("case", FAULT_CASES, ids=[c["id"] for c in FAULT_CASES])
 def test_fault_case(case, tmp_path, monkeypatch, capsys):
     how = _HOW[case["id"]]
@@ -265,7 +360,7 @@ def test_fault_case(case, tmp_path, monkeypatch, capsys):
         monkeypatch.setattr("cot_dp.sweep.train", lambda *a, **k: pytest.fail("trained despite the bad input"))
     if how["setup"]:
         how["setup"](tmp_path, monkeypatch)
-    argv = shlex.split(case["command"])
+    argv = shlex.split(case["command"], comments=True)   # "   # ..." says what the setup did
     assert argv[0] == "cot-dp"
     try:
         code = cot_main(argv[1:])

@@ -90,6 +90,7 @@ def test_sweep_on_dask_gives_the_in_process_numbers(tmp_path):
     a, b = (pd.read_csv(tmp_path / f / "results.csv") for f in ("local", "dask"))
     cols = ["accuracy", "cot_exact", "test_loss", "gflops", "baseline"]
     assert len(a) == 1 and np.allclose(a[cols].to_numpy(float), b[cols].to_numpy(float), rtol=1e-6)
+    assert not (tmp_path / "dask" / "checkpoints").exists()     # written and removed at absolute paths from the worker
 
 
 def test_presets_and_options_on_top(tmp_path):
@@ -170,3 +171,65 @@ def test_estimate_times_cells_and_trains_nothing(tmp_path, capsys):
     assert len(est) == 2 and (est.step_ms > 0).all() and (est.projected_s > est.step_ms / 1000 * est.steps).all()
     assert not (out / "cells").exists() and not (out / "results.csv").exists()
     assert "projected:" in capsys.readouterr().out
+
+
+# ---- resumable cells (issue 17) --------------------------------------------------------------------
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _cell_from_json(meta: dict):
+    from cot_dp.model import ModelConfig
+    from cot_dp.sweep import CotCell
+    from cot_dp.train import TrainConfig
+    from jackson.config import from_dict
+    base = CotCell(task=task("arithmetic", 2), model=ModelConfig(), train=TrainConfig(), n_train=1, n_test=1, data_seed=0)
+    return from_dict(CotCell, meta["cell"], base)
+
+
+def test_committed_cells_keep_their_keys_and_the_checkpoint_fields_are_not_in_them():
+    import dataclasses
+    metas = sorted((ROOT / "reports" / "cot_dp").glob("*/cells/*/cell.json"))
+    assert len(metas) == 45                                     # cpu-arithmetic 27, cpu-ed_ed_local_lis 18
+    for path in metas:
+        meta = json.loads(path.read_text())
+        assert "ckpt_dir" not in meta["cell"]                   # written before the field existed
+        cell = _cell_from_json(meta)
+        assert cell.key() == meta["key"] == path.parent.name, path
+        moved = dataclasses.replace(cell, ckpt_dir="/elsewhere/checkpoints", ckpt_every_s=1.0)
+        assert moved.key() == cell.key() and moved.ckpt_path() == Path(f"/elsewhere/checkpoints/{cell.key()}.pt")
+
+
+def test_a_sweep_checkpoints_each_cell_and_removes_the_checkpoint_once_its_results_are_in_place(tmp_path, monkeypatch):
+    import cot_dp.sweep as S
+    import cot_dp.train as T
+    saved, removed = set(), []
+    real_save, real_cleanup = T.save_atomic, S.CotCell.cleanup
+
+    def save(path, state):
+        saved.add(Path(path))
+        real_save(path, state)
+
+    def cleanup(cell):
+        removed.append((cell.ckpt_path(), cell.ckpt_path().is_file(), (out / "cells" / cell.key() / "rows.csv").is_file(),
+                        len(saved)))
+        real_cleanup(cell)
+    monkeypatch.setattr(T, "save_atomic", save)
+    monkeypatch.setattr(S.CotCell, "cleanup", cleanup)
+    out = tmp_path / "s"
+    monkeypatch.chdir(tmp_path)                                 # the cells' checkpoint paths must not depend on it
+    assert cot_main(["sweep", "--quick", "--task", "arithmetic", "--model", "linear,standard", "--size", "2",
+                     "--ckpt-every-s", "0", "--out", "s"]) == 0
+    keys = sorted(d.name for d in (out / "cells").iterdir())
+    want = {(out / "checkpoints" / f"{k}.pt").resolve() for k in keys}
+    assert len(keys) == 2 and saved == want                     # absolute paths, one per cell
+    # run_cell removed each once its folder was in place, the first before the second cell began (one
+    # checkpoint on disk at a time); run_sweep's pass after the runner found none left
+    first, second = (next(p for p in want if k in p.name) for k in keys)   # cells run in key order here
+    assert [r for r in removed if r[1]] == [(first, True, True, 1), (second, True, True, 2)]
+    assert len(removed) == 4
+    assert not (out / "checkpoints").exists()
+    cfg = json.loads((out / "config.json").read_text())
+    assert cfg["ckpt_every_s"] == 0.0
+    for k in keys:                                              # a cell's record names where its checkpoint was
+        assert json.loads((out / "cells" / k / "cell.json").read_text())["cell"]["ckpt_dir"] == str((out / "checkpoints").resolve())
