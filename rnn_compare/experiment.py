@@ -26,7 +26,8 @@ from jackson.models import ModelConfig, TransformerBank
 from jackson.schedule import derive_seed, derive_seeds
 from jackson.sweep import config_hash, run_cells
 from .report import write_report_json
-from .alterations import AlterationError, check_filter, mix, permute, random_filter, swap_ends
+from .alterations import (AlterationError, check_filter, invert_permutation, mix, permute, random_filter,
+                          swap_ends)
 from .models import RNNBank, RNNConfig
 from .targets import apply_linear, complexity, kernel, mixed_kernel
 
@@ -80,8 +81,20 @@ class CompareCell:
 
     def data(self, n: int, seed: int):
         """(inputs the model sees, targets) for the altered target; also the kernel it realises."""
+        return self._pair(np.random.default_rng(seed).random((n, self.tau)))
+
+    def coupling(self) -> np.ndarray:
+        """K (tau x tau) with y = K x' for the inputs x' the model sees: the target is linear, so column u is its
+        answer to the unit input e_u.  Its singular values are the POD spectrum of the target's temporal coupling
+        (App. D.3): a permutation moves K's columns and keeps them; mixing changes them."""
+        eye = np.eye(self.tau)
+        raw = permute(eye, invert_permutation(swap_ends(self.tau, self.swap))) if self.alteration == "permuted" else eye
+        seen, y, _ = self._pair(raw)
+        assert np.array_equal(seen, eye)
+        return y.T
+
+    def _pair(self, x: np.ndarray):
         rho = kernel(self.kernel, self.tau, seed=self.data_seed)
-        x = np.random.default_rng(seed).random((n, self.tau))
         if self.alteration == "original":
             return x, apply_linear(x, rho), rho
         if self.alteration == "permuted":        # H~_t(x o p) = H_t(x): permute inputs, keep outputs
@@ -363,7 +376,7 @@ def plot_positions(out: Path, pos: pd.DataFrame, cfg: CompareConfig) -> Path:
 
 
 def tables(out: Path, rows: pd.DataFrame, metas: dict, cfg: CompareConfig, command: str,
-           pos: pd.DataFrame | None = None) -> dict:
+           pos: pd.DataFrame | None = None, spec: pd.DataFrame | None = None) -> dict:
     """Table 2 / Table 3 layouts with the paper's values and Altered/Original ratios.  Diverged members
     (non-finite loss, or a training MSE above `explode` x E[y^2]: jackson/fit.py) are left out of every
     mean and named in the summary."""
@@ -422,6 +435,8 @@ def tables(out: Path, rows: pd.DataFrame, metas: dict, cfg: CompareConfig, comma
         md += position_section(pos, cfg)
         summary["positions"] = zone_table(pos, cfg).to_dict("records")
         summary["position_concentration"] = concentration(pos).to_dict("records")
+    if spec is not None:
+        md += coupling_section(spec, rows)
     md += ["## RNN complexity of the targets (App. D.1)", "",
            "| kernel | alteration | decay time | C1 | C2 | C_RNN |", "|---|---|---|---|---|---|"]
     for (k, a), c in sorted({(m["cell"]["kernel"], m["cell"]["alteration"]): m["complexity"]
@@ -476,6 +491,70 @@ def plot(out: Path, long: pd.DataFrame) -> Path:
     return path
 
 
+RANK_TOL = 1e-8     # a singular value below this fraction of sigma_1 counts as zero (numerical rank)
+
+
+def coupling_spectra(cfg: CompareConfig) -> pd.DataFrame:
+    """Singular values of each target's coupling matrix K (CompareCell.coupling): kernel, alteration, i, sigma."""
+    rows = []
+    for k, a in cfg.targets():
+        cell = CompareCell(kernel=k, alteration=a, model="rnn", seeds=(0,), tau=cfg.tau, data_seed=cfg.data_seed,
+                           swap=cfg.swap, filter_length=cfg.filter_length, filter_seed=cfg.filter_seed,
+                           mix_direction=cfg.mix_direction)
+        K = cell.coupling()
+        sv = np.linalg.svd(K, compute_uv=False)
+        neg, nz = int((K < -1e-12).sum()), int((np.abs(K) > 1e-12).sum())
+        rows += [{"kernel": k, "alteration": a, "i": i + 1, "sigma": float(v), "negative": neg, "nonzero": nz}
+                 for i, v in enumerate(sv)]
+    return pd.DataFrame(rows)
+
+
+def energy_rank(sigma, frac: float) -> int:
+    """The fewest leading singular values holding `frac` of sum sigma_i^2."""
+    e = np.cumsum(np.asarray(sigma, float) ** 2)
+    return int(np.searchsorted(e, frac * e[-1] * (1 - 1e-12)) + 1)
+
+
+def coupling_section(spec: pd.DataFrame, rows: pd.DataFrame) -> list[str]:
+    """The POD spectrum of each target's coupling beside the models' held-out MSE (median over seeds)."""
+    med = rows.groupby(["kernel", "alteration", "model"]).test_mse.median()
+    md = ["## The targets' temporal coupling: POD spectrum of K (y = K x)", "",
+          "K is the tau x tau matrix of the linear target as a map of the inputs the model sees (column u: its answer to "
+          f"the unit input e_u; `CompareCell.coupling`). Numerical rank: sigma_i > {RANK_TOL:g} sigma_1; r90 / r99: the "
+          "fewest sigma_i holding 90% / 99% of sum sigma_i^2. A permutation of the inputs permutes K's columns, so its "
+          "spectrum is the original's; mixing changes it. Negative entries of K: weights that softmax attention (>= 0) "
+          "cannot give, so a Transformer must carry their signs through its values. Per i: coupling_spectra.csv.", "",
+          "| kernel | alteration | sigma_1 | sigma_2 / sigma_1 | numerical rank | r90 | r99 | negative / nonzero entries of K "
+          "| RNN MSE (median) | Transformer MSE (median) |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for (k, a), g in spec.groupby(["kernel", "alteration"], sort=False):
+        sv = g.sort_values("i").sigma.to_numpy()
+        mse = [f"{med[(k, a, m)]:.3g}" if (k, a, m) in med.index else "-" for m in MODELS]
+        md.append(f"| {k} | {a} | {sv[0]:.4g} | {sv[1] / sv[0]:.3g} | {int((sv > RANK_TOL * sv[0]).sum())} | "
+                  f"{energy_rank(sv, 0.9)} | {energy_rank(sv, 0.99)} | {g.negative.iloc[0]} / {g.nonzero.iloc[0]} | "
+                  f"{mse[0]} | {mse[1]} |")
+    return md + [""]
+
+
+def plot_coupling(out: Path, spec: pd.DataFrame) -> Path:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(5.5, 3.6))
+    styles = {"original": ("C0", "-"), "permuted": ("C3", ":"), "mixed": ("C2", "--")}
+    for (k, a), g in spec.groupby(["kernel", "alteration"], sort=False):
+        g = g.sort_values("i")
+        c, ls = styles.get(a, ("k", "-"))
+        ax.plot(g.i, g.sigma / g.sigma.iloc[0], ls, color=c if k == "exp" else None, marker="o", ms=2.5,
+                label=f"{k} kernel, {a}")
+    ax.set(yscale="log", xlabel="i", ylabel="sigma_i / sigma_1 of K", ylim=(max(RANK_TOL, ax.get_ylim()[0]), 2))
+    ax.legend(fontsize=7)
+    fig.suptitle("POD spectrum of each target's temporal coupling K (y = K x)", fontsize=9)
+    fig.tight_layout()
+    path = out / "coupling_spectra.png"
+    save(fig, path)
+    return path
+
+
 def positions(dirs, metas: dict) -> pd.DataFrame | None:
     """The cells' per-position held-out MSE in one long table (kernel, alteration, model, seed, t, test_mse);
     None when a cell predates position_mse.csv (cells committed before it was written)."""
@@ -510,7 +589,10 @@ def run_compare(cfg: CompareConfig, command: str, progress: bool = True) -> dict
             pos = pos[[k not in drop for k in zip(pos.kernel, pos.alteration, pos.model, pos.seed)]]
             pos.to_csv(out / "position_mse.csv", index=False, float_format="%.6e")
             plot_positions(out, pos, cfg)
-        summary = tables(out, rows, metas, cfg, command, pos)
+        spec = coupling_spectra(cfg)
+        spec.to_csv(out / "coupling_spectra.csv", index=False, float_format="%.6e")
+        plot_coupling(out, spec)
+        summary = tables(out, rows, metas, cfg, command, pos, spec)
         plot(out, pd.read_csv(out / "tables_long.csv"))
         write_report_json(out)
     return summary

@@ -48,7 +48,12 @@ def report_hook(folder: Path) -> dict:
                  "caption": f"Held-out MSE at each output position t (median over seeds, band: min to max), original "
                             f"and altered targets together; grey: the first and last {cfg.get('swap', '?')} steps, the "
                             f"blocks the ordering alteration exchanges. Seeds: {seeds}."}]
-               if (folder / "position_mse.png").exists() else [])}
+               if (folder / "position_mse.png").exists() else [])
+            + ([{"file": "coupling_spectra.png",
+                 "caption": "Singular values of each target's coupling matrix K (y = K x for the inputs the model sees), "
+                            "relative to the largest: the POD spectrum of the target's temporal coupling. A permutation "
+                            "leaves it unchanged; mixing changes it. Computed from the targets alone (no training)."}]
+               if (folder / "coupling_spectra.png").exists() else [])}
 
 
 def write_report_json(folder: Path) -> Path:

@@ -572,3 +572,37 @@ def test_a_diverged_rnn_member_is_retrained_from_a_fresh_init(tmp_path, monkeypa
     assert rows.test_mse[1] == pytest.approx(want, rel=1e-12)
     pos = pd.read_csv(tmp_path / "position_mse.csv")
     assert pos[pos.seed == 1].test_mse.mean() == pytest.approx(want, rel=1e-6)
+
+
+@pytest.mark.parametrize("kernel_name,alteration,direction", [("exp", "original", "future"), ("exp", "permuted", "future"),
+                                                              ("exp", "mixed", "future"), ("exp", "mixed", "past"),
+                                                              ("uniform", "permuted", "future")])
+def test_coupling_matrix_reproduces_the_training_pairs(kernel_name, alteration, direction):
+    """K from unit inputs gives the very targets data() makes from random inputs: y = x' K^T for the inputs x' the
+    model sees; the original exp K is the closed-form causal Toeplitz matrix e^-(t-s); a permutation keeps the
+    singular values (it moves K's columns)."""
+    from rnn_compare.experiment import CompareCell
+    cell = CompareCell(kernel=kernel_name, alteration=alteration, model="rnn", seeds=(0,), tau=12, swap=3,
+                       mix_direction=direction)
+    K = cell.coupling()
+    x, y, _ = cell.data(50, seed=7)
+    np.testing.assert_allclose(x @ K.T, y, rtol=1e-12, atol=1e-12)
+    orig = dataclasses.replace(cell, alteration="original").coupling()
+    t = np.arange(12)
+    if kernel_name == "exp":
+        np.testing.assert_allclose(orig, np.where(t[:, None] >= t[None, :], np.exp(-(t[:, None] - t[None, :])), 0.0))
+    if alteration == "permuted":
+        np.testing.assert_allclose(np.linalg.svd(K, compute_uv=False), np.linalg.svd(orig, compute_uv=False), rtol=1e-10)
+
+
+def test_energy_rank_and_the_coupling_section():
+    from rnn_compare.experiment import CompareConfig, coupling_section, coupling_spectra, energy_rank
+    assert energy_rank([3.0, 1.0, 1.0], 0.9) == 2        # 9 / 11 < 0.9 <= 10 / 11
+    assert energy_rank([1.0, 0.0], 0.99) == 1
+    cfg = dataclasses.replace(CompareConfig(), table="ordering", tau=8, swap=2)
+    spec = coupling_spectra(cfg)
+    assert set(spec.alteration) == {"original", "permuted"} and spec.groupby("alteration").i.max().eq(8).all()
+    rows = pd.DataFrame([{"kernel": "exp", "alteration": a, "model": m, "seed": 0, "test_mse": 1e-3}
+                         for a in ("original", "permuted") for m in ("rnn", "transformer")])
+    md = "\n".join(coupling_section(spec, rows))
+    assert "| exp | original | " in md and "| 8 |" in md and "0 / 36 | 0.001 | 0.001 |" in md   # 8*9/2 entries on or below

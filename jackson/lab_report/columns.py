@@ -209,6 +209,15 @@ COLUMNS: dict[str, dict[str, str]] = {
         "count": "seeds in the mean (members that did not diverge)",
         "paper": "the paper's value (held-out MSE, Tables 2-3); empty where the paper gives none",
     },
+    "rnn-compare coupling_spectra.csv": {
+        "kernel": "the linear target's kernel rho: `exp` or `uniform`",
+        "alteration": "`original`, `permuted` or `mixed`",
+        "i": "1-based index of the singular value of K, in decreasing order",
+        "sigma": "i-th singular value of K, the tau x tau matrix with y = K x for the inputs x the model sees "
+                 "(`CompareCell.coupling`; unitless)",
+        "negative": "entries of K below -1e-12 (weights softmax attention cannot give); the same on every row of a target",
+        "nonzero": "entries of K with |K| > 1e-12; the same on every row of a target",
+    },
     "rnn-compare position_mse.csv": {
         "kernel": "the linear target's kernel rho: `exp` or `uniform`",
         "alteration": "`original`, `permuted` or `mixed`",
@@ -381,6 +390,8 @@ WRITTEN_BY: dict[str, str] = {
     "rnn-compare results.csv": "one row per (kernel, alteration, model, seed): `rnn_compare/experiment.py` "
                                "`CompareCell.run`",
     "rnn-compare tables_long.csv": "one row per (kernel, alteration, model): `rnn_compare/experiment.py` `tables`",
+    "rnn-compare coupling_spectra.csv": "one row per (kernel, alteration, i): `rnn_compare/experiment.py` "
+                                        "`coupling_spectra`",
     "rnn-compare position_mse.csv": "one row per (kernel, alteration, model, seed, t): `rnn_compare/experiment.py` "
                                     "`CompareCell.run` (each cell's position_mse.csv), gathered by `positions`",
     "rnn-mixing-spectrum spectra.csv": "one row per (form, i): `rnn_compare/report.py` `write_spectrum_folder`",
