@@ -416,3 +416,28 @@ def test_cell_keys_ignore_fields_left_at_their_defaults():
     grown = Grown(**{f.name: getattr(cell, f.name) for f in dc.fields(cell)})
     assert config_hash(grown) == config_hash(cell)
     assert config_hash(dc.replace(grown, new_option=8)) != config_hash(cell)
+
+
+def test_keep_freed_memory_stops_glibc_returning_a_threads_freed_blocks(tmp_path):
+    """jackson.sweep.keep_freed_memory (called by run_cell): in a fresh process, a worker thread that allocates,
+    writes and frees an 8 MiB array 50 times takes fewer page faults with it than without (each fault is a page
+    the OS had taken back); on a C library without mallopt it says so (False) and changes nothing."""
+    import platform
+    import subprocess
+    import sys
+    script = tmp_path / "faults.py"
+    script.write_text(
+        "import resource, sys, threading\nimport numpy as np\n"
+        "if sys.argv[1] == 'keep':\n    from jackson.sweep import keep_freed_memory\n    assert keep_freed_memory()\n"
+        "def work():\n    for _ in range(50):\n        a = np.ones(2 ** 20)\n        a += 1\n        del a\n"
+        "r0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt\n"
+        "t = threading.Thread(target=work); t.start(); t.join()\n"
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - r0)\n")
+    if platform.libc_ver()[0] != "glibc":
+        from jackson.sweep import keep_freed_memory
+        assert keep_freed_memory() is False
+        return
+    root = str(Path(__file__).resolve().parents[1])
+    faults = {m: int(subprocess.run([sys.executable, str(script), m], capture_output=True, text=True, check=True,
+                                    cwd=root).stdout) for m in ("plain", "keep")}
+    assert faults["keep"] < 0.75 * faults["plain"], faults
