@@ -441,3 +441,15 @@ def test_keep_freed_memory_stops_glibc_returning_a_threads_freed_blocks(tmp_path
     faults = {m: int(subprocess.run([sys.executable, str(script), m], capture_output=True, text=True, check=True,
                                     cwd=root).stdout) for m in ("plain", "keep")}
     assert faults["keep"] < 0.75 * faults["plain"], faults
+
+
+def test_learned_spectrum_long_and_wide_are_the_same_table():
+    """The run's learned_spectrum.csv is tidy (one row per member and i); spectrum_wide gives back the cells'
+    s1..sK layout (and passes a wide table of an older folder through), row for row."""
+    from jackson.rate_sweep.results import spectrum_long, spectrum_wide
+    wide = pd.DataFrame({"alpha": [1.5, 1.5], "rank": ["inf", "inf"], "seed": [0, 0], "m_ff": [128, 128],
+                         "m_h": [1, 2], "s1": [2.0, 3.0], "s2": [0.5, 0.25]})
+    long = spectrum_long(wide)
+    assert long[["m_h", "i", "sigma"]].values.tolist() == [[1, 1, 2.0], [1, 2, 0.5], [2, 1, 3.0], [2, 2, 0.25]]
+    pd.testing.assert_frame_equal(spectrum_wide(long), wide, check_dtype=False)
+    assert spectrum_wide(wide) is wide

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +23,32 @@ def _rank_order(r: str) -> float:
 def _width(meta: dict) -> int:
     """The cell's m_FF: the hidden width of f_hat and F_hat."""
     return int(meta["cell"].get("model", {}).get("width", 128))
+
+
+SPECTRUM_KEYS = ["alpha", "rank", "seed", "m_ff", "m_h"]
+
+
+def spectrum_long(wide: pd.DataFrame) -> pd.DataFrame:
+    """The learned spectra as a tidy table, one row per (target, seed, m_FF, m_h, i): columns SPECTRUM_KEYS, i,
+    sigma.  The cells keep one row per member with columns s1..sK (`cell.py`); this is what the run writes."""
+    cols = [c for c in wide.columns if re.fullmatch(r"s\d+", c)]
+    keys = [c for c in wide.columns if c not in cols]
+    if not cols:
+        return pd.DataFrame(columns=[*keys, "i", "sigma"])
+    out = wide.melt(id_vars=keys, value_vars=cols, var_name="i", value_name="sigma")
+    out["i"] = out["i"].str[1:].astype(int)
+    return out.sort_values([*keys, "i"], kind="stable").reset_index(drop=True)
+
+
+def spectrum_wide(table: pd.DataFrame) -> pd.DataFrame:
+    """learned_spectrum.csv as the plot takes it (one row per member, s1..sK), from the tidy layout or from the
+    wide one that folders written before 2026-11-25 hold."""
+    if "sigma" not in table:
+        return table
+    keys = [c for c in table.columns if c not in ("i", "sigma")]
+    wide = table.pivot(index=keys, columns="i", values="sigma").reset_index()
+    wide.columns = [c if isinstance(c, str) else f"s{c}" for c in wide.columns]
+    return wide
 
 
 def collect(out_dir: Path, cell_dirs: list[Path]) -> dict[str, pd.DataFrame]:
@@ -51,7 +78,7 @@ def collect(out_dir: Path, cell_dirs: list[Path]) -> dict[str, pd.DataFrame]:
                                          "seed": m["cell"]["seed"], **m.get("diagnostics", {})} for m in metas])
     tabs["rows"].to_csv(out_dir / "results.csv", index=False, float_format="%.6e")
     tabs["curve"].to_csv(out_dir / "loss_curves.csv", index=False, float_format="%.6e")
-    tabs["learned_spectrum"].to_csv(out_dir / "learned_spectrum.csv", index=False, float_format="%.6e")
+    spectrum_long(tabs["learned_spectrum"]).to_csv(out_dir / "learned_spectrum.csv", index=False, float_format="%.6e")
     tabs["blocks"].to_csv(out_dir / "blocks.csv", index=False, float_format="%.6e")
     tabs["restarts"].to_csv(out_dir / "restarts.csv", index=False, float_format="%.6e")
     tabs["diagnostics"].to_csv(out_dir / "diagnostics.csv", index=False, float_format="%.6e")
@@ -723,6 +750,7 @@ def folder_tables(folder: Path) -> tuple[dict, dict]:
     need(not missing, f"{folder}: no {', '.join(missing)} (not a finished jackson-sweep folder)")
     rows, spec, curve = (pd.read_csv(folder / n, dtype={"rank": str})
                          for n in ("results.csv", "learned_spectrum.csv", "loss_curves.csv"))
+    spec = spectrum_wide(spec)
     summary = json.loads((folder / "summary.json").read_text())
     mine = set(rows["cell"].astype(str)) if "cell" in rows else None     # this run's cells (older runs: all)
     metas = [json.loads(p.read_text()) for p in sorted((folder / "cells").glob("*/cell.json"))
