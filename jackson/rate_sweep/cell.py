@@ -135,6 +135,28 @@ def _inputs(cell: RateCell, x: np.ndarray) -> torch.Tensor:
     return _t(x)
 
 
+def train_bank(cell: RateCell, x_tr: np.ndarray, y_tr: np.ndarray, x_te: np.ndarray, y_te: np.ndarray,
+               dtype: torch.dtype = torch.float32, progress: bool = True):
+    """The cell's bank trained on (x_tr, y_tr) on `cell.device`: (bank, moved to the CPU; FitResult; the
+    per-member squared errors on the training and held-out sequences, float64 arrays (members, n)).
+    The data reach the bank as float32, whatever `dtype`; another `dtype` (float64: the reference of
+    jackson-device-check) casts the bank and the data after that, so every dtype sees the same numbers."""
+    torch.manual_seed(0)  # nothing should draw from it; guards against hidden global randomness
+    dev = torch.device(cell.device)
+
+    def put(t):
+        return t.to(dev) if dtype == torch.float32 else t.to(dev, dtype)
+
+    bank = put(make_bank(cell))
+    h_tr, h_te = put(_inputs(cell, x_tr)), put(_inputs(cell, x_te))
+    yt_tr, yt_te = put(_t(y_tr)), put(_t(y_te))
+    res = fit(bank, h_tr, yt_tr, cell.fit, seed=cell.seed, progress=progress,
+              desc=f"alpha={cell.alpha:g} rank={rank_str(cell.rank)} seed={cell.seed}")
+    err_tr = evaluate(bank, h_tr, yt_tr).double().cpu().numpy()   # (members, n_train)
+    err_te = evaluate(bank, h_te, yt_te).double().cpu().numpy()   # (members, n_test)
+    return bank.cpu(), res, err_tr, err_te
+
+
 def choose(train: np.ndarray, status: list[str], restarts: int) -> list[int]:
     """Per m_h (blocks of `restarts` consecutive members), the index of the member with the lowest
     training MSE among those that did not diverge (among all if every restart diverged)."""
@@ -156,17 +178,9 @@ def measure(cell: RateCell, folder: Path, progress: bool = True) -> None:
     oracle = target.oracle(x_te, cell.m_hs)
     diag = target.diagnostics(x_te, y_mean=float(y_tr.mean()))
 
-    torch.manual_seed(0)  # nothing should draw from it; guards against hidden global randomness
-    dev = torch.device(cell.device)
-    bank = make_bank(cell).to(dev)
+    bank, res, err_tr, err_te = train_bank(cell, x_tr, y_tr, x_te, y_te, progress=progress)
     members = cell.members()
-    h_tr, h_te = _inputs(cell, x_tr).to(dev), _inputs(cell, x_te).to(dev)
-    yt_tr, yt_te = _t(y_tr).to(dev), _t(y_te).to(dev)
-    res = fit(bank, h_tr, yt_tr, cell.fit, seed=cell.seed, progress=progress,
-              desc=f"alpha={cell.alpha:g} rank={rank_str(cell.rank)} seed={cell.seed}")
-    err_tr = evaluate(bank, h_tr, yt_tr).double().cpu().numpy()   # (members, n_train)
-    err_te = evaluate(bank, h_te, yt_te).double().cpu().numpy()   # (members, n_test)
-    bank = bank.cpu()
+    dev = torch.device(cell.device)
     chosen = choose(err_tr.mean(axis=1), res.status, cell.restarts)
     spec = learned_spectrum(bank)[chosen]
     info = target.resolved()

@@ -40,7 +40,7 @@ class SweepConfig:
     fit_range: tuple[int, ...] = (1, 8)        # m_h range (lo,hi) of the log-log exponent fit
     m_ff: tuple[int, ...] = ()                 # the m_FF axis: hidden widths of f_hat and F_hat, one cell per width (empty: --width alone)
     restarts: int = 1                          # independent initialisations per (target, seed, m_h); the best by training MSE is reported
-    device: str = "cpu"                        # torch device: cpu | cuda | cuda:N (expected to match the CPU to float32 round-off; not yet measured)
+    device: str = "cpu"                        # torch device: cpu | cuda | cuda:N (agreement with the CPU: jackson-device-check, tolerance 1e-4)
     model: ModelConfig = field(default_factory=ModelConfig)
     fit: FitConfig = field(default_factory=FitConfig)
     out: str = ""                              # output folder (default: reports/jackson/sweep-a<alphas>-r<ranks>; with --quick runs/jackson/...-quick)
