@@ -17,8 +17,8 @@ The stated tolerance: the device *agrees* when every such number is within TOLER
 (relative) of the float64 reference.  Measured on the 2-core lab CPU (2026-11-25,
 `jackson-device-check --device cpu`): the CPU's float32 run is at most 8.5e-6 (learned features) and
 1.6e-6 (given) from the reference over the 300 steps, so the tolerance leaves >= 10x for another
-device's summation order; TF32 matmuls (10-bit
-mantissa) or half precision would not pass (a bfloat16 run of the check does not: tested).  The
+device's summation order; a bfloat16 run of the check does not
+pass (tested); TF32 matmuls (a 10-bit mantissa) are expected to fail it too (not tried: no GPU).  The
 check is short on purpose: over thousands of steps training amplifies round-off, so members of a
 full sweep trained on two devices can end further apart than this while the curves, exponents and
 verdicts agree.
