@@ -407,6 +407,15 @@ def test_commands_are_shown_as_they_rerun_from_a_clone(tmp_path):
         + " --seeds 0,1 --note '' --quick --out reports/vit_probe/p")
     own = "vit-probe spectra --checkpoint /home/me/my_vit.pth --out reports/vit_probe/s"
     assert rerunnable(own, "reports/vit_probe/s") == own          # the user's own file: kept as typed
+    # where the cells ran (a Dask scheduler, either spelling) does not change them: left out, so it runs in-process
+    for opt in ("--dask-scheduler tcp://127.0.0.1:8786", "--scheduler tcp://127.0.0.1:8786",
+                "--dask-scheduler=tls://10.0.0.5:8786", "--dask-scheduler ''"):
+        assert rerunnable(f"jackson-sweep --alpha 1.5 {opt} --seeds 0,1 --out /tmp/x",
+                          "reports/jackson/x") == "jackson-sweep --alpha 1.5 --seeds 0,1 --out reports/jackson/x"
+    scheduled = [c for c in REPO_REPORTS.rglob("command.txt") if "scheduler" in c.read_text()]
+    assert scheduled                                              # the committed folders run on a local scheduler
+    for c in scheduled:
+        assert "scheduler" not in rerunnable(c.read_text().splitlines()[0], "reports/x")
 
     r = tmp_path / "reports"
     write_json(r / "vit_probe" / "p" / "report.json", {

@@ -18,7 +18,7 @@ data, with how many seeds and which command (the run's data, seeds and command a
 caption that does not mention them); where the paper reports a number it stands beside the measured one
 with their difference (exponents, accuracies) or ratio (errors).  Each run's command is shown as it
 reruns from a clone (jackson.runfolder.rerunnable: --out where the folder sits, shared data where the
-README puts it, no machine-local cache), with the command as run beside it where they differ.  index.md refers to the images and each
+README puts it, no machine-local cache, no Dask scheduler address), with the command as run beside it where they differ.  index.md refers to the images and each
 run's summary.md by relative path; index.html embeds the images (base64) and the summaries and notes
 (rendered, in collapsed <details> blocks), so it is one file that opens offline and carries no link out
 of itself.  The HTML is checked with a parser (balanced tags, every image decodes, every link stays in
