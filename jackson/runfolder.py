@@ -34,7 +34,7 @@ import sys
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from .config import UsageError, check_out_dir, need
+from .config import COMMON, UsageError, check_out_dir, need
 
 FORCE = False            # set by the command line's --force (jackson.config.cli_run); open_run(force=...) wins
 LOCK = ".lock"
@@ -97,6 +97,9 @@ SHARED_FILES = {
     "vit_p4_d128_l4_h4_cifar10_timm.pth": "../shared/data/vit-cifar10-small/vit_p4_d128_l4_h4_cifar10_timm.pth",
 }
 SCRATCH_OPTIONS = ("--cache",)   # options that only speed a run up: a machine-local value is dropped
+# options whose value only says where the cells run (a Dask scheduler; every spelling): the cells, and so the
+# results, are the same wherever they run, and another machine has no such scheduler, so a rerun leaves them out
+PLACEMENT_OPTIONS = (COMMON["scheduler"].name, *COMMON["scheduler"].old)
 
 
 def portable_argv(argv: list[str], cwd: str | os.PathLike | None = None) -> list[str]:
@@ -129,8 +132,9 @@ def command_line(prog: str, argv: list[str]) -> str:
 def rerunnable(command: str, out: str) -> str:
     """The command that remakes a run folder where it now sits: `--out` is the folder's place in the
     repository (`out`), a machine-local copy of a shared data file (SHARED_FILES) is read from where the
-    README puts it, a machine-local cache (SCRATCH_OPTIONS) is left to its default.  Any other
-    absolute path is kept: it names something only its user has."""
+    README puts it, a machine-local cache (SCRATCH_OPTIONS) is left to its default, where the cells ran
+    (PLACEMENT_OPTIONS: a Dask scheduler's address) is left out, so the rerun runs them in-process.  Any
+    other absolute path is kept: it names something only its user has."""
     import shlex
     try:
         toks = shlex.split(command)
@@ -149,7 +153,7 @@ def rerunnable(command: str, out: str) -> str:
         if not eq:                                        # a flag
             res.append(k)
             continue
-        if k in SCRATCH_OPTIONS and os.path.isabs(v):
+        if k in SCRATCH_OPTIONS and os.path.isabs(v) or k in PLACEMENT_OPTIONS:
             continue
         if k == "--out":
             v = out

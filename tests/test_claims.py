@@ -310,8 +310,18 @@ def test_dp_fig1_flops_locality(tmp_path):
     assert judge(tmp_path, "Y-locality").verdict == REPRODUCED
 
 
-def test_claims_without_a_folder_kind_say_so(tmp_path):
-    assert judge(tmp_path, "JL-tab1-wmt").measured.startswith("no run folder (no command of this lab")
+def test_a_claim_no_command_can_test_is_not_applicable_and_says_why(tmp_path):
+    r = judge(tmp_path, "JL-tab1-wmt")
+    assert (r.verdict, r.folder, r.claim.command) == (NOT_APPLICABLE, "", "")
+    assert r.measured == "no run folder can test it: no command of this lab trains a translation model"
+    assert "not applicable" in KINDS["no_run"].rule
+    # the verdict comes from the declaration, not the claim's id: the same claim with a command is untested
+    import dataclasses
+    testable = dataclasses.replace(BY_ID["JL-tab1-wmt"], not_testable="", command="translate --out x")
+    r = judge_claim(testable, find_runs(tmp_path))
+    assert (r.verdict, r.measured) == (UNTESTED, "no run folder; would test it: `translate --out x`")
+    with pytest.raises(ValueError, match="names a command"):
+        dataclasses.replace(testable, not_testable="no such command")
 
 
 def d3_summary(before, after, paper=True) -> dict:
@@ -426,6 +436,8 @@ def test_declared_claims_are_complete_and_consistent():
     assert {c.kind for c in CLAIMS} == set(KINDS)                  # every rule used, every claim's rule exists
     for c in CLAIMS:
         assert c.text and c.paper_value and c.where and c.paper in ("Jiang & Li", "Yang et al.")
+        assert bool(c.command) != bool(c.not_testable), c.id        # a command, or why there is none
+        assert bool(c.not_testable) == (c.kind == "no_run"), c.id
     for alpha in ("0.55", "1", "1.5"):                              # Theorem 4.1 for each alpha run
         assert {f"JL-knee-a{alpha}-r2", f"JL-knee-a{alpha}-r6", f"JL-rate-a{alpha}"} <= set(ids)
     where = " ".join(c.where for c in CLAIMS)
@@ -451,9 +463,9 @@ def test_paper_values_of_app_d3_are_rnn_mixing_spectrums():
 
 
 def test_ledger_covers_every_claim_in_order(tmp_path):
-    rows = ledger(tmp_path)                                         # an empty root: every claim untested
+    rows = ledger(tmp_path)                 # an empty root: every claim untested, but those no command can test
     assert [r.claim.id for r in rows] == [c.id for c in CLAIMS]
-    assert {r.verdict for r in rows} == {UNTESTED}
+    assert [r.verdict for r in rows] == [NOT_APPLICABLE if c.not_testable else UNTESTED for c in CLAIMS]
     assert all("no run folder" in r.measured for r in rows)
 
 

@@ -49,6 +49,8 @@ def test_kind_of_reads_the_run_folders_command(tmp_path):
     assert columns.kind_of(run / "results.csv", tmp_path) == "vit-probe results.csv"
     (tmp_path / "claims.csv").write_text("id\n")
     assert columns.kind_of(tmp_path / "claims.csv", tmp_path) == "jackson-report claims.csv"
+    (tmp_path / "tables.csv").write_text("folder\n")
+    assert columns.kind_of(tmp_path / "tables.csv", tmp_path) == "jackson-report tables.csv"
     (tmp_path / "stray.csv").write_text("a\n")
     assert columns.kind_of(tmp_path / "stray.csv", tmp_path) is None
 

@@ -307,7 +307,8 @@ def test_the_committed_page_loads_clean_in_headless_chromium():
 def test_report_of_the_committed_results(tmp_path):
     """The real reports/ folder (without cells and checkpoints), copied: every image it refers to exists."""
     dst = tmp_path / "reports"
-    shutil.copytree(REPO_REPORTS, dst, ignore=shutil.ignore_patterns("cells", "checkpoints", "*.pt", "index.*", "*.tex"))
+    shutil.copytree(REPO_REPORTS, dst, ignore=shutil.ignore_patterns("cells", "checkpoints", "*.pt", "index.*", "*.tex",
+                                                                "tables.csv"))
     res = build_report(ReportConfig(root=str(dst)))
     md = (dst / "index.md").read_text()
     assert all((dst / p).is_file() for p in md_images(md))
@@ -318,7 +319,7 @@ def test_report_of_the_committed_results(tmp_path):
     # after adding or changing a run folder)
     assert md == (REPO_REPORTS / "index.md").read_text(), "reports/index.md is stale: run jackson-report"
     assert (dst / "index.html").read_text() == (REPO_REPORTS / "index.html").read_text()
-    for name in ("claims.tex", "tables.tex"):
+    for name in ("claims.tex", "tables.tex", "tables.csv"):
         assert (dst / name).read_text() == (REPO_REPORTS / name).read_text(), f"reports/{name} is stale: run jackson-report"
 
 
@@ -407,6 +408,15 @@ def test_commands_are_shown_as_they_rerun_from_a_clone(tmp_path):
         + " --seeds 0,1 --note '' --quick --out reports/vit_probe/p")
     own = "vit-probe spectra --checkpoint /home/me/my_vit.pth --out reports/vit_probe/s"
     assert rerunnable(own, "reports/vit_probe/s") == own          # the user's own file: kept as typed
+    # where the cells ran (a Dask scheduler, either spelling) does not change them: left out, so it runs in-process
+    for opt in ("--dask-scheduler tcp://127.0.0.1:8786", "--scheduler tcp://127.0.0.1:8786",
+                "--dask-scheduler=tls://10.0.0.5:8786", "--dask-scheduler ''"):
+        assert rerunnable(f"jackson-sweep --alpha 1.5 {opt} --seeds 0,1 --out /tmp/x",
+                          "reports/jackson/x") == "jackson-sweep --alpha 1.5 --seeds 0,1 --out reports/jackson/x"
+    scheduled = [c for c in REPO_REPORTS.rglob("command.txt") if "scheduler" in c.read_text()]
+    assert scheduled                                              # the committed folders run on a local scheduler
+    for c in scheduled:
+        assert "scheduler" not in rerunnable(c.read_text().splitlines()[0], "reports/x")
 
     r = tmp_path / "reports"
     write_json(r / "vit_probe" / "p" / "report.json", {
@@ -468,6 +478,64 @@ def test_latex_of_the_ledger_and_of_every_headline_table(root):
                                      ["a value the paper states in words", "identity", "0.01"]]
     assert "F\\_hat" not in tables and "$\\alpha$" in (
         __import__("jackson.lab_report.page", fromlist=["x"])._tex_text("α_1 & 50%"))
+
+
+def _tex_key(text: str, tex: bool) -> str:
+    """A cell reduced to its letters, digits, dots and signs: LaTeX commands and escapes dropped from a .tex
+    cell, an em dash written as LaTeX's --- in a plain one, so the two spellings of one cell compare equal."""
+    text = re.sub(r"\\[A-Za-z]+", "", text) if tex else text.replace("—", "---")
+    return re.sub(r"[^A-Za-z0-9.+-]", "", text)
+
+
+def test_tables_csv_holds_every_cell_of_tables_tex(root, tmp_path):
+    """tables.csv is tables.tex long: the same tables in the same order, every cell (parsed from the .tex on
+    its own), the paper and measured numbers as report.json has them; a rebuild elsewhere writes the same bytes."""
+    import csv
+    from jackson.lab_report.page import HEADLINE, TABLES_CSV_COLUMNS
+    build_report(ReportConfig(root=str(root)))
+    tex = (root / "tables.tex").read_text()
+    tex_tables = {re.search(r"\\label\{([^}]*)\}", part).group(1): _tex_rows(part, "\\midrule", "\\bottomrule")
+                  for part in tex.split("\\begin{table}")[1:]}
+    with open(root / "tables.csv", newline="") as fh:
+        reader = csv.DictReader(fh)
+        assert tuple(reader.fieldnames) == TABLES_CSV_COLUMNS
+        rows = list(reader)
+    cells: dict[str, dict[int, dict[str, dict]]] = {}
+    for r in rows:
+        label = "tab:" + re.sub(r"[^A-Za-z0-9]+", "-", r["folder"]).strip("-")
+        cells.setdefault(label, {}).setdefault(int(r["row"]), {})[r["column"]] = r
+    assert list(cells) == list(tex_tables) and len(tex_tables) >= 2
+    for label, tex_rows in tex_tables.items():
+        assert sorted(cells[label]) == list(range(1, len(tex_rows) + 1))
+        for i, tex_row in enumerate(tex_rows, 1):
+            row = cells[label][i]
+            assert tuple(row) == HEADLINE
+            assert [_tex_key(c, True) for c in tex_row] == [_tex_key(row[c]["value"], False) for c in HEADLINE]
+    for hook in sorted(root.rglob("report.json")):                  # the numbers, against the runs' own files
+        if "cells" in hook.parts or not json.loads(hook.read_text()).get("paper"):
+            continue
+        folder = hook.parent.relative_to(root).as_posix()
+        paper = json.loads(hook.read_text())["paper"]
+        mine = [r for r in rows if r["folder"] == folder]
+        assert len(mine) == len(HEADLINE) * len(paper)
+        for r in mine:
+            if r["column"] in ("paper", "measured"):
+                v = paper[int(r["row"]) - 1][r["column"]]
+                numeric = isinstance(v, (int, float)) and not isinstance(v, bool)
+                assert r["number"] == (repr(float(v)) if numeric else "")
+                assert float(r["value"]) == float(f"{v:.3g}") if numeric else r["value"] == str(v)
+    nearest = [r["value"] for r in rows if r["folder"] == "tasks/nearest-point"]
+    assert nearest == ["mean A on the nearest point", "1", "0.9", "0.9x", "a value the paper states in words",
+                       "identity", "0.01", "—"]
+
+    again = tmp_path / "again" / "reports"
+    shutil.copytree(root, again)
+    for name in ("index.md", "index.html", "claims.csv", "claims.tex", "tables.tex", "tables.csv"):
+        (again / name).unlink()                                     # what jackson-report writes
+    build_report(ReportConfig(root=str(again)))
+    assert (again / "tables.csv").read_bytes() == (root / "tables.csv").read_bytes()
+    build_report(ReportConfig(root=str(root)))
+    assert (root / "tables.csv").read_bytes() == (again / "tables.csv").read_bytes()
 
 
 def test_committed_latex_is_current():

@@ -13,7 +13,9 @@ on every run folder under root:
     beside the claims it would test, with the reason;
   * of the folders that hold a claim's quantities, the preferred one (PREFERENCE) gives the row; the
     others are listed with their own verdicts;
-  * a claim no folder tests is "untested" and names the command that would test it.
+  * a claim no folder tests is "untested" and names the command that would test it, unless its entry
+    declares why no command of this lab can test it (`Claim.not_testable`): then it is "not applicable"
+    and the row says why (the `no_run` kind's rule).
 
 `jackson-report` (jackson.lab_report.page.build_report) puts the ledger first in index.md and index.html and
 writes claims.csv (one row per claim, `csv_text`).  Standard library only: the report never loads torch.
@@ -152,6 +154,11 @@ class Claim:
     kind: str               # key of KINDS: the rule that judges it
     command: str            # the command that would test it ("" : none in this lab)
     params: tuple = ()      # (name, value) pairs the rule reads: alpha, rank, table, task, ...
+    not_testable: str = ""  # why no command of this lab can test it ("": one can); the verdict is then not applicable
+
+    def __post_init__(self):
+        if self.not_testable and self.command:
+            raise ValueError(f"{self.id}: names a command, so it cannot declare that no command tests it")
 
     @property
     def p(self) -> dict:
@@ -646,8 +653,9 @@ def d3_mixing(claim: Claim, run: Run) -> Outcome | None:
 
 # ---- claims no command writes a folder for yet ---------------------------------------------------------
 
-@kind("no_run", "", """No command of this lab writes a run folder for this claim, so no verdict can be computed:
-untested, with the command (if any) that measures it.""")
+@kind("no_run", "", """The claim's entry declares why no command of this lab can test it (for example, none trains
+a translation model): not applicable, and the row says why. Were a command added, the entry would name it
+and the claim would be untested until a folder of that command tests it.""")
 def no_run(claim: Claim, run: Run) -> Outcome | None:
     return None
 
@@ -816,7 +824,7 @@ CLAIMS: tuple[Claim, ...] = (
     Claim("JL-tab1-wmt", JL, "Sec. 6.1, Table 1",
           "permuting the source tokens leaves a translation Transformer's BLEU unaffected",
           "BLEU 26.85 -> 25.91 (WMT14 En-De)", "no_run", "",
-          (("note", "no command of this lab trains a translation model"),)),
+          not_testable="no command of this lab trains a translation model"),
     Claim("JL-tab2-ordering", JL, "Sec. 6.1, Table 2",
           "permuting time (first 10 and last 10 steps swapped) hurts the RNN, not the Transformer",
           f"RNN {_paper_pair('exp', 'permuted', 'rnn')} (drop); Transformer {_paper_pair('exp', 'permuted', 'transformer')}",
@@ -926,9 +934,10 @@ def judge_claim(claim: Claim, runs: list[Run]) -> Row:
     others = [f"{r.folder}: {o.verdict}, {_seeds_text(o.n_seeds)}"
               + (f" ({o.measured})" if o.verdict == NOT_APPLICABLE else "") for r, o in judged[1:]] + left
     if not judged:
-        text = "no run folder" + (f"; would test it: `{claim.command}`" if claim.command else "")
-        text += f" ({claim.p['note']})" if "note" in claim.p else ""
-        return Row(claim, UNTESTED, text, None, "", None, others)
+        if claim.not_testable:                         # declared in CLAIMS: the no_run kind's rule
+            return Row(claim, NOT_APPLICABLE, f"no run folder can test it: {claim.not_testable}", None, "", None, others)
+        return Row(claim, UNTESTED, "no run folder" + (f"; would test it: `{claim.command}`" if claim.command else ""),
+                   None, "", None, others)
     run, out = judged[0]
     measured = out.measured
     if out.verdict == UNTESTED:

@@ -371,6 +371,17 @@ COLUMNS: dict[str, dict[str, str]] = {
         "rule_text": "the rule's text, thresholds included",
         "command": "the command that would test the claim; empty when none in this lab",
     },
+    "jackson-report tables.csv": {
+        "folder": "the run folder whose headline table the cell is in, relative to reports/ (tables.tex's table "
+                  "tab:<folder>)",
+        "title": "the table's title: the run's title in the report, with [superseded] or [quick run] where it is one",
+        "row": "the cell's row in its table, from 1 (one row per quantity the paper gives a value for)",
+        "column": "the cell's column: quantity (what is compared), paper (the paper's value), measured (this run's), "
+                  "measured vs paper (their difference for exponents and accuracies, else their ratio)",
+        "value": "the cell as the report and tables.tex show it (numbers to 3 significant digits; — where there is "
+                 "none or no ratio can be formed)",
+        "number": "the number behind a paper or measured cell at full precision; empty for text and other columns",
+    },
 }
 
 WRITTEN_BY: dict[str, str] = {
@@ -414,6 +425,8 @@ WRITTEN_BY: dict[str, str] = {
     "cot-dp estimate.csv": "one row per cell, `cot-dp sweep --estimate`: `cot_dp/sweep.py` `estimate` "
                            "(copies kept under reports/cot_dp/estimates/ as `<preset>-<tasks>.csv`)",
     "jackson-report claims.csv": "one row per claim: `jackson/lab_report/claims.py` `csv_text`",
+    "jackson-report tables.csv": "one row per cell of every run's headline table (those of tables.tex): "
+                                 "`jackson/lab_report/page.py` `tables_csv`, the cells from `headline_rows`",
 }
 
 
@@ -432,16 +445,17 @@ def meaning(kind: str, column: str) -> str | None:
 
 def kind_of(path: Path, reports: Path = REPORTS) -> str | None:
     """The output kind of a CSV under `reports`: "<program> <file name>", the program from the first word of
-    its run folder's command.txt; reports/claims.csv is jackson-report's, reports/cot_dp/estimates/*.csv are
-    cot-dp estimate.csv tables kept under another name.  None when it cannot tell."""
+    its run folder's command.txt; reports/claims.csv and reports/tables.csv are jackson-report's,
+    reports/cot_dp/estimates/*.csv are cot-dp estimate.csv tables kept under another name.  None when it
+    cannot tell."""
     path = Path(path)
     rel = path.resolve().relative_to(Path(reports).resolve()).as_posix()
     cmd = path.parent / "command.txt"
     if cmd.is_file():
         words = cmd.read_text().split()
         return f"{words[0]} {path.name}" if words else None
-    if rel == "claims.csv":
-        return "jackson-report claims.csv"
+    if rel in ("claims.csv", "tables.csv"):
+        return f"jackson-report {rel}"
     if rel.startswith("cot_dp/estimates/"):
         return "cot-dp estimate.csv"
     return None

@@ -18,7 +18,7 @@ data, with how many seeds and which command (the run's data, seeds and command a
 caption that does not mention them); where the paper reports a number it stands beside the measured one
 with their difference (exponents, accuracies) or ratio (errors).  Each run's command is shown as it
 reruns from a clone (jackson.runfolder.rerunnable: --out where the folder sits, shared data where the
-README puts it, no machine-local cache), with the command as run beside it where they differ.  index.md refers to the images and each
+README puts it, no machine-local cache, no Dask scheduler address), with the command as run beside it where they differ.  index.md refers to the images and each
 run's summary.md by relative path; index.html embeds the images (base64) and the summaries and notes
 (rendered, in collapsed <details> blocks), so it is one file that opens offline and carries no link out
 of itself.  The HTML is checked with a parser (balanced tags, every image decodes, every link stays in
@@ -27,12 +27,15 @@ the page) and, where a Chromium is installed, loaded headless.
 The page opens with the claims ledger (jackson.lab_report.claims): every quantitative claim of the two papers with
 the folder that tests it and a verdict computed by a stated rule; the same rows go to claims.csv and,
 as a LaTeX longtable, to claims.tex.  tables.tex holds every run's headline table (paper beside measured)
-in LaTeX; both are ASCII (TEX_CHARS turns the lab's Unicode into LaTeX) and compile with pdfLaTeX.
+in LaTeX, tables.csv the same cells as one long tidy table (one row per cell, `headline_rows` feeds both);
+the two .tex files are ASCII (TEX_CHARS turns the lab's Unicode into LaTeX) and compile with pdfLaTeX.
 """
 from __future__ import annotations
 
 import base64
+import csv
 import html
+import io
 import json
 import math
 import os
@@ -243,13 +246,30 @@ def ratio(paper, measured, quantity: str = "") -> str:
     return "—"
 
 
+HEADLINE = ("quantity", "paper", "measured", "measured vs paper")   # the columns of a run's headline table
+
+
+def headline_rows(e: dict) -> list[dict[str, str]]:
+    """A run's headline table as every output shows it (the page, tables.tex, tables.csv): one row per
+    quantity its report.json gives a paper value for, the HEADLINE cells as text."""
+    return [dict(zip(HEADLINE, (p["quantity"], _num(p.get("paper")), _num(p.get("measured")),
+                                ratio(p.get("paper"), p.get("measured"), p.get("quantity", "")))))
+            for p in e["paper"]]
+
+
+def headline_entries(secs) -> list[dict]:
+    """The runs with a headline table, in the page's order."""
+    return [e for _, _, _, es in secs for e in es if e["paper"]]
+
+
 INTRO = ("Built by `jackson-report` from the result folders under this folder: it trains nothing, it reads the "
          "tables the runs wrote. Each caption says what the figure measures, on which data, with how many seeds "
          "and the command that produced it; where the paper gives a number it stands beside the measured one "
          "with their difference (exponents, accuracies) or ratio (errors). The claims ledger first gives each "
          "claim its verdict. Sections without results say which command produces them. For a paper: the ledger "
          "as a LaTeX longtable in `claims.tex`, every run's headline table in `tables.tex` (booktabs; pdfLaTeX "
-         "takes both as they are), all beside this page.")
+         "takes both as they are) and, as one long tidy table, in `tables.csv` (columns: `COLUMNS.md`), all beside "
+         "this page.")
 
 
 def readable_image(path: Path) -> bool:
@@ -331,9 +351,8 @@ def render_markdown(root: Path, secs, docs: list[str], rows: list[claims.Row] | 
             if e["text"]:
                 L += [e["text"], ""]
             if e["paper"]:
-                L += ["| quantity | paper | measured | measured vs paper |", "|---|---:|---:|---:|"]
-                L += [f"| {p['quantity']} | {_num(p.get('paper'))} | {_num(p.get('measured'))} | "
-                      f"{ratio(p.get('paper'), p.get('measured'), p.get('quantity', ''))} |" for p in e["paper"]]
+                L += ["| " + " | ".join(HEADLINE) + " |", "|---|---:|---:|---:|"]
+                L += ["| " + " | ".join(row.values()) + " |" for row in headline_rows(e)]
                 L.append("")
             n = 0
             for f in e["figures"]:
@@ -467,11 +486,11 @@ def render_html(root: Path, secs, docs: list[str], rows: list[claims.Row] | None
             if e["text"]:
                 H.append(f"<p>{_inline(e['text'])}</p>")
             if e["paper"]:
-                H.append("<table><tr><th>quantity</th><th>paper</th><th>measured</th><th>measured vs paper</th></tr>")
-                for p in e["paper"]:
-                    H.append(f"<tr><td>{_inline(p['quantity'])}</td><td class=\"n\">{html.escape(_num(p.get('paper')))}</td>"
-                             f"<td class=\"n\">{html.escape(_num(p.get('measured')))}</td>"
-                             f"<td class=\"n\">{ratio(p.get('paper'), p.get('measured'), p.get('quantity', ''))}</td></tr>")
+                H.append("<table><tr>" + "".join(f"<th>{h}</th>" for h in HEADLINE) + "</tr>")
+                for row in headline_rows(e):
+                    q, paper, measured, vs = row.values()
+                    H.append(f"<tr><td>{_inline(q)}</td><td class=\"n\">{html.escape(paper)}</td>"
+                             f"<td class=\"n\">{html.escape(measured)}</td><td class=\"n\">{vs}</td></tr>")
                 H.append("</table>")
             n = 0
             for f in e["figures"]:
@@ -719,18 +738,36 @@ def tables_tex(secs) -> str:
     LaTeX table each, labelled tab:<folder>."""
     import pandas as pd
     out = [TEX_PREAMBLE]
-    for _, _, _, es in secs:
-        for e in es:
-            if not e["paper"]:
-                continue
-            df = pd.DataFrame([{"quantity": p["quantity"], "paper": _num(p.get("paper")),
-                                "measured": _num(p.get("measured")),
-                                "measured vs paper": ratio(p.get("paper"), p.get("measured"), p.get("quantity", ""))}
-                               for p in e["paper"]])
-            label = "tab:" + re.sub(r"[^A-Za-z0-9]+", "-", e["folder"]).strip("-")
-            out.append(_tex_table(df, f"{e['title']}. Folder {e['folder']}/; seeds: {_seeds_text(e['seeds'])}; "
-                                      f"command: `{e['command']}`.", label, RAGGED + "p{6cm}rrr"))
+    for e in headline_entries(secs):
+        df = pd.DataFrame(headline_rows(e), columns=list(HEADLINE))
+        label = "tab:" + re.sub(r"[^A-Za-z0-9]+", "-", e["folder"]).strip("-")
+        out.append(_tex_table(df, f"{e['title']}. Folder {e['folder']}/; seeds: {_seeds_text(e['seeds'])}; "
+                                  f"command: `{e['command']}`.", label, RAGGED + "p{6cm}rrr"))
     return "\n".join(out)
+
+
+TABLES_CSV_COLUMNS = ("folder", "title", "row", "column", "value", "number")
+
+
+def _full(v) -> str:
+    """A number at full precision (repr), '' for anything else (text, None, a bool, inf, nan)."""
+    ok = isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+    return repr(float(v)) if ok else ""
+
+
+def tables_csv(secs) -> str:
+    """tables.csv: every headline table of tables.tex, long and tidy: one row per cell (the run folder, the
+    table's title, its row from 1, the column, the cell as shown), with the number behind a paper or
+    measured cell at full precision."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(TABLES_CSV_COLUMNS)
+    for e in headline_entries(secs):
+        for i, (p, row) in enumerate(zip(e["paper"], headline_rows(e)), 1):
+            for col, text in row.items():
+                w.writerow([e["folder"], e["title"], i, col, text,
+                            _full(p.get(col)) if col in ("paper", "measured") else ""])
+    return buf.getvalue()
 
 
 # ---- the command ----------------------------------------------------------------------------------
@@ -754,6 +791,7 @@ def build_report(cfg: ReportConfig, command: str = "jackson-report") -> dict:
     write_atomic(root / "claims.csv", claims.csv_text(rows))
     write_atomic(root / "claims.tex", claims_tex(rows))
     write_atomic(root / "tables.tex", tables_tex(secs))
+    write_atomic(root / "tables.csv", tables_csv(secs))
     return {"entries": entries, "sections": [(k, len(es)) for k, _, _, es in secs], "images": n_img,
             "missing": [f for e in entries for f in _missing(root, e)], "claims": rows}
 
