@@ -169,4 +169,6 @@ def test_bad_input_is_one_line_exit_2(tmp_path, capsys):
         (spec / name).write_text("layer,head,i,mean\n")
     (spec / "summary.json").write_text("{not json")
     assert "cannot redraw from its files (JSONDecodeError" in _exit2([str(spec)], capsys)
+    assert "--report-json: a 'vit-probe spectra' folder's report.json holds texts of the run alone" in _exit2(
+        ["--report-json", str(spec)], capsys)
     assert not list(tmp_path.rglob("*.png")) and not list(tmp_path.rglob("*.pdf"))
