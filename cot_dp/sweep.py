@@ -417,24 +417,52 @@ def _claims(summary: dict, cfg: SweepConfig) -> list[str]:
 
 # ---- figures -----------------------------------------------------------------------------------
 
+def at_or_below_baseline(acc: pd.DataFrame, baseline: pd.Series) -> pd.DataFrame:
+    """Which cells of an accuracy table (rows: size, columns: D) score no better than a constant answer:
+    accuracy <= that size's baseline (`answer_baseline`).  Both are shares of the same n_eval answers, so
+    equal counts give equal numbers; the 1e-9 only absorbs the rounding of a mean over seeds."""
+    return acc.le(baseline.reindex(acc.index) + 1e-9, axis=0)
+
+
+BASELINE_MARK = "hatched: accuracy at or below a constant answer's (the training set's most frequent answer)"
+
+
 def plot_heatmaps(out: Path, res: pd.DataFrame, cfg: SweepConfig) -> list[Path]:
-    """Fig. 1 as measured: per task, accuracy over D (x) and size (y), one panel per model."""
+    """Fig. 1 as measured: per task, accuracy (mean over seeds) over D (x) and size (y), one panel per
+    model.  With results.csv's baseline column, each size's constant-answer accuracy is written under it and
+    the cells at or below it are hatched (`at_or_below_baseline`): the accuracy a model must beat to have
+    learnt anything."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.patches import Patch, Rectangle
     paths = []
     for task in cfg.task_list():
         r = res[res.task == task]
         models = [m for m in cfg.model_list() if m in set(r.model)]
+        base = r.groupby("size").baseline.first() if "baseline" in r else None
         fig, axes = plt.subplots(1, len(models), figsize=(3.4 * len(models), 3.0), squeeze=False)
+        said = None
         for ax, m in zip(axes[0], models):
             a = r[r.model == m].groupby(["size", "d_model"]).accuracy.mean().unstack("d_model").sort_index(ascending=False)
             im = ax.imshow(a.values, vmin=0, vmax=1, cmap="viridis", aspect="auto")
+            low = at_or_below_baseline(a, base).values if base is not None else np.zeros(a.shape, bool)
             for (i, j), v in np.ndenumerate(a.values):
-                ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=8, color="w" if v < 0.6 else "k")
-            ax.set(xticks=range(a.shape[1]), xticklabels=a.columns, yticks=range(a.shape[0]), yticklabels=a.index,
-                   xlabel="embedding dimension D", ylabel="problem size" if ax is axes[0][0] else "", title=m)
-        fig.colorbar(im, ax=axes[0].tolist(), shrink=0.8, label="accuracy")
+                if low[i, j]:
+                    ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, hatch="///", lw=0, edgecolor="0.75"))
+                ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=8, color="w" if v < 0.6 else "k",
+                        bbox=dict(boxstyle="round,pad=0.15", fc=im.cmap(im.norm(v)), lw=0) if low[i, j] else None)
+            first = ax is axes[0][0]
+            say = base is not None and list(a.index) != said   # the bases once for the rows the panels share
+            said = list(a.index) if say else said
+            sizes = [f"{s}\n(base {base[s]:.2f})" if say else str(s) for s in a.index]
+            ax.set(xticks=range(a.shape[1]), xticklabels=a.columns, yticks=range(a.shape[0]), yticklabels=sizes,
+                   xlabel="embedding dimension D", ylabel="problem size" if first else "", title=m)
+        fig.colorbar(im, ax=axes[0].tolist(), shrink=0.8, label="accuracy (mean over seeds)")
+        if base is not None:
+            fig.legend(handles=[Patch(facecolor="none", edgecolor="0.45", hatch="///", label=BASELINE_MARK
+                                      + ", written under each size as base")],
+                       loc="upper center", bbox_to_anchor=(0.5, -0.02), fontsize=7, frameon=False)
         fig.suptitle(f"{task}: answer accuracy ({cfg.preset} preset)", fontsize=9, y=1.04)
         path = out / f"accuracy_{task}.png"
         save(fig, path, bbox_inches="tight")
@@ -497,17 +525,21 @@ def plot_mask(path: Path, L: int, c: int = 1, k: int = 1) -> Path:
     return path
 
 
-def _caption(p: Path, cfg: SweepConfig) -> str:
+def _caption(p: Path, cfg: SweepConfig, baseline: bool) -> str:
+    """A figure's caption; `baseline`: results.csv has the constant-answer accuracy, so the figures draw it."""
     if p.stem.startswith("locality"):
         return ("ED vs ED_Local: answer accuracy (grey: a constant answer), exact CoTs and held-out loss per CoT "
                 "token against the size, a colour per model, solid ED, dashed ED_Local (Fig. 2's question: does "
                 f"locality help the efficient models?); {cfg.preset} preset.")
-    return (f"{p.stem.split('_', 1)[1]}: answer accuracy over embedding dimension D and problem size, one panel "
-            f"per model (Fig. 1 as measured); {cfg.preset} preset.")
+    return (f"{p.stem.split('_', 1)[1]}: answer accuracy (mean over seeds) over embedding dimension D and problem "
+            f"size, one panel per model (Fig. 1 as measured)"
+            + (f"; {BASELINE_MARK}, written under each size as base" if baseline else "")
+            + f"; {cfg.preset} preset.")
 
 
 def write_report_json(out: Path, cfg: SweepConfig, command: str, figures: list[Path], summary: dict) -> None:
-    """The lab report's hook: report.json beside summary.md."""
+    """The lab report's hook: report.json beside summary.md (the baselines are in summary.json when
+    results.csv has them)."""
     paper = []
     if "arithmetic" in summary["tasks"]:
         mg = pd.read_csv(out / "min_gflops.csv")
@@ -525,9 +557,47 @@ def write_report_json(out: Path, cfg: SweepConfig, command: str, figures: list[P
            "section": "cot_dp",
            "data": f"synthetic CoT datasets, seed {cfg.data_seed}, {cfg.n_train} train / {cfg.n_test} test per task and size",
            "command": command, "seeds": list(cfg.seeds),
-           "figures": [{"file": p.name, "caption": _caption(p, cfg)} for p in figures],
+           "figures": [{"file": p.name, "caption": _caption(p, cfg, "baseline" in summary)} for p in figures],
            "paper": paper, "text": " ".join(text)}
     write_report(out, rep)
+
+
+# ---- a finished folder's figures and report.json again from its files (no training, no data) --------
+
+REDRAW_FILES = ("results.csv", "config.json")
+
+
+def folder_config(folder: Path) -> SweepConfig:
+    """The SweepConfig a finished folder's config.json records (the derived preset and grid are skipped)."""
+    from jackson.config import from_dict
+    return from_dict(SweepConfig, json.loads((Path(folder) / "config.json").read_text()),
+                     where=f"{folder}/config.json")
+
+
+def redraw(folder) -> list[Path]:
+    """Draw a finished cot-dp sweep folder's figures again from its results.csv and config.json with the
+    functions the run calls (`plot_heatmaps`, `plot_locality`): each PNG at 200 dpi, a PDF beside it.
+    Trains nothing, makes no dataset, writes no table, summary or report.json."""
+    folder = Path(folder)
+    missing = [n for n in REDRAW_FILES if not (folder / n).is_file()]
+    need(not missing, f"{folder}: no {', '.join(missing)} (not a finished cot-dp sweep folder)")
+    cfg, res = folder_config(folder), pd.read_csv(folder / "results.csv")
+    loc = plot_locality(folder, res, cfg)
+    return plot_heatmaps(folder, res, cfg) + ([loc] if loc else [])
+
+
+def rewrite_report_json(folder) -> Path:
+    """A finished folder's report.json written again by `write_report_json` from the folder's own
+    config.json, command.txt, summary.json and min_gflops.csv, for the figures `redraw` draws: its captions
+    then describe the figures as they are drawn now."""
+    folder = Path(folder)
+    cfg = folder_config(folder)
+    tasks = cfg.task_list()
+    figs = [folder / f"accuracy_{t}.png" for t in tasks]
+    figs += [folder / "locality_ed_vs_ed_local.png"] if {"ed", "ed_local"} <= set(tasks) else []
+    write_report_json(folder, cfg, (folder / "command.txt").read_text().strip(), figs,
+                      json.loads((folder / "summary.json").read_text()))
+    return folder / "report.json"
 
 
 def estimate(cfg: SweepConfig, out: Path, n_steps: int = 8, progress: bool = True) -> pd.DataFrame:

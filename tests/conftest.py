@@ -90,6 +90,18 @@ def same_picture(a: Path, b: Path, max_share: float = 1e-3) -> bool:
     return x.shape == y.shape and float(np.mean(np.any(x != y, axis=-1))) <= max_share
 
 
+def keep_figures(monkeypatch, module) -> dict:
+    """The figures `module`'s plotting functions hand to jackson.figures.save, by file name: still saved as
+    usual, and a closed figure keeps its artists, so a test can read what was drawn (lines, bands, legend)."""
+    kept, real = {}, module.save
+
+    def save(fig, path, **kw):
+        kept[Path(path).name] = fig
+        return real(fig, path, **kw)
+    monkeypatch.setattr(module, "save", save)
+    return kept
+
+
 # ---- the tiny CIFAR-10 fixture of the vit_probe tests (tests/test_vit_probe_*.py) -------------------------
 
 @pytest.fixture(scope="module")

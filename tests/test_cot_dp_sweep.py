@@ -233,3 +233,93 @@ def test_a_sweep_checkpoints_each_cell_and_removes_the_checkpoint_once_its_resul
     assert cfg["ckpt_every_s"] == 0.0
     for k in keys:                                              # a cell's record names where its checkpoint was
         assert json.loads((out / "cells" / k / "cell.json").read_text())["cell"]["ckpt_dir"] == str((out / "checkpoints").resolve())
+
+
+def _finished_folder(folder: Path, baseline: bool = True) -> pd.DataFrame:
+    """A cot-dp sweep folder as a run leaves it (config.json, command.txt, results.csv, summary, min GFLOPs),
+    with hand-set accuracies, two seeds, and cells exactly at, just above and below their size's baseline."""
+    from cot_dp.sweep import SweepConfig, summarize
+    cfg = SweepConfig(task="ed,ed_local", models="standard,linear", dims=(16, 32), sizes=(4, 5), seeds=(0, 1),
+                      out=str(folder))
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps(cfg.as_dict(), default=str))
+    (folder / "command.txt").write_text(f"cot-dp sweep --task ed,ed_local --out {folder}\n")
+    base = {4: 0.25, 5: 0.125}
+    # a cell's mean over its two seeds: at the baseline, 1/512 (one answer) above it, below it, far above it
+    gaps = [0.0, 1 / 512, -0.05, 0.4, 1 / 512, 0.0, 0.3, -0.1, 0.4]
+    rows = []
+    for t in ("ed", "ed_local"):
+        for m in ("standard", "linear"):
+            for s in (4, 5):
+                for d in (16, 32):
+                    mean = base[s] + gaps[len(rows) // 2 % len(gaps)]
+                    for seed, off in ((0, -1 / 256), (1, 1 / 256)):
+                        rows.append({"task": t, "model": m, "size": s, "d_model": d, "seed": seed,
+                                     "accuracy": mean + off, "cot_exact": 0.1, "test_loss": 0.5, "n_eval": 512,
+                                     "gflops": d / 1000, "gflops_params": d / 2000, "L": 10 * s, "baseline": base[s]})
+    res = pd.DataFrame(rows)
+    if not baseline:
+        res = res.drop(columns="baseline")
+    res.to_csv(folder / "results.csv", index=False, float_format="%.6g")
+    summarize(folder, res, cfg, (folder / "command.txt").read_text().strip())
+    return pd.read_csv(folder / "results.csv")
+
+
+def _hatched_cells(ax) -> set:
+    """(size, D) of the cells a heatmap panel hatches, read from the drawing: rows are its y tick labels
+    (the size first), columns its x tick labels."""
+    sizes = [int(t.get_text().split()[0]) for t in ax.get_yticklabels()]
+    dims = [int(t.get_text()) for t in ax.get_xticklabels()]
+    out = set()
+    for p in ax.patches:
+        if p.get_hatch():
+            x, y = p.get_xy()
+            out.add((sizes[round(y + 0.5)], dims[round(x + 0.5)]))
+    return out
+
+
+def test_a_redraw_hatches_exactly_the_cells_at_or_below_the_constant_answer(tmp_path, monkeypatch):
+    """Issue 15: the heatmaps are judged against the constant-answer baseline, so they draw it: each size's
+    baseline under its label, the cells whose mean accuracy over seeds is <= it hatched (checked against
+    results.csv, including a cell exactly at it and one 1/512 above), a legend and the caption saying what
+    the hatching means.  Drawn by python -m jackson.lab_report.redraw, which picks cot-dp by the folder's
+    command; --report-json writes the captions again."""
+    import cot_dp.sweep
+    from conftest import keep_figures
+    from jackson.lab_report.redraw import REDRAW, main
+    from jackson.runfolder import folder_kind
+    folder = tmp_path / "run"
+    res = _finished_folder(folder)
+    assert folder_kind(folder) == "cot-dp sweep" and "cot-dp sweep" in REDRAW
+    kept = keep_figures(monkeypatch, cot_dp.sweep)
+    assert main(["--report-json", str(folder)]) == 0
+    assert set(kept) == {"accuracy_ed.png", "accuracy_ed_local.png", "locality_ed_vs_ed_local.png"}
+    mean = res.groupby(["task", "model", "size", "d_model"]).agg(acc=("accuracy", "mean"), base=("baseline", "first"))
+    low = mean[mean.acc <= mean.base + 1e-9]
+    assert 0 < len(low) < len(mean)
+    for task in ("ed", "ed_local"):
+        fig = kept[f"accuracy_{task}.png"]
+        for ax, m in zip(fig.axes, ("standard", "linear")):
+            assert ax.get_title() == m
+            want = {(s, d) for (t, mm, s, d) in low.index if t == task and mm == m}
+            assert _hatched_cells(ax) == want, (task, m)
+        assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == ["5\n(base 0.12)", "4\n(base 0.25)"]
+        (legend,) = fig.legends
+        assert "hatched: accuracy at or below a constant answer's" in legend.get_texts()[0].get_text()
+        assert_paper_figure(folder / f"accuracy_{task}.png")
+    caps = {f["file"]: f["caption"] for f in json.loads((folder / "report.json").read_text())["figures"]}
+    assert all("hatched: accuracy at or below a constant answer's" in caps[f"accuracy_{t}.png"] for t in ("ed", "ed_local"))
+
+
+def test_a_folder_without_baselines_redraws_without_marks(tmp_path, monkeypatch):
+    """results.csv written before the baseline column: no hatching, no legend, no promise in the caption."""
+    import cot_dp.sweep
+    from conftest import keep_figures
+    from jackson.lab_report.redraw import redraw
+    folder = tmp_path / "old"
+    _finished_folder(folder, baseline=False)
+    kept = keep_figures(monkeypatch, cot_dp.sweep)
+    redraw(folder, report_json=True)
+    fig = kept["accuracy_ed.png"]
+    assert not fig.legends and not any(p.get_hatch() for ax in fig.axes for p in ax.patches)
+    assert "hatched" not in (folder / "report.json").read_text()

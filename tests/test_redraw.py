@@ -12,10 +12,11 @@ import json
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
-from conftest import assert_paper_figure, assert_vector_pdf, same_picture
+from conftest import assert_paper_figure, assert_vector_pdf, keep_figures, same_picture
 from jackson.lab_report.redraw import main, redraw
 
 REPORTS = Path(__file__).resolve().parent.parent / "reports"
@@ -104,6 +105,41 @@ def test_committed_folders_redraw_without_changing_a_number(rel, tmp_path):
             assert a.size == b.size, p.name
 
 
+@pytest.mark.parametrize("rel, n_seeds", [("jackson/default", 1), ("jackson/long-a1.5-rinf", 2)])
+def test_the_error_caption_says_what_error_vs_mh_draws(rel, n_seeds, tmp_path, monkeypatch):
+    """Issue 15: error_vs_mh.png draws each target's median over its seeds and, with several seeds, the min-max
+    band over them (one seed: its values, no band); report.json's caption and the figure's title say which.
+    On a one-seed folder with an older summary (default: no n_seeds) and a two-seed one, redrawn from tables."""
+    from matplotlib.collections import PolyCollection
+    from jackson.rate_sweep import results
+    src = REPORTS / rel
+    if not src.is_dir():
+        pytest.skip(f"reports/{rel} is not in this checkout")
+    kept = keep_figures(monkeypatch, results)
+    tabs, summary = results.folder_tables(src)
+    results.plot(tmp_path, tabs, summary)
+    fig = kept["error_vs_mh.png"]
+    caption = next(f["caption"] for f in results.report_hook(src)["figures"] if f["file"] == "error_vs_mh.png")
+    (ax,) = fig.axes                        # one alpha, one target in both folders
+    trained = [ln for ln in ax.get_lines() if " trained" in ln.get_label()]
+    bands = [c for c in ax.collections if isinstance(c, PolyCollection)]
+    rows = tabs["rows"]
+    assert rows.seed.nunique() == n_seeds and len(trained) == 1
+    m_h, drawn = trained[0].get_data()
+    assert np.allclose(drawn, rows.groupby("m_h").test_mse.median().loc[m_h])   # the median over seeds
+    assert "mean over seeds" not in caption and "bars: sd" not in caption
+    if n_seeds == 1:
+        assert not bands and trained[0].get_label().endswith("trained, 1 seed")
+        assert "(dots; one seed, no band)" in caption and "band" not in fig.get_suptitle()
+    else:
+        (band,) = bands
+        y = band.get_paths()[0].vertices[:, 1]
+        assert np.isclose(y.min(), rows.test_mse.min()) and np.isclose(y.max(), rows.test_mse.max())
+        assert f"median of {n_seeds} seeds" in trained[0].get_label()
+        assert f"(dots; median over the {n_seeds} seeds, shaded band: min-max over them)" in caption
+        assert "band: min-max over seeds" in fig.get_suptitle()
+
+
 def _exit2(args, capsys) -> str:
     with pytest.raises(SystemExit) as e:
         main(args)
@@ -133,4 +169,6 @@ def test_bad_input_is_one_line_exit_2(tmp_path, capsys):
         (spec / name).write_text("layer,head,i,mean\n")
     (spec / "summary.json").write_text("{not json")
     assert "cannot redraw from its files (JSONDecodeError" in _exit2([str(spec)], capsys)
+    assert "--report-json: a 'vit-probe spectra' folder's report.json holds texts of the run alone" in _exit2(
+        ["--report-json", str(spec)], capsys)
     assert not list(tmp_path.rglob("*.png")) and not list(tmp_path.rglob("*.pdf"))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 
@@ -175,6 +176,51 @@ def test_saturating_power_fit_recovers_parameters():
     fit = E.fit_saturating_power(m, 0.8 * m ** -0.27 + 1.05)
     assert fit["ok"] and fit["gamma"] == pytest.approx(0.27, abs=1e-3) and fit["b"] == pytest.approx(1.05, abs=1e-3)
     assert not E.fit_saturating_power(m[:3], m[:3])["ok"]
+
+
+M_H = np.array([1, 2, 4, 8, 16, 32.0])
+FIT_CASES = {"identified": (M_H, 0.8 * M_H ** -0.27 + 1.05),
+             # reports/vit_probe/sweep_mh_gpu_e40's training losses: flat, so gamma and b are not pinned down
+             "not identified": (M_H, np.array([0.4006, 0.4061, 0.3902, 0.3859, 0.3688, 0.3671])),
+             "failed": (M_H[:3], np.array([0.5, 0.4, 0.35]))}
+
+
+@pytest.mark.parametrize("case", FIT_CASES)
+def test_error_vs_mh_draws_the_fit_whenever_it_succeeded_and_the_caption_says_how(case, tmp_path, monkeypatch):
+    """Issue 15: the caption promised 'the fit a/m_h^gamma + b' but the plot drew it only when identified.
+    Now the fitted curve is drawn whenever the fit succeeded (solid black; dotted grey and labelled not
+    identified when a standard error exceeds its value), and report.json's caption says which, from a
+    tiny two-seed results table."""
+    from conftest import keep_figures
+    from vit_probe import run_sweep_mh as S
+    m, loss = FIT_CASES[case]
+    res = pd.DataFrame([{"m_h": int(mh), "seed": s, "train_loss_eval": l + (s - 0.5) * 1e-3, "test_loss": l + 0.3,
+                         "train_err_eval": 0.1} for mh, l in zip(m, loss) for s in (0, 1)])
+    spec = pd.DataFrame([{"m_h": int(mh), "layer": 0, "head": 0, "i": i, "mean": 1.0 / i}
+                         for mh in m for i in range(1, int(mh) + 1)])
+    g = res.groupby("m_h").train_loss_eval.mean()
+    fit = S.fit_saturating_power(g.index.to_numpy(), g.to_numpy())
+    kept = keep_figures(monkeypatch, S)
+    S._plot_sweep(tmp_path, res, spec, fit, 0, 0, "tiny; 2 seed(s)")
+    (ax,) = kept["error_vs_mh.png"].axes
+    fits = [ln for ln in ax.get_lines() if ln.get_label().startswith("fit")]
+    caption = S.error_caption(fit, 100, "tiny; 2 seed(s)", "preset")
+    if case == "failed":
+        assert not fit["ok"] and not fits and "the fit a/m_h^gamma + b failed: none drawn" in caption
+        return
+    (line,) = fits
+    x, y = line.get_data()
+    assert fit["ok"] and np.allclose(y, fit["a"] * x ** -fit["gamma"] + fit["b"])
+    assert (x.min(), x.max()) == (m.min(), m.max())
+    assert fit["identified"] == (case == "identified")
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    if fit["identified"]:
+        assert (line.get_linestyle(), line.get_color()) == ("-", "k") and S.NOT_IDENTIFIED not in line.get_label()
+        assert "with the fit a/m_h^gamma + b of the training loss (solid black)" in caption
+    else:
+        assert (line.get_linestyle(), line.get_color()) == (":", "grey")
+        assert f"({S.NOT_IDENTIFIED})" in line.get_label() and line.get_label() in legend
+        assert f"dotted grey, {S.NOT_IDENTIFIED}" in caption
 
 
 # ---------------------------------------------------------------- training

@@ -180,6 +180,27 @@ def sweep_where(src: str, n_seeds: int) -> str:
     return f"{src}; {n_seeds} seed(s)"
 
 
+NOT_IDENTIFIED = "not identified: a standard error exceeds its value"
+
+
+def fit_drawn(fit: dict) -> str:
+    """What error_vs_mh.png shows of the fit a/m_h^gamma + b (`_plot_sweep`), in its caption's words: the
+    curve whenever the fit succeeded, solid black if the data identify gamma and b, dotted grey if not."""
+    if not fit.get("ok"):
+        return "(the fit a/m_h^gamma + b failed: none drawn)"
+    if fit.get("identified"):
+        return "with the fit a/m_h^gamma + b of the training loss (solid black)"
+    return (f"with the fit a/m_h^gamma + b of the training loss dotted grey, {NOT_IDENTIFIED}, so its gamma "
+            "and b are no measurement")
+
+
+def error_caption(fit: dict, n_eval_train: int, where: str, preset: str) -> str:
+    """error_vs_mh.png's caption in report.json: what `_plot_sweep` draws, the fit as `fit_drawn` says."""
+    return (f"Fig. 3b analogue: training cross-entropy (eval mode, {n_eval_train} training images stratified by "
+            f"class) and held-out cross-entropy vs m_h {fit_drawn(fit)}; {where}; {preset}. Paper: gamma 0.27, "
+            f"b 1.05 on ViT-B/16 with full training.")
+
+
 def _plot_sweep(out: Path, res: pd.DataFrame, spec: pd.DataFrame, fit: dict, layer: int, head: int, where: str) -> None:
     import matplotlib
     matplotlib.use("Agg")
@@ -209,10 +230,13 @@ def _plot_sweep(out: Path, res: pd.DataFrame, spec: pd.DataFrame, fit: dict, lay
     fig, ax = plt.subplots(figsize=(5.6, 3.9))
     ax.plot(g.m_h, g.train, "o-", label="training loss (cross-entropy, eval mode)")
     ax.plot(g.m_h, g.test, "s--", alpha=0.7, label="held-out loss (test split)")
-    if fit.get("ok") and fit.get("identified"):
+    if fit.get("ok"):          # drawn as fit_drawn, which the caption quotes, says
         xs = np.geomspace(g.m_h.min(), g.m_h.max(), 100)
-        ax.plot(xs, fit["a"] * xs ** -fit["gamma"] + fit["b"], color="grey", ls=":",
-                label=f"fit {fit['a']:.3g}/m_h^{fit['gamma']:.2f} + {fit['b']:.3g}")
+        sure = bool(fit.get("identified"))
+        ax.plot(xs, fit["a"] * xs ** -fit["gamma"] + fit["b"], color="k" if sure else "grey", ls="-" if sure else ":",
+                lw=1 if sure else 1.5, label=f"fit of training loss: {fit['a']:.3g}/m_h^{fit['gamma']:.2g} "
+                                             f"{'+' if fit['b'] >= 0 else '-'} {abs(fit['b']):.3g}"
+                                             + ("" if sure else f"\n({NOT_IDENTIFIED})"))
     ax.set_xscale("log")
     ax.set_xlabel("m_h (query/key size per head)")
     ax.set_ylabel("cross-entropy")
@@ -327,9 +351,7 @@ def run_sweep_mh(cfg: SweepMhConfig, command: str, progress: bool = True) -> dic
                                           "(stratified by class), "
                                           f"one curve per m_h; {where}; {preset}."},
                               {"file": "error_vs_mh.png",
-                               "caption": f"Fig. 3b analogue: training cross-entropy (eval mode, {cfg.n_eval_train} training "
-                                          f"images stratified by class) and held-out cross-entropy vs m_h with the fit a/m_h^gamma + b; "
-                                          f"{where}; {preset}. Paper: gamma 0.27, b 1.05 on ViT-B/16 with full training."}],
+                               "caption": error_caption(fit, cfg.n_eval_train, where, preset)}],
                      paper=paper, text="\n".join(lines[2:3]))
         if progress:
             print(f"wrote {out}/summary.md")

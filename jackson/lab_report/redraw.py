@@ -9,6 +9,13 @@ tables and summary and calls the plotting function the run itself calls, so each
 PNG at 200 dpi with a PDF beside it (matplotlib's PDF backend, from the same drawing).  Only figures are
 written: every table, summary, report.json and cell stays byte for byte as it was.
 
+    python -m jackson.lab_report.redraw --report-json reports/cot_dp/cpu-arithmetic ...
+
+also writes report.json again, with the experiment's own writer from the folder's own files (`REPORT`), so
+the captions describe the figures as they are now drawn; the rest of report.json comes out as the run wrote
+it, where the writer has not changed.  Experiments whose report.json holds texts of the run alone (vit-probe)
+are refused.
+
 Each redraw imports its experiment only when a folder needs it (the lab report itself stays free of them).
 """
 from __future__ import annotations
@@ -37,19 +44,43 @@ def _sweep_mh(folder: Path) -> list[Path]:
     return redraw(folder)
 
 
+def _cot_dp(folder: Path) -> list[Path]:
+    from cot_dp.sweep import redraw
+    return redraw(folder)
+
+
+def _rate_sweep_report(folder: Path) -> Path:
+    from ..rate_sweep.results import write_report_json
+    return write_report_json(folder)
+
+
+def _cot_dp_report(folder: Path) -> Path:
+    from cot_dp.sweep import rewrite_report_json
+    return rewrite_report_json(folder)
+
+
 # the command that made a folder -> the redraw of its experiment
-REDRAW = {"jackson-sweep": _rate_sweep, "vit-probe spectra": _spectra, "vit-probe sweep-mh": _sweep_mh}
+REDRAW = {"jackson-sweep": _rate_sweep, "vit-probe spectra": _spectra, "vit-probe sweep-mh": _sweep_mh,
+          "cot-dp sweep": _cot_dp}
+# -> its report.json written again from the folder's own files (--report-json)
+REPORT = {"jackson-sweep": _rate_sweep_report, "cot-dp sweep": _cot_dp_report}
 
 
-def redraw(folder: str | Path) -> list[Path]:
-    """The figures of one finished run folder drawn again (PNG at 200 dpi + PDF); returns the PNG paths."""
+def redraw(folder: str | Path, report_json: bool = False) -> list[Path]:
+    """The figures of one finished run folder drawn again (PNG at 200 dpi + PDF); returns the PNG paths.
+    report_json: report.json written again too (`REPORT`), its captions those of the figures as drawn."""
     folder = Path(folder)
     need(folder.is_dir(), f"{folder}: no such folder")
     kind = folder_kind(folder)
     need(kind is not None, f"{folder}: neither environment.json nor command.txt says which command made it")
     need(kind in REDRAW, f"{folder}: made by '{kind}'; redraw knows folders of {', '.join(REDRAW)}")
+    need(not report_json or kind in REPORT, f"{folder}: --report-json: a '{kind}' folder's report.json holds texts "
+                                            f"of the run alone; it is written again for folders of {', '.join(REPORT)}")
     try:
-        return REDRAW[kind](folder)
+        pngs = REDRAW[kind](folder)
+        if report_json:
+            REPORT[kind](folder)
+        return pngs
     except UsageError:
         raise
     except (ValueError, KeyError, IndexError) as e:     # a table or summary.json that does not read as the run wrote it
@@ -59,8 +90,11 @@ def redraw(folder: str | Path) -> list[Path]:
 def main(argv: list[str] | None = None) -> int:
     parser = OneLineParser(prog=PROG, description="Draw finished run folders' figures again from their "
                                      "tables (PNG at 200 dpi and a PDF beside it); trains nothing, changes no table.")
-    parser.add_argument("folders", nargs="+", metavar="FOLDER", help="a finished jackson-sweep, vit-probe spectra "
-                        "or vit-probe sweep-mh run folder")
+    parser.add_argument("folders", nargs="+", metavar="FOLDER", help="a finished jackson-sweep, vit-probe spectra, "
+                        "vit-probe sweep-mh or cot-dp sweep run folder")
+    parser.add_argument("--report-json", action="store_true", help="also write report.json again from the "
+                        "folder's own files, so its captions describe the figures as drawn now (jackson-sweep, "
+                        "cot-dp sweep; default: off, only figures are written)")
     parser.add_argument("--threads", type=int, default=1, metavar="N", help="torch threads (default: 1)")
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
 
@@ -69,8 +103,9 @@ def main(argv: list[str] | None = None) -> int:
         apply_threads(args.threads)
         done = []
         for f in args.folders:
-            pngs = redraw(f)
-            done.append(f"{f}: " + ", ".join(f"{p.name} + {p.with_suffix('.pdf').name}" for p in pngs))
+            pngs = redraw(f, args.report_json)
+            done.append(f"{f}: " + ", ".join(f"{p.name} + {p.with_suffix('.pdf').name}" for p in pngs)
+                        + (", report.json" if args.report_json else ""))
         return done
 
     for line in guarded(PROG, body):

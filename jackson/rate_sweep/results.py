@@ -648,8 +648,8 @@ def plot(out_dir: Path, tabs: dict, summary: dict) -> list[Path]:
             deg = " (flagged: " + ", ".join(w for w in ("degenerate", "uninformative") if t.get("degenerate", {}).get(w)) + ")" \
                 if t.get("degenerate", {}).get("flag") else ""
             ax.plot(c.m_h, c.test_median, color=col, marker="o", ms=4,
-                    label=f"{name(t)} trained, median of {n} seed(s){deg}")
-            if n > 1:
+                    label=f"{name(t)} trained, " + (f"median of {n} seeds" if n > 1 else "1 seed") + deg)
+            if n > 1:                # the band report_hook's caption describes (seeds_drawn)
                 ax.fill_between(c.m_h, c.test_min, c.test_max, color=col, alpha=0.18, lw=0)
             pos = lambda v: v.where(v > 0)  # noqa: E731  (exact oracle, m_h >= r: nothing to draw on a log axis)
             ax.plot(c.m_h, pos(c.oracle_mse), color=col, ls="--", lw=1, label=f"{name(t)} oracle")
@@ -667,7 +667,9 @@ def plot(out_dir: Path, tabs: dict, summary: dict) -> list[Path]:
     axes[0][-1].legend(fontsize=7, loc="center left", bbox_to_anchor=(1.02, 0.5))
     import textwrap                # one line per ~13 characters per inch of figure at fontsize 9: never cut off
     fig.suptitle(textwrap.fill(f"Held-out MSE vs attention size m_h (synthetic POD targets), model: {att} attention, "
-                               f"{feats} features; band: min-max over seeds", int(13 * fig.get_figwidth())), fontsize=9)
+                               f"{feats} features" + ("; band: min-max over seeds" if any(
+                                   t.get("n_seeds", 1) > 1 for t in summary["targets"]) else ""),
+                               int(13 * fig.get_figwidth())), fontsize=9)
     fig.tight_layout()
     paths.append(out_dir / "error_vs_mh.png")
     save(fig, paths[-1])
@@ -796,6 +798,17 @@ def seeds_text(seeds) -> str:
     return str(seeds)
 
 
+def seeds_drawn(n_seeds) -> str:
+    """What error_vs_mh.png draws of the trained model, in the caption's words, given each target's number
+    of seeds: `plot` draws a target's median over its seeds (one seed: its values) and, with more than one,
+    the min-max band over them."""
+    ns = sorted(set(int(n) for n in n_seeds))
+    if ns == [1]:
+        return "one seed, no band"
+    which = f"the {ns[0]} seeds" if len(ns) == 1 else f"each target's seeds ({ns[0]}-{ns[-1]})"
+    return f"median over {which}, shaded band: min-max over them" + ("" if ns[0] > 1 else " where there are several")
+
+
 def report_hook(folder: Path) -> dict:
     """The lab report's entry for a jackson-sweep folder (jackson/lab_report/page.py reads it as report.json), built
     from what the run wrote: summary.json, config.json, command.txt and the figures."""
@@ -824,10 +837,17 @@ def report_hook(folder: Path) -> dict:
     elif cfg.get("c", 1.0) != 1.0:
         data += f"; scale c = {cfg['c']:g} (sigma_i = c i^-alpha)"
     tail = f" Data: {data}. Seeds: {seeds_text(seeds)}. Command: `{command}`."
+    widths = s.get("m_ff", [])
+    drawn = seeds_drawn(t.get("n_seeds") or len(seeds) for t in s["targets"])   # older summaries: the config's seeds
+    refs = sorted({t["reference"]["attention"] for t in s["targets"] if "reference" in t})
     figs = [("error_vs_mh.png",
-             f"Held-out MSE of the trained Eq. (5) model (mean over seeds, bars: sd) and of the rank-m_h POD oracle "
-             f"(dashed; dotted: s = t logits kept exact) against m_h, one panel per alpha ({', '.join(f'{a:g}' for a in alphas)}), "
-             f"a colour per rank ({', '.join(ranks)}); grey: the slope m_h^-(2 alpha - 1) of Theorem 4.1."),
+             f"Held-out MSE of the trained Eq. (5) model (dots; {drawn}) "
+             f"and of the rank-m_h POD oracle (dashed; dotted: s = t logits kept exact) against m_h, one panel per alpha "
+             f"({', '.join(f'{a:g}' for a in alphas)}), a colour per rank ({', '.join(ranks)})"
+             + (f" and m_FF ({', '.join(map(str, widths))})" if len(widths) > 1 else "")
+             + (f"; hollow squares: the {', '.join(refs)} attention model of the run compared with (--compare-to), "
+                f"mean over its seeds" if refs else "")
+             + "; grey: the slope m_h^-(2 alpha - 1) of Theorem 4.1."),
             ("learned_spectrum.png", "Singular values of the learned coupling rho_hat (one line per m_h) against the "
                                      "target's sigma_i, one panel per target."),
             ("loss_curves.png", "Training-subset MSE against optimiser step, one line per m_h, one panel per target.")]
