@@ -223,6 +223,37 @@ def test_error_vs_mh_draws_the_fit_whenever_it_succeeded_and_the_caption_says_ho
         assert f"dotted grey, {S.NOT_IDENTIFIED}" in caption
 
 
+@pytest.mark.parametrize("curves, settled, shrinking", [
+    # normalised spectra sigma_i / sigma_1 per m_h; distances from numpy below
+    ({2: [1, .5], 4: [1, .4, .2, .1], 8: [1, .42, .2, .1, .05, .02, .01, .005]}, True, True),
+    ({2: [1, .5], 4: [1, .45, .2, .1], 8: [1, .3, .2, .1, .05, .02, .01, .005]}, False, False),
+])
+def test_spectrum_convergence_verdict_follows_the_stated_rule(curves, settled, shrinking, tmp_path, monkeypatch):
+    """Issue 17 (Fig. 3a): the summary and the figure say whether the spectra converged, by the lab report's
+    rule (last successive distance <= SETTLED_L2), with distances checked against numpy."""
+    from conftest import keep_figures
+    from jackson.lab_report import claims
+    from vit_probe import run_sweep_mh as S
+    assert S.SETTLED_L2 == claims.SETTLED_L2                      # one rule for the sweep and its ledger row
+    spec = pd.DataFrame([{"m_h": m, "layer": 0, "head": 0, "i": i + 1, "mean": 3.0 * v}
+                         for m, c in curves.items() for i, v in enumerate(c)])
+    conv = S.spectrum_convergence(spec, 0, 0)
+    ms = sorted(curves)
+    want = [np.linalg.norm(np.subtract(curves[a][:a], curves[b][:a])) / np.linalg.norm(curves[b][:a])
+            for a, b in zip(ms, ms[1:])]
+    assert np.allclose(conv.rel_l2, want)
+    v = S.convergence_verdict(conv)
+    assert (v["settled"], v["shrinking"], v["last"]) == (settled, shrinking, pytest.approx(want[-1]))
+    assert v["text"].startswith("settled" if settled else "NOT settled")
+    res = pd.DataFrame([{"m_h": m, "seed": 0, "train_loss_eval": 1.0, "test_loss": 1.2, "train_err_eval": .3}
+                        for m in ms])
+    kept = keep_figures(monkeypatch, S)
+    S._plot_sweep(tmp_path, res, spec, {"ok": False}, 0, 0, "tiny; 1 seed(s)")
+    title = kept["spectra_vs_mh.png"].axes[1].get_title()
+    assert ("NOT settled" in title) != settled and f"last <= {S.SETTLED_L2:g}" in title
+    assert S.convergence_verdict(conv.iloc[:0])["settled"] is None
+
+
 # ---------------------------------------------------------------- training
 
 def test_augment_crops_and_flips_within_the_padded_image():

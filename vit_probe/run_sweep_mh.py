@@ -175,6 +175,24 @@ def spectrum_convergence(spec: pd.DataFrame, layer: int, head: int) -> pd.DataFr
     return pd.DataFrame(rows)
 
 
+SETTLED_L2 = 0.1   # Fig. 3a: successive normalised spectra within 10% (relative L2) count as converged (the lab report's SETTLED_L2)
+
+
+def convergence_verdict(conv: pd.DataFrame) -> dict:
+    """Have the normalised spectra converged as m_h grew?  Rule (the lab report's, jackson/lab_report/claims.py
+    vit_converge): settled when the distance of the last pair of m_h is <= SETTLED_L2.  Also says whether the
+    distances shrink pair by pair (a trend toward convergence even where the last is still above it)."""
+    d = [float(x) for x in conv["rel_l2"] if np.isfinite(x)] if len(conv) else []
+    if not d:
+        return {"settled": None, "shrinking": None, "last": None,
+                "text": "no pair of m_h with two comparable singular values: convergence not measured"}
+    settled, shrinking = d[-1] <= SETTLED_L2, all(b < a for a, b in zip(d, d[1:]))
+    text = (f"{'settled' if settled else 'NOT settled'}: the last distance, {d[-1]:.3g}, is "
+            f"{'within' if settled else 'above'} {SETTLED_L2:g}; the distances "
+            + ("shrink pair by pair" if shrinking else "do not shrink pair by pair") + f" ({', '.join(f'{x:.3g}' for x in d)})")
+    return {"settled": settled, "shrinking": shrinking, "last": d[-1], "text": text}
+
+
 def sweep_where(src: str, n_seeds: int) -> str:
     """The data and seeds every figure title and caption of a sweep names."""
     return f"{src}; {n_seeds} seed(s)"
@@ -221,6 +239,12 @@ def _plot_sweep(out: Path, res: pd.DataFrame, spec: pd.DataFrame, fit: dict, lay
         ax.set_xlabel("singular value index i")
         ax.set_ylabel(t)
     axes[1].legend(fontsize=7)
+    conv = spectrum_convergence(spec, layer, head)
+    verdict = convergence_verdict(conv)
+    if verdict["settled"] is not None:     # the summary's convergence line, in the figure
+        dists = ", ".join(f"{x:.2g}" for x in conv["rel_l2"] if np.isfinite(x))
+        axes[1].set_title(f"rel. L2 between successive m_h: {dists}\n{'settled' if verdict['settled'] else 'NOT settled'} "
+                          f"(rule: last <= {SETTLED_L2:g})", fontsize=7)
     fig.suptitle(f"Fig. 3a: logit spectra of layer {layer}, head {head} vs m_h (i <= m_h shown); {where}", fontsize=9)
     fig.tight_layout()
     save(fig, out / "spectra_vs_mh.png")
@@ -296,7 +320,8 @@ def run_sweep_mh(cfg: SweepMhConfig, command: str, progress: bool = True) -> dic
         _plot_sweep(out, res, spec, fit, layer, cfg.spectra_head, where)
         summary = {"data": src, "preset": preset, "fit": fit, "paper": PAPER, "wall_s_this_run": time.time() - t0,
                    "command": command,
-                   "train_wall_s_total": float(res.train_wall_s.sum()), "convergence": conv.to_dict("records")}
+                   "train_wall_s_total": float(res.train_wall_s.sum()), "convergence": conv.to_dict("records"),
+                   "convergence_verdict": convergence_verdict(conv)}
         lines = [f"# m_h sweep of a ViT on {src}", "",
                  f"Configuration: {preset}. Seeds: {', '.join(map(str, cfg.seeds))}. "
                  f"Training loss = mean cross-entropy on {int(res.n_eval_train.iloc[0])} training images drawn stratified "
@@ -334,6 +359,8 @@ def run_sweep_mh(cfg: SweepMhConfig, command: str, progress: bool = True) -> dic
                   "(i <= the smaller m_h; a logit matrix has rank <= m_h).", "",
                   "| from m_h | to m_h | indices compared | rel. distance |", "|---|---|---|---|"]
         lines += [f"| {r.m_h_from} | {r.m_h_to} | {r.compared_i} | {_fmt(r.rel_l2)} |" for r in conv.itertuples()]
+        lines += ["", f"Converged? {convergence_verdict(conv)['text']}. Rule: settled when the last pair's distance is "
+                      f"<= {SETTLED_L2:g} (the lab report's Fig. 3a rule)."]
         lines += ["", "Figures: `spectra_vs_mh.png` (Fig. 3a), `error_vs_mh.png` (Fig. 3b). Tables: `results.csv`, "
                   "`spectra.csv`, `heads.csv`, `history.csv`, `spectrum_convergence.csv`; per-model folders in `cells/`."]
         (out / "summary.md").write_text("\n".join(lines) + "\n")
