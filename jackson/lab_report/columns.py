@@ -116,10 +116,10 @@ COLUMNS: dict[str, dict[str, str]] = {
     "jackson-sweep learned_spectrum.csv": {
         **{k: _SWEEP_TARGET[k] for k in ("alpha", "rank", "seed", "m_ff")},
         "m_h": "attention size m_h of the reported member",
-        "i": "1-based index of the singular value (the tidy layout, written since 2026-11-25)",
+        "i": "1-based index of the singular value (the tidy layout of a run folder's table; the committed folders were converted to it on 2026-11-25)",
         "sigma": "i-th largest singular value of the reported member's learned rho_hat (Eq. 18; linear attention: its "
                  "effective coupling), POD on 256 Gauss points with the v-mean removed; 0 past the computed ones",
-        "s<k>": "the wide layout of folders written before 2026-11-25: the k-th singular value, as `sigma` at i = k",
+        "s<k>": "the wide layout a cell's own cells/<key>/learned_spectrum.csv keeps (one row per member): the k-th singular value, as `sigma` at i = k in the run folder's table",
     },
     "jackson-sweep diagnostics.csv": {
         **{k: _SWEEP_TARGET[k] for k in ("alpha", "rank", "m_ff", "seed")},
