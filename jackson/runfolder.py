@@ -319,6 +319,8 @@ def open_run(out: str | os.PathLike, kind: str, command: str, config: dict | Non
     lock = RunLock(out)
     try:
         if record:
+            # before this run writes into its folder: a rerun into a committed folder must not call the code "dirty"
+            env = environment(kind, command, device)
             if config is not None:
                 old = out / "config.json"
                 text = json.dumps(config, indent=1, default=str)
@@ -329,7 +331,6 @@ def open_run(out: str | os.PathLike, kind: str, command: str, config: dict | Non
                                   "and the summary is rebuilt for this one", file=sys.stderr)
                 write_atomic(old, text)
             write_atomic(out / "command.txt", command + "\n")
-            env = environment(kind, command, device)
             env["earlier"] = earlier_environments(out / "environment.json")
             write_atomic(out / "environment.json", json.dumps(env, indent=1) + "\n")
         yield out

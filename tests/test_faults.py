@@ -144,6 +144,24 @@ def test_a_resumed_run_keeps_the_earlier_environment_records(tmp_path):
     assert json.loads((out / "environment.json").read_text())["earlier"] == []
 
 
+def test_the_environment_is_recorded_before_the_run_writes_into_its_folder(tmp_path, monkeypatch):
+    """A rerun into a committed folder rewrites its config.json and command.txt; recorded after that, `git
+    status` saw the run's own writes and every such record read '+dirty'.  The record is taken first."""
+    import jackson.runfolder as rf
+    out, seen = tmp_path / "run", []
+    real = rf.environment
+    cfg = out / "config.json"
+    monkeypatch.setattr(rf, "environment", lambda *a: seen.append((sorted(p.name for p in out.iterdir()),
+                                                                    cfg.read_text() if cfg.is_file() else None)) or real(*a))
+    with open_run(out, "jackson-sweep", "jackson-sweep --out run", {"a": 1}):
+        pass
+    with open_run(out, "jackson-sweep", "jackson-sweep --out run  # again", {"a": 2}):
+        pass
+    assert seen[0] == ([".lock"], None)                                     # nothing of the run's own yet
+    assert seen[1] == ([".lock", "command.txt", "config.json", "environment.json"], '{\n "a": 1\n}')  # the first run's
+    assert cfg.read_text() == '{\n "a": 2\n}'
+
+
 def test_lock_is_released_when_its_process_is_killed(tmp_path):
     out = tmp_path / "run"
     out.mkdir()
