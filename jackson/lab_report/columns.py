@@ -238,6 +238,8 @@ COLUMNS: dict[str, dict[str, str]] = {
     # ---- vit-probe --------------------------------------------------------------------------------
     "vit-probe spectra.csv": {
         "m_h": _VIT_M_H,
+        "seed": "seed of the model's initialisation and training (sweep-mh only; folders made before it was written "
+                "gained it from their cells' cell.json)",
         "layer": _VIT_LAYER,
         "head": _VIT_HEAD,
         "i": "1-based index of the singular value, in decreasing order",
@@ -408,7 +410,7 @@ WRITTEN_BY: dict[str, str] = {
     "rnn-compare position_mse.csv": "one row per (kernel, alteration, model, seed, t): `rnn_compare/experiment.py` "
                                     "`CompareCell.run` (each cell's position_mse.csv), gathered by `positions`",
     "rnn-mixing-spectrum spectra.csv": "one row per (form, i): `rnn_compare/report.py` `write_spectrum_folder`",
-    "vit-probe spectra.csv": "one row per ([m_h,] layer, head, i): `vit_probe/spectra.py` `spectrum_table` "
+    "vit-probe spectra.csv": "one row per ([m_h, seed,] layer, head, i): `vit_probe/spectra.py` `spectrum_table` "
                              "(vit-probe spectra and sweep-mh)",
     "vit-probe heads.csv": "one row per ([m_h,] layer, head): `vit_probe/spectra.py` `head_table` "
                            "(vit-probe spectra and sweep-mh)",
