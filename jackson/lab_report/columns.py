@@ -361,10 +361,13 @@ COLUMNS: dict[str, dict[str, str]] = {
         "paper_value": "the value as the paper states it",
         "verdict": "reproduced, partly, not reproduced, untested or not applicable (computed by the rule)",
         "measured": "words and numbers read or computed from the folder's files",
-        "quantity": "what `value` is, and what `lo` and `hi` are",
+        "quantity": "what `value` is",
         "value": "the headline number (see `quantity`); empty when none",
-        "lo": "lower end of value's interval (see `quantity`); empty when none",
-        "hi": "upper end of value's interval (see `quantity`); empty when none",
+        "lo": "lower end of value's interval (what kind: `interval`); empty when none",
+        "hi": "upper end of value's interval (what kind: `interval`); empty when none",
+        "interval": "what `lo` and `hi` are, in words: e.g. a range over seeds, a bootstrap over seeds (and held-out "
+                    "blocks), +- 1.96 standard errors; or `none: <why>` when they are empty (1 seed, no per-seed "
+                    "values); empty for rows no folder judges",
         "n_seeds": "seeds behind the verdict; empty when unknown",
         "folder": "the run folder giving the row, relative to reports/; empty when no folder tests it",
         "other_folders": "the other folders that test the claim, joined by ' | ': each with its verdict and seeds, "
