@@ -382,7 +382,8 @@ COLUMNS: dict[str, dict[str, str]] = {
         "title": "the table's title: the run's title in the report, with [superseded] or [quick run] where it is one",
         "row": "the cell's row in its table, from 1 (one row per quantity the paper gives a value for)",
         "column": "the cell's column: quantity (what is compared), paper (the paper's value), measured (this run's), "
-                  "measured vs paper (their difference for exponents and accuracies, else their ratio)",
+                  "measured vs paper (their difference for exponents, accuracies and rows whose report.json declares "
+                  "compare: difference, such as App. B attention weights; else their ratio)",
         "value": "the cell as the report and tables.tex show it (numbers to 3 significant digits; — where there is "
                  "none or no ratio can be formed)",
         "number": "the number behind a paper or measured cell at full precision; empty for text and other columns",
