@@ -428,6 +428,225 @@ def test_a_folder_that_decides_beats_one_with_more_seeds_that_cannot(tmp_path):
     assert (r.folder, r.verdict, r.others) == ("cot_dp/small", REPRODUCED, ["cot_dp/big: untested, 3 seeds"])
 
 
+# ---- intervals: each against an independent computation ---------------------------------------------------
+
+JUDGED = (REPRODUCED, PARTLY, NOT_REPRODUCED)
+
+
+def test_seed_bootstrap_weights_match_every_ordered_resample():
+    """The exhaustive bootstrap (distinct resamples, multinomial weights) against all 4^4 ordered resamples,
+    each weighing 1/256, and numpy's inverted-CDF percentiles; with 4 seeds they are not the min and max."""
+    import itertools
+    import numpy as np
+    x = {"0": 1.0, "1": 2.0, "2": 4.0, "3": 8.0}
+    mean = lambda rs: float(np.mean([x[s] for s in rs]))          # noqa: E731
+    lo, hi, interval = claims._seed_bootstrap(list(x), mean, "the mean")
+    every = [mean(rs) for rs in itertools.product(list(x), repeat=4)]
+    want = np.quantile(every, [0.025, 0.975], method="inverted_cdf")
+    assert (lo, hi) == pytest.approx(tuple(want)) and min(every) < lo < hi < max(every)
+    assert interval.startswith("95% bootstrap over seeds (exhaustive: all 35 distinct resamples of the 4 seeds")
+    assert claims._seed_bootstrap(["0"], mean, "the mean") == (None, None, "none: 1 seed")
+
+
+def per_seed_sweep_folder(root, per_seed: dict[str, dict[str, list[float]]], ms=(1, 2, 3)) -> Path:
+    """A jackson-sweep folder (alpha 1, ranks given) whose summary curves are the mean over seeds of its
+    results.csv rows: per_seed[seed][rank] = held-out MSE at ms."""
+    ranks = list(next(iter(per_seed.values())))
+    targets = []
+    for r in ranks:
+        curve = [{"m_h": m, "test_mse": sum(per_seed[s][r][j] for s in per_seed) / len(per_seed)}
+                 for j, m in enumerate(ms)]
+        targets.append({"alpha": 1.0, "rank": r, "m_ff": 128, "n_seeds": len(per_seed), "features": "learned",
+                        "curve": curve, "checks": {}})
+    f = folder(root, "jackson/s", sweep(targets))
+    write_csv(f / "results.csv", "alpha,rank,m_ff,m_h,seed,test_mse",
+              [f"1.0,{r},128,{m},{s},{per_seed[s][r][j]!r}" for s in per_seed for r in ranks for j, m in enumerate(ms)])
+    return f
+
+
+def test_rank_order_interval_is_a_bootstrap_over_seeds_of_the_same_share(tmp_path):
+    """Each seed alone holds 3, 0 and 2 of the 3 comparisons, their mean 2 of 3: the interval is the share on
+    the mean curves of every ordered resample of the seeds (27, each >= 1/27 > 2.5%: min and max), by numpy."""
+    import itertools
+    import numpy as np
+    per_seed = {"0": {"2": [1.0, 1.0, 1.0], "inf": [2.0, 2.0, 2.0]},
+                "1": {"2": [3.0, 3.0, 3.0], "inf": [2.0, 2.0, 2.0]},
+                "2": {"2": [1.0, 3.0, 1.0], "inf": [2.0, 2.5, 2.0]}}
+    per_seed_sweep_folder(tmp_path, per_seed)
+    r = judge(tmp_path, "JL-fig1-rank")
+
+    def share(rs):
+        m = {k: np.mean([per_seed[s][k] for s in rs], axis=0) for k in ("2", "inf")}
+        return float(np.mean(m["2"] <= m["inf"]))
+    every = [share(rs) for rs in itertools.product(per_seed, repeat=3)]
+    assert r.outcome.value == share(list(per_seed)) == pytest.approx(2 / 3) and r.verdict == PARTLY
+    assert (r.outcome.lo, r.outcome.hi) == (min(every), max(every)) == (0.0, 1.0)
+    assert r.outcome.interval.startswith("95% bootstrap over seeds (exhaustive: all 10 distinct resamples of the 3 seeds")
+    assert "each seed alone 1.00, 0.00, 0.67" in r.measured
+
+
+def test_alpha_order_interval_is_the_range_of_per_seed_point_orderings(tmp_path):
+    def t(alpha, slope, per):
+        return {**rate_target(alpha, slope, slope - 0.05, slope + 0.05), "exponent_per_seed": per}
+    folder(tmp_path, "jackson/f", sweep([t(1.0, -1.0, {"0": -1.0, "1": -1.2, "2": -0.9}),
+                                         t(1.5, -2.0, {"0": -2.0, "1": -1.1, "2": -1.9})]))
+    r = judge(tmp_path, "JL-fig1-alpha")
+    ordered = [float(b < a) for a, b in ((-1.0, -2.0), (-1.2, -1.1), (-0.9, -1.9))]     # seed 1 reversed
+    assert (r.verdict, r.outcome.value) == (REPRODUCED, 1.0)                          # the verdict: disjoint intervals
+    assert (r.outcome.lo, r.outcome.hi) == (min(ordered), max(ordered)) == (0.0, 1.0)
+    assert r.outcome.interval.startswith("range over 3 seeds (min, max) of the share of pairs ordered by each seed's")
+
+
+def test_alteration_and_gap_intervals_are_ranges_over_pairs_of_seeds(tmp_path):
+    import numpy as np
+    orig, perm = [1e-3, 2e-3, 3e-3], [1.5e-3, 2.5e-3, 1e-3]
+    u_rnn, u_tr = {"original": [5.0, 6.0, 7.0], "permuted": [0.5, 0.6, 0.7]}, [1e-3, 2e-3, 4e-3]
+    rnn_folder(tmp_path, [("exp", "original", "rnn", [1e-8, 2e-8, 3e-8]), ("exp", "permuted", "rnn", [1e-2, 2e-2, 3e-2]),
+                          ("exp", "original", "transformer", orig), ("exp", "permuted", "transformer", perm),
+                          ("uniform", "original", "rnn", u_rnn["original"]), ("uniform", "permuted", "rnn", u_rnn["permuted"]),
+                          ("uniform", "original", "transformer", u_tr), ("uniform", "permuted", "transformer", u_tr)])
+    ratios = np.divide.outer(perm, orig)                      # every (altered seed, original seed) pair
+    r = judge(tmp_path, "JL-tab2-ordering")
+    assert r.outcome.value == pytest.approx(np.median(perm) / np.median(orig))
+    assert (r.outcome.lo, r.outcome.hi) == pytest.approx((ratios.min(), ratios.max()))
+    assert (ratios.min(), ratios.max()) == pytest.approx((1 / 3, 2.5))
+    assert r.outcome.lo <= r.outcome.value <= r.outcome.hi and "lo > 1 exactly when" in r.outcome.interval
+    g = judge(tmp_path, "JL-tab3-gap")                        # medians: original 6 / 2e-3 = 3000, permuted 0.6 / 2e-3 = 300
+    gaps = np.divide.outer(u_rnn["permuted"], u_tr)
+    assert (g.verdict, g.outcome.value) == (REPRODUCED, pytest.approx(300.0)) and "(permuted)" in g.outcome.quantity
+    assert (g.outcome.lo, g.outcome.hi) == pytest.approx((gaps.min(), gaps.max()))
+    assert g.outcome.interval.startswith("range over every (RNN, Transformer; permuted arm) pair of seeds (3 x 3)")
+
+
+def sweep_mh_spectra(root, spectra: dict[tuple[int, int], list[float]], last: float) -> Path:
+    """A sweep-mh folder whose spectra.csv holds spectra[(m_h, seed)] (layer 0, head 0) and whose summary's
+    last distance is `last`."""
+    summary = sweep_mh(0.3, 0.05, True, last)
+    summary["convergence"] = [{"m_h_from": 2, "m_h_to": 4, "compared_i": 2, "rel_l2": last}]
+    f = folder(root, "vit_probe/mh", summary, {"seeds": [0, 1], "subset_seed": 0, "spectra_layer": -1,
+                                               "spectra_head": 0, "quick": False})
+    write_csv(f / "spectra.csv", "m_h,seed,layer,head,i,mean",
+              [f"{m},{s},0,0,{i + 1},{v!r}" for (m, s), sv in spectra.items() for i, v in enumerate(sv)])
+    return f
+
+
+def _sweep_distance(spec, resample) -> float:
+    """vit-probe's own spectrum_convergence, last pair, on the rows of a resample of the seeds (repeats kept)."""
+    import pandas as pd
+    from vit_probe.run_sweep_mh import spectrum_convergence
+    layer = int(spec.layer.max())
+    d = pd.concat([spec[spec.seed == s] for s in resample], ignore_index=True)
+    return float(spectrum_convergence(d, layer, 0).rel_l2.iloc[-1])
+
+
+def test_vit_converge_interval_from_a_hand_made_spectra_csv(tmp_path):
+    import pandas as pd
+    spectra = {(2, 0): [1.0, 0.5], (2, 1): [2.0, 0.5], (4, 0): [1.0, 0.4, 0.1, 0.1], (4, 1): [2.0, 1.0, 0.2, 0.1]}
+    spec = pd.DataFrame([{"m_h": m, "seed": s, "layer": 0, "head": 0, "i": i + 1, "mean": v}
+                         for (m, s), sv in spectra.items() for i, v in enumerate(sv)])
+    every = {rs: _sweep_distance(spec, rs) for rs in ((0, 0), (0, 1), (1, 1))}     # each weighs >= 1/4
+    f = sweep_mh_spectra(tmp_path, spectra, every[(0, 1)])
+    r = judge(tmp_path, "JL-fig3a-converge")
+    assert r.outcome.value == every[(0, 1)] and r.verdict == NOT_REPRODUCED          # 0.22 > 0.1
+    assert (r.outcome.lo, r.outcome.hi) == pytest.approx((min(every.values()), max(every.values())))
+    assert r.outcome.interval.startswith("95% bootstrap over seeds (exhaustive: all 3 distinct resamples of the 2 seeds")
+    write_csv(f / "spectra.csv", "m_h,layer,head,i,mean", ["2,0,0,1,1.0"])          # an older folder: no seed column
+    r = judge(tmp_path, "JL-fig3a-converge")
+    assert (r.outcome.lo, r.outcome.hi, r.outcome.interval) == (None, None, "none: spectra.csv has no seed column "
+                                                                            "(a folder made before it had one)")
+
+
+def test_one_seed_leaves_the_interval_blank_and_says_so(tmp_path):
+    folder(tmp_path, "jackson/a", sweep([knee_target(1.0, "2", [100.0], {1: 1e-2, 2: 1e-6})]))
+    folder(tmp_path, "tasks/np", task_summary("nearest-point", [0.95], [1e-4]), command="jackson-tasks nearest-point")
+    f = folder(tmp_path, "cot_dp/a", cot({"arithmetic": GROWS}), {"seeds": [0]})
+    _gflops(f)
+    for cid in ("JL-knee-a1-r2", "JL-B1-nearest-point", "Y-fig1-arithmetic", "Y-tab2-flops"):
+        o = judge(tmp_path, cid).outcome
+        assert (o.lo, o.hi, o.interval) == (None, None, "none: 1 seed"), cid
+    folder(tmp_path, "tasks/np", task_summary("nearest-point", [0.95, 0.97, 0.92], [1e-4] * 3),
+           command="jackson-tasks nearest-point")
+    o = judge(tmp_path, "JL-B1-nearest-point").outcome
+    assert (o.value, o.lo, o.hi) == (0.92, 0.92, 0.97) and o.interval.startswith("range over 3 seeds (min, max)")
+
+
+def test_committed_folders_intervals_from_their_own_csvs():
+    """The committed folders' new intervals, recomputed here from their CSVs with pandas and numpy."""
+    import itertools
+    import numpy as np
+    import pandas as pd
+    rows = {r.claim.id: r for r in ledger(REPO_REPORTS)}
+    for cid in ("JL-tab2-ordering", "JL-tab2-mixing", "JL-tab3-permute", "JL-tab3-gap"):
+        r = rows[cid]
+        res = pd.read_csv(REPO_REPORTS / r.folder / "results.csv")
+        res = res[~res.status.astype(str).str.startswith(("diverged", "failed"))]
+        mse = lambda k, a, m: res[(res.kernel == k) & (res.alteration == a) & (res.model == m)].test_mse.to_numpy()  # noqa: E731
+        if cid == "JL-tab3-gap":
+            arm = min(("original", "permuted"), key=lambda a: np.median(mse("uniform", a, "rnn")) / np.median(mse("uniform", a, "transformer")))
+            num, den = mse("uniform", arm, "rnn"), mse("uniform", arm, "transformer")
+        else:
+            p = BY_ID[cid].p
+            num, den = mse(p["kernel"], p["alteration"], "transformer"), mse(p["kernel"], "original", "transformer")
+        pairs = np.divide.outer(num, den)
+        assert r.outcome.value == pytest.approx(np.median(num) / np.median(den), rel=1e-6), cid
+        assert (r.outcome.lo, r.outcome.hi) == pytest.approx((pairs.min(), pairs.max()), rel=1e-6), cid
+
+    r = rows["JL-fig3a-converge"]                               # vit-probe sweep-mh: spectra.csv's seed column
+    spec = pd.read_csv(REPO_REPORTS / r.folder / "spectra.csv")
+    seeds = sorted(spec.seed.unique())
+    every = [_sweep_distance(spec, rs) for rs in itertools.product(seeds, repeat=len(seeds))]
+    assert r.outcome.value == pytest.approx(_sweep_distance(spec, seeds), rel=1e-9)
+    assert (r.outcome.lo, r.outcome.hi) == pytest.approx((min(every), max(every)), rel=1e-9)
+
+    r = rows["JL-fig1-rank"]                                    # jackson-sweep: results.csv, per seed
+    res = pd.read_csv(REPO_REPORTS / r.folder / "results.csv", dtype={"rank": str})
+    summary = json.loads((REPO_REPORTS / r.folder / "summary.json").read_text())
+    ok = [t for t in summary["targets"] if not (t.get("degenerate") or {}).get("flag")]
+    alphas = [a for a in {t["alpha"] for t in ok} if len({t["rank"] for t in ok if t["alpha"] == a}) >= 2]
+    rank = lambda r: math.inf if r == "inf" else float(r)     # noqa: E731
+
+    def share(rs):
+        held = total = 0
+        for a in alphas:
+            c = {t["rank"]: pd.concat([res[(res.alpha == a) & (res["rank"] == t["rank"]) & (res.seed == s)] for s in rs])
+                 .groupby("m_h").test_mse.mean() for t in ok if t["alpha"] == a}
+            for r1, r2 in itertools.combinations(sorted(c, key=rank), 2):
+                for m in c[r1].index.intersection(c[r2].index):
+                    if m < rank(r2):
+                        total += 1
+                        held += c[r1][m] <= c[r2][m]
+        return held / total
+    seeds = sorted(res.seed.unique())
+    every = [share(rs) for rs in itertools.product(seeds, repeat=len(seeds))]
+    assert len(seeds) == 3 and r.outcome.value == pytest.approx(share(seeds))
+    assert (r.outcome.lo, r.outcome.hi) == (min(every), max(every))
+
+    r = rows["JL-fig1-alpha"]                                   # per-seed point exponents of summary.json
+    inf = sorted((t for t in ok if t["rank"] == "inf" and t.get("exponents", {}).get("test")), key=lambda t: t["alpha"])
+    per = [[float(b["exponent_per_seed"][s] < a["exponent_per_seed"][s])
+            for a, b in itertools.combinations(inf, 2)] for s in inf[0]["exponent_per_seed"]]
+    assert (r.outcome.lo, r.outcome.hi) == (min(map(np.mean, per)), max(map(np.mean, per)))
+
+
+def test_every_judged_row_says_what_its_interval_is():
+    """On the committed folders: every judged row has an `interval`; blank lo/hi say "none: ..."; a row with
+    >= 2 seeds has an interval; claims.csv carries the column."""
+    rows = ledger(REPO_REPORTS)
+    judged = [r for r in rows if r.verdict in JUDGED]
+    assert len(judged) >= 20
+    for r in judged:
+        o = r.outcome
+        assert o.interval, r.claim.id
+        assert (o.lo is None) == (o.hi is None) == o.interval.startswith("none:"), (r.claim.id, o.interval)
+        if (r.n_seeds or 0) >= 2:
+            assert o.lo is not None and o.lo <= o.value <= o.hi, (r.claim.id, o.value, o.lo, o.hi)
+        if r.n_seeds == 1 and o.lo is None:
+            assert o.interval == "none: 1 seed", r.claim.id
+        assert "lo, hi" not in o.quantity                     # what lo, hi are lives in `interval` alone
+    table = {t["id"]: t for t in csv.DictReader(io.StringIO(claims.csv_text(rows)))}
+    assert all(table[r.claim.id]["interval"] == r.outcome.interval for r in judged)
+
+
 # ---- the declared list, the real reports, the page ------------------------------------------------------------
 
 def test_declared_claims_are_complete_and_consistent():

@@ -81,7 +81,7 @@ def root(tmp_path) -> Path:
         "command": "jackson-tasks nearest-point",
         "figures": [{"file": "attention.png", "caption": "Attention of seed 0. Command: `jackson-tasks nearest-point`."},
                     {"file": "fof.png", "caption": "F_hat∘f_hat against F∘f <identity> & more"}],
-        "paper": [{"quantity": "mean A on the nearest point", "paper": 1.0, "measured": 0.9},
+        "paper": [{"quantity": "mean A on the nearest point", "paper": 1.0, "measured": 0.9, "compare": "difference"},
                   {"quantity": "a value the paper states in words", "paper": "identity", "measured": 0.01}],
         "text": "Held-out MSE `0.003`."})
     png(r / "zeta_extra" / "run" / "p.png")
@@ -133,13 +133,13 @@ def test_captions_and_paper_values(root):
     assert att.count("jackson-tasks nearest-point") == 1              # already said: not repeated
     rows = {r[0].strip(): r[1:] for r in re.findall(r"^\| (.+?) \| (.+?) \| (.+?) \| (.+?) \|$", md, re.M)}
     # computed here by hand: exponents by difference (-1 - -2, -1.9 - -2), errors by ratio (2e-7 / 1e-7,
-    # 1e5 / 3.5e5, 0.9 / 1)
+    # 1e5 / 3.5e5), an attention weight by difference as its row declares (0.9 - 1)
     assert rows["alpha = 1.5, rank inf: exponent of held-out MSE in m_h (fit over m_h 1..8; Theorem 4.1 "
                 "predicts -(2 alpha - 1))"] == ("-2", "-1", "+1 (difference)")
     assert rows["alpha = 1.5, rank inf: exponent of the rank-m_h oracle, s != t part"] == ("-2", "-1.9", "+0.1 (difference)")
     assert rows["rnn, exp kernel, original: held-out MSE (Table 2)"] == ("1e-07", "2e-07", "2x")
     assert rows["ordering: rnn, altered / original MSE"] == ("3.5e+05", "1e+05", "0.286x")
-    assert rows["mean A on the nearest point"] == ("1", "0.9", "0.9x")
+    assert rows["mean A on the nearest point"] == ("1", "0.9", "-0.1 (difference)")
     assert rows["a value the paper states in words"] == ("identity", "0.01", "—")
     assert "alpha 1.5, rank 2: held-out MSE drops 12x from m_h = 1 to 2" in md and "m_h = 5" in md
 
@@ -339,6 +339,17 @@ def test_bad_input_one_line_exit_2(args, option, capsys):
     assert len(err) == 1 and err[0].startswith("jackson-report: error:") and option in err[0]
 
 
+def test_a_paper_row_declaring_an_unknown_comparison_is_refused_in_one_line(root, capsys):
+    hook = root / "tasks" / "nearest-point" / "report.json"
+    rep = json.loads(hook.read_text())
+    rep["paper"][0]["compare"] = "percent"
+    hook.write_text(json.dumps(rep))
+    with pytest.raises(SystemExit) as e:
+        main(["--root", str(root)])
+    err = capsys.readouterr().err.splitlines()
+    assert e.value.code == 2 and len(err) == 1 and "compare must be one of ('difference', 'ratio'), got 'percent'" in err[0]
+
+
 def test_report_never_loads_torch():
     """It reads tables; it cannot train (torch is never imported)."""
     code = "import sys, jackson.lab_report.page; sys.exit(int('torch' in sys.modules))"
@@ -525,7 +536,7 @@ def test_tables_csv_holds_every_cell_of_tables_tex(root, tmp_path):
                 assert r["number"] == (repr(float(v)) if numeric else "")
                 assert float(r["value"]) == float(f"{v:.3g}") if numeric else r["value"] == str(v)
     nearest = [r["value"] for r in rows if r["folder"] == "tasks/nearest-point"]
-    assert nearest == ["mean A on the nearest point", "1", "0.9", "0.9x", "a value the paper states in words",
+    assert nearest == ["mean A on the nearest point", "1", "0.9", "-0.1 (difference)", "a value the paper states in words",
                        "identity", "0.01", "—"]
 
     again = tmp_path / "again" / "reports"

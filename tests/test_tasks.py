@@ -306,7 +306,26 @@ def test_report_hook(quick_runs, name):
     res = pd.read_csv(out / "results.csv")
     assert s["metrics"]["test_mse"]["mean"] == pytest.approx(res.test_mse[0], rel=1e-6)
     for p in rep["paper"]:
-        assert set(p) == {"quantity", "paper", "measured"} and 0 <= p["measured"] <= 1
+        assert set(p) == {"quantity", "paper", "measured", "compare"} and 0 <= p["measured"] <= 1
+        assert p["compare"] == "difference"                 # attention weights in [0, 1]: no ratios
+
+
+def test_paper_rows_are_attention_weights_compared_by_difference():
+    """The headline rows beside the paper's values (from hand-made tables, no training): attention weights in
+    [0, 1], each declaring that the report compares it by difference; the report then shows measured - paper."""
+    from jackson.app_b.results import paper_rows
+    from jackson.lab_report.page import ratio
+    levels = pd.DataFrame({"target": [0.0, 1.0, 0.0, 1.0], "mean_A": [0.02, 0.95, 0.04, 0.93]})
+    by_kind = pd.DataFrame({"kind": ["point", "x_pred"], "support_mass": [0.1, 0.9]})
+    tabs = {"levels": levels, "by_kind": by_kind}
+    nearest = paper_rows(NearestPoint(), tabs)
+    assert [(r["paper"], r["measured"], r["compare"]) for r in nearest] == [(0.0, pytest.approx(0.03), "difference"),
+                                                                          (1.0, pytest.approx(0.94), "difference")]
+    assert [ratio(r["paper"], r["measured"], r["quantity"], r["compare"]) for r in nearest] == \
+        ["+0.03 (difference)", "-0.06 (difference)"]
+    weighted = paper_rows(WeightedAverage(), tabs)
+    assert [(r["paper"], r["measured"], r["compare"]) for r in weighted] == [(1.0, 0.1, "difference"),
+                                                                           (1.0, 0.9, "difference")]
 
 
 @pytest.mark.slow

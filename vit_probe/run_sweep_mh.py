@@ -75,7 +75,8 @@ class MhCell:
         sp = cdata.subset(te.labels, self.n_spectra, self.subset_seed)
         sv = spectra.collect(model, te.images[sp], list(range(arch.depth)), list(range(nh)),
                              100, dev, "all", progress=False)
-        spectra.spectrum_table(sv, m_h=arch.m_h).to_csv(folder / "spectrum.csv", index=False)
+        # seed in the rows: the sweep's spectra.csv gathers every seed's table (the ledger's per-seed interval)
+        spectra.spectrum_table(sv, m_h=arch.m_h, seed=self.seed).to_csv(folder / "spectrum.csv", index=False)
         spectra.head_table(sv, tuple(self.fit_range), arch.m_h, m_h=arch.m_h).to_csv(folder / "heads.csv", index=False)
         pd.DataFrame(hist).assign(m_h=arch.m_h).to_csv(folder / "history.csv", index=False)
         row = dict(m_h=arch.m_h, seed=self.seed, arch=self.arch, params=sum(p.numel() for p in model.parameters()),

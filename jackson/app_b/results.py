@@ -77,8 +77,14 @@ def task_positional(task) -> bool:
     return isinstance(task, SelectionAverage) or (isinstance(task, WeightedAverage) and task.position == "onehot")
 
 
+# Every row is an attention weight or mass in [0, 1]: the report compares it to the paper's by the difference
+# (in the same units); a ratio of two weights near 1, or to a paper value of 0, means nothing.
+COMPARE = "difference"
+
+
 def paper_rows(task, tabs: dict) -> list[dict]:
-    """The values the paper states for the target's attention (Eqs. 55, 62, 64) beside the measured means."""
+    """The values the paper states for the target's attention (Eqs. 55, 62, 64) beside the measured means,
+    each with how the report compares them (COMPARE)."""
     lv, bk = tabs["levels"], tabs["by_kind"]
     rows = []
     if task.name == "weighted-average":
@@ -86,13 +92,15 @@ def paper_rows(task, tabs: dict) -> list[dict]:
                            ("x_pred", "x_pred rows: mass of A on the own segment's point masses")):
             sel = bk[bk.kind == kind]
             if len(sel):
-                rows.append({"quantity": what, "paper": 1.0, "measured": float(sel.support_mass.mean())})
+                rows.append({"quantity": what, "paper": 1.0, "measured": float(sel.support_mass.mean()),
+                             "compare": COMPARE})
         return rows
     names = {"nearest-point": "mean A[t, s] where the target's hard-max weight is {}",
              "selection-average": "mean A[t, s] where Eq. 64's coupling is {}"}
     for v, g in lv.groupby("target"):
         frac = {0: "0", 1: "1"}.get(v) if v in (0, 1) else f"{round(v * task.k)}/{task.k}" if task.name == "selection-average" else f"{v:g}"
-        rows.append({"quantity": names[task.name].format(frac), "paper": float(v), "measured": float(g.mean_A.mean())})
+        rows.append({"quantity": names[task.name].format(frac), "paper": float(v), "measured": float(g.mean_A.mean()),
+                     "compare": COMPARE})
     return rows
 
 

@@ -17,6 +17,10 @@ on every run folder under root:
     declares why no command of this lab can test it (`Claim.not_testable`): then it is "not applicable"
     and the row says why (the `no_run` kind's rule).
 
+Each outcome carries its headline number (`value`, what it is: `quantity`) with an interval (`lo`, `hi`) and
+says in `interval` what kind it is (a range over seeds, a bootstrap over seeds, +- 1.96 s.e., ...) or, when there
+is none, "none: why" (1 seed, no per-seed values), so a reader of claims.csv never has to guess.
+
 `jackson-report` (jackson.lab_report.page.build_report) puts the ledger first in index.md and index.html and
 writes claims.csv (one row per claim, `csv_text`).  Standard library only: the report never loads torch.
 
@@ -27,10 +31,13 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import json
 import math
 import os
+import random
 import statistics
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -175,6 +182,55 @@ class Outcome:
     hi: float | None = None
     quantity: str = ""
     tiebreak: tuple = ()            # the kind's own order between folders with as many seeds (smaller first)
+    interval: str = ""              # what lo, hi are (e.g. "range over 3 seeds: ..."), or "none: why" when blank
+
+
+ONE_SEED = "none: 1 seed"
+
+
+def _seed_range(per_seed: list[float], what: str) -> tuple[float | None, float | None, str]:
+    """(lo, hi, interval) of a headline value from its per-seed values: their min and max when there are
+    >= 2 seeds; blank with "none: 1 seed" otherwise.  `what` names the per-seed value."""
+    if len(per_seed) >= 2:
+        return min(per_seed), max(per_seed), f"range over {len(per_seed)} seeds (min, max) of {what}"
+    return None, None, ONE_SEED if per_seed else "none: no per-seed values in the folder"
+
+
+BOOT_EXHAUSTIVE_MAX = 20000   # resamples of the seeds enumerated when there are at most this many (8 seeds: 6435)
+BOOT_DRAWS = 2000             # random resamples (random.Random(0)) beyond that
+
+
+def _seed_bootstrap(seeds: list[str], stat: Callable[[list[str]], float | None], what: str,
+                    level: float = 0.95) -> tuple[float | None, float | None, str]:
+    """(lo, hi, interval): the percentile bootstrap over seeds of a value computed from the seeds' mean
+    (stat(resample) on a list of seed labels, repeats allowed; the value itself is stat(seeds)).  With few
+    seeds every distinct resample is enumerated with its multinomial probability, so the interval is exact
+    and needs no random numbers; with 2 or 3 seeds each resample weighs >= 1/27 and the 2.5% and 97.5%
+    points are the smallest and largest value over the resamples."""
+    n = len(seeds)
+    if n < 2:
+        return None, None, ONE_SEED if n else "none: no per-seed values in the folder"
+    draws: list[tuple[float, float]] = []
+    if math.comb(2 * n - 1, n) <= BOOT_EXHAUSTIVE_MAX:
+        for idx in itertools.combinations_with_replacement(range(n), n):
+            w = math.factorial(n) / math.prod(math.factorial(c) for c in Counter(idx).values()) / n ** n
+            draws.append((stat([seeds[i] for i in idx]), w))
+        how = f"exhaustive: all {len(draws)} distinct resamples of the {n} seeds with replacement, multinomial weights"
+    else:
+        rng = random.Random(0)
+        draws = [(stat([seeds[rng.randrange(n)] for _ in range(n)]), 1.0) for _ in range(BOOT_DRAWS)]
+        how = f"{BOOT_DRAWS} resamples of the {n} seeds with replacement, random.Random(0)"
+    draws = sorted((x, w) for x, w in draws if x is not None and math.isfinite(x))
+    if not draws:
+        return None, None, "none: no resample of the seeds gives a value"
+    total, q = sum(w for _, w in draws), (1 - level) / 2
+    cum, points = 0.0, []
+    for x, w in draws:
+        cum += w
+        points.append((cum, x))
+    lo = next(x for c, x in points if c >= q * total * (1 - 1e-12))
+    hi = next(x for c, x in points if c >= (1 - q) * total * (1 - 1e-12))
+    return lo, hi, f"{level:.0%} bootstrap over seeds ({how}; {q:.1%} and {1 - q:.1%} points) of {what}"
 
 
 @dataclass(frozen=True)
@@ -303,8 +359,8 @@ def knee(claim: Claim, run: Run) -> Outcome | None:
         v = REPRODUCED
     else:
         v = PARTLY
-    lo_hi = (min(per_seed), max(per_seed)) if per_seed else (None, None)
-    return Outcome(v, text, n, drop, *lo_hi, "e(r-1)/e(r), median over seeds (lo, hi: range over seeds)", order)
+    lo, hi, interval = _seed_range(per_seed, "the per-seed e(r-1)/e(r)")
+    return Outcome(v, text, n, drop, lo, hi, "e(r-1)/e(r), median over seeds", order, interval)
 
 
 @kind("rate", "jackson", f"""Theorem 4.1, rank inf: the error decays like m_h^-(2 alpha - 1) (Sec. 5.1). d = measured
@@ -350,7 +406,50 @@ def rate(claim: Claim, run: Run) -> Outcome | None:
         v, text = PARTLY, text + "; tracks the rank-m_h oracle"
     else:
         v = NOT_REPRODUCED
-    return Outcome(v, text, n, s, lo, hi, "measured exponent (lo, hi: bootstrap 95%)", order)
+    boot = (f"95% percentile bootstrap ({e.get('n_boot', '?')} resamples of the seeds, then of the held-out blocks "
+            "within each drawn seed; the mean curve refitted each time: jackson.rates.bootstrap_exponent)")
+    return Outcome(v, text, n, s, lo, hi, "measured exponent", order, boot)
+
+
+def _rank_key(r: str) -> float:
+    return math.inf if r == "inf" else float(r)
+
+
+def _rank_comparisons(curves: dict[float, dict[str, dict[int, float]]]) -> tuple[int, int, list[str]]:
+    """The rank_order rule's comparisons on curves[alpha][rank][m_h] = held-out MSE: (held, total, fails)."""
+    held, total, fails = 0, 0, []
+    for alpha, by_rank in sorted(curves.items()):
+        rs = sorted(by_rank, key=_rank_key)
+        for i, r in enumerate(rs):
+            for r2 in rs[i + 1:]:
+                for m in sorted(set(by_rank[r]) & set(by_rank[r2])):
+                    if m < _rank_key(r2):
+                        total += 1
+                        if by_rank[r][m] <= by_rank[r2][m]:
+                            held += 1
+                        else:
+                            fails.append(f"alpha {alpha:g}, r {r} vs {r2} at m_h {m}")
+    return held, total, fails
+
+
+def _seed_curves(run: Run, chosen: dict[float, dict[str, dict]]) -> dict[str, dict[float, dict[str, dict[int, float]]]]:
+    """Each seed's own held-out MSE curves of the chosen targets (alpha -> rank -> target), from results.csv
+    (one row per target, m_h and seed): seed -> alpha -> rank -> {m_h: test_mse}."""
+    out: dict[str, dict[float, dict[str, dict[int, float]]]] = {}
+    for row in run.table("results.csv"):
+        for alpha, by_rank in chosen.items():
+            t = by_rank.get(str(row.get("rank")))
+            if t is None or not _same(row.get("alpha"), alpha):
+                continue
+            if row.get("m_ff") not in (None, "") and not _same(row["m_ff"], t.get("m_ff")):
+                continue
+            try:
+                e = float(row["test_mse"])
+            except (TypeError, ValueError):
+                continue
+            if math.isfinite(e):
+                out.setdefault(row["seed"], {}).setdefault(alpha, {}).setdefault(str(t["rank"]), {})[int(row["m_h"])] = e
+    return out
 
 
 @kind("rank_order", "jackson", """Fig. 1: at a fixed m_h the error increases with the rank r of the target. For every
@@ -359,38 +458,39 @@ be exact), the held-out MSE (mean over seeds) of rank r is at most that of rank 
 comparison holds; partly when more than half hold; not reproduced otherwise. Ties: features learned
 before given.""")
 def rank_order(claim: Claim, run: Run) -> Outcome | None:
-    by_alpha: dict[float, dict[str, dict]] = {}
+    by_alpha: dict[float, dict[str, list]] = {}
     for t in _targets(run):
         if not _not_a_test(run, t):
             by_alpha.setdefault(float(t["alpha"]), {}).setdefault(str(t["rank"]), []).append(t)
-    rank_key = lambda r: math.inf if r == "inf" else float(r)     # noqa: E731
-    held, fails, total, seeds, feats = 0, [], 0, [], None
-    for alpha, ranks in sorted(by_alpha.items()):
-        if len(ranks) < 2:
-            continue
-        curves = {}
-        for r, ts in ranks.items():
-            t = _widest(ts)
-            curves[r] = {int(c["m_h"]): c["test_mse"] for c in t.get("curve", [])}
-            seeds.append(_seeds_of(run, t))
-            feats = feats or _jackson_order(run, t)
-        rs = sorted(curves, key=rank_key)
-        for i, r in enumerate(rs):
-            for r2 in rs[i + 1:]:
-                for m in sorted(set(curves[r]) & set(curves[r2])):
-                    if m < rank_key(r2):
-                        total += 1
-                        if curves[r][m] <= curves[r2][m]:
-                            held += 1
-                        else:
-                            fails.append(f"alpha {alpha:g}, r {r} vs {r2} at m_h {m}")
+    chosen = {a: {r: _widest(ts) for r, ts in ranks.items()} for a, ranks in by_alpha.items() if len(ranks) >= 2}
+    curves = {a: {r: {int(c["m_h"]): c["test_mse"] for c in t.get("curve", [])} for r, t in by_rank.items()}
+              for a, by_rank in chosen.items()}
+    held, total, fails = _rank_comparisons(curves)
     if total == 0:
         return None
+    ts = [t for a in sorted(chosen) for t in chosen[a].values()]
+    seeds = [_seeds_of(run, t) for t in ts]
+    feats = _jackson_order(run, ts[0])
     v = REPRODUCED if held == total else PARTLY if held > total / 2 else NOT_REPRODUCED
     text = f"{held} of {total} comparisons hold" + (f"; fails: {'; '.join(fails[:3])}" + (" ..." if len(fails) > 3 else "")
                                                    if fails else "")
     n = min(s for s in seeds if s) if any(seeds) else None
-    return Outcome(v, text, n, held / total, quantity="share of comparisons that hold", tiebreak=feats or ())
+    by_seed = _seed_curves(run, chosen)
+    labels = sorted(by_seed, key=lambda k: (len(k), k))
+
+    def share(resample: list[str]) -> float | None:
+        """The same share on the mean curves of a resample of the seeds (results.csv)."""
+        mean = {a: {r: {m: statistics.fmean(by_seed[s][a][r][m] for s in resample)
+                        for m in set.intersection(*(set(by_seed[s].get(a, {}).get(r, {})) for s in resample))}
+                    for r in by_rank} for a, by_rank in chosen.items()}
+        h, tot, _ = _rank_comparisons(mean)
+        return h / tot if tot else None
+
+    lo, hi, interval = _seed_bootstrap(labels, share, "the same share on the mean-over-seeds held-out MSE curves "
+                                                      "(results.csv)")
+    if len(labels) >= 2:
+        text += f"; each seed alone {', '.join(_f(share([s])) for s in labels)}"
+    return Outcome(v, text, n, held / total, lo, hi, "share of comparisons that hold", feats, interval)
 
 
 @kind("alpha_order", "jackson", """Fig. 1: the decay rates differ with alpha as -(2 alpha - 1) does: steeper for larger
@@ -419,8 +519,19 @@ def alpha_order(claim: Claim, run: Run) -> Outcome | None:
     text = "; ".join(f"alpha {a:g}: {_f(ex[a][0])} [{_f(ex[a][1])}, {_f(ex[a][2])}] (predicted {_f(-(2 * a - 1))})"
                      for a in alphas) + f"; {ordered} of {pairs} pairs ordered"
     seeds = [ex[a][3] for a in alphas if ex[a][3]]
-    return Outcome(v, text, min(seeds) if seeds else None, ordered / pairs, quantity="share of alpha pairs ordered",
-                   tiebreak=_jackson_order(run, ex[alphas[0]][4]))
+    # per seed: the share of pairs ordered by that seed's own exponents (exponent_per_seed; point estimates,
+    # since one seed has no bootstrap interval), for the seeds every alpha has
+    per = [{str(k): v for k, v in (ex[a][4].get("exponent_per_seed") or {}).items()} for a in alphas]
+    common = sorted(set.intersection(*(set(p) for p in per)), key=lambda k: (len(k), k))
+    per_seed = [sum(per[j][s] < per[i][s] for i in range(len(alphas)) for j in range(i + 1, len(alphas))) / pairs
+                for s in common]
+    lo, hi, interval = _seed_range(per_seed, "the share of pairs ordered by each seed's own exponent (point "
+                                             "estimates, exponent_per_seed; the value asks for disjoint bootstrap "
+                                             "intervals, which one seed does not have)")
+    if len(per_seed) >= 2:
+        text += f"; per seed by point estimates {', '.join(_f(x) for x in per_seed)}"
+    return Outcome(v, text, min(seeds) if seeds else None, ordered / pairs, lo, hi, "share of alpha pairs ordered",
+                   _jackson_order(run, ex[alphas[0]][4]), interval)
 
 
 # ---- ViT (vit-probe folders) ------------------------------------------------------------------------------
@@ -455,8 +566,33 @@ def vit_decay(claim: Claim, run: Run) -> Outcome | None:
     text = (f"{len(heads)} heads: decay exponent {_f(min(ex))} to {_f(max(ex))}; {sum(ok)} of {len(ok)} with the "
             f"whole 95% interval below {DECAY_MAX:g}; effective rank {_f(min(er), 1)}-{_f(max(er), 1)}; "
             f"{s.get('n_images', '?')} images, tau {s.get('tau', '?')}; one model")
-    return Outcome(_verdict_of(ok), text, 1, max(ex), min(ex), max(ex),
-                   "largest (shallowest) head exponent (lo, hi: range over heads)")
+    return Outcome(_verdict_of(ok), text, 1, max(ex), min(ex), max(ex), "largest (shallowest) head exponent",
+                   interval=f"range over the {len(heads)} heads of one model (min, max head exponent; 1 seed, "
+                            "no spread over seeds)")
+
+
+def _rel_l2(a: list[float], b: list[float]) -> float:
+    """vit_probe.run_sweep_mh.spectrum_convergence's distance: ||a/a_1 - b/b_1|| / ||b/b_1|| over i <= len(a)."""
+    k = min(len(a), len(b))
+    ca, cb = [x / a[0] for x in a[:k]], [x / b[0] for x in b[:k]]
+    return math.sqrt(sum((x - y) ** 2 for x, y in zip(ca, cb))) / math.sqrt(sum(y * y for y in cb))
+
+
+def _seed_spectra(run: Run, m_hs: tuple[int, ...]) -> dict[str, dict[int, list[float]]] | None:
+    """Each seed's mean spectrum (spectra.csv's seed column; mean over images of sigma_i, i = 1, 2, ...) at the
+    given m_h, on the layer and head the sweep compares (config.json spectra_layer, spectra_head): seed -> m_h ->
+    [sigma_1, ...].  None when spectra.csv has no seed column."""
+    rows = run.table("spectra.csv")
+    if not rows or "seed" not in rows[0]:
+        return None
+    layer = int(run.config.get("spectra_layer", -1)) % (max(int(r["layer"]) for r in rows) + 1)
+    head = int(run.config.get("spectra_head", 0))
+    spec: dict[str, dict[int, dict[int, float]]] = {}
+    for r in rows:
+        if int(r["layer"]) == layer and int(r["head"]) == head and int(r["m_h"]) in m_hs:
+            spec.setdefault(r["seed"], {}).setdefault(int(r["m_h"]), {})[int(r["i"])] = float(r["mean"])
+    return {seed: {m: [v[i] for i in sorted(v)] for m, v in by_m.items()} for seed, by_m in spec.items()
+            if set(by_m) == set(m_hs)}
 
 
 @kind("vit_converge", "vit_probe", f"""Fig. 3(a): as m_h grows, the normalised spectrum of rho_hat converges. The
@@ -474,7 +610,24 @@ def vit_converge(claim: Claim, run: Run) -> Outcome | None:
                                                                 for c in conv)
             + (f"; {CLASS_SORTED}" if _class_sorted(run) else ""))
     v = _cap(REPRODUCED if last <= SETTLED_L2 else NOT_REPRODUCED, run)
-    return Outcome(v, text, run.seeds(), last, quantity="relative L2 distance, last pair of m_h")
+    a, b = int(conv[-1]["m_h_from"]), int(conv[-1]["m_h_to"])
+    spec = _seed_spectra(run, (a, b))
+    if spec is None:
+        lo, hi, interval = None, None, "none: spectra.csv has no seed column (a folder made before it had one)"
+    else:
+        labels = sorted(spec, key=lambda k: (len(k), k))
+
+        def distance(resample: list[str]) -> float | None:
+            """The same distance between the spectra averaged over a resample of the seeds."""
+            k = min(a, b, *(len(spec[s][m]) for s in resample for m in (a, b)))
+            mean = {m: [statistics.fmean(spec[s][m][i] for s in resample) for i in range(k)] for m in (a, b)}
+            return _rel_l2(mean[a], mean[b]) if k >= 2 else None
+
+        lo, hi, interval = _seed_bootstrap(labels, distance, f"the same distance ({a}->{b}) between the normalised "
+                                                             "spectra averaged over seeds (spectra.csv)")
+        if len(labels) >= 2:
+            text += f"; {a}->{b} each seed alone {', '.join(_g(distance([s]), 2) for s in labels)}"
+    return Outcome(v, text, run.seeds(), last, lo, hi, "relative L2 distance, last pair of m_h", interval=interval)
 
 
 @kind("vit_fit", "vit_probe", f"""Fig. 3(b): the training error follows a / m_h^gamma + b with gamma = {PAPER_GAMMA:g}.
@@ -501,7 +654,9 @@ def vit_fit(claim: Claim, run: Run) -> Outcome | None:
             + f"; log-log slope of training loss {_f(s.get('loglog_slope'), 3)}"
             + f"; training loss {_g(s.get('loss_first'), 4)} -> {_g(s.get('loss_last'), 4)}"
             + (f"; {CLASS_SORTED}" if _class_sorted(run) else ""))
-    return Outcome(_cap(v, run), text, run.seeds(), g, lo, hi, f"gamma (lo, hi: +-{Z95:g} s.e.)")
+    return Outcome(_cap(v, run), text, run.seeds(), g, lo, hi, "gamma",
+                   interval=f"gamma +- {Z95:g} standard errors of the least-squares fit to the seed-mean training "
+                            "loss (normal approximation; from summary.json's fit)")
 
 
 @kind("vit_permute", "vit_probe", f"""Table 1 (ViT): permuting the input tokens does not affect the Transformer (the paper:
@@ -522,7 +677,9 @@ def vit_permute(claim: Claim, run: Run) -> Outcome | None:
     text = (f"permuted {_f(a, 4)} vs control {_f(c, 4)}: d = {_f(d, 4, True)} [{_f(d - half, 4, True)}, "
             f"{_f(d + half, 4, True)}]; before {_f(s['before'], 4)}, zero-shot on permuted tokens "
             f"{_f(s.get('zero_shot_permuted'), 4)}; {s.get('origin', '')}")
-    return Outcome(v, text, 1, d, d - half, d + half, "accuracy permuted - control (lo, hi: 95%)", (c - s["before"],))
+    return Outcome(v, text, 1, d, d - half, d + half, "accuracy permuted - control", (c - s["before"],),
+                   f"95% normal interval of a difference of two binomial proportions on the {CIFAR10_TEST:,} test "
+                   "images (1 seed: test-set sampling only)")
 
 
 # ---- RNN vs Transformer (rnn-compare folders) -----------------------------------------------------------
@@ -538,6 +695,20 @@ def _label(orig: list[float], alt: list[float]) -> tuple[str, float]:
     if ratio < DROP_FACTOR:
         return "no drop", ratio
     return ("drop" if min(alt) > max(orig) else "unclear"), ratio
+
+
+def _pair_range(num: list[float], den: list[float], what: str) -> tuple[float | None, float | None, str]:
+    """(lo, hi, interval) of a ratio of medians median(num) / median(den) from the seeds of its two arms: the
+    smallest and largest num seed / den seed over every pair (min num / max den, max num / min den).  With an odd
+    number of seeds each median is a seed's value, so the ratio of medians is one of these pair ratios; it always
+    lies between lo and hi.  Not the range of ratios by seed label (arm a's seed s over arm b's seed s): the two
+    arms are separate trainings, and the ratio of medians is not a summary of those."""
+    if len(num) * len(den) < 2:
+        return None, None, ONE_SEED
+    lo = min(num) / max(den) if max(den) > 0 else math.inf
+    hi = max(num) / min(den) if min(den) > 0 else math.inf
+    return lo, hi, (f"range over every ({what}) pair of seeds ({len(num)} x {len(den)}) of the one seed's MSE over "
+                    "the other's: min / max to max / min (contains the ratio of medians)")
 
 
 def _budget(fit: dict | None) -> int:
@@ -573,11 +744,15 @@ def alteration(claim: Claim, run: Run) -> Outcome | None:
         label, ratio = _label(orig, alt)
         parts.append(label == want)
         ratios.append(ratio)
+        lo, hi, interval = _pair_range(alt, orig, f"altered, original; {model}")  # the last model's is the value's
         got.append(f"{model} x{_g(ratio)} ({label}; seeds {_g(min(orig))}-{_g(max(orig))} -> {_g(min(alt))}-{_g(max(alt))})")
     n = min(len(_mse(run, p["kernel"], "original", m)) for m, _ in p["expect"])
     extra = f"; mixing {run.config['mix_direction']}" if p["alteration"] == "mixed" and "mix_direction" in run.config else ""
-    return Outcome(_verdict_of(parts), "; ".join(got) + extra, n, ratios[-1],
-                   quantity=f"altered/original, ratio of medians ({p['expect'][-1][0]})", tiebreak=_rnn_order(run))
+    if lo is not None:
+        interval += ("; lo > 1 exactly when every altered seed lies above every original seed (the seed test of the "
+                     "rule's drop)")
+    return Outcome(_verdict_of(parts), "; ".join(got) + extra, n, ratios[-1], lo, hi,
+                   f"altered/original, ratio of medians ({p['expect'][-1][0]})", _rnn_order(run), interval)
 
 
 @kind("gap", "rnn_compare", f"""Table 3: the RNN cannot learn the uniform-kernel target, the Transformer can. On the
@@ -585,18 +760,21 @@ original and the permuted arm, the RNN's median held-out MSE over seeds is at le
 Transformer's (the paper: at least {PAPER_GAP:.2g}x). Reproduced on both arms; partly on one; not reproduced on none.
 Ties: as for the alteration rule (mixing formula, then training budget).""")
 def gap(claim: Claim, run: Run) -> Outcome | None:
-    parts, got = [], []
+    parts, got, gaps = [], [], []
     for arm in ("original", "permuted"):
         rnn, tr = _mse(run, "uniform", arm, "rnn"), _mse(run, "uniform", arm, "transformer")
         if not rnn or not tr:
             return None
         g = statistics.median(rnn) / statistics.median(tr)
+        gaps.append((g, arm, _pair_range(rnn, tr, f"RNN, Transformer; {arm} arm")))
         parts.append(g >= GAP_FACTOR)
         got.append(f"{arm}: RNN {_g(statistics.median(rnn))} (seeds {_g(min(rnn))}-{_g(max(rnn))}) / "
                    f"Transformer {_g(statistics.median(tr))} = {_g(g)}x")
+    g, arm, (lo, hi, interval) = min(gaps)          # the headline: the arm where the gap is smaller
     return Outcome(_verdict_of(parts), "; ".join(got), min(len(_mse(run, "uniform", "original", m))
                                                            for m in ("rnn", "transformer")),
-                   quantity="RNN / Transformer, medians", tiebreak=_rnn_order(run))
+                   g, lo, hi, f"RNN / Transformer, ratio of medians, on the arm where it is smaller ({arm})",
+                   _rnn_order(run), interval)
 
 
 # ---- App. B.1 tasks (jackson-tasks folders) ------------------------------------------------------------------
@@ -621,9 +799,9 @@ def b1_task(claim: Claim, run: Run) -> Outcome | None:
     text = (f"attention mass on the support {_f(min(mass), 3)}-{_f(max(mass), 3)} ({sum(att)} of {len(att)} seeds "
             f">= {SUPPORT_MIN:g}); F_hat∘f_hat vs F∘f relative MSE {_g(min(fof), 2)}-{_g(max(fof), 2)} ({sum(ff)} of "
             f"{len(ff)} <= {FOF_REL_MAX:g}); held-out MSE / Var(y) {_g(rel, 2)} (mean)")
-    return Outcome(v, text, len(mass), min(mass), min(mass), max(mass),
-                   "attention mass on the support, worst seed (lo, hi: range over seeds)",
-                   (len([w for w in run.command.split() if w.startswith("--")]),))
+    lo, hi, interval = _seed_range(mass, "the per-seed attention mass on the support")
+    return Outcome(v, text, len(mass), min(mass), lo, hi, "attention mass on the support, worst seed",
+                   (len([w for w in run.command.split() if w.startswith("--")]),), interval)
 
 
 # ---- App. D.3 (rnn-mixing-spectrum --out folders) -------------------------------------------------------
@@ -648,7 +826,8 @@ def d3_mixing(claim: Claim, run: Run) -> Outcome | None:
     text = (f"rank {rb} -> {ra}; sigma after = {', '.join(f'{x:.4f}' for x in after)} "
             f"(largest relative difference from the paper's {off:.1%}); deterministic quadrature "
             f"({s.get('quadrature_nodes', '?')} nodes)")
-    return Outcome(v, text, None, off, off, off, "largest relative difference of sigma_1..3 after the mixing")
+    return Outcome(v, text, None, off, quantity="largest relative difference of sigma_1..3 after the mixing",
+                   interval="none: deterministic quadrature, no seeds and no sampling")
 
 
 # ---- claims no command writes a folder for yet ---------------------------------------------------------
@@ -689,6 +868,12 @@ def _best(run: Run, task: str) -> str:
     return f"; best accuracy {_g(best, 3)} (constant-answer baseline {', '.join(_g(b, 2) for b in base.values())})"
 
 
+def _dp_interval(run: Run) -> str:
+    """The cot-dp rules read the smallest D (or GFLOPs) reaching the target by the seed-mean accuracy: no
+    per-seed value, so no interval."""
+    return ONE_SEED if run.seeds() == 1 else "none: read from seed-mean accuracy (no per-seed value)"
+
+
 def _target_acc(run: Run) -> str:
     return _g((run.summary or {}).get("target_acc"), 2)
 
@@ -717,7 +902,7 @@ def dp_fig1(claim: Claim, run: Run) -> Outcome | None:
         parts.append(all(a <= b for a, b in zip(ds, ds[1:])) and ds[-1] > ds[0])
     parts.append(len(set(std.values())) == 1 and math.inf not in std.values())
     return Outcome(_verdict_of(parts), base + f"; {sum(parts)} of 5 parts hold", run.seeds(), sum(parts) / 5,
-                   quantity="share of the five parts that hold")
+                   quantity="share of the five parts that hold", interval=_dp_interval(run))
 
 
 @kind("dp_flops", "cot_dp", """Yang et al. Table 2: the standard Transformer needs the fewest FLOPs to reach 90% accuracy
@@ -742,7 +927,8 @@ def dp_flops(claim: Claim, run: Run) -> Outcome | None:
     parts = [v.get("standard", math.inf) < math.inf and v.get("standard", math.inf) <= min(v.values())
              for _, v in sorted(by_size.items())]
     return Outcome(_verdict_of(parts), text + f" (min GFLOPs reaching {_target_acc(run)})", run.seeds(),
-                   sum(parts) / len(parts), quantity="share of sizes where standard is cheapest")
+                   sum(parts) / len(parts), quantity="share of sizes where standard is cheapest",
+                   interval=_dp_interval(run))
 
 
 @kind("dp_locality", "cot_dp", """Yang et al. Sec. 6.2, Fig. 2: locality lowers the embedding dimension efficient
@@ -765,7 +951,7 @@ def dp_locality(claim: Claim, run: Run) -> Outcome | None:
         zs = sorted(set(ed[m]) & set(loc[m]))
         parts.append(all(loc[m][z] <= ed[m][z] for z in zs) and any(loc[m][z] < ed[m][z] for z in zs))
     return Outcome(_verdict_of(parts), text, run.seeds(), sum(parts) / len(parts),
-                   quantity="share of efficient models for which ED_Local needs less")
+                   quantity="share of efficient models for which ED_Local needs less", interval=_dp_interval(run))
 
 
 # ---- the declared claims -------------------------------------------------------------------------------
@@ -956,7 +1142,7 @@ def counts(rows: list[Row]) -> dict[str, int]:
 
 
 CSV_COLUMNS = ("id", "paper", "where", "claim", "paper_value", "verdict", "measured", "quantity", "value", "lo", "hi",
-               "n_seeds", "folder", "other_folders", "rule", "rule_text", "command")
+               "interval", "n_seeds", "folder", "other_folders", "rule", "rule_text", "command")
 
 
 def _num(x) -> str:
@@ -972,6 +1158,6 @@ def csv_text(rows: list[Row]) -> str:
         c, o = r.claim, r.outcome
         w.writerow([c.id, c.paper, c.where, c.text, c.paper_value, r.verdict, r.measured,
                     o.quantity if o else "", _num(o.value if o else None), _num(o.lo if o else None),
-                    _num(o.hi if o else None), "" if r.n_seeds is None else r.n_seeds, r.folder,
+                    _num(o.hi if o else None), o.interval if o else "", "" if r.n_seeds is None else r.n_seeds, r.folder,
                     " | ".join(r.others), c.kind, KINDS[c.kind].rule, c.command])
     return buf.getvalue()

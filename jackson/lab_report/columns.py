@@ -238,6 +238,8 @@ COLUMNS: dict[str, dict[str, str]] = {
     # ---- vit-probe --------------------------------------------------------------------------------
     "vit-probe spectra.csv": {
         "m_h": _VIT_M_H,
+        "seed": "seed of the model's initialisation and training (sweep-mh only; folders made before it was written "
+                "gained it from their cells' cell.json)",
         "layer": _VIT_LAYER,
         "head": _VIT_HEAD,
         "i": "1-based index of the singular value, in decreasing order",
@@ -359,10 +361,13 @@ COLUMNS: dict[str, dict[str, str]] = {
         "paper_value": "the value as the paper states it",
         "verdict": "reproduced, partly, not reproduced, untested or not applicable (computed by the rule)",
         "measured": "words and numbers read or computed from the folder's files",
-        "quantity": "what `value` is, and what `lo` and `hi` are",
+        "quantity": "what `value` is",
         "value": "the headline number (see `quantity`); empty when none",
-        "lo": "lower end of value's interval (see `quantity`); empty when none",
-        "hi": "upper end of value's interval (see `quantity`); empty when none",
+        "lo": "lower end of value's interval (what kind: `interval`); empty when none",
+        "hi": "upper end of value's interval (what kind: `interval`); empty when none",
+        "interval": "what `lo` and `hi` are, in words: e.g. a range over seeds, a bootstrap over seeds (and held-out "
+                    "blocks), +- 1.96 standard errors; or `none: <why>` when they are empty (1 seed, no per-seed "
+                    "values); empty for rows no folder judges",
         "n_seeds": "seeds behind the verdict; empty when unknown",
         "folder": "the run folder giving the row, relative to reports/; empty when no folder tests it",
         "other_folders": "the other folders that test the claim, joined by ' | ': each with its verdict and seeds, "
@@ -377,7 +382,8 @@ COLUMNS: dict[str, dict[str, str]] = {
         "title": "the table's title: the run's title in the report, with [superseded] or [quick run] where it is one",
         "row": "the cell's row in its table, from 1 (one row per quantity the paper gives a value for)",
         "column": "the cell's column: quantity (what is compared), paper (the paper's value), measured (this run's), "
-                  "measured vs paper (their difference for exponents and accuracies, else their ratio)",
+                  "measured vs paper (their difference for exponents, accuracies and rows whose report.json declares "
+                  "compare: difference, such as App. B attention weights; else their ratio)",
         "value": "the cell as the report and tables.tex show it (numbers to 3 significant digits; — where there is "
                  "none or no ratio can be formed)",
         "number": "the number behind a paper or measured cell at full precision; empty for text and other columns",
@@ -408,7 +414,7 @@ WRITTEN_BY: dict[str, str] = {
     "rnn-compare position_mse.csv": "one row per (kernel, alteration, model, seed, t): `rnn_compare/experiment.py` "
                                     "`CompareCell.run` (each cell's position_mse.csv), gathered by `positions`",
     "rnn-mixing-spectrum spectra.csv": "one row per (form, i): `rnn_compare/report.py` `write_spectrum_folder`",
-    "vit-probe spectra.csv": "one row per ([m_h,] layer, head, i): `vit_probe/spectra.py` `spectrum_table` "
+    "vit-probe spectra.csv": "one row per ([m_h, seed,] layer, head, i): `vit_probe/spectra.py` `spectrum_table` "
                              "(vit-probe spectra and sweep-mh)",
     "vit-probe heads.csv": "one row per ([m_h,] layer, head): `vit_probe/spectra.py` `head_table` "
                            "(vit-probe spectra and sweep-mh)",

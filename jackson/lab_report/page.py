@@ -4,7 +4,8 @@ It trains nothing; it reads what runs left behind, through one declared interfac
 folder holds `report.json` =
         {"title", "section", "data", "command", "seeds",
          "figures": [{"file", "caption"}],            file relative to that folder
-         "paper": [{"quantity", "paper", "measured"}],  paper may be null or a string when not a number
+         "paper": [{"quantity", "paper", "measured"[, "compare"]}],  paper may be null or a string when not a
+                                                       number; compare: "difference" or "ratio" (COMPARE)
          "text"}                                       markdown, a paragraph
 which each experiment writes at the end of its run (jackson.rate_sweep.results.write_report_json,
 rnn_compare.report, jackson.app_b.results, vit_probe (common._report_json), cot_dp.sweep).  A folder with a
@@ -16,7 +17,8 @@ Sections come in the order of SECTIONS, then any other section a report.json nam
 no results says which command produces them.  Every caption says what the figure measures, on which
 data, with how many seeds and which command (the run's data, seeds and command are appended to a hook
 caption that does not mention them); where the paper reports a number it stands beside the measured one
-with their difference (exponents, accuracies) or ratio (errors).  Each run's command is shown as it
+with their difference (exponents, accuracies, and any quantity whose row says "compare": "difference", e.g.
+attention weights in [0, 1]) or ratio (errors).  Each run's command is shown as it
 reruns from a clone (jackson.runfolder.rerunnable: --out where the folder sits, shared data where the
 README puts it, no machine-local cache, no Dask scheduler address), with the command as run beside it where they differ.  index.md refers to the images and each
 run's summary.md by relative path; index.html embeds the images (base64) and the summaries and notes
@@ -170,6 +172,10 @@ def is_quick(folder: Path) -> bool:
 def from_hook(root: Path, folder: Path) -> dict:
     r = _read_json(folder / "report.json")
     need(isinstance(r, dict) and "title" in r, f"{folder / 'report.json'}: needs at least a 'title'")
+    for p in r.get("paper") or []:
+        need(p.get("compare", "ratio") in COMPARE,
+             f"{folder / 'report.json'}: paper row {p.get('quantity')!r}: compare must be one of {COMPARE}, "
+             f"got {p.get('compare')!r}")
     e = {"folder": _rel(root, folder), "title": r["title"], "section": r.get("section") or "other",
          "data": r.get("data", ""), "command": r.get("command", ""), "seeds": r.get("seeds", ""),
          "paper": list(r.get("paper") or []), "text": r.get("text", ""), "figures": []}
@@ -231,15 +237,17 @@ def _num(v) -> str:
 
 
 ADDITIVE = ("exponent", "accuracy", "gamma", " b in ")   # quantities compared by their difference
+COMPARE = ("difference", "ratio")   # what a report.json paper row may declare (its "compare"), overriding ADDITIVE
 
 
-def ratio(paper, measured, quantity: str = "") -> str:
-    """How far the measured value is from the paper's: the difference for exponents and accuracies (a
-    ratio of two exponents, or of two accuracies near 1, means nothing), the ratio for errors and other
-    positive scales."""
+def ratio(paper, measured, quantity: str = "", compare: str | None = None) -> str:
+    """How far the measured value is from the paper's: the difference for exponents, accuracies and bounded
+    quantities (a ratio of two exponents, or of two weights in [0, 1] near 1 or at 0, means nothing), the
+    ratio for errors and other positive scales.  `compare`, when the row declares it, decides; else the
+    quantity's words (ADDITIVE)."""
     if isinstance(paper, (int, float)) and isinstance(measured, (int, float)) and not isinstance(paper, bool) \
             and math.isfinite(paper) and math.isfinite(measured):
-        if any(w in quantity.lower() for w in ADDITIVE):
+        if compare == "difference" or (compare is None and any(w in quantity.lower() for w in ADDITIVE)):
             return f"{measured - paper:+.3g} (difference)"
         if paper != 0:
             return f"{measured / paper:.3g}x"
@@ -253,7 +261,7 @@ def headline_rows(e: dict) -> list[dict[str, str]]:
     """A run's headline table as every output shows it (the page, tables.tex, tables.csv): one row per
     quantity its report.json gives a paper value for, the HEADLINE cells as text."""
     return [dict(zip(HEADLINE, (p["quantity"], _num(p.get("paper")), _num(p.get("measured")),
-                                ratio(p.get("paper"), p.get("measured"), p.get("quantity", "")))))
+                                ratio(p.get("paper"), p.get("measured"), p.get("quantity", ""), p.get("compare")))))
             for p in e["paper"]]
 
 
