@@ -254,6 +254,18 @@ def test_spectrum_convergence_verdict_follows_the_stated_rule(curves, settled, s
     assert S.convergence_verdict(conv.iloc[:0])["settled"] is None
 
 
+def test_a_cells_spectrum_gets_its_seed_whether_or_not_it_wrote_one(tmp_path):
+    """sweep-mh's spectra.csv names every row's seed; a cell written before cells carried it gets its own."""
+    from vit_probe import run_sweep_mh as S
+    new = pd.DataFrame({"m_h": [2, 2], "seed": [3, 3], "layer": [0, 0], "head": [0, 0], "i": [1, 2], "mean": [2.0, 1.0]})
+    (tmp_path / "new").mkdir()
+    new.to_csv(tmp_path / "new" / "spectrum.csv", index=False)
+    (tmp_path / "old").mkdir()
+    new.drop(columns="seed").to_csv(tmp_path / "old" / "spectrum.csv", index=False)
+    pd.testing.assert_frame_equal(S.cell_spectrum(tmp_path / "new", 3), new)
+    pd.testing.assert_frame_equal(S.cell_spectrum(tmp_path / "old", 3), new)
+
+
 # ---------------------------------------------------------------- training
 
 def test_augment_crops_and_flips_within_the_padded_image():

@@ -161,6 +161,15 @@ def fit_saturating_power(m, err) -> dict:
             "identified": identified}
 
 
+def cell_spectrum(folder: Path, seed: int) -> pd.DataFrame:
+    """A finished cell's spectrum.csv with its seed in the second column, where cells written before the
+    cells carried it (2026-11-25) lack it: the gathered spectra.csv says every row's seed either way."""
+    t = pd.read_csv(folder / "spectrum.csv")
+    if "seed" not in t:
+        t.insert(1, "seed", seed)
+    return t
+
+
 def spectrum_convergence(spec: pd.DataFrame, layer: int, head: int) -> pd.DataFrame:
     """Relative L2 distance between the normalised mean spectra (sigma_i / sigma_1) of successive
     m_h: Fig. 3a's claim is that it shrinks as m_h grows."""
@@ -302,7 +311,7 @@ def run_sweep_mh(cfg: SweepMhConfig, command: str, progress: bool = True) -> dic
             if ckpt_dir.is_dir() and not any(ckpt_dir.iterdir()):
                 ckpt_dir.rmdir()
         res = pd.concat([pd.read_csv(d / "rows.csv") for d in dirs], ignore_index=True).sort_values(["m_h", "seed"])
-        spec = pd.concat([pd.read_csv(d / "spectrum.csv") for d in dirs], ignore_index=True)
+        spec = pd.concat([cell_spectrum(d, c.seed) for d, c in zip(dirs, cells)], ignore_index=True)
         heads = pd.concat([pd.read_csv(d / "heads.csv") for d in dirs], ignore_index=True)
         hist = pd.concat([pd.read_csv(d / "history.csv").assign(seed=c.seed) for d, c in zip(dirs, cells)], ignore_index=True)
         res.to_csv(out / "results.csv", index=False)
