@@ -47,7 +47,7 @@ def test_deviation_is_the_largest_relative_difference_of_curve_and_held_out():
     (["--device", "tpu"], "--device: cannot read 'tpu'"),
     (["--device", "cuda:7"], "--device cuda:7: "),
     (["--features", "both"], "--features: choose learned and/or given"),
-    (["--dtype", "float64"], "invalid choice"),
+    (["--dtype", "float64"], "--dtype: choose float32, bfloat16, float16"),
 ])
 def test_bad_input_is_one_line_and_exit_2(argv, message, capsys):
     with pytest.raises(SystemExit) as e:

@@ -50,6 +50,7 @@ def parsers():
     from jackson.app_b.cli import tasks_main
     from jackson.rate_sweep.cli import sweep_main
     from jackson.lab_report.page import main as report_main
+    from jackson.rate_sweep.device_check import main as device_check_main
     from jackson.app_b.experiment import DESCRIPTION
     from vit_probe.cli import DESCRIPTIONS, main as vit_main
 
@@ -64,7 +65,7 @@ def parsers():
         seen["rnn-mixing-spectrum"] = (None, spectrum())
         return seen["rnn-mixing-spectrum"][1]
 
-    mains = [(sweep_main, []), (report_main, []), (R.compare_main, []), (R.spectrum_main, [])]
+    mains = [(sweep_main, []), (report_main, []), (device_check_main, []), (R.compare_main, []), (R.spectrum_main, [])]
     mains += [(tasks_main, [t]) for t in DESCRIPTION] + [(vit_main, [c]) for c in DESCRIPTIONS]
     mains += [(cot_main, [c]) for c in COMMANDS]
     with pytest.MonkeyPatch.context() as mp:
@@ -80,9 +81,9 @@ def test_every_console_script_and_command_is_walked(parsers):
     from jackson.app_b.experiment import DESCRIPTION
     from vit_probe.cli import DESCRIPTIONS
     scripts = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"])
-    assert scripts == {"jackson-sweep", "jackson-tasks", "jackson-report", "rnn-compare", "rnn-mixing-spectrum",
-                       "vit-probe", "cot-dp"}, "a new console script: add its main to the `parsers` fixture"
-    want = ({"jackson-sweep", "jackson-report", "rnn-compare", "rnn-mixing-spectrum"}
+    assert scripts == {"jackson-sweep", "jackson-tasks", "jackson-report", "jackson-device-check", "rnn-compare",
+                       "rnn-mixing-spectrum", "vit-probe", "cot-dp"}, "a new console script: add its main to the `parsers` fixture"
+    want = ({"jackson-sweep", "jackson-report", "jackson-device-check", "rnn-compare", "rnn-mixing-spectrum"}
             | {f"jackson-tasks {t}" for t in DESCRIPTION} | {f"vit-probe {c}" for c in DESCRIPTIONS}
             | {f"cot-dp {c}" for c in COMMANDS})
     assert set(parsers) == want

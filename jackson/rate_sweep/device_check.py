@@ -28,10 +28,11 @@ from __future__ import annotations
 import dataclasses
 import sys
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
-from ..config import OneLineParser, guarded, need
+from ..config import cli_run, need
 from ..fit import FitConfig
 from .cell import RateCell, data_seeds, train_bank
 
@@ -104,27 +105,35 @@ def report_lines(rows: list[dict]) -> list[str]:
     return lines
 
 
+@dataclass(frozen=True)
+class DeviceCheckConfig:
+    device: str = "cuda"              # torch device to check: cuda, cuda:N or cpu
+    dtype: str = "float32"            # the device run's dtype: float32 (what jackson-sweep trains in), bfloat16 or float16
+    features: str = "learned,given"   # feature modes to check, comma-separated: learned, given
+
+
+DTYPES = ("float32", "bfloat16", "float16")
+
+
+def run_check(cfg: DeviceCheckConfig, command: str = "") -> list[dict]:
+    """Validate, run `check` and print one line per feature mode."""
+    modes = tuple(m for m in cfg.features.split(",") if m)
+    need(bool(modes) and set(modes) <= {"learned", "given"}, f"--features: choose learned and/or given, got {cfg.features!r}")
+    need(cfg.dtype in DTYPES, f"--dtype: choose {', '.join(DTYPES)}, got {cfg.dtype!r}")
+    from .config import check_device
+    check_device(cfg.device)
+    rows = check(cfg.device, cfg.dtype, modes)
+    for line in report_lines(rows):
+        print(line)
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
-    def body():
-        p = OneLineParser(prog="jackson-device-check",
-                          description="Train a small jackson-sweep cell on the CPU (float64 reference, float32) and on "
-                                      "DEVICE, and say whether DEVICE gives the CPU's numbers within the stated "
-                                      f"tolerance ({TOLERANCE:g} relative). Exit 0 if it does, 1 if not.")
-        p.add_argument("--device", default="cuda", help="torch device to check: cuda, cuda:N or cpu (default: cuda)")
-        p.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "float16"],
-                       help="the device run's dtype (default: float32, what jackson-sweep trains in)")
-        p.add_argument("--features", default="learned,given",
-                       help="feature modes to check: learned, given or both (default: learned,given)")
-        a = p.parse_args(sys.argv[1:] if argv is None else argv)
-        modes = tuple(m for m in a.features.split(",") if m)
-        need(modes and set(modes) <= {"learned", "given"}, f"--features: choose learned and/or given, got {a.features!r}")
-        from .config import check_device
-        check_device(a.device)
-        rows = check(a.device, a.dtype, modes)
-        for line in report_lines(rows):
-            print(line)
-        return 0 if all(r["agrees"] for r in rows) else 1
-    return guarded("jackson-device-check", body)
+    _, rows = cli_run("jackson-device-check", DeviceCheckConfig,
+                      "Train a small jackson-sweep cell on the CPU (float64 reference, float32) and on DEVICE, and say "
+                      f"whether DEVICE gives the CPU's numbers within the stated tolerance ({TOLERANCE:g} relative). "
+                      "Exit 0 if it does, 1 if not.", {}, run_check, sys.argv[1:] if argv is None else argv)
+    return 0 if all(r["agrees"] for r in rows) else 1
 
 
 if __name__ == "__main__":  # pragma: no cover
