@@ -420,11 +420,12 @@ def test_kernel_sweep_end_to_end_lands_in_the_report(tmp_path, sweep_exe, sub_en
     np.testing.assert_allclose(cell["sigma_head"], k.sigma, rtol=1e-12)      # the cell's target is the kernel's POD
     rep = json.loads((out / "report.json").read_text())
     assert rep["title"].startswith(f"jackson-sweep: kernel rho(u, v) = {GAUSS}; rank 2, inf")
-    qs = {p["quantity"].split(" (fit")[0].split(" -- ")[0]: p for p in rep["paper"]}
+    qs = {p["quantity"].split(" (fit")[0].split(" -- ")[0].split("; in brackets")[0]: p for p in rep["paper"]}
     held = qs[f"kernel rho(u, v) = {GAUSS} (alpha_hat = {a_hat:g}), rank inf: exponent of held-out MSE in m_h"]
     orc = qs[f"kernel rho(u, v) = {GAUSS} (alpha_hat = {a_hat:g}), rank inf: exponent of the rank-m_h oracle, s != t part"]
     assert held["paper"] == pytest.approx(-(2 * a_hat - 1)) and math.isfinite(held["measured"])
     assert orc["measured"] == pytest.approx(inf["exponents"]["oracle_self_exact"]["slope"])
+    assert (held["lo"], held["hi"]) == (inf["exponents"]["test"]["lo"], inf["exponents"]["test"]["hi"])   # its 95% interval
     (entry,) = find_runs(tmp_path / "reports")                  # jackson-report picks the folder up
     assert "kernel rho(u, v)" in entry["title"] and len(entry["paper"]) == 2
     for png in ("error_vs_mh.png", "learned_spectrum.png", "loss_curves.png"):

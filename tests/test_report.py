@@ -534,7 +534,13 @@ def test_tables_csv_holds_every_cell_of_tables_tex(root, tmp_path):
                 v = paper[int(r["row"]) - 1][r["column"]]
                 numeric = isinstance(v, (int, float)) and not isinstance(v, bool)
                 assert r["number"] == (repr(float(v)) if numeric else "")
-                assert float(r["value"]) == float(f"{v:.3g}") if numeric else r["value"] == str(v)
+                shown = r["value"].split(" [")[0]                   # a measured value's interval follows in brackets
+                assert float(shown) == float(f"{v:.3g}") if numeric else shown == str(v)
+                p = paper[int(r["row"]) - 1]
+                ends = (repr(float(p["lo"])), repr(float(p["hi"]))) if r["column"] == "measured" and "lo" in p else ("", "")
+                assert (r["lo"], r["hi"]) == ends
+                if ends[0]:
+                    assert r["value"].endswith(f" [{float(p['lo']):.3g}, {float(p['hi']):.3g}]")
     nearest = [r["value"] for r in rows if r["folder"] == "tasks/nearest-point"]
     assert nearest == ["mean A on the nearest point", "1", "0.9", "-0.1 (difference)", "a value the paper states in words",
                        "identity", "0.01", "—"]
@@ -547,6 +553,20 @@ def test_tables_csv_holds_every_cell_of_tables_tex(root, tmp_path):
     assert (again / "tables.csv").read_bytes() == (root / "tables.csv").read_bytes()
     build_report(ReportConfig(root=str(root)))
     assert (root / "tables.csv").read_bytes() == (again / "tables.csv").read_bytes()
+
+
+def test_a_measured_interval_is_shown_and_compared_like_its_value():
+    """Issue 15: 'exponents as differences with intervals': a headline row with lo/hi shows them beside the
+    measured value and carries them into the comparison (difference for exponents, ratio for scales)."""
+    from jackson.lab_report.page import headline_rows
+    rows = headline_rows({"paper": [
+        {"quantity": "alpha = 1: exponent of held-out MSE", "paper": -1.0, "measured": -0.166, "lo": -0.231, "hi": -0.119},
+        {"quantity": "held-out MSE", "paper": 2e-5, "measured": 6e-5, "lo": 4e-5, "hi": 1e-4},
+        {"quantity": "held-out MSE", "paper": 2e-5, "measured": 6e-5, "lo": float("nan"), "hi": 1e-4}]})
+    assert rows[0]["measured"] == "-0.166 [-0.231, -0.119]"
+    assert rows[0]["measured vs paper"] == "+0.834 [+0.769, +0.881] (difference)"
+    assert rows[1]["measured"] == "6e-05 [4e-05, 0.0001]" and rows[1]["measured vs paper"] == "3x [2x, 5x]"
+    assert rows[2]["measured"] == "6e-05" and rows[2]["measured vs paper"] == "3x"      # no finite interval: none shown
 
 
 def test_committed_latex_is_current():

@@ -387,6 +387,9 @@ COLUMNS: dict[str, dict[str, str]] = {
         "value": "the cell as the report and tables.tex show it (numbers to 3 significant digits; — where there is "
                  "none or no ratio can be formed)",
         "number": "the number behind a paper or measured cell at full precision; empty for text and other columns",
+        "lo": "for a measured cell with an interval (in brackets in its value; its kind is in the row's quantity, e.g. "
+              "a 95% bootstrap interval of an exponent): the lower end at full precision; else empty",
+        "hi": "the upper end of that interval; else empty",
     },
 }
 

@@ -240,18 +240,35 @@ ADDITIVE = ("exponent", "accuracy", "gamma", " b in ")   # quantities compared b
 COMPARE = ("difference", "ratio")   # what a report.json paper row may declare (its "compare"), overriding ADDITIVE
 
 
-def ratio(paper, measured, quantity: str = "", compare: str | None = None) -> str:
+def interval_of(row: dict) -> tuple[float, float] | None:
+    """A headline row's interval for its measured value (`lo`, `hi`, where its experiment gives one; what kind
+    of interval the row's quantity says), or None."""
+    lo, hi = row.get("lo"), row.get("hi")
+    ok = all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in (lo, hi))
+    return (float(lo), float(hi)) if ok else None
+
+
+def ratio(paper, measured, quantity: str = "", compare: str | None = None,
+          interval: tuple[float, float] | None = None) -> str:
     """How far the measured value is from the paper's: the difference for exponents, accuracies and bounded
     quantities (a ratio of two exponents, or of two weights in [0, 1] near 1 or at 0, means nothing), the
     ratio for errors and other positive scales.  `compare`, when the row declares it, decides; else the
-    quantity's words (ADDITIVE)."""
+    quantity's words (ADDITIVE).  With the measured value's `interval`, the same comparison of its ends."""
     if isinstance(paper, (int, float)) and isinstance(measured, (int, float)) and not isinstance(paper, bool) \
             and math.isfinite(paper) and math.isfinite(measured):
         if compare == "difference" or (compare is None and any(w in quantity.lower() for w in ADDITIVE)):
-            return f"{measured - paper:+.3g} (difference)"
+            ends = f" [{interval[0] - paper:+.3g}, {interval[1] - paper:+.3g}]" if interval else ""
+            return f"{measured - paper:+.3g}{ends} (difference)"
         if paper != 0:
-            return f"{measured / paper:.3g}x"
+            ends = sorted(v / paper for v in interval) if interval else None
+            return f"{measured / paper:.3g}x" + (f" [{ends[0]:.3g}x, {ends[1]:.3g}x]" if ends else "")
     return "—"
+
+
+def measured_text(row: dict) -> str:
+    """A headline row's measured cell: the value, and its interval in brackets where the row gives one."""
+    iv = interval_of(row)
+    return _num(row.get("measured")) + (f" [{_num(iv[0])}, {_num(iv[1])}]" if iv else "")
 
 
 HEADLINE = ("quantity", "paper", "measured", "measured vs paper")   # the columns of a run's headline table
@@ -260,8 +277,9 @@ HEADLINE = ("quantity", "paper", "measured", "measured vs paper")   # the column
 def headline_rows(e: dict) -> list[dict[str, str]]:
     """A run's headline table as every output shows it (the page, tables.tex, tables.csv): one row per
     quantity its report.json gives a paper value for, the HEADLINE cells as text."""
-    return [dict(zip(HEADLINE, (p["quantity"], _num(p.get("paper")), _num(p.get("measured")),
-                                ratio(p.get("paper"), p.get("measured"), p.get("quantity", ""), p.get("compare")))))
+    return [dict(zip(HEADLINE, (p["quantity"], _num(p.get("paper")), measured_text(p),
+                                ratio(p.get("paper"), p.get("measured"), p.get("quantity", ""), p.get("compare"),
+                                      interval_of(p)))))
             for p in e["paper"]]
 
 
@@ -754,7 +772,7 @@ def tables_tex(secs) -> str:
     return "\n".join(out)
 
 
-TABLES_CSV_COLUMNS = ("folder", "title", "row", "column", "value", "number")
+TABLES_CSV_COLUMNS = ("folder", "title", "row", "column", "value", "number", "lo", "hi")
 
 
 def _full(v) -> str:
@@ -766,15 +784,17 @@ def _full(v) -> str:
 def tables_csv(secs) -> str:
     """tables.csv: every headline table of tables.tex, long and tidy: one row per cell (the run folder, the
     table's title, its row from 1, the column, the cell as shown), with the number behind a paper or
-    measured cell at full precision."""
+    measured cell at full precision and, for a measured cell with an interval, its ends (lo, hi)."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(TABLES_CSV_COLUMNS)
     for e in headline_entries(secs):
         for i, (p, row) in enumerate(zip(e["paper"], headline_rows(e)), 1):
+            iv = interval_of(p) if "measured" in p else None
             for col, text in row.items():
                 w.writerow([e["folder"], e["title"], i, col, text,
-                            _full(p.get(col)) if col in ("paper", "measured") else ""])
+                            _full(p.get(col)) if col in ("paper", "measured") else "",
+                            *((_full(iv[0]), _full(iv[1])) if iv and col == "measured" else ("", ""))])
     return buf.getvalue()
 
 

@@ -809,6 +809,14 @@ def seeds_drawn(n_seeds) -> str:
     return f"median over {which}, shaded band: min-max over them" + ("" if ns[0] > 1 else " where there are several")
 
 
+def measured_exponent(e: dict) -> dict:
+    """A headline row's measured exponent, with its 95% bootstrap interval (lo, hi) where the fit gave one."""
+    out = {"measured": e["slope"]}
+    if all(isinstance(e.get(k), (int, float)) and math.isfinite(e[k]) for k in ("lo", "hi")):
+        out.update(lo=e["lo"], hi=e["hi"])
+    return out
+
+
 def report_hook(folder: Path) -> dict:
     """The lab report's entry for a jackson-sweep folder (jackson/lab_report/page.py reads it as report.json), built
     from what the run wrote: summary.json, config.json, command.txt and the figures."""
@@ -867,20 +875,23 @@ def report_hook(folder: Path) -> dict:
             paper.append({"quantity": f"{explicit_text(t)}: exponent of held-out MSE in m_h (fit over m_h "
                                       f"{t['fit_m_h'][0]}..{t['fit_m_h'][-1]}; {PREDICTED_EXPLICIT}, alpha_hat = {t['alpha']:g})"
                                       + (f" -- {flag['why']}: not agreement" if flag.get("flag") else ""),
-                          "paper": t["predicted_exponent"], "measured": e["test"]["slope"]})
+                          "paper": t["predicted_exponent"], **measured_exponent(e["test"])})
         if t.get("explicit") and "oracle" in e:
             paper.append({"quantity": f"{explicit_text(t)}: exponent of the rank-m_h oracle ({PREDICTED_EXPLICIT})",
-                          "paper": t["predicted_exponent"], "measured": e["oracle"]["slope"]})
+                          "paper": t["predicted_exponent"], **measured_exponent(e["oracle"])})
         name = f"{kernel_text(t)} (alpha_hat = {t['alpha']:g})" if t.get("kernel") else f"alpha = {t['alpha']:g}"
         pred = PREDICTED_KERNEL if t.get("kernel") else "Theorem 4.1 predicts -(2 alpha - 1)"
         if t["rank"] == "inf" and "test" in e:
             paper.append({"quantity": f"{name}, rank inf: exponent of held-out MSE in m_h "
                                       f"(fit over m_h {lo}..{hi}; {pred})"
                                       + (f" -- {flag['why']}: not agreement" if flag.get("flag") else ""),
-                          "paper": t["predicted_exponent"], "measured": e["test"]["slope"]})
+                          "paper": t["predicted_exponent"], **measured_exponent(e["test"])})
         if t["rank"] == "inf" and "oracle_self_exact" in e:
             paper.append({"quantity": f"{name}, rank inf: exponent of the rank-m_h oracle, s != t part",
-                          "paper": t["predicted_exponent"], "measured": e["oracle_self_exact"]["slope"]})
+                          "paper": t["predicted_exponent"], **measured_exponent(e["oracle_self_exact"])})
+    for row in paper:
+        if "lo" in row:
+            row["quantity"] += "; in brackets its 95% bootstrap interval"
     notes = []
     for t in s["targets"]:
         ch = t.get("checks", {})
