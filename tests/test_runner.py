@@ -420,16 +420,21 @@ def test_cell_keys_ignore_fields_left_at_their_defaults():
 
 def test_keep_freed_memory_stops_glibc_returning_a_threads_freed_blocks(tmp_path):
     """jackson.sweep.keep_freed_memory (called by run_cell): in a fresh process, a worker thread that allocates,
-    writes and frees an 8 MiB array 50 times takes fewer page faults with it than without (each fault is a page
-    the OS had taken back); on a C library without mallopt it says so (False) and changes nothing."""
+    touches and frees blocks of 1, 2, ..., 30 MiB takes far fewer page faults with it than without (each fault is
+    a page the OS had taken back; without it glibc maps every block afresh, since each is larger than the last
+    freed one, its moving mmap threshold).  Measured here (2026-11-25): 119,080 faults plain, 8,198 with it.
+    Bytearrays, not numpy arrays: numpy asks for transparent huge pages on large blocks, which made the count
+    vary run to run (an 8 MiB numpy workload gave 256-1,038 faults plain, ~522 with it, and failed CI once);
+    on a C library without mallopt it says so (False) and changes nothing."""
     import platform
     import subprocess
     import sys
     script = tmp_path / "faults.py"
     script.write_text(
-        "import resource, sys, threading\nimport numpy as np\n"
+        "import resource, sys, threading\n"
         "if sys.argv[1] == 'keep':\n    from jackson.sweep import keep_freed_memory\n    assert keep_freed_memory()\n"
-        "def work():\n    for _ in range(50):\n        a = np.ones(2 ** 20)\n        a += 1\n        del a\n"
+        "def work():\n    for k in range(1, 31):\n        a = bytearray(k << 20)\n"
+        "        a[::4096] = b'\\1' * len(a[::4096])\n        del a\n"
         "r0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt\n"
         "t = threading.Thread(target=work); t.start(); t.join()\n"
         "print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - r0)\n")
@@ -440,7 +445,7 @@ def test_keep_freed_memory_stops_glibc_returning_a_threads_freed_blocks(tmp_path
     root = str(Path(__file__).resolve().parents[1])
     faults = {m: int(subprocess.run([sys.executable, str(script), m], capture_output=True, text=True, check=True,
                                     cwd=root).stdout) for m in ("plain", "keep")}
-    assert faults["keep"] < 0.75 * faults["plain"], faults
+    assert faults["keep"] < 0.25 * faults["plain"], faults
 
 
 def test_learned_spectrum_long_and_wide_are_the_same_table():
