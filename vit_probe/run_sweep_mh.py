@@ -331,7 +331,7 @@ def run_sweep_mh(cfg: SweepMhConfig, command: str, progress: bool = True) -> dic
         summary = {"data": src, "preset": preset, "fit": fit, "paper": PAPER, "wall_s_this_run": time.time() - t0,
                    "command": command,
                    "train_wall_s_total": float(res.train_wall_s.sum()), "convergence": conv.to_dict("records"),
-                   "convergence_verdict": convergence_verdict(conv)}
+                   "convergence_verdict": (verdict := convergence_verdict(conv))}
         lines = [f"# m_h sweep of a ViT on {src}", "",
                  f"Configuration: {preset}. Seeds: {', '.join(map(str, cfg.seeds))}. "
                  f"Training loss = mean cross-entropy on {int(res.n_eval_train.iloc[0])} training images drawn stratified "
@@ -369,7 +369,7 @@ def run_sweep_mh(cfg: SweepMhConfig, command: str, progress: bool = True) -> dic
                   "(i <= the smaller m_h; a logit matrix has rank <= m_h).", "",
                   "| from m_h | to m_h | indices compared | rel. distance |", "|---|---|---|---|"]
         lines += [f"| {r.m_h_from} | {r.m_h_to} | {r.compared_i} | {_fmt(r.rel_l2)} |" for r in conv.itertuples()]
-        lines += ["", f"Converged? {convergence_verdict(conv)['text']}. Rule: settled when the last pair's distance is "
+        lines += ["", f"Converged? {verdict['text']}. Rule: settled when the last pair's distance is "
                       f"<= {SETTLED_L2:g} (the lab report's Fig. 3a rule)."]
         lines += ["", "Figures: `spectra_vs_mh.png` (Fig. 3a), `error_vs_mh.png` (Fig. 3b). Tables: `results.csv`, "
                   "`spectra.csv`, `heads.csv`, `history.csv`, `spectrum_convergence.csv`; per-model folders in `cells/`."]

@@ -50,7 +50,7 @@ def check_cells(base: RateCell = CHECK) -> dict[str, RateCell]:
             "given": dataclasses.replace(base, model=dataclasses.replace(base.model, features="given"), fit=GIVEN_FIT)}
 
 
-def trained_numbers(cell: RateCell, dtype: str) -> dict:
+def trained_numbers(cell: RateCell, dtype: str, progress: bool = False) -> dict:
     """One training of `cell` in `dtype` on `cell.device`: its curve (every check of every member),
     each member's held-out MSE and status, and the wall time."""
     import torch
@@ -59,7 +59,7 @@ def trained_numbers(cell: RateCell, dtype: str) -> dict:
     x_tr, x_te = target.sample(cell.n_train, s_train), target.sample(cell.n_test, s_test)
     t0 = time.perf_counter()
     _, res, _, err_te = train_bank(cell, x_tr, target(x_tr), x_te, target(x_te), dtype=getattr(torch, dtype),
-                                   progress=False)
+                                   progress=progress)
     return {"curve": np.array([c["train_mse"] for c in res.curve]), "held_out": err_te.mean(axis=1),
             "status": list(res.status), "wall_s": time.perf_counter() - t0}
 
@@ -86,7 +86,7 @@ def check(device: str, dtype: str = "float32", modes: tuple[str, ...] = ("learne
         for name, dev, dt in (("reference", "cpu", "float64"), ("cpu", "cpu", "float32"), ("device", device, dtype)):
             if progress:
                 print(f"{mode} features: training on {dev} in {dt} ...", file=sys.stderr, flush=True)
-            runs[name] = trained_numbers(dataclasses.replace(cell, device=dev), dt)
+            runs[name] = trained_numbers(dataclasses.replace(cell, device=dev), dt, progress)   # fit's bar and ETA
         dev_dev, cpu_dev = deviation(runs["device"], runs["reference"]), deviation(runs["cpu"], runs["reference"])
         out.append({"features": mode, "device": device, "dtype": dtype, "cpu_float32_deviation": cpu_dev,
                     "device_deviation": dev_dev, "tolerance": TOLERANCE, "agrees": dev_dev <= TOLERANCE,
