@@ -252,7 +252,7 @@ def train_main(argv: list[str]) -> int:
                        "public CoT benchmark's) and score greedy generation. Its defaults are those of one cot-dp "
                        "sweep cell (the CPU preset's training: 3000 steps, lr 3e-3, cosine).", train_one, argv)
     f3 = lambda x: "n/a" if x != x else f"{x:.3f}"  # noqa: E731 -- NaN: no test line carries a CoT
-    print(f"results: {row['out']}/results.csv, {row['out']}/curve.csv")
+    print(f"results: {row['out']}/results.csv, {row['out']}/curve.csv, {row['out']}/position_accuracy.csv")
     print(f"{row['task']} size {row['size']} {row['model']} D={row['d_model']}: accuracy {row['accuracy']:.3f} "
           f"(CoT exact {f3(row['cot_exact'])}, held-out loss {f3(row['test_loss'])}) on {row['n_eval']} test "
           f"examples, {row['steps']} steps, {row['gflops']:.4g} GFLOPs per sequence of L={row['L']}")

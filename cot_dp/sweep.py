@@ -28,7 +28,7 @@ from . import data, flops
 from .model import ArchConfig, CotTransformer, ModelConfig, n_params
 from .tasks import TASKS, TaskConfig, TaskParams
 from .tokenizer import Tokenizer
-from .train import TrainConfig, accuracy, train
+from .train import TrainConfig, accuracy, position_accuracy, train
 
 
 @dataclass(frozen=True)
@@ -73,6 +73,7 @@ class CotCell:
                     ckpt=self.ckpt_path(), ckpt_every_s=self.ckpt_every_s, ident=self.key())
         t1 = time.perf_counter()
         acc = accuracy(model, ds.test, self.device, self.train.gen_batch, self.n_eval)
+        by_pos = position_accuracy(model, ds.test, ds.tokenizer.ids.get(","), self.device, self.train.gen_batch)
         a = self.model.arch
         row = {"task": self.task.name, "size": self.task.size, "model": self.model.model,
                "d_model": self.model.d_model, "seed": self.seed, **acc,
@@ -86,6 +87,7 @@ class CotCell:
                "train_s": res.wall_s, "eval_s": time.perf_counter() - t1, "device": self.device}
         pd.DataFrame([row]).to_csv(folder / "rows.csv", index=False)
         pd.DataFrame(res.curve).to_csv(folder / "curve.csv", index=False)
+        by_pos.to_csv(folder / "position_accuracy.csv", index=False, float_format="%.6g")
         meta = {"cell": dataclasses.asdict(self), "key": self.key(), "wall_s": time.perf_counter() - t0,
                 "vocab": len(ds.tokenizer), "block": getattr(model.blocks[0].attn, "block", None)}
         (folder / "cell.json").write_text(json.dumps(meta, indent=1, default=str))

@@ -20,6 +20,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pandas as pd
 import torch
 from tqdm.auto import tqdm
 
@@ -111,6 +112,43 @@ def heldout_loss(model, split: Split, n: int, device, batch: int = 256) -> float
         s, c = batch_loss(model, split.ids[j].to(device), split.lengths[j].to(device), split.prompt_lens[j].to(device))
         tot, cnt = tot + s.item(), cnt + c
     return tot / cnt if cnt else float("nan")
+
+
+@torch.no_grad()
+def position_accuracy(model: CotTransformer, split: Split, comma_id: int | None, device: str = "cpu",
+                      batch: int = 256, n: int = 2048) -> pd.DataFrame:
+    """Teacher-forced accuracy at each CoT position over the first n test lines that carry a CoT: given
+    the true tokens before it, is the argmax the true next token?  Position 0 is the first token after
+    the prompt; the answer and <eos> count.  Columns: position, row and col (the position's place in the
+    CoT when it is split after every "," token, comma_id; row 0 throughout when None), accuracy, n (lines
+    that reach it).  Where generation fails, this shows which step of the recurrence the model has not
+    learned: for ED with equal lengths, (row, col) = (i, j) is the DP entry dp[i+1][j+1]."""
+    model.eval().to(device)
+    idx = torch.nonzero(split.has_cot).flatten()[:n]
+    keys, hits = [], []
+    for a in range(0, len(idx), batch):
+        j = idx[a:a + batch]
+        T = int(split.lengths[j].max())
+        ids = split.ids[j, :T].long()
+        y = ids[:, 1:]                                                  # target of input position t is ids[t + 1]
+        pred = model(ids[:, :-1].to(device)).argmax(-1).cpu()
+        t = torch.arange(1, T)[None]                                    # index of each target in its line
+        p0 = split.prompt_lens[j][:, None]
+        keep = (t >= p0) & (t < split.lengths[j][:, None])
+        pos = t - p0                                                    # place in the CoT
+        comma = keep & (y == comma_id) if comma_id is not None else torch.zeros_like(keep)
+        row = torch.cumsum(comma.long(), 1) - comma.long()             # commas strictly before
+        last = torch.where(comma, pos, torch.full_like(pos, -1)).cummax(1).values
+        last_before = torch.cat([torch.full_like(last[:, :1], -1), last[:, :-1]], 1)
+        col = pos - last_before - 1
+        keys.append(torch.stack([pos[keep], row[keep], col[keep]], 1))
+        hits.append((pred == y)[keep])
+    if not keys:
+        return pd.DataFrame(columns=["position", "row", "col", "accuracy", "n"])
+    df = pd.DataFrame(torch.cat(keys).numpy(), columns=["position", "row", "col"])
+    df["hit"] = torch.cat(hits).numpy().astype(float)
+    out = df.groupby(["position", "row", "col"], as_index=False).agg(accuracy=("hit", "mean"), n=("hit", "size"))
+    return out
 
 
 def _run_id(cfg: TrainConfig, seed: int, n_train: int, n_steps: int, ident: str) -> dict:

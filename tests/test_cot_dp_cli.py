@@ -317,6 +317,7 @@ def _same_as_uninterrupted(p):
     got, want = (next((p / f / "cells").iterdir()) for f in ("s", "u"))
     assert got.name == want.name
     assert (got / "curve.csv").read_bytes() == (want / "curve.csv").read_bytes()
+    assert (got / "position_accuracy.csv").read_bytes() == (want / "position_accuracy.csv").read_bytes()
     cols = ["accuracy", "cot_exact", "test_loss", "steps"]
     assert pd.read_csv(got / "rows.csv")[cols].equals(pd.read_csv(want / "rows.csv")[cols])
     assert _no_temp_left(p) is None and not list(p.rglob("*.tmp[0-9]*"))

@@ -9,7 +9,7 @@ import torch
 
 from cot_dp import data
 from cot_dp.model import ArchConfig, CotTransformer, ModelConfig
-from cot_dp.train import TrainConfig, accuracy, batch_loss, heldout_loss, train
+from cot_dp.train import TrainConfig, accuracy, batch_loss, heldout_loss, position_accuracy, train
 from cot_dp_helpers import task
 
 
@@ -179,3 +179,41 @@ def test_a_checkpoint_of_another_model_or_run_is_set_aside(small_ds, tmp_path, c
     capsys.readouterr()
     _same_run(whole, _resumable_run(small_ds, ck))
     _one_set_aside(tmp_path, ck, bad, capsys, why)
+
+
+# ---- teacher-forced accuracy by CoT position ---------------------------------------------------
+
+def _naive_position_accuracy(model, split, comma_id):
+    """The same table, one line and one token at a time."""
+    hits = {}
+    for i in range(len(split)):
+        n, p0 = int(split.lengths[i]), int(split.prompt_lens[i])
+        ids = split.ids[i, :n].long()
+        with torch.no_grad():
+            pred = model(ids[None, :-1]).argmax(-1)[0]
+        row = col = 0
+        for t in range(p0, n):
+            h = hits.setdefault((t - p0, row, col), [])
+            h.append(int(pred[t - 1]) == int(ids[t]))
+            row, col = (row + 1, 0) if int(ids[t]) == comma_id else (row, col + 1)
+    return {k: (sum(v), len(v)) for k, v in hits.items()}
+
+
+@pytest.mark.parametrize("batch", [7, 256])
+def test_position_accuracy_equals_a_line_by_line_count(tmp_path, batch):
+    cfg = task("ed", 4, ins_cost=1, del_cost=1, sub_cost=1)        # varying |s2|: rows differ in length
+    tr, te = data.generate(cfg, 64, 30, seed=3)
+    ds = data.load(data.write_dataset(tmp_path / "ed", cfg, tr, te, 3), cfg)
+    m = CotTransformer(ModelConfig(d_model=16, arch=ArchConfig(dropout=0.0)), len(ds.tokenizer), ds.max_len, 0)
+    short = dataclasses.replace(TrainConfig(), steps=30, batch_size=16, lr=3e-3, eval_every=30, eval_size=8)
+    train(m, ds.train, ds.test, short, seed=0, progress=False)      # some positions right, some wrong
+    comma = ds.tokenizer.ids[","]
+    got = position_accuracy(m, ds.test, comma, batch=batch)
+    want = _naive_position_accuracy(m, ds.test, comma)
+    assert {(int(r.position), int(r.row), int(r.col)): (round(r.accuracy * r.n), int(r.n))
+            for r in got.itertuples()} == want
+    assert got.accuracy.min() < 0.5 < got.accuracy.max()          # a table with right and wrong places
+    assert got.row.max() >= 3 and int(got.n.max()) == len(ds.test)   # every line reaches position 0
+    limited = position_accuracy(m, ds.test, comma, batch=batch, n=5)
+    assert int(limited.n.max()) == 5
+    assert set(position_accuracy(m, ds.test, None).row) == {0}       # no comma token: one segment

@@ -352,6 +352,15 @@ COLUMNS: dict[str, dict[str, str]] = {
         "gen_s": "projected seconds of the generation scoring (n_eval examples), from one timed batch",
         "projected_s": "projected seconds of the cell: steps x step time + loss-curve points + generation",
     },
+    "cot-dp position_accuracy.csv": {
+        "position": "place in the CoT: 0 is the first token after the prompt (the answer and <eos> count)",
+        "row": "the position's segment of the CoT, split after every \",\" token (ED: the DP table's row i, 0-based; "
+               "0 throughout for a task whose CoT has no commas)",
+        "col": "the position's place within its segment (ED with equal lengths: row, col is the entry dp[row+1][col+1])",
+        "accuracy": "teacher-forced accuracy (0..1): the share of lines whose argmax at this place is the true token, "
+                    "given the true tokens before it",
+        "n": "test lines (with a CoT, at most 2048) that reach this place",
+    },
     # ---- jackson-report ---------------------------------------------------------------------------
     "jackson-report claims.csv": {
         "id": "the claim's identifier",
@@ -433,6 +442,8 @@ WRITTEN_BY: dict[str, str] = {
     "cot-dp min_gflops.csv": "one row per (task, model, size): `cot_dp/sweep.py` `min_gflops` (Table 2)",
     "cot-dp estimate.csv": "one row per cell, `cot-dp sweep --estimate`: `cot_dp/sweep.py` `estimate` "
                            "(copies kept under reports/cot_dp/estimates/ as `<preset>-<tasks>.csv`)",
+    "cot-dp position_accuracy.csv": "one row per (position, row, col) of the CoT, in each cell folder (sweep) or run "
+                                    "folder (train): `cot_dp/train.py` `position_accuracy`",
     "jackson-report claims.csv": "one row per claim: `jackson/lab_report/claims.py` `csv_text`",
     "jackson-report tables.csv": "one row per cell of every run's headline table (those of tables.tex): "
                                  "`jackson/lab_report/page.py` `tables_csv`, the cells from `headline_rows`",
