@@ -190,10 +190,12 @@ def _cell_from_json(meta: dict):
 def test_committed_cells_keep_their_keys_and_the_checkpoint_fields_are_not_in_them():
     import dataclasses
     metas = sorted((ROOT / "reports" / "cot_dp").glob("*/cells/*/cell.json"))
-    assert len(metas) == 45                                     # cpu-arithmetic 27, cpu-ed_ed_local_lis 18
+    old = [p for p in metas if p.parts[-4] in ("cpu-arithmetic", "cpu-ed_ed_local_lis")]
+    assert len(old) == 45                                       # cpu-arithmetic 27, cpu-ed_ed_local_lis 18
     for path in metas:
         meta = json.loads(path.read_text())
-        assert "ckpt_dir" not in meta["cell"]                   # written before the field existed
+        if path in old:
+            assert "ckpt_dir" not in meta["cell"]               # written before the field existed
         cell = _cell_from_json(meta)
         assert cell.key() == meta["key"] == path.parent.name, path
         moved = dataclasses.replace(cell, ckpt_dir="/elsewhere/checkpoints", ckpt_every_s=1.0)
