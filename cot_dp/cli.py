@@ -143,7 +143,7 @@ def sweep_main(argv: list[str]) -> int:
         print(f"projected: {tot / 3600:.2f} h in one process ({len(est)} cells, {cfg.preset} preset, {cfg.device}); "
               f"per cell: {out}/estimate.csv")
         return 0
-    print(f"results: {out}/results.csv ({cfg.preset} preset)")
+    print(f"results: {out}/results.csv ({cfg.preset_label})")
     print(f"summary: {out}/summary.md, {out}/min_gflops.csv, {out}/report.json")
     print("figures: " + ", ".join(f"{out}/accuracy_{t}.png" for t in cfg.task_list()))
     for task, ms in summary["tasks"].items():

@@ -112,6 +112,8 @@ PRESET_GRID = {
 # the CPU preset's training (the default): 3000 steps of batch 64 with lr 3e-3 and a cosine decay, where
 # the paper runs 100 epochs of 1M examples at lr 1e-4 (Sec. 6.1)
 CPU_TRAIN = TrainConfig(steps=3000, batch_size=64, lr=3e-3, warmup=100, schedule="cosine", eval_every=250)
+# settings that change speed, not results (results agree to rounding): not counted by SweepConfig.changed()
+SPEED_ONLY = ("gen_batch", "linear_chunk")
 # field overrides of the other presets (the paper's Sec. 6.1 for full)
 PRESETS = {
     "quick": {"n_train": 256, "n_test": 48,
@@ -153,6 +155,26 @@ class SweepConfig:
     @property
     def preset(self) -> str:
         return "quick" if self.quick else "full" if self.full else "cpu"
+
+    def changed(self) -> list[str]:
+        """The data, task, model and training settings that differ from the preset's own, as option names
+        (--n-train, --lr, ...); the grid (--task, --size, --d-model, --model, --seeds) and speed-only settings
+        (--device, --threads, checkpoints, Dask) are not counted.  Titles say "cpu preset" only when this is
+        empty, so a figure made with other settings never passes for the preset's."""
+        base = dataclasses.replace(SweepConfig(), **PRESETS.get(self.preset, {}))
+        names = [f for f in ("n_train", "n_test", "n_eval", "data_seed", "max_len", "target_acc")
+                 if getattr(self, f) != getattr(base, f)]
+        for group in ("params", "arch", "train"):
+            mine, theirs = getattr(self, group), getattr(base, group)
+            names += [f.name for f in dataclasses.fields(mine)
+                      if f.name not in SPEED_ONLY and getattr(mine, f.name) != getattr(theirs, f.name)]
+        return ["--" + n.replace("_", "-") for n in names]
+
+    @property
+    def preset_label(self) -> str:
+        """'cpu preset', or 'cpu preset, changed: --lr, --steps' where settings differ from the preset's."""
+        changed = self.changed()
+        return f"{self.preset} preset" + (f", changed: {', '.join(changed)}" if changed else "")
 
     def task_list(self) -> list[str]:
         return [t.strip() for t in self.task.split(",") if t.strip()]
@@ -319,8 +341,9 @@ def summarize(out: Path, res: pd.DataFrame, cfg: SweepConfig, command: str) -> d
     mg = min_gflops(res, cfg.target_acc)
     mg.to_csv(out / "min_gflops.csv", index=False)
     pct = f"{cfg.target_acc:.0%}"
-    md = [f"# cot-dp sweep summary ({cfg.preset} preset)", "", f"Command: `{command}`", "",
-          f"Preset: **{cfg.preset}**. Data: synthetic CoT datasets generated here (seed {cfg.data_seed}; "
+    md = [f"# cot-dp sweep summary ({cfg.preset_label})", "", f"Command: `{command}`", "",
+          f"Preset: **{cfg.preset}**" + (f" (changed: {', '.join(cfg.changed())})" if cfg.changed() else "")
+          + f". Data: synthetic CoT datasets generated here (seed {cfg.data_seed}; "
           f"{cfg.n_train} train / {cfg.n_test} test examples per task and size, test disjoint from train), "
           f"in the public CoT benchmark's text format under `data/`. Models: {cfg.arch.n_layers} layers, "
           f"{cfg.arch.n_heads} heads, dropout {cfg.arch.dropout}; training: {cfg.train.total_steps(cfg.n_train)} "
@@ -466,7 +489,7 @@ def plot_heatmaps(out: Path, res: pd.DataFrame, cfg: SweepConfig) -> list[Path]:
             fig.legend(handles=[Patch(facecolor="none", edgecolor="0.45", hatch="///", label=BASELINE_MARK
                                       + ", written under each size as base")],
                        loc="upper center", bbox_to_anchor=(0.5, -0.02), fontsize=7, frameon=False)
-        fig.suptitle(f"{task}: answer accuracy ({cfg.preset} preset)", fontsize=9, y=1.04)
+        fig.suptitle(f"{task}: answer accuracy ({cfg.preset_label})", fontsize=9, y=1.04, wrap=True)
         path = out / f"accuracy_{task}.png"
         save(fig, path, bbox_inches="tight")
         paths.append(path)
@@ -505,7 +528,7 @@ def plot_locality(out: Path, res: pd.DataFrame, cfg: SweepConfig) -> Path | None
     axes[2].set_yscale("log")
     axes[0].legend(fontsize=6, ncol=1)
     Ls = {t: ", ".join(str(int(x)) for x in g[g.task == t].groupby("size").L.first()) for t in ("ed", "ed_local")}
-    fig.suptitle(f"ED vs ED_Local at D = {D} ({cfg.preset} preset; longest L by size: ED {Ls['ed']}, "
+    fig.suptitle(f"ED vs ED_Local at D = {D} ({cfg.preset_label};\nlongest L by size: ED {Ls['ed']}, "
                  f"ED_Local {Ls['ed_local']})", fontsize=9)
     fig.tight_layout()
     path = out / "locality_ed_vs_ed_local.png"
@@ -533,11 +556,11 @@ def _caption(p: Path, cfg: SweepConfig, baseline: bool) -> str:
     if p.stem.startswith("locality"):
         return ("ED vs ED_Local: answer accuracy (grey: a constant answer), exact CoTs and held-out loss per CoT "
                 "token against the size, a colour per model, solid ED, dashed ED_Local (Fig. 2's question: does "
-                f"locality help the efficient models?); {cfg.preset} preset.")
+                f"locality help the efficient models?); {cfg.preset_label}.")
     return (f"{p.stem.split('_', 1)[1]}: answer accuracy (mean over seeds) over embedding dimension D and problem "
             f"size, one panel per model (Fig. 1 as measured)"
             + (f"; {BASELINE_MARK}, written under each size as base" if baseline else "")
-            + f"; {cfg.preset} preset.")
+            + f"; {cfg.preset_label}.")
 
 
 def write_report_json(out: Path, cfg: SweepConfig, command: str, figures: list[Path], summary: dict) -> None:
@@ -552,11 +575,11 @@ def write_report_json(out: Path, cfg: SweepConfig, command: str, figures: list[P
                           "paper": " / ".join(f"{v:g}" for v in flops.PAPER_TABLE2[m]),
                           "measured": " / ".join(f"{x.min_gflops:.3g} (L={x.L})" if x.min_gflops == x.min_gflops
                                                  else f"not reached (L={x.L})" for _, x in ours.iterrows())})
-    text = [f"Preset: {cfg.preset}."] + [
+    text = [f"Preset: {cfg.preset_label}."] + [
         f"{task}: D needed for {cfg.target_acc:.0%} by size -- " + "; ".join(
             f"{m} {', '.join('-' if d is None else str(d) for d in v['min_d'])} ({v['trend']})" for m, v in ms.items())
         for task, ms in summary["tasks"].items()]
-    rep = {"title": f"Efficient Transformers on CoT DP tasks ({cfg.preset} preset: {', '.join(cfg.task_list())})",
+    rep = {"title": f"Efficient Transformers on CoT DP tasks ({cfg.preset_label}: {', '.join(cfg.task_list())})",
            "section": "cot_dp",
            "data": f"synthetic CoT datasets, seed {cfg.data_seed}, {cfg.n_train} train / {cfg.n_test} test per task and size",
            "command": command, "seeds": list(cfg.seeds),

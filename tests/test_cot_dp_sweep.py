@@ -112,6 +112,25 @@ def test_presets_and_options_on_top(tmp_path):
     assert get([]).resolved_out() == Path("reports/cot_dp/cpu-arithmetic")
 
 
+def test_titles_name_every_setting_changed_from_the_preset(tmp_path):
+    """A sweep run with the preset's grid but other training says so in its titles: "cpu preset" alone only
+    when nothing but the grid (and speed-only settings) differs from the preset."""
+    from cot_dp.cli import run_cli
+    from cot_dp.sweep import PRESETS, SweepConfig
+    get = lambda argv: run_cli("cot-dp sweep", SweepConfig, "", lambda c, cmd: c, argv,  # noqa: E731
+                               {"quick": PRESETS["quick"], "full": PRESETS["full"]})[0]
+    grid_only = ["--task", "ed", "--size", "4", "--d-model", "128", "--model", "standard", "--seeds", "0,1",
+                 "--gen-batch", "32", "--linear-chunk", "16", "--out", str(tmp_path / "a")]
+    assert get(grid_only).preset_label == "cpu preset" and get(grid_only).changed() == []
+    assert get(["--full", "--task", "ed", "--gen-batch", "64"]).preset_label == "full preset"
+    custom = get(["--task", "ed", "--n-train", "100000", "--lr", "1e-3", "--dropout", "0", "--ins-cost", "1",
+                  "--ed-lengths", "equal", "--out", str(tmp_path / "b")])
+    assert custom.changed() == ["--n-train", "--ins-cost", "--ed-lengths", "--dropout", "--lr"]
+    assert custom.preset_label == "cpu preset, changed: --n-train, --ins-cost, --ed-lengths, --dropout, --lr"
+    # the full preset's own values are its baseline, not the cpu preset's
+    assert get(["--full", "--task", "ed", "--lr", "3e-4"]).changed() == ["--lr"]
+
+
 def test_min_gflops_takes_the_cheapest_d_that_reaches_the_target():
     from cot_dp.sweep import _trend, min_gflops
     rows = [("standard", 2, 32, 0.95, 1.0), ("standard", 2, 64, 0.99, 4.0), ("standard", 3, 32, 0.5, 2.0),
