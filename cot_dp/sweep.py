@@ -575,11 +575,11 @@ def write_report_json(out: Path, cfg: SweepConfig, command: str, figures: list[P
                           "paper": " / ".join(f"{v:g}" for v in flops.PAPER_TABLE2[m]),
                           "measured": " / ".join(f"{x.min_gflops:.3g} (L={x.L})" if x.min_gflops == x.min_gflops
                                                  else f"not reached (L={x.L})" for _, x in ours.iterrows())})
-    text = [f"Preset: {cfg.preset_label}."] + [
+    text = [f"Preset: {cfg.preset}" + (f" (changed: {', '.join(cfg.changed())})." if cfg.changed() else ".")] + [
         f"{task}: D needed for {cfg.target_acc:.0%} by size -- " + "; ".join(
             f"{m} {', '.join('-' if d is None else str(d) for d in v['min_d'])} ({v['trend']})" for m, v in ms.items())
         for task, ms in summary["tasks"].items()]
-    rep = {"title": f"Efficient Transformers on CoT DP tasks ({cfg.preset_label}: {', '.join(cfg.task_list())})",
+    rep = {"title": f"Efficient Transformers on CoT DP tasks ({', '.join(cfg.task_list())}; {cfg.preset_label})",
            "section": "cot_dp",
            "data": f"synthetic CoT datasets, seed {cfg.data_seed}, {cfg.n_train} train / {cfg.n_test} test per task and size",
            "command": command, "seeds": list(cfg.seeds),
