@@ -223,6 +223,10 @@ def test_alteration_and_gap(tmp_path):
     r = judge(tmp_path, "JL-tab2-ordering")
     assert (r.verdict, r.n_seeds) == (REPRODUCED, 3)
     assert "rnn x1e+06 (drop" in r.measured and "transformer x0.75 (no drop" in r.measured
+    # beside the verdict, how far each fit is from the paper's MSE on the original target (2.18e-5, 1.02e-7)
+    assert ("original-target MSE / paper's: rnn 0.098x-0.294x (3 of 3 seeds <= 3x), "
+            "transformer 45.9x-138x (0 of 3 seeds <= 3x)") in r.measured
+    assert claims.QUALITY_FACTOR == 3.0
     assert judge(tmp_path, "JL-tab2-mixing").verdict == UNTESTED           # this folder has no mixed rows
     # mixing: both models x3 but the Transformer's seeds overlap -> unclear; the RNN drops: neither matches
     rnn_folder(tmp_path, [("exp", "original", "rnn", [1e-8, 2e-8, 3e-8]), ("exp", "mixed", "rnn", [5e-8, 6e-8, 7e-8]),
@@ -235,6 +239,7 @@ def test_alteration_and_gap(tmp_path):
                           ("uniform", "permuted", "transformer", [1e-3, 1e-3, 1e-3])])
     r = judge(tmp_path, "JL-tab3-gap")
     assert r.verdict == PARTLY and "original: RNN 6 " in r.measured            # medians: one wild seed does not decide
+    assert "transformer 1.84x (3 of 3 seeds <= 3x)" in r.measured         # 1e-3 / 5.43e-4
     assert judge(tmp_path, "JL-tab3-permute").verdict == REPRODUCED
 
 

@@ -62,6 +62,7 @@ PAPER_GAP = min(PAPER_MSE[("uniform", a, "rnn")] / PAPER_MSE[("uniform", a, "tra
 EXPONENT_TOL = 0.25    # exponents agree when they differ by <= this: over m_h 1..8 it moves e(8)/e(1) by 8^0.25 = 1.7x
 KNEE_MIN = 10.0        # an order of magnitude: the finite-rank knee (the sweep's own KNEE_MIN, jackson/rate_sweep/results.py)
 DROP_FACTOR = 2.0      # "performance drop": just above the largest ratio the paper calls unaffected (PAPER_UNAFFECTED_MAX)
+QUALITY_FACTOR = 3.0   # Tables 2-3: a fit counts as trained to the paper's quality within 3x of the paper's MSE on the original target (issue 17's bar)
 GAP_FACTOR = 10.0      # "hard to learn for one model, learnable for the other": an order of magnitude between them
 SUPPORT_MIN = 0.9      # App. B: attention mass on the target's support, per seed
 FOF_REL_MAX = 0.01     # App. B: F_hat∘f_hat against F∘f, relative MSE, per seed
@@ -690,6 +691,20 @@ def _mse(run: Run, kernel: str, alteration: str, model: str) -> list[float]:
             and not str(r.get("status", "")).startswith(("diverged", "failed"))]
 
 
+def _quality(run: Run, kernel: str, models) -> str:
+    """How well a folder's fits are trained, against the paper: each model's original-target MSE per seed over
+    the paper's, and how many seeds are within QUALITY_FACTOR of it.  Shown beside a verdict, never part of
+    its rule: an alteration measured on undertrained fits says less, and the reader should see by how much."""
+    parts = []
+    for model in models:
+        mse, paper = _mse(run, kernel, "original", model), PAPER_MSE.get((kernel, "original", model))
+        if mse and paper:
+            x = sorted(v / paper for v in mse)
+            parts.append(f"{model} {_g(x[0])}x" + (f"-{_g(x[-1])}x" if _g(x[-1]) != _g(x[0]) else "")
+                         + f" ({sum(v <= QUALITY_FACTOR for v in x)} of {len(x)} seeds <= {QUALITY_FACTOR:g}x)")
+    return ("; original-target MSE / paper's: " + ", ".join(parts)) if parts else ""
+
+
 def _label(orig: list[float], alt: list[float]) -> tuple[str, float]:
     ratio = statistics.median(alt) / statistics.median(orig)
     if ratio < DROP_FACTOR:
@@ -751,6 +766,7 @@ def alteration(claim: Claim, run: Run) -> Outcome | None:
     if lo is not None:
         interval += ("; lo > 1 exactly when every altered seed lies above every original seed (the seed test of the "
                      "rule's drop)")
+    extra += _quality(run, p["kernel"], [m for m, _ in p["expect"]])
     return Outcome(_verdict_of(parts), "; ".join(got) + extra, n, ratios[-1], lo, hi,
                    f"altered/original, ratio of medians ({p['expect'][-1][0]})", _rnn_order(run), interval)
 
@@ -771,7 +787,8 @@ def gap(claim: Claim, run: Run) -> Outcome | None:
         got.append(f"{arm}: RNN {_g(statistics.median(rnn))} (seeds {_g(min(rnn))}-{_g(max(rnn))}) / "
                    f"Transformer {_g(statistics.median(tr))} = {_g(g)}x")
     g, arm, (lo, hi, interval) = min(gaps)          # the headline: the arm where the gap is smaller
-    return Outcome(_verdict_of(parts), "; ".join(got), min(len(_mse(run, "uniform", "original", m))
+    return Outcome(_verdict_of(parts), "; ".join(got) + _quality(run, "uniform", ("rnn", "transformer")),
+                   min(len(_mse(run, "uniform", "original", m))
                                                            for m in ("rnn", "transformer")),
                    g, lo, hi, f"RNN / Transformer, ratio of medians, on the arm where it is smaller ({arm})",
                    _rnn_order(run), interval)
