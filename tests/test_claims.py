@@ -313,6 +313,19 @@ def test_dp_fig1_flops_locality(tmp_path):
              "ed_local": {m: need([4, 6], [64, 64]) for m in ("standard", "sparse", "linear")}}
     folder(tmp_path, "cot_dp/b", cot(local), {"seeds": [0], "quick": False})
     assert judge(tmp_path, "Y-locality").verdict == REPRODUCED
+    # the standard model does not learn ED: the efficient models' failure on ED is the budget's, not locality's
+    short = {"ed": {"standard": need([4], [None]), "sparse": need([4], [None]), "linear": need([4], [None])},
+             "ed_local": {"standard": need([4], [128]), "sparse": need([4], [None]), "linear": need([4], [128])}}
+    folder(tmp_path, "cot_dp/b", cot(short), {"seeds": [0], "quick": False})
+    r = judge(tmp_path, "Y-locality")
+    assert r.verdict == UNTESTED and "standard model reaches the target on ED at no size" in r.measured
+    # only sizes where the standard model learns ED count: size 6 (standard fails ED) cannot decide
+    mixed = {"ed": {"standard": need([4, 6], [64, None]), "sparse": need([4, 6], [128, None]),
+                    "linear": need([4, 6], [128, None])},
+             "ed_local": {"standard": need([4, 6], [64, 64]), "sparse": need([4, 6], [64, None]),
+                          "linear": need([4, 6], [128, 64])}}
+    folder(tmp_path, "cot_dp/b", cot(mixed), {"seeds": [0], "quick": False})
+    assert judge(tmp_path, "Y-locality").verdict == PARTLY        # sparse: 64 < 128 at size 4; linear: 128 = 128
 
 
 def test_a_claim_no_command_can_test_is_not_applicable_and_says_why(tmp_path):
