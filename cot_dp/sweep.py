@@ -176,6 +176,12 @@ class SweepConfig:
         changed = self.changed()
         return f"{self.preset} preset" + (f", changed: {', '.join(changed)}" if changed else "")
 
+    @property
+    def changes_note(self) -> str:
+        """' (changed: --lr, --steps)' after "Preset: cpu" where settings differ from the preset's, else ''."""
+        changed = self.changed()
+        return f" (changed: {', '.join(changed)})" if changed else ""
+
     def task_list(self) -> list[str]:
         return [t.strip() for t in self.task.split(",") if t.strip()]
 
@@ -342,8 +348,7 @@ def summarize(out: Path, res: pd.DataFrame, cfg: SweepConfig, command: str) -> d
     mg.to_csv(out / "min_gflops.csv", index=False)
     pct = f"{cfg.target_acc:.0%}"
     md = [f"# cot-dp sweep summary ({cfg.preset_label})", "", f"Command: `{command}`", "",
-          f"Preset: **{cfg.preset}**" + (f" (changed: {', '.join(cfg.changed())})" if cfg.changed() else "")
-          + f". Data: synthetic CoT datasets generated here (seed {cfg.data_seed}; "
+          f"Preset: **{cfg.preset}**{cfg.changes_note}. Data: synthetic CoT datasets generated here (seed {cfg.data_seed}; "
           f"{cfg.n_train} train / {cfg.n_test} test examples per task and size, test disjoint from train), "
           f"in the public CoT benchmark's text format under `data/`. Models: {cfg.arch.n_layers} layers, "
           f"{cfg.arch.n_heads} heads, dropout {cfg.arch.dropout}; training: {cfg.train.total_steps(cfg.n_train)} "
@@ -575,7 +580,7 @@ def write_report_json(out: Path, cfg: SweepConfig, command: str, figures: list[P
                           "paper": " / ".join(f"{v:g}" for v in flops.PAPER_TABLE2[m]),
                           "measured": " / ".join(f"{x.min_gflops:.3g} (L={x.L})" if x.min_gflops == x.min_gflops
                                                  else f"not reached (L={x.L})" for _, x in ours.iterrows())})
-    text = [f"Preset: {cfg.preset}" + (f" (changed: {', '.join(cfg.changed())})." if cfg.changed() else ".")] + [
+    text = [f"Preset: {cfg.preset}{cfg.changes_note}."] + [
         f"{task}: D needed for {cfg.target_acc:.0%} by size -- " + "; ".join(
             f"{m} {', '.join('-' if d is None else str(d) for d in v['min_d'])} ({v['trend']})" for m, v in ms.items())
         for task, ms in summary["tasks"].items()]

@@ -691,13 +691,14 @@ def _mse(run: Run, kernel: str, alteration: str, model: str) -> list[float]:
             and not str(r.get("status", "")).startswith(("diverged", "failed"))]
 
 
-def _quality(run: Run, kernel: str, models) -> str:
-    """How well a folder's fits are trained, against the paper: each model's original-target MSE per seed over
-    the paper's, and how many seeds are within QUALITY_FACTOR of it.  Shown beside a verdict, never part of
-    its rule: an alteration measured on undertrained fits says less, and the reader should see by how much."""
+def _quality(kernel: str, original: dict[str, list[float]]) -> str:
+    """How well a folder's fits are trained, against the paper: each model's original-target MSE per seed
+    (`original`, model -> the seeds' MSEs, as the rule read them) over the paper's, and how many seeds are within
+    QUALITY_FACTOR of it.  Shown beside a verdict, never part of its rule: an alteration measured on
+    undertrained fits says less, and the reader should see by how much."""
     parts = []
-    for model in models:
-        mse, paper = _mse(run, kernel, "original", model), PAPER_MSE.get((kernel, "original", model))
+    for model, mse in original.items():
+        paper = PAPER_MSE.get((kernel, "original", model))
         if mse and paper:
             x = sorted(v / paper for v in mse)
             parts.append(f"{model} {_g(x[0])}x" + (f"-{_g(x[-1])}x" if _g(x[-1]) != _g(x[0]) else "")
@@ -751,22 +752,23 @@ before the causal one, then the larger training budget (steps x batch size in co
 Transformer's, then the RNN's).""")
 def alteration(claim: Claim, run: Run) -> Outcome | None:
     p = claim.p
-    got, parts, ratios = [], [], []
+    got, parts, ratios, origs = [], [], [], {}
     for model, want in p["expect"]:
         orig, alt = _mse(run, p["kernel"], "original", model), _mse(run, p["kernel"], p["alteration"], model)
         if not orig or not alt:
             return None
+        origs[model] = orig
         label, ratio = _label(orig, alt)
         parts.append(label == want)
         ratios.append(ratio)
         lo, hi, interval = _pair_range(alt, orig, f"altered, original; {model}")  # the last model's is the value's
         got.append(f"{model} x{_g(ratio)} ({label}; seeds {_g(min(orig))}-{_g(max(orig))} -> {_g(min(alt))}-{_g(max(alt))})")
-    n = min(len(_mse(run, p["kernel"], "original", m)) for m, _ in p["expect"])
+    n = min(len(v) for v in origs.values())
     extra = f"; mixing {run.config['mix_direction']}" if p["alteration"] == "mixed" and "mix_direction" in run.config else ""
     if lo is not None:
         interval += ("; lo > 1 exactly when every altered seed lies above every original seed (the seed test of the "
                      "rule's drop)")
-    extra += _quality(run, p["kernel"], [m for m, _ in p["expect"]])
+    extra += _quality(p["kernel"], origs)
     return Outcome(_verdict_of(parts), "; ".join(got) + extra, n, ratios[-1], lo, hi,
                    f"altered/original, ratio of medians ({p['expect'][-1][0]})", _rnn_order(run), interval)
 
@@ -776,21 +778,21 @@ original and the permuted arm, the RNN's median held-out MSE over seeds is at le
 Transformer's (the paper: at least {PAPER_GAP:.2g}x). Reproduced on both arms; partly on one; not reproduced on none.
 Ties: as for the alteration rule (mixing formula, then training budget).""")
 def gap(claim: Claim, run: Run) -> Outcome | None:
-    parts, got, gaps = [], [], []
+    parts, got, gaps, origs = [], [], [], {}
     for arm in ("original", "permuted"):
         rnn, tr = _mse(run, "uniform", arm, "rnn"), _mse(run, "uniform", arm, "transformer")
         if not rnn or not tr:
             return None
+        if arm == "original":
+            origs = {"rnn": rnn, "transformer": tr}
         g = statistics.median(rnn) / statistics.median(tr)
         gaps.append((g, arm, _pair_range(rnn, tr, f"RNN, Transformer; {arm} arm")))
         parts.append(g >= GAP_FACTOR)
         got.append(f"{arm}: RNN {_g(statistics.median(rnn))} (seeds {_g(min(rnn))}-{_g(max(rnn))}) / "
                    f"Transformer {_g(statistics.median(tr))} = {_g(g)}x")
     g, arm, (lo, hi, interval) = min(gaps)          # the headline: the arm where the gap is smaller
-    return Outcome(_verdict_of(parts), "; ".join(got) + _quality(run, "uniform", ("rnn", "transformer")),
-                   min(len(_mse(run, "uniform", "original", m))
-                                                           for m in ("rnn", "transformer")),
-                   g, lo, hi, f"RNN / Transformer, ratio of medians, on the arm where it is smaller ({arm})",
+    return Outcome(_verdict_of(parts), "; ".join(got) + _quality("uniform", origs),
+                   min(len(v) for v in origs.values()), g, lo, hi, f"RNN / Transformer, ratio of medians, on the arm where it is smaller ({arm})",
                    _rnn_order(run), interval)
 
 
@@ -963,14 +965,12 @@ def dp_locality(claim: Claim, run: Run) -> Outcome | None:
         return None
     text = f"ED: {_need_text(ed)}; ED_Local: {_need_text(loc)}; {_dims(run, 'ed')}"
     counted = {z for z, d in ed.get("standard", {}).items() if d < math.inf}
-    if not counted:
+    if not counted or all(d == math.inf for m in models for z, d in list(ed[m].items()) + list(loc[m].items())
+                          if z in counted):
+        why = "" if counted else ("; the standard model reaches the target on ED at no size, so this run cannot "
+                                  "tell locality from training budget")
         local = _best(run, "ed_local")
-        return Outcome(UNTESTED, text + "; the standard model reaches the target on ED at no size, so this run cannot "
-                       "tell locality from training budget" + _best(run, "ed") + (f"; ED_Local{local[1:]}" if local else ""),
-                       run.seeds())
-    if all(d == math.inf for m in models for z, d in list(ed[m].items()) + list(loc[m].items()) if z in counted):
-        local = _best(run, "ed_local")
-        return Outcome(UNTESTED, text + _best(run, "ed") + (f"; ED_Local{local[1:]}" if local else ""), run.seeds())
+        return Outcome(UNTESTED, text + why + _best(run, "ed") + (f"; ED_Local{local[1:]}" if local else ""), run.seeds())
     parts = []
     for m in models:
         zs = sorted(set(ed[m]) & set(loc[m]) & counted)
