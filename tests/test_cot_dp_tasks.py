@@ -128,6 +128,25 @@ def test_ed_equal_lengths_puts_every_entry_at_the_same_place():
         task("ed", 4, ed_lengths="same").check()
 
 
+@pytest.mark.parametrize("name", ["ed", "ed_local"])
+def test_ed_sizes_below_4_need_equal_lengths(name):
+    """Sizes 2-3 are valid with ed_lengths = equal (every pair n x n, answers from the DP table) and refused, naming
+    --size and the way out, with vary, whose |s2| range size-3..size+2 would start below 1."""
+    for n in (2, 3):
+        cfg = task(name, n, ed_lengths="equal")
+        cfg.check()
+        rng = np.random.default_rng(n)
+        for _ in range(30):
+            t = cfg.sample(rng)
+            s1, s2 = edit_distance.split_prompt(t)
+            assert len(s1) == len(s2) == n and s1 != s2
+            assert t[-1] == str(edit_distance.table(cfg, s1, s2)[-1][-1])
+        with pytest.raises(ValueError, match="--size: .* need --ed-lengths equal"):
+            task(name, n).check()
+    with pytest.raises(ValueError, match="--size: .* must be in 2..64"):
+        task(name, 1, ed_lengths="equal").check()
+
+
 def test_ed_local_same_answers_and_local_blocks():
     rng = np.random.default_rng(1)
     ed, loc = task("ed", 5), task("ed_local", 5)

@@ -22,7 +22,7 @@ from __future__ import annotations
 import string
 
 SEP = "<sep>"
-SIZES = (4, 64)
+SIZES = (2, 64)             # 2-3 only with ed_lengths = "equal": "vary" draws |s2| from size-3..size+2
 size_meaning = "length of the first string"
 LETTERS = string.ascii_lowercase
 
@@ -38,6 +38,9 @@ def check(cfg) -> None:
         raise ValueError(f"--letters: must be in 3..26, got {c.letters}")
     if c.ed_lengths not in ("vary", "equal"):
         raise ValueError(f"--ed-lengths: choose vary or equal, got {c.ed_lengths}")
+    if c.ed_lengths == "vary" and cfg.size < 4:
+        raise ValueError(f"--size: {cfg.name} sizes below 4 need --ed-lengths equal (vary draws |s2| "
+                         f"from size-3..size+2), got {cfg.size}")
 
 
 def max_value(cfg) -> int:
