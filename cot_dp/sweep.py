@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
+from jackson.attention import block_size, sparse_mask
 from jackson.config import Option, UsageError, need
 from jackson.figures import save
 from jackson.runfolder import check_run_folder, check_scheduler, open_run, write_report
@@ -27,6 +28,7 @@ from jackson.sweep import non_default, run_cells
 from . import data, flops
 from .model import ArchConfig, CotTransformer, ModelConfig, n_params
 from .tasks import TASKS, TaskConfig, TaskParams
+from .tasks import edit_distance as ed
 from .tokenizer import Tokenizer
 from .train import TrainConfig, accuracy, position_accuracy, train
 
@@ -407,13 +409,13 @@ def summarize(out: Path, res: pd.DataFrame, cfg: SweepConfig, command: str) -> d
         md += ["", "The paper's values are within 5% of 24 M D^2 L (block matrices only) with D = 64/128/128/128 "
                "(standard), 256/512/512/512 (linear), 128/256/256/256 (sparse); our GFLOPs column also counts "
                "attention and the output head (formula in cot_dp/flops.py).", ""]
-    md += _claims(summary, cfg)
+    md += _claims(summary, cfg, res)
     (out / "summary.md").write_text("\n".join(md))
     (out / "summary.json").write_text(json.dumps(summary, indent=1, default=float))
     return summary
 
 
-def _claims(summary: dict, cfg: SweepConfig) -> list[str]:
+def _claims(summary: dict, cfg: SweepConfig, res: pd.DataFrame) -> list[str]:
     """The paper's claim, stated beside what this run measured (no verdict the numbers do not give)."""
     out = ["## The claim and what this run measured", "",
            "Claim (Sec. 6.2): efficient models need a larger D as the problem grows, the standard one does not, "
@@ -427,6 +429,20 @@ def _claims(summary: dict, cfg: SweepConfig) -> list[str]:
         out.append("- ED_Local's CoT reaches back at most m = " + ", ".join(
             f"{ed_local.reach(cfg.task_cfg('ed_local', s))} (size {s})" for s in cfg.sizes_of("ed_local"))
             + " tokens (cot_dp/tasks/ed_local.py); ED's and LIS's reach back over the whole sequence")
+    eds = [t for t in ("ed", "ed_local") if t in summary["tasks"]]
+    if eds and "sparse" in cfg.model_list():
+        a, parts = cfg.arch, []
+        for t in eds:
+            for s in cfg.sizes_of(t):
+                L = res[(res.task == t) & (res["size"] == s)].L
+                if len(L):
+                    miss = sparse_misses(cfg.task_cfg(t, s), int(L.iloc[0]), a.sparse_c, a.sparse_k)
+                    parts.append(f"{t} size {s} (L = {int(L.iloc[0])}, B = {block_size(int(L.iloc[0]))}): " + ", ".join(
+                        f"{name} {share:.0%} ({far})" for name, (far, share) in miss.items()))
+        out.append(f"- What one sparse layer can read (Eq. 6 mask, c = {a.sparse_c}, k = {a.sparse_k}): the share of "
+                   "table entries whose recurrence reads a token outside the mask, and in brackets how far back that read "
+                   "lies at most, in tokens, over 200 pairs (`sweep.sparse_misses`) -- " + "; ".join(parts)
+                   + ". A read outside the mask can only arrive through a summary token of an earlier layer")
     pairs = [(a, b) for a, b in (("ed_local", "ed"), ("ed", "lis")) if a in summary["tasks"] and b in summary["tasks"]]
     for loc, other in pairs:
         T = summary["tasks"]
@@ -541,12 +557,33 @@ def plot_locality(out: Path, res: pd.DataFrame, cfg: SweepConfig) -> Path | None
     return path
 
 
+def sparse_misses(task: TaskConfig, L: int, c: int = 1, k: int = 1, n_pairs: int = 200,
+                  seed: int = 0) -> dict[str, tuple[int, float]]:
+    """ED / ED_Local: for each read of the DP recurrence (a_i, b_j, dp[i][j-1], dp[i-1][j-1], dp[i-1][j]), how far
+    back it lies from the position that predicts dp[i][j] (at most, in tokens) and the share of table entries
+    whose read one layer of the sparse model cannot attend to: outside the Eq. (6) mask of a model built for L
+    positions (B = 2^floor(log2 sqrt L)), over `n_pairs` pairs drawn as the task draws them (seeded).  A
+    read outside the mask can still arrive through a summary token in an earlier layer, squeezed with the
+    rest of its block into one position."""
+    mask = sparse_mask(L, block_size(L), c, k).numpy()
+    mod, rng = task.module(), np.random.default_rng(seed)
+    far, out, n = {}, {}, {}
+    for _ in range(n_pairs):
+        s1, s2 = ed.split_prompt(task.sample(rng))
+        for pos, reads in mod.reads(task, s1, s2):
+            q = pos - 1                                    # the position whose output is dp[i][j]
+            for name, at in reads.items():
+                far[name] = max(far.get(name, 0), q - at)
+                out[name] = out.get(name, 0) + (not mask[q, at])
+                n[name] = n.get(name, 0) + 1
+    return {name: (far[name], out[name] / n[name]) for name in far}
+
+
 def plot_mask(path: Path, L: int, c: int = 1, k: int = 1) -> Path:
     """A picture of the Eq. (6) mask for sequences of length L (B = 2^floor(log2 sqrt L))."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from jackson.attention import block_size, sparse_mask
     B = block_size(L)
     fig, ax = plt.subplots(figsize=(4, 4))
     ax.imshow(sparse_mask(L, B, c, k).numpy(), cmap="Greys", interpolation="nearest")

@@ -12,6 +12,7 @@ import pytest
 
 from conftest import assert_paper_figure
 from cot_dp.cli import main as cot_main
+from cot_dp.tasks import edit_distance
 from cot_dp_helpers import PNG, task
 
 
@@ -181,6 +182,43 @@ def test_locality_summary_and_figure_state_the_measured_means(tmp_path):
     path = plot_locality(tmp_path, res, cfg)
     assert path.name == "locality_ed_vs_ed_local.png" and path.read_bytes()[:8] == PNG
     assert plot_locality(tmp_path, res[res.task == "ed"], SweepConfig(task="ed,lis")) is None
+
+
+def test_sparse_misses_agree_with_the_eq6_rule_by_hand():
+    """sparse_misses against Eq. (6) written out: the query predicting dp[i][j] sits one position before it and reads
+    key `at` when at > q - kB (the local window) or `at` is one of the last c of its block (0-based at mod B >= B - c);
+    the previous token is always readable; a window longer than the sequence misses nothing."""
+    from cot_dp.sweep import sparse_misses
+    from jackson.attention import block_size
+    for name, size, c, k in (("ed", 4, 1, 1), ("ed_local", 4, 1, 1), ("ed_local", 5, 2, 2)):
+        cfg = task(name, size, ed_lengths="equal", ins_cost=1, del_cost=1, sub_cost=1)
+        L = len(cfg.sample(np.random.default_rng(0)))
+        B, rng = block_size(L), np.random.default_rng(3)
+        far, out, n = {}, {}, {}
+        for _ in range(30):
+            s1, s2 = edit_distance.split_prompt(cfg.sample(rng))
+            for pos, reads in cfg.module().reads(cfg, s1, s2):
+                for key, at in reads.items():
+                    q = pos - 1
+                    far[key] = max(far.get(key, 0), q - at)
+                    out[key] = out.get(key, 0) + (not (at > q - k * B or at % B >= B - c))
+                    n[key] = n.get(key, 0) + 1
+        got = sparse_misses(cfg, L, c, k, n_pairs=30, seed=3)
+        assert got == {key: (far[key], pytest.approx(out[key] / n[key])) for key in far}
+        assert got["dp[i][j-1]"] == (0, 0.0) and (k > 1 or got["dp[i-1][j]"][1] > 0)
+        assert all(share == 0 for _, share in sparse_misses(cfg, L, c, k=L, n_pairs=5).values())
+
+
+def test_summary_states_what_one_sparse_layer_can_read(tmp_path):
+    from cot_dp.sweep import SweepConfig, sparse_misses, summarize
+    cfg = SweepConfig(task="ed_local", models="sparse", dims=(64,), sizes=(4,), out=str(tmp_path))
+    res = pd.DataFrame([{"task": "ed_local", "model": "sparse", "size": 4, "d_model": 64, "seed": 0, "accuracy": 0.4,
+                         "cot_exact": 0.1, "test_loss": 0.5, "n_eval": 512, "gflops": 1.0, "gflops_params": 0.5, "L": 84}])
+    summarize(tmp_path, res, cfg, "cot-dp sweep --test")
+    miss = sparse_misses(cfg.task_cfg("ed_local", 4), 84)
+    line = next(x for x in (tmp_path / "summary.md").read_text().splitlines() if "What one sparse layer can read" in x)
+    assert "ed_local size 4 (L = 84, B = 8): " in line
+    assert f"dp[i-1][j] {miss['dp[i-1][j]'][1]:.0%} ({miss['dp[i-1][j]'][0]})" in line
 
 
 def test_estimate_times_cells_and_trains_nothing(tmp_path, capsys):

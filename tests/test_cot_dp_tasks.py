@@ -178,3 +178,31 @@ def test_lis_dp_agrees_with_brute_force_over_subsequences():
                        if c[-1] == i and all(a[x] < a[y] for x, y in zip(c, c[1:])))
             assert dp[i] == best
         assert toks[-1] == str(max(dp)) and toks[n] == toks[2 * n + 1] == "<sep>"
+
+
+@pytest.mark.parametrize("name,lengths", [("ed", "vary"), ("ed", "equal"), ("ed_local", "vary"), ("ed_local", "equal")])
+def test_ed_reads_point_at_the_tokens_the_recurrence_uses(name, lengths):
+    """`reads` (where dp[i][j]'s recurrence reads) checked against the CoT `solve` writes: the listed position of
+    every entry holds dp[i][j], and each read's position holds a_i, b_j or the neighbouring table value; ED_Local's
+    letters are its own block's copies (after the row's last ',' or the prompt's <sep>)."""
+    cfg = task(name, 5, ed_lengths=lengths, ins_cost=1, del_cost=2, sub_cost=3)
+    mod, rng = cfg.module(), np.random.default_rng(7)
+    for _ in range(40):
+        t = cfg.sample(rng)
+        s1, s2 = edit_distance.split_prompt(t)
+        dp = edit_distance.table(cfg, s1, s2)
+        entries = mod.reads(cfg, s1, s2)
+        assert len(entries) == len(s1) * len(s2)
+        for (pos, r), (i, j) in zip(entries, itertools.product(range(1, len(s1) + 1), range(1, len(s2) + 1))):
+            assert t[pos] == str(dp[i][j])
+            assert t[r["a_i"]] == s1[i - 1] and t[r["b_j"]] == s2[j - 1]
+            for key, (di, dj) in {"dp[i][j-1]": (0, -1), "dp[i-1][j]": (-1, 0), "dp[i-1][j-1]": (-1, -1)}.items():
+                assert (key in r) == (i + di >= 1 and j + dj >= 1)
+                if key in r:
+                    assert t[r[key]] == str(dp[i + di][j + dj]) and r[key] < pos
+            if name == "ed_local":
+                block = max(k for k in range(pos) if t[k] in (",", "<sep>"))
+                assert block < r["a_i"] < r["b_j"] < pos
+            else:
+                assert r["a_i"] < r["b_j"] < t.index("<sep>")
+

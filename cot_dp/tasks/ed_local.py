@@ -44,6 +44,19 @@ def solve(cfg, prompt: list[str]) -> list[str]:
     return tokens + [SEP, str(dp[-1][-1])]
 
 
+def reads(cfg, s1: list[str], s2: list[str]) -> list[tuple[int, dict[str, int]]]:
+    """As `edit_distance.reads`, in this CoT: a_i and b_j are read where block i restates them (the nearest copy)."""
+    n1, n2 = len(s1), len(s2)
+    start = [0, n1 + n2 + 2]                            # start[i]: first token of block i (the prompt ends at <sep>)
+    for i in range(1, n1):
+        start.append(start[i] + (n1 - i + 1) + 2 * n2 + 3)   # a_i..a_n1 | s2 : row ,
+
+    def at(i, j):
+        return start[i] + (n1 - i + 1) + 1 + n2 + 1 + (j - 1)
+    return [(at(i, j), ed._table_reads(i, j, at, {"a_i": start[i], "b_j": start[i] + (n1 - i + 1) + j}))
+            for i in range(1, n1 + 1) for j in range(1, n2 + 1)]
+
+
 def sample(cfg, rng) -> list[str]:
     s1, s2 = ed.sample_pair(cfg, rng)
     return solve(cfg, [*s1, "|", *s2, SEP])

@@ -73,6 +73,30 @@ def split_prompt(prompt: list[str]) -> tuple[list[str], list[str]]:
     return head[:bar], head[bar + 1:]
 
 
+def reads(cfg, s1: list[str], s2: list[str]) -> list[tuple[int, dict[str, int]]]:
+    """Where each table entry's recurrence reads in this pair's CoT: (position of dp[i][j], {read: position}) per
+    entry, positions 0-based in `solve`'s tokens; the reads are a_i, b_j (in the prompt), dp[i][j-1], dp[i-1][j-1]
+    and dp[i-1][j] where they are in the CoT (the edges dp[0][.], dp[.][0] are not written)."""
+    n1, n2 = len(s1), len(s2)
+    cot = n1 + n2 + 2                                   # s1 | s2 <sep>
+
+    def at(i, j):
+        return cot + (i - 1) * (n2 + 1) + (j - 1)       # rows of n2 values and a ","
+    return [(at(i, j), _table_reads(i, j, at, {"a_i": i - 1, "b_j": n1 + j}))
+            for i in range(1, n1 + 1) for j in range(1, n2 + 1)]
+
+
+def _table_reads(i, j, at, letters: dict[str, int]) -> dict[str, int]:
+    r = dict(letters)
+    if j > 1:
+        r["dp[i][j-1]"] = at(i, j - 1)
+    if i > 1:
+        r["dp[i-1][j]"] = at(i - 1, j)
+    if i > 1 and j > 1:
+        r["dp[i-1][j-1]"] = at(i - 1, j - 1)
+    return r
+
+
 def solve(cfg, prompt: list[str]) -> list[str]:
     s1, s2 = split_prompt(prompt)
     dp = table(cfg, s1, s2)
