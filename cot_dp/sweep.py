@@ -434,10 +434,11 @@ def _claims(summary: dict, cfg: SweepConfig, res: pd.DataFrame) -> list[str]:
         a, parts = cfg.arch, []
         for t in eds:
             for s in cfg.sizes_of(t):
-                L = res[(res.task == t) & (res["size"] == s)].L
-                if len(L):
-                    miss = sparse_misses(cfg.task_cfg(t, s), int(L.iloc[0]), a.sparse_c, a.sparse_k)
-                    parts.append(f"{t} size {s} (L = {int(L.iloc[0])}, B = {block_size(int(L.iloc[0]))}): " + ", ".join(
+                Ls = res[(res.task == t) & (res["size"] == s)].L
+                if len(Ls):
+                    L = int(Ls.iloc[0])
+                    miss = sparse_misses(cfg.task_cfg(t, s), L, a.sparse_c, a.sparse_k)
+                    parts.append(f"{t} size {s} (L = {L}, B = {block_size(L)}): " + ", ".join(
                         f"{name} {share:.0%} ({far})" for name, (far, share) in miss.items()))
         out.append(f"- What one sparse layer can read (Eq. 6 mask, c = {a.sparse_c}, k = {a.sparse_k}): the share of "
                    "table entries whose recurrence reads a token outside the mask, and in brackets how far back that read "
@@ -569,7 +570,7 @@ def sparse_misses(task: TaskConfig, L: int, c: int = 1, k: int = 1, n_pairs: int
     mod, rng = task.module(), np.random.default_rng(seed)
     far, out, n = {}, {}, {}
     for _ in range(n_pairs):
-        s1, s2 = ed.split_prompt(task.sample(rng))
+        s1, s2 = ed.sample_pair(task, rng)               # the pairs task.sample draws, without writing their CoT
         for pos, reads in mod.reads(task, s1, s2):
             q = pos - 1                                    # the position whose output is dp[i][j]
             for name, at in reads.items():
