@@ -25,7 +25,7 @@ import torch
 from tqdm.auto import tqdm
 
 from jackson.progress import bar as progress_bar
-from jackson.runfolder import save_atomic, set_aside
+from jackson.runfolder import differs, save_atomic, set_aside
 from jackson.schedule import EpochSampler, lr_at, torch_seeded
 from jackson.sweep import non_default
 
@@ -158,16 +158,6 @@ def _run_id(cfg: TrainConfig, seed: int, n_train: int, n_steps: int, ident: str)
     return {"train": non_default(cfg), "seed": seed, "n_train": n_train, "steps": n_steps, "ident": ident}
 
 
-def _differs(a: dict, b: dict) -> list[str]:
-    out = []
-    for k in sorted(set(a) | set(b)):
-        if isinstance(a.get(k), dict) and isinstance(b.get(k), dict):
-            out += [f"{k}.{x}" for x in _differs(a[k], b[k])]
-        elif a.get(k) != b.get(k):
-            out.append(k)
-    return out
-
-
 def _shape(t) -> str:
     return "absent" if t is None else "x".join(map(str, t.shape)) or "a scalar"
 
@@ -182,7 +172,7 @@ def _resume(ckpt: Path, model, opt, device, run: dict) -> dict:
         if not isinstance(st, dict) or "run" not in st:
             raise ValueError("not a cot-dp training checkpoint")
         if st["run"] != run:
-            raise ValueError(f"it belongs to another run (differs in {', '.join(_differs(st['run'], run))})")
+            raise ValueError(f"it belongs to another run (differs in {', '.join(differs(st['run'], run))})")
         here, there = model.state_dict(), st["model"]
         for k in list(here) + [k for k in there if k not in here]:
             a, b = here.get(k), there.get(k)

@@ -20,17 +20,31 @@ Schedule (the functions live in jackson/schedule.py, shared with every training 
 A member is "diverged" (with the step and value; frozen, the others go on) when its loss turns
 non-finite or its training-subset MSE exceeds `explode` x the zero predictor's MSE E[y^2].
 Diverged members are excluded from fits and named in summaries.
+
+Resumable: given `ckpt`, `fit` saves (atomically, every `ckpt_every_s` seconds and once it has
+finished) the bank, the Adam state, the step, each member's status, plateau state and curve, and the
+wall time.  A step's batch (`EpochSampler`) and learning rate (`lr_at`) are functions of the step
+and the bank draws no random numbers while it trains, so a fit stopped and resumed takes exactly the
+steps of an uninterrupted one (bit-identical weights and curve on CPU: tests/test_fit_resume.py).  A
+checkpoint of a finished fit is resumed without a step.  One that cannot be used (truncated, another
+run or data, another bank) is set aside with one line on stderr, never deleted, and the fit starts
+from scratch.  The caller removes the checkpoint once it has written its results.
 """
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import math
+import sys
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import torch
 
 from .models import TransformerBank
 from .progress import bar as progress_bar
+from .runfolder import differs, save_atomic, set_aside
 from .schedule import EpochSampler, Plateau, lr_at
 
 
@@ -73,9 +87,52 @@ def evaluate(bank: TransformerBank, x: torch.Tensor, y: torch.Tensor, batch: int
     return torch.cat(out, dim=1) if by == "sequence" else sum(out) / len(x)
 
 
+def _fingerprint(*ts: torch.Tensor) -> str:
+    """A hash of the training data: a checkpoint is resumed only on the data it was trained on."""
+    h = hashlib.sha1()
+    for t in ts:
+        h.update(str(tuple(t.shape)).encode())
+        h.update(t.detach().cpu().contiguous().numpy().tobytes())
+    return h.hexdigest()[:16]
+
+
+def _resume(ckpt: Path, bank, opt, run: dict) -> dict:
+    """Load a checkpoint's bank and Adam state and return the rest; {"error": why} (bank and opt as they
+    were) when it cannot be used."""
+    bank_init = {k: v.clone() for k, v in bank.state_dict().items()}
+    opt_init = opt.state_dict()
+    try:
+        st = torch.load(ckpt, map_location="cpu", weights_only=True)
+        if not isinstance(st, dict) or "run" not in st or "bank" not in st:
+            raise ValueError("not a jackson.fit checkpoint")
+        if st["run"] != run:
+            raise ValueError(f"it belongs to another run (differs in {', '.join(differs(st['run'], run))})")
+        bank.load_state_dict(st["bank"])       # strict: another bank's parameters raise here
+        opt.load_state_dict(st["opt"])
+        M = run["members"]
+        state = {"step": int(st["step"]), "wall_s": float(st["wall_s"]), "done": bool(st["done"]),
+                 "curve": [dict(r) for r in st["curve"]], "status": [str(v) for v in st["status"]],
+                 "steps": [int(v) for v in st["steps"]], "active": [bool(v) for v in st["active"]],
+                 "lr": [float(v) for v in st["lr"]], "best": [float(v) for v in st["best"]],
+                 "stale": [int(v) for v in st["stale"]]}
+        if not 0 <= state["step"] <= run["fit"]["steps"] or any(
+                len(state[k]) != M for k in ("status", "steps", "active", "lr", "best", "stale")):
+            raise ValueError(f"malformed state (step {state['step']})")
+        return state
+    except Exception as e:   # truncated file, zero bytes, garbage, missing keys, wrong shapes
+        bank.load_state_dict(bank_init)         # a failed strict load may have copied some tensors
+        opt.load_state_dict(opt_init)
+        return {"error": f"{type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''}"}
+
+
 def fit(bank: TransformerBank, x: torch.Tensor, y: torch.Tensor, cfg: FitConfig, seed: int,
-        progress: bool = True, desc: str = "fit") -> FitResult:
-    """Train all members of `bank` on (x, y) = ((N, T), (N, T)) float32 tensors."""
+        progress: bool = True, desc: str = "fit", ckpt: str | Path | None = None,
+        ckpt_every_s: float = 120.0, ident: str = "") -> FitResult:
+    """Train all members of `bank` on (x, y) = ((N, T), (N, T)) float32 tensors.
+
+    ckpt: a resume checkpoint (module docstring), written every `ckpt_every_s` seconds (0: every step)
+    and when the fit ends; resumed from when it matches this run (`ident`, e.g. a cell key, and the
+    config, seed, bank size and data)."""
     if cfg.schedule not in ("plateau", "cosine"):
         raise ValueError(f"--schedule: choose plateau or cosine, got {cfg.schedule}")
     M = len(bank)
@@ -88,55 +145,97 @@ def fit(bank: TransformerBank, x: torch.Tensor, y: torch.Tensor, cfg: FitConfig,
     status = ["budget"] * M
     steps = [cfg.steps] * M
     res = FitResult(status, steps)
+    start, wall0, done = 0, 0.0, False
+    ckpt = Path(ckpt) if ckpt is not None else None
+    run = ({"fit": dataclasses.asdict(cfg), "seed": seed, "members": M, "data": _fingerprint(x, y), "ident": ident}
+           if ckpt is not None else None)
+    if ckpt is not None and ckpt.is_file():
+        saved = _resume(ckpt, bank, opt, run)
+        if "error" in saved:
+            set_aside(ckpt, saved["error"], desc)
+        else:
+            start, wall0, done, res.curve = saved["step"], saved["wall_s"], saved["done"], saved["curve"]
+            status[:], steps[:] = saved["status"], saved["steps"]
+            active = torch.tensor(saved["active"], dtype=torch.bool)
+            checks.lr, checks.best, checks.stale = saved["lr"], saved["best"], saved["stale"]
+            if progress:
+                print(f"{desc}: resuming from {ckpt} at step {start} of {cfg.steps}"
+                      f"{' (finished)' if done else ''} ({wall0:.0f} s trained before)", file=sys.stderr, flush=True)
     x_eval, y_eval = x[:cfg.eval_size], y[:cfg.eval_size]
     blowup = cfg.explode * float((y_eval.double() ** 2).mean())
-    t0 = time.perf_counter()
-    bar = progress_bar(cfg.steps, desc, progress, leave=False)   # a bar on a terminal, lines in a log
-    for step in range(1, cfg.steps + 1):
-        idx = sampler.batch(step - 1)
-        for i, g in enumerate(opt.param_groups):
-            # cosine: over the whole budget, times the warm-up ramp, down to min_lr
-            g["lr"] = lr_at(step, checks.lr[i], cfg.steps, cfg.warmup, shape, floor=cfg.min_lr,
-                            decay_from=0) if active[i] else 0.0
-        losses = ((bank(x[idx]) - y[idx]) ** 2).mean(dim=(1, 2))    # (M,)
-        bad = ~torch.isfinite(losses.detach()) & active
-        for i in torch.nonzero(bad).flatten().tolist():
-            status[i] = f"diverged: non-finite loss ({losses[i].item()}) at step {step}"
-            steps[i], active[i] = step, False
-            opt.param_groups[i]["lr"] = 0.0
-        if not bool(active.any()):
-            break
-        opt.zero_grad(set_to_none=True)
-        losses[active].sum().backward()
-        opt.step()
-        bar.update(1)
-        if step % cfg.eval_every == 0 or step == cfg.steps:
-            mse = evaluate(bank, x_eval, y_eval).mean(dim=1)
-            for i in range(M):
-                if not active[i]:
-                    continue
-                v = mse[i].item()
-                res.curve.append({"step": step, "member": i, "train_mse": v,
-                                  "lr": opt.param_groups[i]["lr"]})
-                if not math.isfinite(v) or v > blowup:
-                    what = "non-finite training MSE" if not math.isfinite(v) else \
-                        f"training MSE {v:.3g} > {cfg.explode:g} x E[y^2]"
-                    status[i] = f"diverged: {what} at step {step}"
-                    steps[i], active[i] = step, False
-                    opt.param_groups[i]["lr"] = 0.0
-                    continue
-                judged = cfg.schedule == "plateau" or opt.param_groups[i]["lr"] >= cfg.converged_lr_frac * cfg.lr
-                if not judged:          # cosine, lr below converged_lr_frac of its peak: no verdict from here on
-                    continue
-                if checks.check(i, v, cut=cfg.schedule == "plateau" and step > cfg.warmup):
-                    status[i], steps[i], active[i] = "converged", step, False
-            bar.set_postfix(active=int(active.sum()), best=f"{min(checks.best):.2e}")
-            if not bool(active.any()):
+    t0 = time.perf_counter() - wall0
+    last_ck = time.perf_counter()
+
+    def checkpoint(step: int, finished: bool) -> None:
+        ckpt.parent.mkdir(parents=True, exist_ok=True)
+        save_atomic(ckpt, {"run": run, "bank": bank.state_dict(), "opt": opt.state_dict(), "step": step,
+                           "done": finished, "wall_s": time.perf_counter() - t0, "curve": res.curve,
+                           "status": list(status), "steps": list(steps), "active": active.tolist(),
+                           "lr": list(checks.lr), "best": list(checks.best), "stale": list(checks.stale)})
+
+    step = start
+    if not done:
+        sampler.skip_to(start)      # the batches of the steps already taken are drawn, unused
+        bar = progress_bar(cfg.steps, desc, progress, leave=False, initial=start)   # a bar on a terminal, lines in a log
+        for step in range(start + 1, cfg.steps + 1):
+            if _step(step, bank, opt, x, y, cfg, sampler, checks, shape, active, status, steps, res, x_eval,
+                     y_eval, blowup, bar):
                 break
-    bar.close()
+            if ckpt is not None and time.perf_counter() - last_ck >= ckpt_every_s:
+                checkpoint(step, False)
+                last_ck = time.perf_counter()
+        bar.close()
+        if ckpt is not None:
+            checkpoint(step, True)      # a stop from here on (the caller's evaluation) does not train again
     if cfg.schedule == "cosine":
         for i in range(M):
             if status[i] == "budget" and checks.flat(i):
                 status[i] = "converged"  # flat over its last `patience` checks at lr >= converged_lr_frac x peak
     res.wall_s = time.perf_counter() - t0
     return res
+
+
+def _step(step, bank, opt, x, y, cfg, sampler, checks, shape, active, status, steps, res, x_eval, y_eval,
+          blowup, bar) -> bool:
+    """One optimiser step of `fit` (and its plateau check when due); True once no member is active."""
+    idx = sampler.batch(step - 1)
+    for i, g in enumerate(opt.param_groups):
+        # cosine: over the whole budget, times the warm-up ramp, down to min_lr
+        g["lr"] = lr_at(step, checks.lr[i], cfg.steps, cfg.warmup, shape, floor=cfg.min_lr,
+                        decay_from=0) if active[i] else 0.0
+    losses = ((bank(x[idx]) - y[idx]) ** 2).mean(dim=(1, 2))    # (M,)
+    bad = ~torch.isfinite(losses.detach()) & active
+    for i in torch.nonzero(bad).flatten().tolist():
+        status[i] = f"diverged: non-finite loss ({losses[i].item()}) at step {step}"
+        steps[i], active[i] = step, False
+        opt.param_groups[i]["lr"] = 0.0
+    if not bool(active.any()):
+        return True
+    opt.zero_grad(set_to_none=True)
+    losses[active].sum().backward()
+    opt.step()
+    bar.update(1)
+    if step % cfg.eval_every == 0 or step == cfg.steps:
+        mse = evaluate(bank, x_eval, y_eval).mean(dim=1)
+        for i in range(len(status)):
+            if not active[i]:
+                continue
+            v = mse[i].item()
+            res.curve.append({"step": step, "member": i, "train_mse": v,
+                              "lr": opt.param_groups[i]["lr"]})
+            if not math.isfinite(v) or v > blowup:
+                what = "non-finite training MSE" if not math.isfinite(v) else \
+                    f"training MSE {v:.3g} > {cfg.explode:g} x E[y^2]"
+                status[i] = f"diverged: {what} at step {step}"
+                steps[i], active[i] = step, False
+                opt.param_groups[i]["lr"] = 0.0
+                continue
+            judged = cfg.schedule == "plateau" or opt.param_groups[i]["lr"] >= cfg.converged_lr_frac * cfg.lr
+            if not judged:          # cosine, lr below converged_lr_frac of its peak: no verdict from here on
+                continue
+            if checks.check(i, v, cut=cfg.schedule == "plateau" and step > cfg.warmup):
+                status[i], steps[i], active[i] = "converged", step, False
+        bar.set_postfix(active=int(active.sum()), best=f"{min(checks.best):.2e}")
+        if not bool(active.any()):
+            return True
+    return False

@@ -16,7 +16,7 @@ Every experiment opens its output folder through `open_run` before it computes a
   * writes config.json (the resolved config), command.txt and environment.json (commit, package
     versions, threads, device, start time), each atomically.
 
-Resume checkpoints of the training loops (vit-probe, cot-dp) are written by `save_atomic` and, when
+Resume checkpoints of the training loops (vit-probe, cot-dp, jackson.fit) are written by `save_atomic` and, when
 unusable, renamed aside by `set_aside`, never deleted.
 
 A folder counts as a run of the same command when its environment.json names the same `kind`, or, for
@@ -66,6 +66,18 @@ def save_atomic(path: str | os.PathLike, state) -> None:
     finally:
         if tmp.exists():
             tmp.unlink()
+
+
+def differs(a: dict, b: dict) -> list[str]:
+    """The dotted names of the entries in which two nested dicts differ (a checkpoint's run identity
+    against this run's: the one line that says why a checkpoint is set aside names them)."""
+    out = []
+    for k in sorted(set(a) | set(b)):
+        if isinstance(a.get(k), dict) and isinstance(b.get(k), dict):
+            out += [f"{k}.{x}" for x in differs(a[k], b[k])]
+        elif a.get(k) != b.get(k):
+            out.append(k)
+    return out
 
 
 def set_aside(path: str | os.PathLike, why: str, desc: str) -> Path:

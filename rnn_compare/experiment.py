@@ -68,12 +68,25 @@ class CompareCell:
     fit: FitConfig = field(default_factory=FitConfig)
     rnn_fit: FitConfig = field(default_factory=FitConfig)
     rnn_retries: int = 0        # RNN cells: fresh initialisations tried for a member whose fit diverged
+    ckpt_dir: str = ""          # each fit's resume checkpoint is <ckpt_dir>/<key>-<fit>.pt ("": none; not in the key)
+    ckpt_every_s: float = 120.0  # seconds between resume checkpoints (not in the key)
 
     def key(self) -> str:
         # rnn_retries changes nothing a Transformer cell computes, so it is left out of that cell's key
-        # (its finished cells are reused when only the RNN's retry budget changes)
-        ident = self if self.model == "rnn" else dataclasses.replace(self, rnn_retries=0)
+        # (its finished cells are reused when only the RNN's retry budget changes); where checkpoints go and
+        # how often change nothing any cell computes
+        ident = dataclasses.replace(self, ckpt_dir="", ckpt_every_s=120.0,
+                                    rnn_retries=self.rnn_retries if self.model == "rnn" else 0)
         return f"{self.kernel}_{self.alteration}_{self.model}_{config_hash(ident)}"
+
+    def ckpt_path(self, tag: str) -> Path | None:
+        return Path(self.ckpt_dir) / f"{self.key()}-{tag}.pt" if self.ckpt_dir else None
+
+    def cleanup(self) -> None:
+        """Remove the fits' resume checkpoints: called once the cell's folder is in place (jackson.sweep.run_cell)."""
+        if self.ckpt_dir:
+            for ck in Path(self.ckpt_dir).glob(f"{self.key()}-*.pt"):
+                ck.unlink(missing_ok=True)
 
     def bank(self, seeds) -> RNNBank | TransformerBank:
         return (RNNBank(self.rnn, seeds) if self.model == "rnn" else
@@ -112,21 +125,24 @@ class CompareCell:
         fit_cfg = self.rnn_fit if self.model == "rnn" else self.fit
         desc = f"{self.model} {self.kernel} {self.alteration}"
 
-        def trained(seeds):
+        def trained(seeds, tag):
             bank = self.bank(seeds)
-            res = fit(bank, t(x_tr), t(y_tr), fit_cfg, seed=self.data_seed, progress=progress, desc=desc)
+            # each fit checkpoints on its own (the bank of seeds, or one retry), so a stopped cell resumes
+            # in the fit it was in and keeps the fits it had finished
+            res = fit(bank, t(x_tr), t(y_tr), fit_cfg, seed=self.data_seed, progress=progress, desc=desc,
+                      ckpt=self.ckpt_path(tag), ckpt_every_s=self.ckpt_every_s, ident=f"{self.key()}-{tag}")
             return ([res.status, res.steps, evaluate(bank, t(x_tr), t(y_tr)).double().mean(dim=1).tolist(),
                      evaluate(bank, t(x_te), t(y_te)).double().mean(dim=1).tolist()],
                     evaluate(bank, t(x_te), t(y_te), by="position").double().numpy(), res.curve)   # (members, tau)
 
-        (status, steps, e_tr, e_te), by_t, curve = trained(self.seeds)
+        (status, steps, e_tr, e_te), by_t, curve = trained(self.seeds, "bank")
         init, retry = list(self.seeds), [0] * len(self.seeds)
         for i, s in enumerate(self.seeds):      # RNN only (rnn_retries): a diverged member gets fresh inits
             for r in range(1, (self.rnn_retries if self.model == "rnn" else 0) + 1):
                 if not str(status[i]).startswith("diverged"):
                     break
                 seed_r = derive_seed(s, RETRY_STREAM, r)
-                (st, sp, tr, te), bt, c = trained((seed_r,))
+                (st, sp, tr, te), bt, c = trained((seed_r,), f"retry{i}-{r}")
                 curve += [dict(row, member=i, retry=r) for row in c]      # the retry's curve, under its member
                 status[i], steps[i], e_tr[i], e_te[i], by_t[i], init[i], retry[i] = st[0], sp[0], tr[0], te[0], bt[0], seed_r, r
         rows = [{"kernel": self.kernel, "alteration": self.alteration, "model": self.model, "seed": s,
@@ -136,7 +152,8 @@ class CompareCell:
         pd.DataFrame([{"seed": s, "t": j, "test_mse": by_t[i, j]} for i, s in enumerate(self.seeds)
                       for j in range(self.tau)]).to_csv(folder / "position_mse.csv", index=False)
         pd.DataFrame(curve).to_csv(folder / "curve.csv", index=False)
-        meta = {"cell": dataclasses.asdict(self), "key": self.key(), "wall_s": time.perf_counter() - t0,
+        cell = {k: v for k, v in dataclasses.asdict(self).items() if k not in ("ckpt_dir", "ckpt_every_s")}
+        meta = {"cell": cell, "key": self.key(), "wall_s": time.perf_counter() - t0,
                 "target_var": float(y_te.var()),
                 "complexity": None if self.alteration == "permuted" else complexity(rho)}
         (folder / "cell.json").write_text(json.dumps(meta, indent=1, default=float))
@@ -162,6 +179,7 @@ class CompareConfig:
     out: str = "reports/rnn_compare/default"  # output folder
     scheduler: str = ""          # Dask scheduler address; empty runs in-process
     quick: bool = False          # seconds-long run on tiny models and data
+    ckpt_every_s: float = 120.0  # seconds between a fit's resume checkpoints in <out>/checkpoints/ (0: every step)
 
     CLI = {"seeds": Option("--n-seeds", old=("--seeds",))}   # a count, like --n-train; --seeds lists seeds elsewhere
 
@@ -169,13 +187,14 @@ class CompareConfig:
         names = list(TABLES) if self.table == "all" else [self.table]
         return list(dict.fromkeys(t for n in names for t in TABLES[n]))
 
-    def cells(self) -> list[CompareCell]:
+    def cells(self, ckpt_dir: str | Path = "") -> list[CompareCell]:
+        """ckpt_dir: where the cells' fits keep their resume checkpoints (absolute; "" for none)."""
         return [CompareCell(kernel=k, alteration=a, model=m, seeds=tuple(range(self.seeds)), tau=self.tau,
                             n_train=self.n_train, n_test=self.n_test, data_seed=self.data_seed, swap=self.swap,
                             filter_length=self.filter_length, filter_seed=self.filter_seed,
                             mix_direction=self.mix_direction, rnn=self.rnn,
                             transformer=self.transformer, fit=self.fit, rnn_fit=self.rnn_fit,
-                            rnn_retries=self.rnn_retries)
+                            rnn_retries=self.rnn_retries, ckpt_dir=str(ckpt_dir), ckpt_every_s=self.ckpt_every_s)
                 for k, a in self.targets() for m in MODELS]
 
 
@@ -215,6 +234,7 @@ def validate(cfg: CompareConfig) -> None:
     need(0 <= cfg.rnn_retries <= MAX_RETRIES, f"--rnn-retries: must be in 0..{MAX_RETRIES}, got {cfg.rnn_retries}")
     need(cfg.n_train >= cfg.fit.batch_size, f"--n-train: must be >= --fit-batch-size ({cfg.fit.batch_size})")
     need(cfg.n_test >= 1, "--n-test: must be >= 1")
+    need(cfg.ckpt_every_s >= 0, f"--ckpt-every-s: must be a number of seconds >= 0 (0: every step), got {cfg.ckpt_every_s:g}")
     need(1 <= cfg.filter_length <= cfg.tau, f"--filter-length: must be in 1..--tau ({cfg.tau}; taps past the "
                                             f"sequence end read only padding), got {cfg.filter_length}")
     r, m = cfg.rnn, cfg.transformer
@@ -573,7 +593,9 @@ def run_compare(cfg: CompareConfig, command: str, progress: bool = True) -> dict
     with open_run(cfg.out, "rnn-compare", command, dataclasses.asdict(cfg), scheduler=cfg.scheduler) as out:
         if progress:
             print(f"rnn-compare: writing to {out}", flush=True)
-        dirs = run_cells(cfg.cells(), out, scheduler=cfg.scheduler or None, progress=progress)
+        # a cell stopped mid-fit resumes from <out>/checkpoints/ (git-ignored; removed once the cell is in place)
+        dirs = run_cells(cfg.cells(ckpt_dir=out / "checkpoints"), out, scheduler=cfg.scheduler or None,
+                         progress=progress)
         metas = {d.name: json.loads((d / "cell.json").read_text()) for d in dirs}
         # each row names its cell's mixing direction (cells written before the column existed hold it in cell.json)
         rows = pd.concat([pd.read_csv(d / "rows.csv").assign(mix_direction=metas[d.name]["cell"]["mix_direction"])

@@ -250,6 +250,7 @@ _COMPARE = [
     ("compare-unknown-option", "--bogus 1", "unrecognized"),
     ("compare-seeds-not-a-number", "--n-seeds three", "--n-seeds: cannot read 'three'"),
     ("compare-seeds-zero", "--n-seeds 0", "--n-seeds"),
+    ("compare-ckpt-every-negative", "--ckpt-every-s -1", "--ckpt-every-s: must be a number of seconds >= 0"),
     ("compare-seeds-huge", "--n-seeds 99999999999", "--n-seeds: the number of seeds per model must be in 1..1000"),
     ("compare-data-seed-23-digits", "--data-seed 12345678901234567890123", "argument --data-seed: cannot read '12345678901234567890123'"),
     ("compare-data-seed-negative", "--data-seed -1", "--data-seed"),
