@@ -25,7 +25,7 @@ import torch
 from tqdm.auto import tqdm
 
 from jackson.progress import bar as progress_bar
-from jackson.runfolder import differs, save_atomic, set_aside
+from jackson.runfolder import load_checkpoint, save_atomic, set_aside
 from jackson.schedule import EpochSampler, lr_at, torch_seeded
 from jackson.sweep import non_default
 
@@ -165,14 +165,7 @@ def _shape(t) -> str:
 def _resume(ckpt: Path, model, opt, device, run: dict) -> dict:
     """Load the saved state into model and opt and return the rest (step, curve, sums, timings, RNG
     states); or {"error": why} with model and opt as they were, when the file is unusable."""
-    model_init = {k: v.clone() for k, v in model.state_dict().items()}
-    opt_init = opt.state_dict()
-    try:
-        st = torch.load(ckpt, map_location=device, weights_only=True)
-        if not isinstance(st, dict) or "run" not in st:
-            raise ValueError("not a cot-dp training checkpoint")
-        if st["run"] != run:
-            raise ValueError(f"it belongs to another run (differs in {', '.join(differs(st['run'], run))})")
+    def read(st: dict) -> dict:
         here, there = model.state_dict(), st["model"]
         for k in list(here) + [k for k in there if k not in here]:
             a, b = here.get(k), there.get(k)
@@ -190,10 +183,7 @@ def _resume(ckpt: Path, model, opt, device, run: dict) -> dict:
         if not (0 <= state["step"] <= run["steps"] and len(state["step_s"]) == state["step"]):
             raise ValueError(f"malformed step count {state['step']}")
         return state
-    except Exception as e:   # truncated file, zero bytes, garbage, missing keys, wrong shapes
-        model.load_state_dict(model_init)        # a failed strict load may have copied some tensors
-        opt.load_state_dict(opt_init)
-        return {"error": f"{type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''}"}
+    return load_checkpoint(ckpt, run, "cot-dp training", [model, opt], read, map_location=device)
 
 
 def train(model: CotTransformer, train_split: Split, test_split: Split, cfg: TrainConfig, seed: int,

@@ -44,7 +44,7 @@ import torch
 
 from .models import TransformerBank
 from .progress import bar as progress_bar
-from .runfolder import differs, save_atomic, set_aside
+from .runfolder import load_checkpoint, save_atomic, set_aside
 from .schedule import EpochSampler, Plateau, lr_at
 
 
@@ -99,30 +99,19 @@ def _fingerprint(*ts: torch.Tensor) -> str:
 def _resume(ckpt: Path, bank, opt, run: dict) -> dict:
     """Load a checkpoint's bank and Adam state and return the rest; {"error": why} (bank and opt as they
     were) when it cannot be used."""
-    bank_init = {k: v.clone() for k, v in bank.state_dict().items()}
-    opt_init = opt.state_dict()
-    try:
-        st = torch.load(ckpt, map_location="cpu", weights_only=True)
-        if not isinstance(st, dict) or "run" not in st or "bank" not in st:
-            raise ValueError("not a jackson.fit checkpoint")
-        if st["run"] != run:
-            raise ValueError(f"it belongs to another run (differs in {', '.join(differs(st['run'], run))})")
+    def read(st: dict) -> dict:
         bank.load_state_dict(st["bank"])       # strict: another bank's parameters raise here
         opt.load_state_dict(st["opt"])
-        M = run["members"]
         state = {"step": int(st["step"]), "wall_s": float(st["wall_s"]), "done": bool(st["done"]),
                  "curve": [dict(r) for r in st["curve"]], "status": [str(v) for v in st["status"]],
                  "steps": [int(v) for v in st["steps"]], "active": [bool(v) for v in st["active"]],
                  "lr": [float(v) for v in st["lr"]], "best": [float(v) for v in st["best"]],
                  "stale": [int(v) for v in st["stale"]]}
         if not 0 <= state["step"] <= run["fit"]["steps"] or any(
-                len(state[k]) != M for k in ("status", "steps", "active", "lr", "best", "stale")):
+                len(state[k]) != run["members"] for k in ("status", "steps", "active", "lr", "best", "stale")):
             raise ValueError(f"malformed state (step {state['step']})")
         return state
-    except Exception as e:   # truncated file, zero bytes, garbage, missing keys, wrong shapes
-        bank.load_state_dict(bank_init)         # a failed strict load may have copied some tensors
-        opt.load_state_dict(opt_init)
-        return {"error": f"{type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''}"}
+    return load_checkpoint(ckpt, run, "jackson.fit", [bank, opt], read)
 
 
 def fit(bank: TransformerBank, x: torch.Tensor, y: torch.Tensor, cfg: FitConfig, seed: int,
@@ -178,9 +167,46 @@ def fit(bank: TransformerBank, x: torch.Tensor, y: torch.Tensor, cfg: FitConfig,
         sampler.skip_to(start)      # the batches of the steps already taken are drawn, unused
         bar = progress_bar(cfg.steps, desc, progress, leave=False, initial=start)   # a bar on a terminal, lines in a log
         for step in range(start + 1, cfg.steps + 1):
-            if _step(step, bank, opt, x, y, cfg, sampler, checks, shape, active, status, steps, res, x_eval,
-                     y_eval, blowup, bar):
+            idx = sampler.batch(step - 1)
+            for i, g in enumerate(opt.param_groups):
+                # cosine: over the whole budget, times the warm-up ramp, down to min_lr
+                g["lr"] = lr_at(step, checks.lr[i], cfg.steps, cfg.warmup, shape, floor=cfg.min_lr,
+                                decay_from=0) if active[i] else 0.0
+            losses = ((bank(x[idx]) - y[idx]) ** 2).mean(dim=(1, 2))    # (M,)
+            bad = ~torch.isfinite(losses.detach()) & active
+            for i in torch.nonzero(bad).flatten().tolist():
+                status[i] = f"diverged: non-finite loss ({losses[i].item()}) at step {step}"
+                steps[i], active[i] = step, False
+                opt.param_groups[i]["lr"] = 0.0
+            if not bool(active.any()):
                 break
+            opt.zero_grad(set_to_none=True)
+            losses[active].sum().backward()
+            opt.step()
+            bar.update(1)
+            if step % cfg.eval_every == 0 or step == cfg.steps:
+                mse = evaluate(bank, x_eval, y_eval).mean(dim=1)
+                for i in range(M):
+                    if not active[i]:
+                        continue
+                    v = mse[i].item()
+                    res.curve.append({"step": step, "member": i, "train_mse": v,
+                                      "lr": opt.param_groups[i]["lr"]})
+                    if not math.isfinite(v) or v > blowup:
+                        what = "non-finite training MSE" if not math.isfinite(v) else \
+                            f"training MSE {v:.3g} > {cfg.explode:g} x E[y^2]"
+                        status[i] = f"diverged: {what} at step {step}"
+                        steps[i], active[i] = step, False
+                        opt.param_groups[i]["lr"] = 0.0
+                        continue
+                    judged = cfg.schedule == "plateau" or opt.param_groups[i]["lr"] >= cfg.converged_lr_frac * cfg.lr
+                    if not judged:          # cosine, lr below converged_lr_frac of its peak: no verdict from here on
+                        continue
+                    if checks.check(i, v, cut=cfg.schedule == "plateau" and step > cfg.warmup):
+                        status[i], steps[i], active[i] = "converged", step, False
+                bar.set_postfix(active=int(active.sum()), best=f"{min(checks.best):.2e}")
+                if not bool(active.any()):
+                    break
             if ckpt is not None and time.perf_counter() - last_ck >= ckpt_every_s:
                 checkpoint(step, False)
                 last_ck = time.perf_counter()
@@ -194,48 +220,3 @@ def fit(bank: TransformerBank, x: torch.Tensor, y: torch.Tensor, cfg: FitConfig,
     res.wall_s = time.perf_counter() - t0
     return res
 
-
-def _step(step, bank, opt, x, y, cfg, sampler, checks, shape, active, status, steps, res, x_eval, y_eval,
-          blowup, bar) -> bool:
-    """One optimiser step of `fit` (and its plateau check when due); True once no member is active."""
-    idx = sampler.batch(step - 1)
-    for i, g in enumerate(opt.param_groups):
-        # cosine: over the whole budget, times the warm-up ramp, down to min_lr
-        g["lr"] = lr_at(step, checks.lr[i], cfg.steps, cfg.warmup, shape, floor=cfg.min_lr,
-                        decay_from=0) if active[i] else 0.0
-    losses = ((bank(x[idx]) - y[idx]) ** 2).mean(dim=(1, 2))    # (M,)
-    bad = ~torch.isfinite(losses.detach()) & active
-    for i in torch.nonzero(bad).flatten().tolist():
-        status[i] = f"diverged: non-finite loss ({losses[i].item()}) at step {step}"
-        steps[i], active[i] = step, False
-        opt.param_groups[i]["lr"] = 0.0
-    if not bool(active.any()):
-        return True
-    opt.zero_grad(set_to_none=True)
-    losses[active].sum().backward()
-    opt.step()
-    bar.update(1)
-    if step % cfg.eval_every == 0 or step == cfg.steps:
-        mse = evaluate(bank, x_eval, y_eval).mean(dim=1)
-        for i in range(len(status)):
-            if not active[i]:
-                continue
-            v = mse[i].item()
-            res.curve.append({"step": step, "member": i, "train_mse": v,
-                              "lr": opt.param_groups[i]["lr"]})
-            if not math.isfinite(v) or v > blowup:
-                what = "non-finite training MSE" if not math.isfinite(v) else \
-                    f"training MSE {v:.3g} > {cfg.explode:g} x E[y^2]"
-                status[i] = f"diverged: {what} at step {step}"
-                steps[i], active[i] = step, False
-                opt.param_groups[i]["lr"] = 0.0
-                continue
-            judged = cfg.schedule == "plateau" or opt.param_groups[i]["lr"] >= cfg.converged_lr_frac * cfg.lr
-            if not judged:          # cosine, lr below converged_lr_frac of its peak: no verdict from here on
-                continue
-            if checks.check(i, v, cut=cfg.schedule == "plateau" and step > cfg.warmup):
-                status[i], steps[i], active[i] = "converged", step, False
-        bar.set_postfix(active=int(active.sum()), best=f"{min(checks.best):.2e}")
-        if not bool(active.any()):
-            return True
-    return False

@@ -16,8 +16,8 @@ Every experiment opens its output folder through `open_run` before it computes a
   * writes config.json (the resolved config), command.txt and environment.json (commit, package
     versions, threads, device, start time), each atomically.
 
-Resume checkpoints of the training loops (vit-probe, cot-dp, jackson.fit) are written by `save_atomic` and, when
-unusable, renamed aside by `set_aside`, never deleted.
+Resume checkpoints of the training loops (vit-probe, cot-dp, jackson.fit) are written by `save_atomic`, read
+by `load_checkpoint` and, when unusable, renamed aside by `set_aside`, never deleted.
 
 A folder counts as a run of the same command when its environment.json names the same `kind`, or, for
 folders written before environment.json existed, when its command.txt starts with that command.
@@ -78,6 +78,30 @@ def differs(a: dict, b: dict) -> list[str]:
         elif a.get(k) != b.get(k):
             out.append(k)
     return out
+
+
+def load_checkpoint(path: str | os.PathLike, run: dict | None, what: str, keep: list, read,
+                    map_location="cpu") -> dict:
+    """torch.load a resume checkpoint, check that it is one of `what` and belongs to `run` (its "run" entry;
+    None: `read` checks what identity the file has), and return `read(state)`, which loads into the modules and
+    optimisers of `keep` and returns the rest.  On
+    any failure (truncated file, zero bytes, garbage, missing keys, wrong shapes, another run) every object in
+    `keep` is put back as it was (a failed strict load may have copied some tensors) and {"error": why} is
+    returned: the reason `set_aside` prints."""
+    import torch
+    before = [(o, {k: v.clone() for k, v in o.state_dict().items()} if isinstance(o, torch.nn.Module)
+               else o.state_dict()) for o in keep]
+    try:
+        st = torch.load(path, map_location=map_location, weights_only=True)
+        if not isinstance(st, dict) or (run is not None and "run" not in st):
+            raise ValueError(f"not a {what} checkpoint")
+        if run is not None and st["run"] != run:
+            raise ValueError(f"it belongs to another run (differs in {', '.join(differs(st['run'], run))})")
+        return read(st)
+    except Exception as e:
+        for o, state in before:
+            o.load_state_dict(state)
+        return {"error": f"{type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''}"}
 
 
 def set_aside(path: str | os.PathLike, why: str, desc: str) -> Path:

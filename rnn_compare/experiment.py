@@ -41,6 +41,7 @@ TABLES = {"ordering": [("exp", "original"), ("exp", "permuted")],
           "mixing": [("exp", "original"), ("exp", "mixed")],
           "uniform": [("uniform", "original"), ("uniform", "permuted")]}
 MODELS = ("rnn", "transformer")
+CKPT_EVERY_S = 120.0       # default seconds between a fit's resume checkpoints (CompareCell, CompareConfig)
 RETRY_STREAM = 40_000      # derive_seed(seed, RETRY_STREAM, r): the init of retry r of a diverged RNN member
 
 
@@ -69,13 +70,13 @@ class CompareCell:
     rnn_fit: FitConfig = field(default_factory=FitConfig)
     rnn_retries: int = 0        # RNN cells: fresh initialisations tried for a member whose fit diverged
     ckpt_dir: str = ""          # each fit's resume checkpoint is <ckpt_dir>/<key>-<fit>.pt ("": none; not in the key)
-    ckpt_every_s: float = 120.0  # seconds between resume checkpoints (not in the key)
+    ckpt_every_s: float = CKPT_EVERY_S  # seconds between resume checkpoints (not in the key)
 
     def key(self) -> str:
         # rnn_retries changes nothing a Transformer cell computes, so it is left out of that cell's key
         # (its finished cells are reused when only the RNN's retry budget changes); where checkpoints go and
         # how often change nothing any cell computes
-        ident = dataclasses.replace(self, ckpt_dir="", ckpt_every_s=120.0,
+        ident = dataclasses.replace(self, ckpt_dir="", ckpt_every_s=CKPT_EVERY_S,
                                     rnn_retries=self.rnn_retries if self.model == "rnn" else 0)
         return f"{self.kernel}_{self.alteration}_{self.model}_{config_hash(ident)}"
 
@@ -179,7 +180,7 @@ class CompareConfig:
     out: str = "reports/rnn_compare/default"  # output folder
     scheduler: str = ""          # Dask scheduler address; empty runs in-process
     quick: bool = False          # seconds-long run on tiny models and data
-    ckpt_every_s: float = 120.0  # seconds between a fit's resume checkpoints in <out>/checkpoints/ (0: every step)
+    ckpt_every_s: float = CKPT_EVERY_S  # seconds between a fit's resume checkpoints in <out>/checkpoints/ (0: every step)
 
     CLI = {"seeds": Option("--n-seeds", old=("--seeds",))}   # a count, like --n-train; --seeds lists seeds elsewhere
 

@@ -76,7 +76,7 @@ def test_a_finished_checkpoint_is_used_without_a_step(tmp_path, monkeypatch, dat
     ck = tmp_path / "fit.pt"
     ref = _bank()
     want = fit(ref, x, y, PLATEAU, seed=3, progress=False, ckpt=ck, ident="cell")
-    monkeypatch.setattr(fit_mod, "_step", lambda *a: pytest.fail("a finished fit took a step"))
+    monkeypatch.setattr(fit_mod.EpochSampler, "batch", lambda *a: pytest.fail("a finished fit took a step"))
     bank = _bank()
     got = fit(bank, x, y, PLATEAU, seed=3, progress=False, ckpt=ck, ident="cell")
     assert _same(bank, ref) and got.curve == want.curve and got.status == want.status

@@ -18,7 +18,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from jackson.progress import bar as progress_bar
-from jackson.runfolder import save_atomic, set_aside
+from jackson.runfolder import load_checkpoint, save_atomic, set_aside
 from jackson.schedule import EpochSampler, lr_at, seeded_generator
 
 from .data import normalise, subset
@@ -55,10 +55,7 @@ def augment(x: torch.Tensor, g: torch.Generator) -> torch.Tensor:
 def _resume(ckpt: Path, model, opt, dev, arch: str) -> dict:
     """Load the saved state into model and opt and return its step, wall time, history and running
     sums; or {"error": why} with model and opt as they were, when the file is unusable."""
-    model_init = {k: v.clone() for k, v in model.state_dict().items()}
-    opt_init = opt.state_dict()
-    try:
-        st = torch.load(ckpt, map_location=dev, weights_only=True)
+    def read(st: dict) -> dict:
         if arch and st.get("arch", arch) != arch:
             raise ValueError(f"it holds {st['arch']}, this run trains {arch}")
         model.load_state_dict(st["model"])
@@ -69,10 +66,7 @@ def _resume(ckpt: Path, model, opt, dev, arch: str) -> dict:
         if len(state["running"]) != 3:
             raise ValueError("malformed running sums")
         return state
-    except Exception as e:   # truncated file, zero bytes, missing keys, wrong shapes
-        model.load_state_dict(model_init)        # a failed strict load may have copied some tensors
-        opt.load_state_dict(opt_init)
-        return {"error": f"{type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''}"}
+    return load_checkpoint(ckpt, None, "vit-probe training", [model, opt], read, map_location=dev)
 
 
 def train(model: torch.nn.Module, images: np.ndarray, labels: np.ndarray, cfg: TrainConfig, seed: int,
