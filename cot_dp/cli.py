@@ -42,7 +42,7 @@ examples:
 COMMANDS = ("data", "sweep", "train", "mask")
 
 
-def run_cli(prog: str, cls, description: str, run, argv: list[str], presets: dict | None = None):
+def run_cli(prog: str, cls, description: str, run, argv: list[str], presets: dict | None = None, grid=None):
     """jackson.config.cli_run with named presets: a boolean field named like a preset swaps the
     defaults for the preset's before the options given on the command line are applied."""
     def preset(given: dict) -> dict:
@@ -51,7 +51,7 @@ def run_cli(prog: str, cls, description: str, run, argv: list[str], presets: dic
             if given.get(name):
                 out.update(overrides)
         return out
-    return cli_run(prog, cls, description, preset, run, argv)
+    return cli_run(prog, cls, description, preset, run, argv, grid)
 
 
 # ---- cot-dp data -------------------------------------------------------------------------------
@@ -127,12 +127,12 @@ def data_main(argv: list[str]) -> int:
 # ---- cot-dp sweep ------------------------------------------------------------------------------
 
 def sweep_main(argv: list[str]) -> int:
-    from .sweep import PRESETS, SweepConfig, run_sweep
+    from .sweep import PRESETS, SweepConfig, run_sweep, sweep_grid
     presets = {"quick": PRESETS["quick"], "full": PRESETS["full"]}
     cfg, summary = run_cli("cot-dp sweep", SweepConfig, "Train standard, sparse and linear Transformers on CoT "
                            "DP tasks over D and problem size; accuracy heatmaps (Fig. 1) and min GFLOPs to 90% "
                            "(Table 2). Default: the CPU preset; --quick: seconds; --full: the paper's scale.",
-                           run_sweep, argv, presets)
+                           run_sweep, argv, presets, sweep_grid)
     out = cfg.resolved_out()
     if cfg.estimate:
         est = summary["estimate"]

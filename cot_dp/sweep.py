@@ -24,7 +24,7 @@ from jackson.config import Option, UsageError, need
 from jackson.figures import save
 from jackson.runfolder import check_run_folder, check_scheduler, open_run, write_report
 from jackson.schedule import MAX_SEED
-from jackson.sweep import non_default, run_cells
+from jackson.sweep import checkpoint_progress, non_default, run_cells
 from . import data, flops
 from .model import ArchConfig, CotTransformer, ModelConfig, n_params
 from .tasks import TASKS, TaskConfig, TaskParams
@@ -58,6 +58,13 @@ class CotCell:
 
     def ckpt_path(self) -> Path | None:
         return Path(self.ckpt_dir) / f"{self.key()}.pt" if self.ckpt_dir else None
+
+    def in_progress(self) -> list[dict]:
+        """Its training so far, from its resume checkpoint ([] if it has none): for `--status`."""
+        ck = self.ckpt_path()
+        if ck is None or not ck.is_file():
+            return []
+        return [checkpoint_progress("training", ck, lambda st: st["run"]["steps"])]
 
     def cleanup(self) -> None:
         """Remove the resume checkpoint: called once the cell's results are in place (jackson.sweep.run_cell)."""
@@ -693,6 +700,12 @@ def estimate(cfg: SweepConfig, out: Path, n_steps: int = 8, progress: bool = Tru
     est = pd.DataFrame(rows)
     est.to_csv(out / "estimate.csv", index=False, float_format="%.4g")
     return est
+
+
+def sweep_grid(cfg: SweepConfig) -> tuple[Path, list[CotCell]]:
+    """The run folder and cells of a checked config (`cot-dp sweep --status`)."""
+    validate(cfg)
+    return cfg.resolved_out(), cfg.cells()
 
 
 def run_sweep(cfg: SweepConfig, command: str, progress: bool = True) -> dict:

@@ -267,6 +267,8 @@ GLOBAL_HELP = {
                 "presets (--quick, --gpu, ...) are not re-applied: the file holds their resolved values",
     "--threads": "torch threads for this process (default: the cores it may use, or $OMP_NUM_THREADS if smaller)",
     "--force": "write into a non-empty --out that holds no run of this command (nothing there is deleted)",
+    "--status": "print where this command's run stands in its --out (finished cells, fits in progress with their "
+                "step and time left, cells not started) and exit; trains and writes nothing, safe beside a live run",
 }
 
 
@@ -275,9 +277,9 @@ def usable_cores() -> int:
 
 
 def split_global(prog: str, argv: list[str], own: frozenset = frozenset()) -> tuple[dict, list[str]]:
-    """Take the options every command shares (--threads N, --force, --config FILE) out of argv; one that
+    """Take the options every command shares (--threads N, --force, --config FILE, --status) out of argv; one that
     the command's config declares itself (a field in `own`, e.g. cot-dp data's `force`) is left to it."""
-    opts = {"threads": None, "force": False, "config": None}
+    opts = {"threads": None, "force": False, "config": None, "status": False}
     rest: list[str] = []
     i = 0
     while i < len(argv):
@@ -286,6 +288,8 @@ def split_global(prog: str, argv: list[str], own: frozenset = frozenset()) -> tu
             rest.append(a)
         elif a == "--force":
             opts["force"] = True
+        elif a == "--status":
+            opts["status"] = True
         elif a == "--config" or a.startswith("--config="):
             if "=" in a:
                 opts["config"] = a.split("=", 1)[1]
@@ -376,33 +380,39 @@ def guarded(prog: str, body):
         raise SystemExit(1)
 
 
-def command_parser(cls, prog: str, description: str = "") -> ConfigParser:
+def command_parser(cls, prog: str, description: str = "", status: bool = False) -> ConfigParser:
     """The parser a command built by `cli_run` reads its options with: the config's options, then the
-    shared --config, --threads and --force (where the config does not declare one itself).  The shared
-    ones are only listed here for --help: split_global takes them out of argv first."""
+    shared --config, --threads and --force (where the config does not declare one itself), and --status for
+    a command that runs a grid of cells.  The shared ones are only listed here for --help: split_global takes
+    them out of argv first."""
     parser = build_parser(cls, prog, description)
     own = frozenset(f.name for f in dataclasses.fields(cls))
     for opt, text in GLOBAL_HELP.items():
-        if opt[2:] in own:
+        if opt[2:] in own or (opt == "--status" and not status):
             continue
-        parser.add_argument(opt, action="store_true" if opt == "--force" else None, default=argparse.SUPPRESS,
-                            **({} if opt == "--force" else {"metavar": "FILE" if opt == "--config" else "N"}),
+        flag = opt in ("--force", "--status")
+        parser.add_argument(opt, action="store_true" if flag else None, default=argparse.SUPPRESS,
+                            **({} if flag else {"metavar": "FILE" if opt == "--config" else "N"}),
                             help=text)
     return parser
 
 
-def cli_run(prog: str, cls, description: str, quick: dict, run, argv: list[str]):
+def cli_run(prog: str, cls, description: str, quick: dict, run, argv: list[str], grid=None):
     """The shape every entry point shares: options -> config (--quick shrinks the defaults -- `quick` is
     that preset, or a function of the given options returning the preset to apply -- options given on
     the command line win) -> run(cfg, command) -> (cfg, result).  Bad input exits 2 in one line; see
-    `guarded` for signals and OS errors.  --threads and --force are shared by every command."""
+    `guarded` for signals and OS errors.  --threads and --force are shared by every command.
+    grid: for a command that runs a grid of cells, grid(cfg) -> (its run folder, its cells) after checking
+    cfg as run would; then `--status` prints where that grid stands (jackson.sweep.grid_status) and exits 0."""
 
     def body():
         from . import runfolder
         own = frozenset(f.name for f in dataclasses.fields(cls))
         opts, rest = split_global(prog, argv, own)
-        given = vars(command_parser(cls, prog, description).parse_args(rest))
-        for k in ("threads", "force", "config"):
+        if opts["status"] and grid is None:
+            raise UsageError("--status: this command runs no grid of cells; its run folder's summary says what it did")
+        given = vars(command_parser(cls, prog, description, status=grid is not None).parse_args(rest))
+        for k in ("threads", "force", "config", "status"):
             if k not in own:
                 given.pop(k, None)
         apply_threads(opts["threads"])
@@ -413,10 +423,25 @@ def cli_run(prog: str, cls, description: str, quick: dict, run, argv: list[str])
             preset = quick(given) if callable(quick) else (quick if given.get("quick") else {})
             base = dataclasses.replace(cls(), **preset) if preset else cls()
         cfg = from_args(cls, given, base)
+        if opts["status"]:
+            show_status(prog, *grid(cfg))
+            raise SystemExit(0)
         command = runfolder.command_line(prog, argv)
         return cfg, run(cfg, command)
 
     return guarded(prog, body)
+
+
+def show_status(prog: str, out, cells) -> None:
+    """`--status`: where the grid of `cells` stands in the run folder `out` (read only)."""
+    from .runfolder import folder_kind, same_kind
+    from .sweep import format_status, grid_status
+    out = Path(out).expanduser().resolve()
+    if out.exists():
+        need(out.is_dir(), f"--status: {out} is not a folder")
+        held = folder_kind(out)
+        need(held is None or same_kind(held, prog), f"--status: {out} holds a `{held}` run, not `{prog}`")
+    print(format_status(prog, out, grid_status(cells, out)), flush=True)
 
 
 def read_config(cls, path: str):

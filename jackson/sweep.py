@@ -10,6 +10,7 @@ its folder is in place, then `run_cell` calls its `cleanup()`).
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
@@ -229,3 +230,113 @@ def run_cells(cells: list[CellLike], out_dir: str | os.PathLike, scheduler: str 
             shutil.rmtree(stale, ignore_errors=True)  # left by workers that died mid-cell (their cells reran)
     bar.close()
     return [cells_dir / c.key() for c in cells]
+
+
+# ---- where a grid stands (`--status`) ------------------------------------------------------------
+
+def peek_checkpoint(path: str | os.PathLike) -> dict | None:
+    """A resume checkpoint's contents (loaded on the CPU, tensors allowed only), or None if it cannot be read
+    (being replaced right now, truncated, not a checkpoint).  Reads only: for `grid_status`."""
+    import torch
+    try:
+        st = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception:
+        return None
+    return st if isinstance(st, dict) else None
+
+
+def checkpoint_progress(fit: str, path: str | os.PathLike, total=None) -> dict:
+    """One in-progress fit for `grid_status`: {fit, step, of, trained_s} read from its resume checkpoint (every
+    training loop of the lab saves "step" and "wall_s"); total(state) gives the steps the fit runs to (None: not
+    known).  step None: the file cannot be read now."""
+    st = peek_checkpoint(path)
+    try:
+        return {"fit": fit, "step": int(st["step"]), "of": int(total(st)) if total else None,
+                "trained_s": float(st["wall_s"])}
+    except (TypeError, KeyError, ValueError, IndexError):
+        return {"fit": fit, "step": None}
+
+
+def grid_status(cells: list[CellLike], out_dir: str | os.PathLike) -> list[dict]:
+    """One row per cell of a grid run into `out_dir`: state "finished" (its folder is in place; wall_s from its
+    cell.json), "in progress" (it has resume checkpoints: the cell's optional `in_progress()` lists them as
+    {fit, step, of, trained_s}, `of` None where the file does not say) or "not started".  Writes nothing, takes
+    no lock: safe beside a run that is writing into the folder."""
+    cells_dir = Path(out_dir) / "cells"
+    rows = []
+    for c in cells:
+        key = c.key()
+        row = {"key": key, "state": "not started", "wall_s": None, "fits": []}
+        done = cells_dir / key
+        if done.is_dir():
+            row["state"] = "finished"
+            with contextlib.suppress(OSError, ValueError, AttributeError):
+                meta = json.loads((done / "cell.json").read_text())
+                wall = meta.get("cell_wall_s", meta.get("wall_s"))
+                row["wall_s"] = float(wall) if isinstance(wall, (int, float)) else None
+        else:
+            fits = c.in_progress() if hasattr(c, "in_progress") else []
+            if fits:
+                row["state"], row["fits"] = "in progress", fits
+        rows.append(row)
+    return rows
+
+
+def live_run(out_dir: str | os.PathLike) -> str | None:
+    """'pid N since T' of the run writing into `out_dir` now (its lock file names a live process), else None."""
+    from .runfolder import LOCK
+    try:
+        text = (Path(out_dir) / LOCK).read_text().strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    parts = text.split()
+    if len(parts) < 2 or parts[0] != "pid" or not parts[1].isdigit():
+        return None
+    try:
+        os.kill(int(parts[1]), 0)
+    except ProcessLookupError:
+        return None               # it died without closing its lock (SIGKILL): nobody is writing
+    except PermissionError:
+        pass                      # alive, another user's
+    return text
+
+
+def format_status(prog: str, out_dir: str | os.PathLike, rows: list[dict]) -> str:
+    """What `--status` prints: a line per cell, then the counts; an in-progress fit's time left is projected
+    from its own pace so far (trained seconds per step); a finished cell shows its cell.json wall time, which for
+    a cell resumed from a checkpoint is that of the process that finished it."""
+    out_dir = Path(out_dir)
+    lines = [f"{prog}: {out_dir}"]
+    run = live_run(out_dir)
+    lines.append(f"  a run is writing into it now ({run})" if run else "  no run is writing into it now")
+    width = max((len(r["key"]) for r in rows), default=0)
+    left = 0.0
+    for r in rows:
+        head = f"  {r['state']:<12s} {r['key']:<{width}s}"
+        if r["state"] == "finished":
+            # cell.json's wall time: of the process that finished the cell (a resumed cell's last stretch)
+            lines.append(head + (f"  {r['wall_s']:,.0f} s in the run that finished it" if r["wall_s"] is not None else ""))
+        elif r["state"] == "not started":
+            lines.append(head.rstrip())
+        else:
+            for i, f in enumerate(r["fits"]):
+                lead = head if i == 0 else " " * len(head)
+                if f.get("step") is None:
+                    lines.append(f"{lead}  {f['fit']}: checkpoint unreadable (being written, or damaged)")
+                    continue
+                text = f"{lead}  {f['fit']}: step {f['step']:,}"
+                if f.get("of"):
+                    text += f" of {f['of']:,} ({f['step'] / f['of']:.0%})"
+                text += f", {f['trained_s']:,.0f} s trained"
+                if f.get("of") and f["step"] > 0:
+                    rest = (f["of"] - f["step"]) * f["trained_s"] / f["step"]
+                    left += rest
+                    text += f"; about {rest:,.0f} s left at its pace"
+                lines.append(text)
+    n = {s: sum(r["state"] == s for r in rows) for s in ("finished", "in progress", "not started")}
+    lines.append(f"{len(rows)} cells: {n['finished']} finished, {n['in progress']} in progress, "
+                 f"{n['not started']} not started"
+                 + (f"; the fits in progress need about {left / 3600:.1f} h more at their pace" if left else ""))
+    if n["finished"] < len(rows):
+        lines.append("rerun the same command without --status to run or resume the rest")
+    return "\n".join(lines)

@@ -9,7 +9,7 @@ from jackson.config import OneLineParser, cli_run, fail
 
 
 def compare_main(argv: list[str] | None = None) -> int:
-    from .experiment import QUICK, CompareConfig, run_compare
+    from .experiment import QUICK, CompareConfig, compare_grid, run_compare
 
     def run(cfg, command):
         return run_compare(cfg, command)   # checks every option before anything is written or trained
@@ -18,7 +18,7 @@ def compare_main(argv: list[str] | None = None) -> int:
                            "RNN vs Transformer under temporal ordering and mixing (Jiang & Li, Tables 2-3): "
                            "measured tables beside the paper's. --quick writes to runs/rnn_compare-quick "
                            "unless --out is given.", QUICK, run,
-                           sys.argv[1:] if argv is None else argv)
+                           sys.argv[1:] if argv is None else argv, compare_grid)
     print(f"tables:  {cfg.out}/summary.md, {cfg.out}/tables.tex, {cfg.out}/tables_long.csv")
     print(f"figure:  {cfg.out}/mse_bars.png")
     for d in summary.get("diverged", []):

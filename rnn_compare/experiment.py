@@ -24,7 +24,7 @@ from jackson.figures import save
 from jackson.fit import FitConfig, evaluate, fit
 from jackson.models import ModelConfig, TransformerBank
 from jackson.schedule import derive_seed, derive_seeds
-from jackson.sweep import config_hash, run_cells
+from jackson.sweep import checkpoint_progress, config_hash, run_cells
 from .report import write_report_json
 from .alterations import (AlterationError, check_filter, invert_permutation, mix, permute, random_filter,
                           swap_ends)
@@ -82,6 +82,15 @@ class CompareCell:
 
     def ckpt_path(self, tag: str) -> Path | None:
         return Path(self.ckpt_dir) / f"{self.key()}-{tag}.pt" if self.ckpt_dir else None
+
+    def in_progress(self) -> list[dict]:
+        """Each fit's progress from its resume checkpoint (the bank of seeds, then RNN retries), [] if it has none:
+        for `--status`."""
+        if not self.ckpt_dir:
+            return []
+        tags = sorted((ck.stem[len(self.key()) + 1:] for ck in Path(self.ckpt_dir).glob(f"{self.key()}-*.pt")),
+                      key=lambda tag: (tag != "bank", tag))
+        return [checkpoint_progress(tag, self.ckpt_path(tag), lambda st: st["run"]["fit"]["steps"]) for tag in tags]
 
     def cleanup(self) -> None:
         """Remove the fits' resume checkpoints: called once the cell's folder is in place (jackson.sweep.run_cell)."""
@@ -587,6 +596,13 @@ def positions(dirs, metas: dict) -> pd.DataFrame | None:
         parts.append(pd.read_csv(d / "position_mse.csv").assign(kernel=c["kernel"], alteration=c["alteration"],
                                                                  model=c["model"]))
     return pd.concat(parts, ignore_index=True)[["kernel", "alteration", "model", "seed", "t", "test_mse"]]
+
+
+def compare_grid(cfg: CompareConfig) -> tuple[Path, list[CompareCell]]:
+    """The run folder and cells of a checked config, checkpoints where run_compare keeps them (`--status`)."""
+    validate(cfg)
+    out = Path(cfg.out).expanduser().resolve()
+    return out, cfg.cells(ckpt_dir=out / "checkpoints")
 
 
 def run_compare(cfg: CompareConfig, command: str, progress: bool = True) -> dict:

@@ -184,6 +184,11 @@ def test_rnn_compare_stopped_mid_fit_resumes(tmp_path, monkeypatch, capsys):
     key = cks[0].name[:-len("-bank.pt")]
     assert not (tmp_path / "s" / "cells" / key).exists()
     capsys.readouterr()
+    with pytest.raises(SystemExit) as stop:                     # --status reads the checkpoint, writes nothing
+        compare_main(base + ["--out", "s", "--status"])
+    text = capsys.readouterr().out
+    assert stop.value.code == 0 and f"in progress  {key}  bank: step 24 of 40 (60%)" in text
+    assert f"4 cells: {len(list((tmp_path / 's' / 'cells').iterdir()))} finished, 1 in progress" in text
     assert compare_main(base + ["--out", "s"]) == 0
     err = capsys.readouterr().err
     assert f"resuming from {cks[0]} at step 24 of 40" in err

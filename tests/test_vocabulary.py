@@ -29,7 +29,7 @@ DEPRECATED = {
 }
 # spellings no command offers any more (each still parses where it did, with a note)
 RETIRED = {"--mh", "--scheduler", "--dims", "--dim", "--sizes", "--models", "--batch"}
-SHARED = {"--config", "--threads", "--force", "-h", "--help"}     # jackson.config.GLOBAL_HELP, argparse's own
+SHARED = {"--config", "--threads", "--force", "--status", "-h", "--help"}   # jackson.config.GLOBAL_HELP, argparse's own
 DEVELOPER = ("thin entry", "entry point", "library function", "parse, call", "docstring", "cli_run", "run_cli", "__")
 
 
@@ -57,8 +57,8 @@ def parsers():
     seen = {}
     build, spectrum = C.command_parser, R.spectrum_parser
 
-    def watched(cls, prog, description=""):
-        seen[prog] = (cls, build(cls, prog, description))
+    def watched(cls, prog, description="", status=False):
+        seen[prog] = (cls, build(cls, prog, description, status))
         return seen[prog][1]
 
     def watched_spectrum():

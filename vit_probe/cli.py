@@ -26,13 +26,14 @@ DESCRIPTIONS = {
 
 
 def commands() -> dict:
-    """command -> (config class, quick preset, run function, description); imports torch and timm."""
+    """command -> (config class, quick preset, run function, description, grid function for --status or None);
+    imports torch and timm."""
     from .run_permute import PERMUTE_QUICK, PermuteConfig, run_permute
     from .run_spectra import SPECTRA_QUICK, SpectraConfig, run_spectra
-    from .run_sweep_mh import SWEEP_QUICK, SweepMhConfig, run_sweep_mh
-    return {"spectra": (SpectraConfig, SPECTRA_QUICK, run_spectra, DESCRIPTIONS["spectra"]),
-            "sweep-mh": (SweepMhConfig, SWEEP_QUICK, run_sweep_mh, DESCRIPTIONS["sweep-mh"]),
-            "permute": (PermuteConfig, PERMUTE_QUICK, run_permute, DESCRIPTIONS["permute"])}
+    from .run_sweep_mh import SWEEP_QUICK, SweepMhConfig, run_sweep_mh, status_grid
+    return {"spectra": (SpectraConfig, SPECTRA_QUICK, run_spectra, DESCRIPTIONS["spectra"], None),
+            "sweep-mh": (SweepMhConfig, SWEEP_QUICK, run_sweep_mh, DESCRIPTIONS["sweep-mh"], status_grid),
+            "permute": (PermuteConfig, PERMUTE_QUICK, run_permute, DESCRIPTIONS["permute"], None)}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -53,8 +54,8 @@ def main(argv: list[str] | None = None) -> None:
             line = early_offline_check(rest)     # fails in about the time the hub probe takes
             if line:
                 raise UsageError(line)
-        cls, quick, run, desc = commands()[cmd]
-        return cli_run(f"vit-probe {cmd}", cls, desc, quick, run, rest)
+        cls, quick, run, desc, grid = commands()[cmd]
+        return cli_run(f"vit-probe {cmd}", cls, desc, quick, run, rest, grid)
 
     guarded(f"vit-probe {cmd}", body)
 

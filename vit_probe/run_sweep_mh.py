@@ -21,7 +21,7 @@ import torch
 from jackson.config import Option, need
 from jackson.figures import save
 from jackson.runfolder import check_run_folder, check_scheduler, open_run
-from jackson.sweep import non_default, run_cells
+from jackson.sweep import checkpoint_progress, non_default, run_cells
 
 from . import data as cdata
 from . import models, spectra
@@ -53,6 +53,12 @@ class MhCell:
                  "data": cdata.describe(Path(self.data)) if self.data else "official"}
         h = hashlib.sha1(json.dumps(ident, sort_keys=True, default=str).encode()).hexdigest()[:10]
         return f"{self.arch}_s{self.seed}_{h}"
+
+    def in_progress(self) -> list[dict]:
+        """Its training so far, from its resume checkpoint ([] if it has none): for `--status`.  The checkpoint
+        does not hold the step count the training runs to (that depends on the images the data holds)."""
+        ck = Path(self.ckpt_dir) / f"{self.key()}.pt" if self.ckpt_dir else None
+        return [checkpoint_progress("training", ck)] if ck is not None and ck.is_file() else []
 
     def run(self, folder: Path, progress: bool = True) -> None:
         t0 = time.time()
@@ -280,16 +286,27 @@ def _plot_sweep(out: Path, res: pd.DataFrame, spec: pd.DataFrame, fit: dict, lay
     save(fig, out / "error_vs_mh.png")
 
 
-def run_sweep_mh(cfg: SweepMhConfig, command: str, progress: bool = True) -> dict:
-    validate_sweep(cfg)
+def sweep_cells(cfg: SweepMhConfig) -> tuple[Path, list[MhCell]]:
+    """The run folder and the cells (one model per m_h and seed) of a validated config."""
     base = models.parse_arch(cfg.arch)
     out = Path(cfg.out)
-    ckpt_dir = out / "checkpoints"
     absolute = lambda p: str(Path(p).expanduser().resolve()) if p else p   # noqa: E731 (Dask workers may sit elsewhere)
-    cells = [MhCell(models.arch_spec(dataclasses.replace(base, m_h=m)), s, cfg.train, cfg.n_eval_train,
-                    cfg.n_spectra, tuple(cfg.fit_range), absolute(cfg.data), absolute(cfg.cache), cfg.download,
-                    str(ckpt_dir.resolve()), cfg.device, cfg.subset_seed)
-             for s in cfg.seeds for m in cfg.mh]
+    return out, [MhCell(models.arch_spec(dataclasses.replace(base, m_h=m)), s, cfg.train, cfg.n_eval_train,
+                        cfg.n_spectra, tuple(cfg.fit_range), absolute(cfg.data), absolute(cfg.cache), cfg.download,
+                        str((out / "checkpoints").resolve()), cfg.device, cfg.subset_seed)
+                 for s in cfg.seeds for m in cfg.mh]
+
+
+def status_grid(cfg: SweepMhConfig) -> tuple[Path, list[MhCell]]:
+    """sweep_cells of a checked config (`vit-probe sweep-mh --status`)."""
+    validate_sweep(cfg)
+    return sweep_cells(cfg)
+
+
+def run_sweep_mh(cfg: SweepMhConfig, command: str, progress: bool = True) -> dict:
+    validate_sweep(cfg)
+    out, cells = sweep_cells(cfg)
+    ckpt_dir = out / "checkpoints"
     if not cfg.rebuild:   # fail on bad data before anything is written or trained
         src = _data_split(cfg.data, "test", cfg.cache, cfg.download).source
     with open_run(out, "vit-probe sweep-mh", command, dataclasses.asdict(cfg), scheduler=cfg.scheduler,
@@ -318,7 +335,7 @@ def run_sweep_mh(cfg: SweepMhConfig, command: str, progress: bool = True) -> dic
         spec.to_csv(out / "spectra.csv", index=False)
         heads.to_csv(out / "heads.csv", index=False)
         hist.to_csv(out / "history.csv", index=False)
-        layer = cfg.spectra_layer % base.depth
+        layer = cfg.spectra_layer % models.parse_arch(cfg.arch).depth
         g = res.groupby("m_h")["train_loss_eval"].mean()
         fit = fit_saturating_power(g.index.to_numpy(), g.to_numpy())
         conv = spectrum_convergence(spec, layer, cfg.spectra_head)

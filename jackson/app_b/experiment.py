@@ -354,6 +354,12 @@ def measure(cell: TaskCell, folder: Path, progress: bool = True) -> None:
 
 # ---- running ------------------------------------------------------------------------------------
 
+def task_grid(cfg) -> tuple[Path, list[TaskCell]]:
+    """The run folder and cells (one per seed) of a checked config (`jackson-tasks TASK --status`)."""
+    validate(cfg)
+    return Path(resolved_out(cfg)), cells(cfg)
+
+
 def run_task(cfg, command: str, progress: bool = True) -> dict:
     """Run (or resume) one task's cells and rebuild its tables, summary, pictures and report.json."""
     from .figures import plot_task
@@ -430,7 +436,7 @@ def main(argv: list[str] | None = None) -> int:
         for c in all_configs(cfg):
             _print_summary(summaries[c.task.name], resolved_out(c))
         return 0
-    cfg, summary = cli_run(f"{prog} {sub}", RUNS[sub], DESCRIPTION[sub], QUICK, run_task, rest)
+    cfg, summary = cli_run(f"{prog} {sub}", RUNS[sub], DESCRIPTION[sub], QUICK, run_task, rest, task_grid)
     _print_summary(summary, resolved_out(cfg))
     return 0
 

@@ -20,10 +20,10 @@ def sweep_main(argv: list[str] | None = None) -> int:
 
 def _sweep(argv: list[str]):
     from .config import SweepConfig, presets
-    from .experiment import run_sweep
+    from .experiment import run_sweep, sweep_grid
     return cli_run("jackson-sweep", SweepConfig,
                    "Fit the Eq. (5) Transformer to POD targets for each m_h and measure the rate "
-                   "(Jiang & Li, Theorem 4.1 / Fig. 1).", presets, run_sweep, argv)
+                   "(Jiang & Li, Theorem 4.1 / Fig. 1).", presets, run_sweep, argv, sweep_grid)
 
 
 def exponent_lines(summary: dict) -> list[str]:

@@ -6,6 +6,7 @@ re-exported here, so `from jackson.rate_sweep.experiment import SweepConfig` (an
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from ..runfolder import open_run
 from ..sweep import run_cells
@@ -19,6 +20,12 @@ __all__ = ["CONSTRUCTIONS", "GIVEN", "GPU", "GPU_GIVEN", "MAX_ALPHA", "QUICK", "
            "check_kernel", "check_sigma", "explicit_alpha", "kernel_text", "presets", "read_sigma_file",
            "run_sweep", "sweep_config", "validate"]
 _finite_floats = _config._finite_floats     # a private name the old module had, for old imports
+
+
+def sweep_grid(cfg: SweepConfig) -> tuple[Path, list]:
+    """The run folder and cells of a checked config (`jackson-sweep --status`)."""
+    validate(cfg)
+    return Path(cfg.resolved_out()), cfg.cells()
 
 
 def run_sweep(cfg: SweepConfig, command: str, progress: bool = True) -> dict:
