@@ -125,7 +125,12 @@ def _left_out(path: Path, config: dict, summary, command: str) -> str:
     if (path / "SUPERSEDED.md").exists():
         return "superseded"
     if summary is None:
-        return "unreadable summary.json" if (path / "summary.json").exists() else "unfinished: no summary.json"
+        if (path / "summary.json").exists():
+            return "unreadable summary.json"
+        # a grid that runs over several sessions commits its finished cells as it goes: say how far it is
+        n = sum(1 for d in (path / "cells").glob("*") if d.is_dir() and not d.name.startswith(".")) \
+            if (path / "cells").is_dir() else 0
+        return "unfinished: no summary.json" + (f"; {n} cell{'s' if n != 1 else ''} finished so far" if n else "")
     return ""
 
 
