@@ -196,6 +196,12 @@ def run_cells(cells: list[CellLike], out_dir: str | os.PathLike, scheduler: str 
     todo = [c for c in cells if not (cells_dir / c.key()).exists()]
     if progress and len(todo) < len(cells):
         print(f"resuming: {len(cells) - len(todo)} of {len(cells)} cells already finished")
+    # cells a stopped run left part-trained (a resume checkpoint) go first, so their steps are not held back
+    # behind fresh cells; otherwise the grid's order
+    started = {c.key() for c in todo if hasattr(c, "in_progress") and c.in_progress()}
+    todo.sort(key=lambda c: c.key() not in started)
+    if progress and started:
+        print(f"resuming first: {len(started)} cell{'s' if len(started) != 1 else ''} stopped part-way", flush=True)
     tty = progress and sys.stderr.isatty()
     bar = tqdm(total=len(cells), initial=len(cells) - len(todo), desc="cells", disable=not tty, dynamic_ncols=True)
     t0, done = time.perf_counter(), 0
@@ -222,7 +228,8 @@ def run_cells(cells: list[CellLike], out_dir: str | os.PathLike, scheduler: str 
             from .config import UsageError
             raise UsageError(f"--dask-scheduler {scheduler}: cannot connect ({e})") from None
         with client:
-            futs = {client.submit(run_cell, c, str(cells_dir), False, pure=False, retries=1): c.key() for c in todo}
+            futs = {client.submit(run_cell, c, str(cells_dir), False, pure=False, retries=1,
+                                  priority=int(c.key() in started)): c.key() for c in todo}
             for fut in as_completed(futs):
                 fut.result()
                 finished(futs[fut])

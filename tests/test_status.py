@@ -148,3 +148,32 @@ def test_status_is_offered_where_a_command_runs_cells(tmp_path, capsys):
         assert "--status" in capsys.readouterr().out, argv
     assert _exit_code(vit_main, ["spectra", "--help"]) == 0
     assert "--status" not in capsys.readouterr().out
+
+
+def test_the_runner_resumes_part_trained_cells_before_fresh_ones(tmp_path, capsys):
+    from dataclasses import dataclass
+    from jackson.sweep import run_cells
+    order = []
+
+    @dataclass(frozen=True)
+    class Cell:
+        name: str
+        part: bool = False
+
+        def key(self):
+            return self.name
+
+        def in_progress(self):
+            return [{"fit": "training", "step": 3, "of": 9, "trained_s": 1.0}] if self.part else []
+
+        def run(self, folder, progress=True):
+            order.append(self.name)
+            (folder / "rows.csv").write_text("x\n1\n")
+
+    cells = [Cell("a"), Cell("b", part=True), Cell("c"), Cell("d", part=True)]
+    (tmp_path / "cells" / "a").mkdir(parents=True)            # finished: skipped
+    dirs = run_cells(cells, tmp_path, progress=True)
+    assert order == ["b", "d", "c"]
+    assert dirs == [(tmp_path / "cells" / k).resolve() for k in "abcd"]   # results in the grid's order
+    out = capsys.readouterr().out
+    assert "resuming: 1 of 4 cells already finished" in out and "resuming first: 2 cells stopped part-way" in out
