@@ -14,6 +14,24 @@ import torch
 
 from cot_dp.cli import main as cot_main
 
+FAULT_CASES = [
+    {"id": "status-after-a-stop-reads-only",
+     "command": "cot-dp sweep --quick --task arithmetic --model linear,standard --size 2 --ckpt-every-s 0 --out s "
+                "--status   # after Ctrl-C at step 10 of the second cell's 30",
+     "expect": "exit 0; one line per cell: the first 'finished', the second 'in progress ... training: step 9 of 30 "
+               "(30%)' (the checkpoint's own step), then '2 cells: 1 finished, 1 in progress, 0 not started'; "
+               "no file under s is written, touched or removed",
+     "test": "tests/test_status.py::test_status_of_a_stopped_sweep_names_each_cell_and_writes_nothing"},
+    {"id": "status-folder-of-another-command",
+     "command": "cot-dp sweep ... --out o --status   # o holds an rnn-compare run",
+     "expect": "exit 2, one line: o holds a `rnn-compare` run, not `cot-dp sweep`",
+     "test": "tests/test_status.py::test_status_refuses_a_folder_of_another_command_and_a_command_without_cells"},
+    {"id": "status-of-a-command-without-cells",
+     "command": "jackson-report --status",
+     "expect": "exit 2, one line: --status: this command runs no grid of cells",
+     "test": "tests/test_status.py::test_status_refuses_a_folder_of_another_command_and_a_command_without_cells"},
+]
+
 QUICK = ["sweep", "--quick", "--task", "arithmetic", "--model", "linear,standard", "--size", "2",
          "--ckpt-every-s", "0", "--out", "s"]
 
