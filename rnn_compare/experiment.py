@@ -5,6 +5,7 @@ tables (CSV, markdown, LaTeX) beside the paper's values -> figure -> summary.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import math
@@ -134,6 +135,7 @@ class CompareCell:
         t = lambda a: torch.tensor(a, dtype=torch.float32)  # noqa: E731
         fit_cfg = self.rnn_fit if self.model == "rnn" else self.fit
         desc = f"{self.model} {self.kernel} {self.alteration}"
+        fit_s = []         # each fit's training seconds, summed over the sessions it was resumed in
 
         def trained(seeds, tag):
             bank = self.bank(seeds)
@@ -141,6 +143,7 @@ class CompareCell:
             # in the fit it was in and keeps the fits it had finished
             res = fit(bank, t(x_tr), t(y_tr), fit_cfg, seed=self.data_seed, progress=progress, desc=desc,
                       ckpt=self.ckpt_path(tag), ckpt_every_s=self.ckpt_every_s, ident=f"{self.key()}-{tag}")
+            fit_s.append(res.wall_s)
             return ([res.status, res.steps, evaluate(bank, t(x_tr), t(y_tr)).double().mean(dim=1).tolist(),
                      evaluate(bank, t(x_te), t(y_te)).double().mean(dim=1).tolist()],
                     evaluate(bank, t(x_te), t(y_te), by="position").double().numpy(), res.curve)   # (members, tau)
@@ -163,7 +166,9 @@ class CompareCell:
                       for j in range(self.tau)]).to_csv(folder / "position_mse.csv", index=False)
         pd.DataFrame(curve).to_csv(folder / "curve.csv", index=False)
         cell = {k: v for k, v in dataclasses.asdict(self).items() if k not in ("ckpt_dir", "ckpt_every_s")}
-        meta = {"cell": cell, "key": self.key(), "wall_s": time.perf_counter() - t0,
+        # wall_s: this process's time on the cell; fit_wall_s: its fits' training time over every process that
+        # trained them (the two differ for a cell resumed from a checkpoint)
+        meta = {"cell": cell, "key": self.key(), "wall_s": time.perf_counter() - t0, "fit_wall_s": sum(fit_s),
                 "target_var": float(y_te.var()),
                 "complexity": None if self.alteration == "permuted" else complexity(rho)}
         (folder / "cell.json").write_text(json.dumps(meta, indent=1, default=float))
@@ -613,6 +618,8 @@ def run_compare(cfg: CompareConfig, command: str, progress: bool = True) -> dict
         # a cell stopped mid-fit resumes from <out>/checkpoints/ (git-ignored; removed once the cell is in place)
         dirs = run_cells(cfg.cells(ckpt_dir=out / "checkpoints"), out, scheduler=cfg.scheduler or None,
                          progress=progress)
+        with contextlib.suppress(OSError):
+            (out / "checkpoints").rmdir()      # only if empty: set-aside checkpoints (<name>.corrupt-*) are kept
         metas = {d.name: json.loads((d / "cell.json").read_text()) for d in dirs}
         # each row names its cell's mixing direction (cells written before the column existed hold it in cell.json)
         rows = pd.concat([pd.read_csv(d / "rows.csv").assign(mix_direction=metas[d.name]["cell"]["mix_direction"])
