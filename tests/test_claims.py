@@ -135,18 +135,27 @@ def test_quick_superseded_unfinished_folders_are_listed_never_used(tmp_path):
     folder(tmp_path, "jackson/running", None, {"alpha": [1.0], "rank": ["inf"], "seeds": [0]})
     folder(tmp_path, "jackson/other-alpha", None, {"alpha": [0.55], "rank": ["inf"], "seeds": [0]})
     grid = folder(tmp_path, "jackson/grid", None, {"alpha": [1.0], "rank": ["inf"], "seeds": [0, 1, 2]})
+    # a piece of a grid ran to its end (its own summary), then the whole grid's command started into the folder
+    folder(tmp_path, "jackson/pieces", dict(good, command="jackson-sweep --alpha 1 --seeds 0 --out p"),
+           {"alpha": [1.0], "rank": ["inf"], "seeds": [0, 1, 2, 3]}, "jackson-sweep --alpha 1 --seeds 0,1,2,3 --out p")
     for key in ("a1_rinf_s0_x", "a1_rinf_s1_x", ".tmp-a1_rinf_s2_x-123"):   # two finished, one in flight
         (grid / "cells" / key).mkdir(parents=True)
     r = judge(tmp_path, "JL-rate-a1")
     assert (r.verdict, r.folder) == (UNTESTED, "")
     assert "would test it: `jackson-sweep" in r.measured
     assert r.others == ["jackson/grid: left out (unfinished: no summary.json; 2 cells finished so far)",
-                        "jackson/old: left out (superseded)", "jackson/quick-command: left out (quick run)",
-                        "jackson/quick-config: left out (quick run)",
+                        "jackson/old: left out (superseded)",
+                        "jackson/pieces: left out (unfinished: its summary is of an earlier command, not of "
+                        "command.txt's)",
+                        "jackson/quick-command: left out (quick run)", "jackson/quick-config: left out (quick run)",
                         "jackson/running: left out (unfinished: no summary.json)"]
     folder(tmp_path, "jackson/real", good, {"seeds": [0, 1, 2]})
     r = judge(tmp_path, "JL-rate-a1")
-    assert (r.verdict, r.folder) == (REPRODUCED, "jackson/real") and len(r.others) == 5
+    assert (r.verdict, r.folder) == (REPRODUCED, "jackson/real") and len(r.others) == 6
+    folder(tmp_path, "jackson/pieces", dict(good, command="jackson-sweep --alpha 1 --seeds 0,1,2,3 --out p"),
+           {"alpha": [1.0], "rank": ["inf"], "seeds": [0, 1, 2, 3]}, "jackson-sweep --alpha 1 --seeds 0,1,2,3 --out p")
+    r = judge(tmp_path, "JL-rate-a1")                     # the whole command ended: its summary is judged
+    assert (r.verdict, r.folder) == (REPRODUCED, "jackson/pieces") and len(r.others) == 6
 
 
 def test_most_seeds_wins_then_learned_before_given(tmp_path):

@@ -9,7 +9,8 @@ returns None when the folder does not hold the claim's quantities.  `ledger(root
 on every run folder under root:
 
   * a folder never feeds a verdict when it is a quick or smoke run (config.json "quick": true, or
-    --quick in its command), superseded (SUPERSEDED.md) or unfinished (no summary.json); it is listed
+    --quick in its command), superseded (SUPERSEDED.md) or unfinished (no summary.json, or one a command
+    other than command.txt's wrote: a later command is still running into the folder); it is listed
     beside the claims it would test, with the reason;
   * of the folders that hold a claim's quantities, the preferred one (PREFERENCE) gives the row; the
     others are listed with their own verdicts;
@@ -77,7 +78,9 @@ PREFERENCE = ("Preferred folder where several test a claim: one whose data decid
               "untested, one outside the claim's setting not applicable), then the most seeds, then the kind's own "
               "order (its rule says which), then the folder name. Never used: quick or smoke runs (config.json "
               "\"quick\": true, or --quick in the command), superseded folders (SUPERSEDED.md), unfinished "
-              "folders (no summary.json); they are listed under other folders with the reason.")
+              "folders (no summary.json, or a summary.json of another command than command.txt's: a later "
+              "command, such as a whole grid after one of its pieces, has not ended); they are listed under "
+              "other folders with the reason.")
 
 
 # ---- run folders --------------------------------------------------------------------------------------
@@ -131,6 +134,11 @@ def _left_out(path: Path, config: dict, summary, command: str) -> str:
         n = sum(1 for d in (path / "cells").glob("*") if d.is_dir() and not d.name.startswith(".")) \
             if (path / "cells").is_dir() else 0
         return "unfinished: no summary.json" + (f"; {n} cell{'s' if n != 1 else ''} finished so far" if n else "")
+    made_by = str(summary.get("command", "")).strip()
+    if made_by and command and made_by != command:
+        # a later command runs into the folder (a grid run in pieces, then whole): its summary is not written
+        # until that command ends, and the one there is of the earlier command's cells alone
+        return "unfinished: its summary is of an earlier command, not of command.txt's"
     return ""
 
 
