@@ -130,3 +130,18 @@ def folder_tree(official, tmp_path_factory) -> Path:
 def _cifar():
     from vit_probe import data
     return data
+
+
+def reports_copy_ignore(*patterns):
+    """shutil.copytree's ignore for a copy of reports/ that a report rebuilds from: checkpoints and the given
+    patterns left out, and each cell folder kept empty (the ledger counts an unfinished grid's finished cells,
+    never reads their files)."""
+    import shutil
+    from pathlib import Path
+    base = shutil.ignore_patterns("checkpoints", "*.pt", *patterns)
+
+    def ignore(folder, names):
+        if Path(folder).parent.name == "cells":
+            return set(names)
+        return base(folder, names)
+    return ignore

@@ -18,6 +18,7 @@ from jackson.lab_report import claims
 from jackson.lab_report.claims import (CLAIMS, KINDS, NOT_APPLICABLE, NOT_REPRODUCED, PARTLY, REPRODUCED, UNTESTED,
                                        VERDICTS, find_runs, judge_claim, ledger)
 from jackson.lab_report.page import ReportConfig, build_report
+from conftest import reports_copy_ignore
 
 REPO_REPORTS = Path(__file__).resolve().parent.parent / "reports"
 BY_ID = {c.id: c for c in CLAIMS}
@@ -737,7 +738,7 @@ def test_the_committed_reports_give_every_claim_a_verdict():
 
 def test_committed_claims_csv_is_what_the_committed_folders_rebuild_to(tmp_path):
     dst = tmp_path / "reports"
-    shutil.copytree(REPO_REPORTS, dst, ignore=shutil.ignore_patterns("cells", "checkpoints", "*.pt", "index.*", "claims.csv"))
+    shutil.copytree(REPO_REPORTS, dst, ignore=reports_copy_ignore("index.*", "claims.csv"))
     build_report(ReportConfig(root=str(dst)))
     assert (dst / "claims.csv").read_text() == (REPO_REPORTS / "claims.csv").read_text(), "run jackson-report"
 

@@ -18,6 +18,7 @@ import pytest
 
 from jackson.lab_report.page import (ReportConfig, browser_check, browser_report, build_report, check_html, chromium,
                                      main)
+from conftest import reports_copy_ignore
 
 REPO_REPORTS = Path(__file__).resolve().parent.parent / "reports"
 
@@ -305,10 +306,9 @@ def test_the_committed_page_loads_clean_in_headless_chromium():
 
 
 def test_report_of_the_committed_results(tmp_path):
-    """The real reports/ folder (without cells and checkpoints), copied: every image it refers to exists."""
+    """The real reports/ folder (without checkpoints and the cells' files), copied: every image it refers to exists."""
     dst = tmp_path / "reports"
-    shutil.copytree(REPO_REPORTS, dst, ignore=shutil.ignore_patterns("cells", "checkpoints", "*.pt", "index.*", "*.tex",
-                                                                "tables.csv"))
+    shutil.copytree(REPO_REPORTS, dst, ignore=reports_copy_ignore("index.*", "*.tex", "tables.csv"))
     res = build_report(ReportConfig(root=str(dst)))
     md = (dst / "index.md").read_text()
     assert all((dst / p).is_file() for p in md_images(md))
