@@ -710,8 +710,7 @@ def sweep_grid(cfg: SweepConfig) -> tuple[Path, list[CotCell]]:
 
 def run_sweep(cfg: SweepConfig, command: str, progress: bool = True) -> dict:
     """Generate (or reuse) the datasets, run (or resume) every cell, rebuild tables and figures."""
-    validate(cfg)
-    out = cfg.resolved_out()
+    out, cells = sweep_grid(cfg)
     if progress:
         print(f"output: {out}" + ("" if cfg.out else " (the default for this preset; --out to choose)"), flush=True)
     # an estimate takes the folder's lock but leaves the run's own config and command alone
@@ -721,7 +720,6 @@ def run_sweep(cfg: SweepConfig, command: str, progress: bool = True) -> dict:
         if cfg.estimate:
             est = estimate(cfg, out, progress=progress)
             return {"estimate": est}
-        cells = cfg.cells()
         dirs = run_cells(cells, out, scheduler=cfg.scheduler or None, progress=progress)
         for c in cells:                # each was removed when its cell finished; this catches a run stopped in between
             c.cleanup()

@@ -84,9 +84,8 @@ def load_checkpoint(path: str | os.PathLike, run: dict | None, what: str, keep: 
                     map_location="cpu") -> dict:
     """torch.load a resume checkpoint, check that it is one of `what` and belongs to `run` (its "run" entry;
     None: `read` checks what identity the file has), and return `read(state)`, which loads into the modules and
-    optimisers of `keep` and returns the rest.  On
-    any failure (truncated file, zero bytes, garbage, missing keys, wrong shapes, another run) every object in
-    `keep` is put back as it was (a failed strict load may have copied some tensors) and {"error": why} is
+    optimisers of `keep` and returns the rest.  On any failure (truncated file, zero bytes, garbage, missing
+    keys, wrong shapes, another run) every object in `keep` is put back as it was (a failed strict load may have copied some tensors) and {"error": why} is
     returned: the reason `set_aside` prints."""
     import torch
     before = [(o, {k: v.clone() for k, v in o.state_dict().items()} if isinstance(o, torch.nn.Module)

@@ -611,13 +611,12 @@ def compare_grid(cfg: CompareConfig) -> tuple[Path, list[CompareCell]]:
 
 
 def run_compare(cfg: CompareConfig, command: str, progress: bool = True) -> dict:
-    validate(cfg)
-    with open_run(cfg.out, "rnn-compare", command, dataclasses.asdict(cfg), scheduler=cfg.scheduler) as out:
+    out, cells = compare_grid(cfg)
+    with open_run(out, "rnn-compare", command, dataclasses.asdict(cfg), scheduler=cfg.scheduler):
         if progress:
             print(f"rnn-compare: writing to {out}", flush=True)
         # a cell stopped mid-fit resumes from <out>/checkpoints/ (git-ignored; removed once the cell is in place)
-        dirs = run_cells(cfg.cells(ckpt_dir=out / "checkpoints"), out, scheduler=cfg.scheduler or None,
-                         progress=progress)
+        dirs = run_cells(cells, out, scheduler=cfg.scheduler or None, progress=progress)
         with contextlib.suppress(OSError):
             (out / "checkpoints").rmdir()      # only if empty: set-aside checkpoints (<name>.corrupt-*) are kept
         metas = {d.name: json.loads((d / "cell.json").read_text()) for d in dirs}

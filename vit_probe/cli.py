@@ -30,9 +30,9 @@ def commands() -> dict:
     imports torch and timm."""
     from .run_permute import PERMUTE_QUICK, PermuteConfig, run_permute
     from .run_spectra import SPECTRA_QUICK, SpectraConfig, run_spectra
-    from .run_sweep_mh import SWEEP_QUICK, SweepMhConfig, run_sweep_mh, status_grid
+    from .run_sweep_mh import SWEEP_QUICK, SweepMhConfig, run_sweep_mh, sweep_grid
     return {"spectra": (SpectraConfig, SPECTRA_QUICK, run_spectra, DESCRIPTIONS["spectra"], None),
-            "sweep-mh": (SweepMhConfig, SWEEP_QUICK, run_sweep_mh, DESCRIPTIONS["sweep-mh"], status_grid),
+            "sweep-mh": (SweepMhConfig, SWEEP_QUICK, run_sweep_mh, DESCRIPTIONS["sweep-mh"], sweep_grid),
             "permute": (PermuteConfig, PERMUTE_QUICK, run_permute, DESCRIPTIONS["permute"], None)}
 
 

@@ -54,10 +54,13 @@ class MhCell:
         h = hashlib.sha1(json.dumps(ident, sort_keys=True, default=str).encode()).hexdigest()[:10]
         return f"{self.arch}_s{self.seed}_{h}"
 
+    def ckpt_path(self) -> Path | None:
+        return Path(self.ckpt_dir) / f"{self.key()}.pt" if self.ckpt_dir else None
+
     def in_progress(self) -> list[dict]:
         """Its training so far, from its resume checkpoint ([] if it has none): for `--status`.  The checkpoint
         does not hold the step count the training runs to (that depends on the images the data holds)."""
-        ck = Path(self.ckpt_dir) / f"{self.key()}.pt" if self.ckpt_dir else None
+        ck = self.ckpt_path()
         return [checkpoint_progress("training", ck)] if ck is not None and ck.is_file() else []
 
     def run(self, folder: Path, progress: bool = True) -> None:
@@ -67,7 +70,7 @@ class MhCell:
         arch = models.parse_arch(self.arch)
         torch.manual_seed(self.seed)
         model = models.build(arch)
-        ckpt = Path(self.ckpt_dir) / f"{self.key()}.pt" if self.ckpt_dir else None
+        ckpt = self.ckpt_path()
         if ckpt is not None:
             ckpt.parent.mkdir(parents=True, exist_ok=True)
         dev = self.device
@@ -286,8 +289,9 @@ def _plot_sweep(out: Path, res: pd.DataFrame, spec: pd.DataFrame, fit: dict, lay
     save(fig, out / "error_vs_mh.png")
 
 
-def sweep_cells(cfg: SweepMhConfig) -> tuple[Path, list[MhCell]]:
-    """The run folder and the cells (one model per m_h and seed) of a validated config."""
+def sweep_grid(cfg: SweepMhConfig) -> tuple[Path, list[MhCell]]:
+    """The run folder and the cells (one model per m_h and seed) of a checked config (also `--status`)."""
+    validate_sweep(cfg)
     base = models.parse_arch(cfg.arch)
     out = Path(cfg.out)
     absolute = lambda p: str(Path(p).expanduser().resolve()) if p else p   # noqa: E731 (Dask workers may sit elsewhere)
@@ -297,15 +301,8 @@ def sweep_cells(cfg: SweepMhConfig) -> tuple[Path, list[MhCell]]:
                  for s in cfg.seeds for m in cfg.mh]
 
 
-def status_grid(cfg: SweepMhConfig) -> tuple[Path, list[MhCell]]:
-    """sweep_cells of a checked config (`vit-probe sweep-mh --status`)."""
-    validate_sweep(cfg)
-    return sweep_cells(cfg)
-
-
 def run_sweep_mh(cfg: SweepMhConfig, command: str, progress: bool = True) -> dict:
-    validate_sweep(cfg)
-    out, cells = sweep_cells(cfg)
+    out, cells = sweep_grid(cfg)
     ckpt_dir = out / "checkpoints"
     if not cfg.rebuild:   # fail on bad data before anything is written or trained
         src = _data_split(cfg.data, "test", cfg.cache, cfg.download).source
@@ -324,7 +321,7 @@ def run_sweep_mh(cfg: SweepMhConfig, command: str, progress: bool = True) -> dic
             dirs = run_cells(cells, out, cfg.scheduler or None, progress)
         if not cfg.keep_weights:
             for c in cells:
-                (ckpt_dir / f"{c.key()}.pt").unlink(missing_ok=True)
+                c.ckpt_path().unlink(missing_ok=True)
             if ckpt_dir.is_dir() and not any(ckpt_dir.iterdir()):
                 ckpt_dir.rmdir()
         res = pd.concat([pd.read_csv(d / "rows.csv") for d in dirs], ignore_index=True).sort_values(["m_h", "seed"])

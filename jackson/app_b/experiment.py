@@ -363,9 +363,9 @@ def task_grid(cfg) -> tuple[Path, list[TaskCell]]:
 def run_task(cfg, command: str, progress: bool = True) -> dict:
     """Run (or resume) one task's cells and rebuild its tables, summary, pictures and report.json."""
     from .figures import plot_task
-    validate(cfg)
-    with open_run(resolved_out(cfg), f"jackson-tasks {cfg.task.name}", command, as_dict(cfg)) as out:
-        dirs = run_cells(cells(cfg), out, progress=progress)
+    folder, task_cells = task_grid(cfg)
+    with open_run(folder, f"jackson-tasks {cfg.task.name}", command, as_dict(cfg)) as out:
+        dirs = run_cells(task_cells, out, progress=progress)
         tabs = collect(out, dirs)
         summary = summarize(out, cfg, tabs, command)
         first = dirs[0]

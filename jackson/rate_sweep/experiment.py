@@ -30,10 +30,10 @@ def sweep_grid(cfg: SweepConfig) -> tuple[Path, list]:
 
 def run_sweep(cfg: SweepConfig, command: str, progress: bool = True) -> dict:
     """Run (or resume) the sweep and rebuild its tables, summary and figures."""
-    validate(cfg)
-    with open_run(cfg.resolved_out(), "jackson-sweep", command, cfg.as_dict(), scheduler=cfg.scheduler,
+    folder, cells = sweep_grid(cfg)
+    with open_run(folder, "jackson-sweep", command, cfg.as_dict(), scheduler=cfg.scheduler,
                   device=cfg.device) as out:
-        dirs = run_cells(cfg.cells(), out, scheduler=cfg.scheduler or None, progress=progress)
+        dirs = run_cells(cells, out, scheduler=cfg.scheduler or None, progress=progress)
         tabs = collect(out, dirs)
         resolved = json.loads(json.dumps(cfg.as_dict(), default=str))   # as config.json holds it (lists, not tuples)
         reference = reference_run(cfg.compare_to, resolved) if cfg.compare_to else None
