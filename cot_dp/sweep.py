@@ -98,7 +98,9 @@ class CotCell:
         pd.DataFrame([row]).to_csv(folder / "rows.csv", index=False)
         pd.DataFrame(res.curve).to_csv(folder / "curve.csv", index=False)
         by_pos.to_csv(folder / "position_accuracy.csv", index=False, float_format="%.6g")
+        # wall_s: this process's time on the cell; fit_wall_s: training time over every process that trained it
         meta = {"cell": dataclasses.asdict(self), "key": self.key(), "wall_s": time.perf_counter() - t0,
+                "fit_wall_s": res.wall_s,
                 "vocab": len(ds.tokenizer), "block": getattr(model.blocks[0].attn, "block", None)}
         (folder / "cell.json").write_text(json.dumps(meta, indent=1, default=str))
 

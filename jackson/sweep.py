@@ -265,15 +265,15 @@ def checkpoint_progress(fit: str, path: str | os.PathLike, total=None) -> dict:
 
 
 def grid_status(cells: list[CellLike], out_dir: str | os.PathLike) -> list[dict]:
-    """One row per cell of a grid run into `out_dir`: state "finished" (its folder is in place; wall_s from its
-    cell.json), "in progress" (it has resume checkpoints: the cell's optional `in_progress()` lists them as
+    """One row per cell of a grid run into `out_dir`: state "finished" (its folder is in place; wall_s and, where
+    the cell records it, fit_wall_s from its cell.json), "in progress" (it has resume checkpoints: the cell's optional `in_progress()` lists them as
     {fit, step, of, trained_s}, `of` None where the file does not say) or "not started".  Writes nothing, takes
     no lock: safe beside a run that is writing into the folder."""
     cells_dir = Path(out_dir) / "cells"
     rows = []
     for c in cells:
         key = c.key()
-        row = {"key": key, "state": "not started", "wall_s": None, "fits": []}
+        row = {"key": key, "state": "not started", "wall_s": None, "fit_wall_s": None, "fits": []}
         done = cells_dir / key
         if done.is_dir():
             row["state"] = "finished"
@@ -281,6 +281,8 @@ def grid_status(cells: list[CellLike], out_dir: str | os.PathLike) -> list[dict]
                 meta = json.loads((done / "cell.json").read_text())
                 wall = meta.get("cell_wall_s", meta.get("wall_s"))
                 row["wall_s"] = float(wall) if isinstance(wall, (int, float)) else None
+                fit = meta.get("fit_wall_s")          # training time over every process that trained the cell
+                row["fit_wall_s"] = float(fit) if isinstance(fit, (int, float)) else None
         else:
             fits = c.in_progress() if hasattr(c, "in_progress") else []
             if fits:
@@ -310,8 +312,9 @@ def live_run(out_dir: str | os.PathLike) -> str | None:
 
 def format_status(prog: str, out_dir: str | os.PathLike, rows: list[dict]) -> str:
     """What `--status` prints: a line per cell, then the counts; an in-progress fit's time left is projected
-    from its own pace so far (trained seconds per step); a finished cell shows its cell.json wall time, which for
-    a cell resumed from a checkpoint is that of the process that finished it."""
+    from its own pace so far (trained seconds per step); a finished cell shows its training time over every
+    process that trained it where its cell.json records one (fit_wall_s), and the wall time of the process that
+    finished it."""
     out_dir = Path(out_dir)
     lines = [f"{prog}: {out_dir}"]
     run = live_run(out_dir)
@@ -321,8 +324,13 @@ def format_status(prog: str, out_dir: str | os.PathLike, rows: list[dict]) -> st
     for r in rows:
         head = f"  {r['state']:<12s} {r['key']:<{width}s}"
         if r["state"] == "finished":
-            # cell.json's wall time: of the process that finished the cell (a resumed cell's last stretch)
-            lines.append(head + (f"  {r['wall_s']:,.0f} s in the run that finished it" if r["wall_s"] is not None else ""))
+            # cell.json's wall time is of the process that finished the cell (a resumed cell's last stretch)
+            parts = []
+            if r.get("fit_wall_s") is not None:
+                parts.append(f"{r['fit_wall_s']:,.0f} s of training over all runs")
+            if r["wall_s"] is not None:
+                parts.append(f"{r['wall_s']:,.0f} s in the run that finished it")
+            lines.append(head + ("  " + "; ".join(parts) if parts else ""))
         elif r["state"] == "not started":
             lines.append(head.rstrip())
         else:

@@ -4,6 +4,7 @@ Checked against the run folder itself: the finished cells are the folders under 
 what torch.load reads from the checkpoint, the rest of the grid's keys are the config's own cells."""
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -89,6 +90,8 @@ def test_status_of_a_stopped_sweep_names_each_cell_and_writes_nothing(stopped, m
     assert lines[1] == "  no run is writing into it now"
     fin = next(ln for ln in lines if ln.lstrip().startswith("finished"))
     assert done[0] in fin and "s in the run that finished it" in fin
+    meta = json.loads((out / "cells" / done[0] / "cell.json").read_text())
+    assert f"{meta['fit_wall_s']:,.0f} s of training over all runs" in fin   # the cell's own record of its training
     prog = next(ln for ln in lines if "in progress" in ln)
     assert cks[0].stem in prog and f"training: step {step} of 30 ({step / 30:.0%})" in prog
     assert "2 cells: 1 finished, 1 in progress, 0 not started" in text
