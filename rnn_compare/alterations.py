@@ -62,6 +62,22 @@ def random_filter(length: int, seed: int) -> np.ndarray:
     return th / np.abs(th).sum()
 
 
+def parse_filter(text: str) -> np.ndarray:
+    """The taps of `--filter`, comma-separated numbers ("0.2,0.3,0.5"), checked like any filter."""
+    try:
+        th = np.array([float(v) for v in text.split(",")], dtype=float)
+    except ValueError:
+        raise AlterationError(f"--filter: give comma-separated numbers (theta(0),theta(1),...), got {text!r}") from None
+    if not np.isfinite(th).all():
+        raise AlterationError(f"--filter: every tap must be a finite number, got {text!r}")
+    return check_filter(th)
+
+
+def mixing_filter(text: str, length: int, seed: int) -> np.ndarray:
+    """theta of a mixing: the taps given (`--filter`, when not empty), else random_filter(length, seed)."""
+    return parse_filter(text) if text else random_filter(length, seed)
+
+
 def check_filter(theta) -> np.ndarray:
     th = np.asarray(theta, dtype=float)
     if th.ndim != 1 or len(th) < 1:

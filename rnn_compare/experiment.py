@@ -27,8 +27,7 @@ from jackson.models import ModelConfig, TransformerBank
 from jackson.schedule import derive_seed, derive_seeds
 from jackson.sweep import checkpoint_progress, config_hash, run_cells
 from .report import write_report_json
-from .alterations import (AlterationError, check_filter, invert_permutation, mix, permute, random_filter,
-                          swap_ends)
+from .alterations import AlterationError, invert_permutation, mix, mixing_filter, permute, swap_ends
 from .models import RNNBank, RNNConfig
 from .targets import apply_linear, complexity, kernel, mixed_kernel
 
@@ -65,6 +64,7 @@ class CompareCell:
     filter_length: int = 5
     filter_seed: int = 0
     mix_direction: str = "future"
+    filter: str = ""            # the filter's taps, comma-separated; "" draws it from (filter_length, filter_seed)
     rnn: RNNConfig = field(default_factory=RNNConfig)
     transformer: ModelConfig = field(default_factory=transformer_default)
     fit: FitConfig = field(default_factory=FitConfig)
@@ -123,7 +123,7 @@ class CompareCell:
             return x, apply_linear(x, rho), rho
         if self.alteration == "permuted":        # H~_t(x o p) = H_t(x): permute inputs, keep outputs
             return permute(x, swap_ends(self.tau, self.swap)), apply_linear(x, rho), rho
-        th = random_filter(self.filter_length, self.filter_seed)
+        th = mixing_filter(self.filter, self.filter_length, self.filter_seed)
         shifts, k = mixed_kernel(rho, th, self.mix_direction)
         return x, apply_linear(mix(x, th, self.mix_direction), rho), k[shifts >= 0]
 
@@ -182,9 +182,10 @@ class CompareConfig:
     n_train: int = 8192          # training sequences per cell
     n_test: int = 2048           # held-out sequences per cell
     swap: int = 10               # ordering: the first `swap` steps trade places with the last `swap`
-    filter_length: int = 5       # mixing: length of the random filter theta (||theta||_1 = 1)
-    filter_seed: int = 0         # mixing: seed of theta
+    filter_length: int = 5       # mixing: length of the random filter theta (||theta||_1 = 1; unused with --filter)
+    filter_seed: int = 0         # mixing: seed of theta (unused with --filter)
     mix_direction: str = "future"  # mixing: future (the paper's x(t+s), not causal) or past (x(t-s), causal)
+    filter: str = ""             # mixing: the filter's taps, comma-separated, ||theta||_1 <= 1 (empty: a random one)
     data_seed: int = 0           # inputs and the U[0,1] kernel of Table 3
     rnn: RNNConfig = field(default_factory=RNNConfig)                      # RNN
     transformer: ModelConfig = field(default_factory=transformer_default)  # Transformer
@@ -207,7 +208,7 @@ class CompareConfig:
         return [CompareCell(kernel=k, alteration=a, model=m, seeds=tuple(range(self.seeds)), tau=self.tau,
                             n_train=self.n_train, n_test=self.n_test, data_seed=self.data_seed, swap=self.swap,
                             filter_length=self.filter_length, filter_seed=self.filter_seed,
-                            mix_direction=self.mix_direction, rnn=self.rnn,
+                            mix_direction=self.mix_direction, filter=self.filter, rnn=self.rnn,
                             transformer=self.transformer, fit=self.fit, rnn_fit=self.rnn_fit,
                             rnn_retries=self.rnn_retries, ckpt_dir=str(ckpt_dir), ckpt_every_s=self.ckpt_every_s)
                 for k, a in self.targets() for m in MODELS]
@@ -250,7 +251,7 @@ def validate(cfg: CompareConfig) -> None:
     need(cfg.n_train >= cfg.fit.batch_size, f"--n-train: must be >= --fit-batch-size ({cfg.fit.batch_size})")
     need(cfg.n_test >= 1, "--n-test: must be >= 1")
     need(cfg.ckpt_every_s >= 0, f"--ckpt-every-s: must be a number of seconds >= 0 (0: every step), got {cfg.ckpt_every_s:g}")
-    need(1 <= cfg.filter_length <= cfg.tau, f"--filter-length: must be in 1..--tau ({cfg.tau}; taps past the "
+    need(bool(cfg.filter) or 1 <= cfg.filter_length <= cfg.tau, f"--filter-length: must be in 1..--tau ({cfg.tau}; taps past the "
                                             f"sequence end read only padding), got {cfg.filter_length}")
     r, m = cfg.rnn, cfg.transformer
     need(r.d_in == 1, f"--rnn-d-in: the targets have scalar inputs, so it must be 1, got {r.d_in}")
@@ -281,7 +282,8 @@ def validate(cfg: CompareConfig) -> None:
     need(cfg.n_train >= cfg.rnn_fit.batch_size, f"--n-train: must be >= --rnn-fit-batch-size ({cfg.rnn_fit.batch_size})")
     try:
         swap_ends(cfg.tau, cfg.swap)
-        check_filter(random_filter(cfg.filter_length, cfg.filter_seed))
+        th = mixing_filter(cfg.filter, cfg.filter_length, cfg.filter_seed)
+        need(len(th) <= cfg.tau, f"--filter: at most --tau ({cfg.tau}) taps, got {len(th)}")
         mix(np.zeros((1, cfg.tau)), [1.0], cfg.mix_direction)
         r.validate()
         m.validate_m_h(m.n)
@@ -289,6 +291,15 @@ def validate(cfg: CompareConfig) -> None:
         raise UsageError(str(e)) from None
     check_run_folder(cfg.out, "rnn-compare")
     check_scheduler(cfg.scheduler)
+
+
+def filter_words(cfg: CompareConfig) -> str:
+    """How the mixing filter was chosen, with its taps (for the summary)."""
+    th = mixing_filter(cfg.filter, cfg.filter_length, cfg.filter_seed)
+    taps = "(" + ", ".join(f"{v:.4g}" for v in th) + ")"
+    if cfg.filter:
+        return f"the filter theta = {taps} given by --filter (||theta||_1 = {np.abs(th).sum():.4g})"
+    return f"a random length-{cfg.filter_length} filter with ||theta||_1 = 1 (seed {cfg.filter_seed}: theta = {taps})"
 
 
 def _fmt(m, s):
@@ -425,13 +436,13 @@ def tables(out: Path, rows: pd.DataFrame, metas: dict, cfg: CompareConfig, comma
     md = ["# rnn-compare summary", "", f"Command: `{command}`", "",
           f"Data: synthetic linear targets H_t = sum_s rho(s) x(t-s), x ~ U[0,1], tau = {cfg.tau}; "
           f"held-out MSE, mean ± sd over {cfg.seeds} seeds (model inits). Ordering: the first {cfg.swap} "
-          f"time steps swapped with the last {cfg.swap}; mixing: a random length-{cfg.filter_length} filter "
-          f"with ||theta||_1 = 1, direction '{cfg.mix_direction}' "
+          f"time steps swapped with the last {cfg.swap}; mixing: {filter_words(cfg)}, direction '{cfg.mix_direction}' "
           + ("((theta*x)[t] = sum_s theta(s) x(t+s), the paper's formula: the mixed target reads the future, so it is "
              "not causal and lies outside the RNN's space, although App. D.3 treats it as causal)"
              if cfg.mix_direction == "future" else "((theta*x)[t] = sum_s theta(s) x(t-s): causal)")
           + ". Paper values: Jiang & Li, Tables 2-3.", ""]
-    summary = {"command": command, "tables": {}, "diverged": diverged}
+    summary = {"command": command, "tables": {}, "diverged": diverged,
+               "theta": [float(v) for v in mixing_filter(cfg.filter, cfg.filter_length, cfg.filter_seed)]}
     if diverged:
         md += [f"**{len(diverged)} diverged member(s), left out of every mean below:** "
                + "; ".join(f"{d['model']}, {d['kernel']} kernel, {d['alteration']}, seed {d['seed']} ({d['status']})"
@@ -535,7 +546,7 @@ def coupling_spectra(cfg: CompareConfig) -> pd.DataFrame:
     for k, a in cfg.targets():
         cell = CompareCell(kernel=k, alteration=a, model="rnn", seeds=(0,), tau=cfg.tau, data_seed=cfg.data_seed,
                            swap=cfg.swap, filter_length=cfg.filter_length, filter_seed=cfg.filter_seed,
-                           mix_direction=cfg.mix_direction)
+                           mix_direction=cfg.mix_direction, filter=cfg.filter)
         K = cell.coupling()
         sv = np.linalg.svd(K, compute_uv=False)
         neg, nz = int((K < -1e-12).sum()), int((np.abs(K) > 1e-12).sum())

@@ -20,8 +20,10 @@ def report_hook(folder: Path) -> dict:
     direction = cfg.get("mix_direction", "future")
     data = (f"synthetic linear targets H_t = sum_s rho(s) x(t-s), x ~ U[0,1], tau = {cfg.get('tau', '?')}; "
             f"{cfg.get('n_train', '?')} training / {cfg.get('n_test', '?')} held-out sequences; ordering: first and "
-            f"last {cfg.get('swap', '?')} steps swapped; mixing: a length-{cfg.get('filter_length', '?')} filter, "
-            f"direction '{direction}'")
+            f"last {cfg.get('swap', '?')} steps swapped; mixing: "
+            + (f"the filter ({cfg['filter']})" if cfg.get("filter") else
+               f"a random length-{cfg.get('filter_length', '?')} filter (seed {cfg.get('filter_seed', '?')})")
+            + f", direction '{direction}'")
     seeds = f"{n_seeds} (model inits)"
     paper = []
     long_csv = folder / "tables_long.csv"

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 from pathlib import Path
 
@@ -186,6 +187,23 @@ def test_rnn_compare_quick_smoke(tmp_path, sub_env):
     assert_paper_figure(out / "position_mse.png")
 
 
+def test_rnn_compare_quick_mixing_with_a_given_filter(tmp_path, sub_env):
+    """--filter end to end: the summary names the taps, summary.json keeps them, the coupling table is that
+    filter's (no negative entry for nonnegative taps)."""
+    import subprocess
+    import pandas as pd
+    out = tmp_path / "rc"
+    p = subprocess.run([_exe("rnn-compare"), "--quick", "--table", "mixing", "--filter", "0.25,0.5,0.125",
+                        "--mix-direction", "past", "--out", str(out)],
+                       capture_output=True, text=True, env=sub_env, timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert json.loads((out / "summary.json").read_text())["theta"] == [0.25, 0.5, 0.125]
+    assert "the filter theta = (0.25, 0.5, 0.125) given by --filter" in (out / "summary.md").read_text()
+    spec = pd.read_csv(out / "coupling_spectra.csv")
+    assert (spec[spec.alteration == "mixed"].negative == 0).all()
+    assert json.loads((out / "config.json").read_text())["filter"] == "0.25,0.5,0.125"
+
+
 @pytest.mark.slow
 def test_a_model_whose_every_seed_diverged_still_gets_its_tables_and_figures(tmp_path, sub_env):
     """--rnn-fit-lr 10 makes every RNN member diverge: the run ends 0, names them, draws no bar for them (it
@@ -262,6 +280,10 @@ _COMPARE = [
     ("compare-n-train-below-batch", "--n-train 10", "--n-train"),
     ("compare-filter-length-zero", "--filter-length 0", "--filter-length"),
     ("compare-filter-length-huge", "--filter-length 99999999999", "--filter-length: must be in 1..--tau"),
+    ("compare-filter-not-numbers", "--filter 0.5,abc", "--filter: give comma-separated numbers"),
+    ("compare-filter-norm-above-one", "--filter 0.8,0.5", "--filter: needs ||theta||_1 <= 1"),
+    ("compare-filter-nan", "--filter 0.5,nan", "--filter: every tap must be a finite number"),
+    ("compare-filter-longer-than-tau", "--tau 4 --swap 2 --filter 0.1,0.1,0.1,0.1,0.1", "--filter: at most --tau (4) taps"),
     ("compare-swap-too-long", "--swap 20", "--swap"),
     ("compare-mix-direction-unknown", "--mix-direction sideways", "--mix-direction"),
     ("compare-pos-none", "--pos none", "--pos"),
@@ -594,6 +616,27 @@ def test_coupling_matrix_reproduces_the_training_pairs(kernel_name, alteration, 
         np.testing.assert_allclose(orig, np.where(t[:, None] >= t[None, :], np.exp(-(t[:, None] - t[None, :])), 0.0))
     if alteration == "permuted":
         np.testing.assert_allclose(np.linalg.svd(K, compute_uv=False), np.linalg.svd(orig, compute_uv=False), rtol=1e-10)
+
+
+def test_a_filter_given_by_its_taps_is_the_filter_used():
+    """--filter: the random filter's own taps, typed out, give the default cell's coupling exactly; the same
+    magnitudes with every sign made positive give a coupling with no negative entry (exp kernel: rho > 0), the
+    same in both directions -- the control for the sign of the mixed target's coupling."""
+    from rnn_compare.experiment import CompareCell
+    th = random_filter(5, seed=0)
+    base = CompareCell(kernel="exp", alteration="mixed", model="transformer", seeds=(0,), tau=12)
+    typed = dataclasses.replace(base, filter=",".join(repr(float(v)) for v in th))
+    assert typed.key() != base.key()
+    np.testing.assert_array_equal(typed.coupling(), base.coupling())
+    assert (base.coupling() < -1e-12).any()                       # seed 0's filter has negative taps
+    for direction in ("future", "past"):
+        pos = dataclasses.replace(base, filter=",".join(repr(float(abs(v))) for v in th), mix_direction=direction)
+        K = pos.coupling()
+        assert (K >= 0).all() and (K > 0).sum() > 12
+        x, y, _ = pos.data(30, seed=3)
+        want = mix(x, np.abs(th), direction) @ np.where(np.arange(12)[:, None] >= np.arange(12)[None, :],
+                                                        np.exp(-(np.arange(12)[:, None] - np.arange(12)[None, :])), 0.0).T
+        np.testing.assert_allclose(y, want, rtol=1e-12, atol=1e-12)
 
 
 def test_energy_rank_and_the_coupling_section():
