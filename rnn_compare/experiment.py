@@ -75,10 +75,12 @@ class CompareCell:
 
     def key(self) -> str:
         # rnn_retries changes nothing a Transformer cell computes, so it is left out of that cell's key
-        # (its finished cells are reused when only the RNN's retry budget changes); where checkpoints go and
+        # (its finished cells are reused when only the RNN's retry budget changes); nor does --filter change an
+        # unmixed cell (its original cells are those of a run with the random filter); where checkpoints go and
         # how often change nothing any cell computes
         ident = dataclasses.replace(self, ckpt_dir="", ckpt_every_s=CKPT_EVERY_S,
-                                    rnn_retries=self.rnn_retries if self.model == "rnn" else 0)
+                                    rnn_retries=self.rnn_retries if self.model == "rnn" else 0,
+                                    filter=self.filter if self.alteration == "mixed" else "")
         return f"{self.kernel}_{self.alteration}_{self.model}_{config_hash(ident)}"
 
     def ckpt_path(self, tag: str) -> Path | None:

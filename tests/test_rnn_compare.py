@@ -627,6 +627,8 @@ def test_a_filter_given_by_its_taps_is_the_filter_used():
     base = CompareCell(kernel="exp", alteration="mixed", model="transformer", seeds=(0,), tau=12)
     typed = dataclasses.replace(base, filter=",".join(repr(float(v)) for v in th))
     assert typed.key() != base.key()
+    orig = dataclasses.replace(base, alteration="original")
+    assert dataclasses.replace(orig, filter=typed.filter).key() == orig.key()   # an unmixed cell is the same cell
     np.testing.assert_array_equal(typed.coupling(), base.coupling())
     assert (base.coupling() < -1e-12).any()                       # seed 0's filter has negative taps
     for direction in ("future", "past"):
