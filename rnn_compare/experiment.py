@@ -105,6 +105,11 @@ class CompareCell:
         return (RNNBank(self.rnn, seeds) if self.model == "rnn" else
                 TransformerBank(self.transformer, [self.transformer.n] * len(seeds), seeds))
 
+    def data_seeds(self) -> tuple[int, int]:
+        """Seeds of the training and the held-out inputs (data(n_train, .), data(n_test, .))."""
+        s_tr, s_te = derive_seeds(self.data_seed, 20_000, n=2)
+        return int(s_tr), int(s_te)
+
     def data(self, n: int, seed: int):
         """(inputs the model sees, targets) for the altered target; also the kernel it realises."""
         return self._pair(np.random.default_rng(seed).random((n, self.tau)))
@@ -131,9 +136,9 @@ class CompareCell:
 
     def run(self, folder: Path, progress: bool = True) -> None:
         t0 = time.perf_counter()
-        s_tr, s_te = derive_seeds(self.data_seed, 20_000, n=2)
-        x_tr, y_tr, rho = self.data(self.n_train, int(s_tr))
-        x_te, y_te, _ = self.data(self.n_test, int(s_te))
+        s_tr, s_te = self.data_seeds()
+        x_tr, y_tr, rho = self.data(self.n_train, s_tr)
+        x_te, y_te, _ = self.data(self.n_test, s_te)
         t = lambda a: torch.tensor(a, dtype=torch.float32)  # noqa: E731
         fit_cfg = self.rnn_fit if self.model == "rnn" else self.fit
         desc = f"{self.model} {self.kernel} {self.alteration}"
@@ -485,6 +490,12 @@ def tables(out: Path, rows: pd.DataFrame, metas: dict, cfg: CompareConfig, comma
         summary["position_concentration"] = concentration(pos).to_dict("records")
     if spec is not None:
         md += coupling_section(spec, rows)
+    if pos is not None and len(pos) and (pos.alteration == "mixed").any():
+        check = one_term_check(cfg, pos)
+        if len(check):
+            check.to_csv(out / "one_term.csv", index=False, float_format="%.6g")
+            md += one_term_section(check)
+            summary["one_term"] = check.to_dict("records")
     md += ["## RNN complexity of the targets (App. D.1)", "",
            "| kernel | alteration | decay time | C1 | C2 | C_RNN |", "|---|---|---|---|---|---|"]
     for (k, a), c in sorted({(m["cell"]["kernel"], m["cell"]["alteration"]): m["complexity"]
@@ -580,6 +591,102 @@ def coupling_section(spec: pd.DataFrame, rows: pd.DataFrame) -> list[str]:
         md.append(f"| {k} | {a} | {sv[0]:.4g} | {sv[1] / sv[0]:.3g} | {int((sv > RANK_TOL * sv[0]).sum())} | "
                   f"{energy_rank(sv, 0.9)} | {energy_rank(sv, 0.99)} | {g.negative.iloc[0]} / {g.nonzero.iloc[0]} | "
                   f"{mse[0]} | {mse[1]} |")
+    return md + [""]
+
+
+ONE_TERM_TOL = 1.25   # one_term_check: a hot position is explained by a term when its MSE is within this factor of it
+ONE_TERM_SHARE = 0.9  # ... and the drop is "one missing term" when one term explains this share of the hot positions
+
+
+def one_term_check(cfg: CompareConfig, pos: pd.DataFrame) -> pd.DataFrame:
+    """Is a mixed target's drop the loss of one term of its coupling?  A model that reproduces y_t = sum_u K_tu x_u
+    except the single term K_t,t+j x(t+j), which it replaces by its mean, makes at t the held-out MSE
+    ref_j(t) = K_t,t+j^2 * mean over the held-out inputs of (x(t+j) - 1/2)^2 (x ~ U[0,1]; the very inputs the
+    cells score on).  For each mixed member (kernel, model, seed) the hot positions are those whose MSE exceeds
+    HOT x the original target's (median over seeds at t, as in `concentration`).  A hot t is explained by offset j
+    when its MSE is within ONE_TERM_TOL of ref_j(t); the j explaining the most hot positions is kept (ties: the
+    least median |log(MSE / ref_j)| over them).  Columns: kernel, model, seed, n_hot, hot_first, hot_last, j,
+    coef (median K_t,t+j over the explained t), n_explained, ratio (mean MSE / mean ref_j over the explained t),
+    corr (over the explained t, of MSE and ref_j: ref_j varies with t only by the sampling of the held-out inputs),
+    unexplained (the hot t it does not explain), one_term (it explains at least ONE_TERM_SHARE of the hot t),
+    fitted_where_present (positions outside the hot ones where that term is in the target, ref_j > HOT x the
+    member's MSE, yet fitted)."""
+    med = pos.groupby(["kernel", "alteration", "model", "t"]).test_mse.median()
+    out = []
+    for (k, m, seed), g in pos[pos.alteration == "mixed"].groupby(["kernel", "model", "seed"]):
+        if (k, "original", m) not in med.droplevel("t").index:
+            continue
+        base = med.loc[(k, "original", m)]
+        e = g.set_index("t").test_mse.sort_index()
+        hot = [int(t) for t in e.index if e[t] > HOT * base.get(t, np.inf)]
+        row = {"kernel": k, "model": m, "seed": int(seed), "n_hot": len(hot), "hot_first": min(hot, default=None),
+               "hot_last": max(hot, default=None), "j": None, "coef": np.nan, "n_explained": 0, "ratio": np.nan,
+               "corr": np.nan, "unexplained": " ".join(map(str, hot)), "one_term": False, "fitted_where_present": ""}
+        if hot:
+            cell = CompareCell(kernel=k, alteration="mixed", model=m, seeds=(0,), tau=cfg.tau, n_test=cfg.n_test,
+                               data_seed=cfg.data_seed, filter_length=cfg.filter_length, filter_seed=cfg.filter_seed,
+                               mix_direction=cfg.mix_direction, filter=cfg.filter)
+            K = cell.coupling()
+            x, _, _ = cell.data(cell.n_test, cell.data_seeds()[1])
+            spread = ((x - 0.5) ** 2).mean(axis=0)                   # per input position u
+            ref = lambda t, j: K[t, t + j] ** 2 * spread[t + j] if 0 <= t + j < cfg.tau else 0.0  # noqa: E731
+            best = None
+            for j in range(-(cfg.tau - 1), cfg.tau):
+                hit = [t for t in hot if ref(t, j) > 0 and 1 / ONE_TERM_TOL <= e[t] / ref(t, j) <= ONE_TERM_TOL]
+                if not hit:
+                    continue
+                score = (-len(hit), float(np.median([abs(np.log(e[t] / ref(t, j))) for t in hit])))
+                if best is None or score < best[0]:
+                    best = (score, j, hit)
+            if best is not None:
+                _, j, hit = best
+                r = np.array([ref(t, j) for t in hit])
+                row.update(j=j, coef=float(np.median([K[t, t + j] for t in hit])), n_explained=len(hit),
+                           ratio=float(e[hit].mean() / r.mean()),
+                           corr=float(np.corrcoef(e[hit].to_numpy(), r)[0, 1]) if len(hit) >= 3 else np.nan,
+                           unexplained=" ".join(str(t) for t in hot if t not in hit),
+                           one_term=len(hit) >= ONE_TERM_SHARE * len(hot),
+                           fitted_where_present=" ".join(str(int(t)) for t in e.index
+                                                         if t not in hot and ref(t, j) > HOT * e[t]))
+        out.append(row)
+    return pd.DataFrame(out)
+
+
+def spans(text: str) -> str:
+    """'0 1 2 5 7 8' -> '0-2, 5, 7-8' (a list of positions, for a table cell)."""
+    ts = [int(v) for v in str(text).split()]
+    parts, i = [], 0
+    while i < len(ts):
+        j = i
+        while j + 1 < len(ts) and ts[j + 1] == ts[j] + 1:
+            j += 1
+        parts.append(f"{ts[i]}" if i == j else f"{ts[i]}-{ts[j]}")
+        i = j + 1
+    return ", ".join(parts)
+
+
+def one_term_section(check: pd.DataFrame) -> list[str]:
+    md = ["## Is the mixing drop one missing term?", "",
+          "For each member on the mixed target: its hot positions (MSE above "
+          f"{HOT:g}x the original target's at t) and the single term K_t,t+j x(t+j) of the target whose loss "
+          "explains the most of them. A model exact but for that term, which it replaces by its mean, has MSE "
+          "K_t,t+j^2 mean((x(t+j) - 1/2)^2) on these held-out inputs; a hot position is explained when its MSE is "
+          f"within {ONE_TERM_TOL:g}x of that. Over the explained positions: MSE / that error, and their correlation "
+          "over t (the reference moves with t only through the sampling of the inputs). *One term* when it "
+          f"explains at least {ONE_TERM_SHARE:.0%} of the hot positions. Fitted where present: positions outside "
+          "the hot ones where that term is in the target yet the member fits it. Per member: one_term.csv.", "",
+          "| kernel | model | seed | hot positions | term x(t+j) | K_t,t+j | explained | MSE / one-term error | "
+          "correlation over t | one term? | hot, not explained | fitted where present |",
+          "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in check.itertuples():
+        hot = f"{r.n_hot} (t = {r.hot_first}..{r.hot_last})" if r.n_hot else "0"
+        if r.j is None or (isinstance(r.j, float) and np.isnan(r.j)):
+            md.append(f"| {r.kernel} | {r.model} | {r.seed} | {hot} | - | - | 0 | - | - | no | "
+                      f"{spans(r.unexplained) or '-'} | |")
+            continue
+        md.append(f"| {r.kernel} | {r.model} | {r.seed} | {hot} | j = {int(r.j):+d} | {r.coef:.4g} | {r.n_explained} | "
+                  f"{r.ratio:.4g} | {r.corr:.3g} | {'yes' if r.one_term else 'no'} | {spans(r.unexplained) or '-'} | "
+                  f"{spans(r.fitted_where_present) or '-'} |")
     return md + [""]
 
 

@@ -641,6 +641,36 @@ def test_a_filter_given_by_its_taps_is_the_filter_used():
         np.testing.assert_allclose(y, want, rtol=1e-12, atol=1e-12)
 
 
+def test_one_term_check_finds_the_missing_term_of_a_synthetic_member():
+    """A member whose MSE at t is the closed-form error of dropping theta-weighted x(t+j*) (coefficient
+    sum_k e^-k theta(k+j*), variance 1/12) is found to miss exactly that term; one 10x above every term is not."""
+    from rnn_compare.experiment import CompareConfig, one_term_check, one_term_section, spans
+    tau, jstar = 12, 2
+    cfg = CompareConfig(table="mixing", tau=tau, swap=3)
+    th = random_filter(5, seed=0)
+    # K_t,t+j* of the future mixing: x(t+j*) enters (theta*x)(t-k) through theta(k+j*), for 0 <= k <= t
+    coef = lambda t: sum(np.exp(-k) * th[k + jstar] for k in range(min(t, 4 - jstar) + 1))  # noqa: E731
+    rows = []
+    for seed, scale in ((0, 1.0), (1, 10.0)):
+        for t in range(tau):
+            miss = coef(t) ** 2 / 12 * scale if t + jstar < tau else 1e-9
+            if t in (7, 8) and seed == 0:
+                miss = 1e-9                                              # the term is there, the member fits it
+            rows += [{"kernel": "exp", "alteration": "mixed", "model": "transformer", "seed": seed, "t": t,
+                      "test_mse": miss},
+                     {"kernel": "exp", "alteration": "original", "model": "transformer", "seed": seed, "t": t,
+                      "test_mse": 1e-8}]
+    check = one_term_check(cfg, pd.DataFrame(rows)).set_index("seed")
+    r = check.loc[0]
+    assert r.j == jstar and r.coef == pytest.approx(coef(tau), rel=1e-12) and r.one_term
+    assert r.n_hot == r.n_explained == tau - jstar - 2 and r.ratio == pytest.approx(1.0, rel=0.05)
+    assert r.fitted_where_present == "7 8" and r.unexplained == ""
+    assert not check.loc[1].one_term                                        # 10x the term's error: not one term
+    md = "\n".join(one_term_section(check.reset_index()))
+    assert f"| exp | transformer | 0 | {tau - jstar - 2} (t = 0..9) | j = +{jstar} |" in md and "| yes |" in md
+    assert spans("0 1 2 5 7 8") == "0-2, 5, 7-8" and spans("") == ""
+
+
 def test_energy_rank_and_the_coupling_section():
     from rnn_compare.experiment import CompareConfig, coupling_section, coupling_spectra, energy_rank
     assert energy_rank([3.0, 1.0, 1.0], 0.9) == 2        # 9 / 11 < 0.9 <= 10 / 11
