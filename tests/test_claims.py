@@ -221,11 +221,11 @@ def test_vit_permutation_against_its_control(tmp_path):
 
 # ---- RNN vs Transformer ------------------------------------------------------------------------------------
 
-def rnn_folder(root, rows, mix="future", name="c", steps=None):
+def rnn_folder(root, rows, mix="future", name="c", steps=None, summary=None):
     cfg = {"seeds": 3, "mix_direction": mix, "quick": False}
     if steps:
         cfg["fit"] = {"steps": steps, "batch_size": 256}
-    f = folder(root, f"rnn_compare/{name}", {"tables": {}}, cfg)
+    f = folder(root, f"rnn_compare/{name}", {"tables": {}, **(summary or {})}, cfg)
     write_csv(f / "results.csv", "kernel,alteration,model,seed,train_mse,test_mse,status,steps",
               [f"{k},{a},{m},{s},{v},{v},converged,10" for k, a, m, vals in rows for s, v in enumerate(vals)])
 
@@ -248,6 +248,17 @@ def test_alteration_and_gap(tmp_path):
                           ("exp", "mixed", "transformer", [5e-3, 6e-3, 7e-3])])
     r = judge(tmp_path, "JL-tab2-mixing")
     assert r.verdict == NOT_REPRODUCED and "(unclear" in r.measured and "mixing future" in r.measured
+    assert "missing term" not in r.measured                                # no one-term check in this summary
+    # the summary's one-term check is shown beside the verdict (Transformer members only), never changes it
+    one = [{"model": "transformer", "seed": s, "j": 4, "one_term": s < 2, "ratio": 1.0 + s / 100} for s in range(3)]
+    one.append({"model": "rnn", "seed": 0, "j": None, "one_term": False, "ratio": None})
+    rnn_folder(tmp_path, [("exp", "original", "rnn", [1e-8, 2e-8, 3e-8]), ("exp", "mixed", "rnn", [5e-8, 6e-8, 7e-8]),
+                          ("exp", "original", "transformer", [1e-3, 2e-3, 9e-3]),
+                          ("exp", "mixed", "transformer", [5e-3, 6e-3, 7e-3])], summary={"one_term": one})
+    r2 = judge(tmp_path, "JL-tab2-mixing")
+    assert r2.verdict == r.verdict
+    assert ("; the Transformer's drop is one missing term, x(t+4), in 2 of 3 seeds (their MSE / that term's "
+            "error 1-1.01; one_term.csv)") in r2.measured
     rnn_folder(tmp_path, [("uniform", "original", "rnn", [5.0, 6.0, 1e4]), ("uniform", "permuted", "rnn", [1e-3, 1e-3, 1e-3]),
                           ("uniform", "original", "transformer", [1e-3, 1e-3, 1e-3]),
                           ("uniform", "permuted", "transformer", [1e-3, 1e-3, 1e-3])])
