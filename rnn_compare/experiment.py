@@ -491,11 +491,11 @@ def tables(out: Path, rows: pd.DataFrame, metas: dict, cfg: CompareConfig, comma
     if spec is not None:
         md += coupling_section(spec, rows)
     if pos is not None and len(pos) and (pos.alteration == "mixed").any():
-        check = one_term_check(cfg, pos)
+        check = missing_terms_check(cfg, pos)
         if len(check):
-            check.to_csv(out / "one_term.csv", index=False, float_format="%.6g")
-            md += one_term_section(check)
-            summary["one_term"] = check.to_dict("records")
+            check.to_csv(out / "missing_terms.csv", index=False, float_format="%.6g")
+            md += missing_terms_section(check)
+            summary["missing_terms"] = check.to_dict("records")
     md += ["## RNN complexity of the targets (App. D.1)", "",
            "| kernel | alteration | decay time | C1 | C2 | C_RNN |", "|---|---|---|---|---|---|"]
     for (k, a), c in sorted({(m["cell"]["kernel"], m["cell"]["alteration"]): m["complexity"]
@@ -594,25 +594,39 @@ def coupling_section(spec: pd.DataFrame, rows: pd.DataFrame) -> list[str]:
     return md + [""]
 
 
-ONE_TERM_TOL = 1.25   # one_term_check: a hot position is explained by a term when its MSE is within this factor of it
-ONE_TERM_SHARE = 0.9  # ... and the drop is "one missing term" when one term explains this share of the hot positions
+MISSING_TOL = 1.25    # missing_terms_check: a hot position is explained when its MSE is within this factor of the reference
+MISSING_SHARE = 0.9   # ... and the drop is "one missing block" when one block explains this share of the hot positions
 
 
-def one_term_check(cfg: CompareConfig, pos: pd.DataFrame) -> pd.DataFrame:
-    """Is a mixed target's drop the loss of one term of its coupling?  A model that reproduces y_t = sum_u K_tu x_u
-    except the single term K_t,t+j x(t+j), which it replaces by its mean, makes at t the held-out MSE
-    ref_j(t) = K_t,t+j^2 * mean over the held-out inputs of (x(t+j) - 1/2)^2 (x ~ U[0,1]; the very inputs the
-    cells score on).  For each mixed member (kernel, model, seed) the hot positions are those whose MSE exceeds
-    HOT x the original target's (median over seeds at t, as in `concentration`).  A hot t is explained by offset j
-    when its MSE is within ONE_TERM_TOL of ref_j(t); the j explaining the most hot positions is kept (ties: the
-    least median |log(MSE / ref_j)| over them).  Columns: kernel, model, seed, n_hot, hot_first, hot_last, j,
-    coef (median K_t,t+j over the explained t), n_explained, ratio (mean MSE / mean ref_j over the explained t),
-    corr (over the explained t, of MSE and ref_j: ref_j varies with t only by the sampling of the held-out inputs),
-    unexplained (the hot t it does not explain), one_term (it explains at least ONE_TERM_SHARE of the hot t),
-    fitted_where_present (positions outside the hot ones where that term is in the target, ref_j > HOT x the
-    member's MSE, yet fitted)."""
+def drop_errors(K: np.ndarray, x: np.ndarray, j1: int, j2: int) -> np.ndarray:
+    """Per output t, the held-out MSE of a model exact but for the terms K_t,t+j x(t+j), j1 <= j <= j2 (those inside
+    the sequence), which it replaces by their mean: mean over the inputs x (n, tau) of
+    (sum_j K_t,t+j (x(t+j) - 1/2))^2, x ~ U[0,1].  0 where the block holds no term."""
+    tau = K.shape[0]
+    xc = x - 0.5
+    out = np.zeros(tau)
+    for t in range(tau):
+        cols = [t + j for j in range(j1, j2 + 1) if 0 <= t + j < tau]
+        if cols:
+            out[t] = float(np.mean((xc[:, cols] @ K[t, cols]) ** 2))
+    return out
+
+
+def missing_terms_check(cfg: CompareConfig, pos: pd.DataFrame) -> pd.DataFrame:
+    """Is a mixed target's drop the loss of one block of its coupling's terms?  For each mixed member (kernel,
+    model, seed), its hot positions are those whose held-out MSE exceeds HOT x the original target's (median over
+    seeds at t, as in `concentration`).  A block is a run of offsets j1..j2 (relative to t); a model exact but for
+    the block's terms, replaced by their mean, has at t the MSE drop_errors(K, x, j1, j2)[t] on the very held-out
+    inputs the cells scored on.  A hot t is explained by a block when its MSE is within MISSING_TOL of that; the
+    block explaining the most hot t is kept (ties: the least median |log(MSE / reference)| over them, then the
+    shorter block).  Columns: kernel, model, seed, n_hot, hot_first, hot_last, j1, j2, coef_norm (median over the
+    explained t of the block's ||K_t,t+j||_2), n_explained, ratio (mean MSE / mean reference over the explained
+    t), corr (over the explained t: the reference moves with t only by the sampling of the held-out inputs, so a
+    high correlation means the model's error follows those very inputs), unexplained (hot t not explained),
+    one_block (it explains at least MISSING_SHARE of the hot t), fitted_where_present (positions outside the hot
+    ones where the block's terms are in the target, reference > HOT x the member's MSE, yet fitted)."""
     med = pos.groupby(["kernel", "alteration", "model", "t"]).test_mse.median()
-    out = []
+    out, refs = [], {}
     for (k, m, seed), g in pos[pos.alteration == "mixed"].groupby(["kernel", "model", "seed"]):
         if (k, "original", m) not in med.droplevel("t").index:
             continue
@@ -620,36 +634,46 @@ def one_term_check(cfg: CompareConfig, pos: pd.DataFrame) -> pd.DataFrame:
         e = g.set_index("t").test_mse.sort_index()
         hot = [int(t) for t in e.index if e[t] > HOT * base.get(t, np.inf)]
         row = {"kernel": k, "model": m, "seed": int(seed), "n_hot": len(hot), "hot_first": min(hot, default=None),
-               "hot_last": max(hot, default=None), "j": None, "coef": np.nan, "n_explained": 0, "ratio": np.nan,
-               "corr": np.nan, "unexplained": " ".join(map(str, hot)), "one_term": False, "fitted_where_present": ""}
+               "hot_last": max(hot, default=None), "j1": None, "j2": None, "coef_norm": np.nan, "n_explained": 0,
+               "ratio": np.nan, "corr": np.nan, "unexplained": " ".join(map(str, hot)), "one_block": False,
+               "fitted_where_present": ""}
         if hot:
-            cell = CompareCell(kernel=k, alteration="mixed", model=m, seeds=(0,), tau=cfg.tau, n_test=cfg.n_test,
-                               data_seed=cfg.data_seed, filter_length=cfg.filter_length, filter_seed=cfg.filter_seed,
-                               mix_direction=cfg.mix_direction, filter=cfg.filter)
-            K = cell.coupling()
-            x, _, _ = cell.data(cell.n_test, cell.data_seeds()[1])
-            spread = ((x - 0.5) ** 2).mean(axis=0)                   # per input position u
-            ref = lambda t, j: K[t, t + j] ** 2 * spread[t + j] if 0 <= t + j < cfg.tau else 0.0  # noqa: E731
+            if k not in refs:               # every block's reference, once per kernel (the same for every member)
+                cell = CompareCell(kernel=k, alteration="mixed", model=m, seeds=(0,), tau=cfg.tau, n_test=cfg.n_test,
+                                   data_seed=cfg.data_seed, filter_length=cfg.filter_length,
+                                   filter_seed=cfg.filter_seed, mix_direction=cfg.mix_direction, filter=cfg.filter)
+                K = cell.coupling()
+                x, _, _ = cell.data(cell.n_test, cell.data_seeds()[1])
+                refs[k] = (K, {(j1, j2): drop_errors(K, x, j1, j2) for j1 in range(-(cfg.tau - 1), cfg.tau)
+                               for j2 in range(j1, cfg.tau)})
+            K, blocks = refs[k]
             best = None
-            for j in range(-(cfg.tau - 1), cfg.tau):
-                hit = [t for t in hot if ref(t, j) > 0 and 1 / ONE_TERM_TOL <= e[t] / ref(t, j) <= ONE_TERM_TOL]
+            for (j1, j2), ref in blocks.items():
+                hit = [t for t in hot if ref[t] > 0 and 1 / MISSING_TOL <= e[t] / ref[t] <= MISSING_TOL]
                 if not hit:
                     continue
-                score = (-len(hit), float(np.median([abs(np.log(e[t] / ref(t, j))) for t in hit])))
+                score = (-len(hit), float(np.median([abs(np.log(e[t] / ref[t])) for t in hit])), j2 - j1)
                 if best is None or score < best[0]:
-                    best = (score, j, hit)
+                    best = (score, (j1, j2), hit)
             if best is not None:
-                _, j, hit = best
-                r = np.array([ref(t, j) for t in hit])
-                row.update(j=j, coef=float(np.median([K[t, t + j] for t in hit])), n_explained=len(hit),
-                           ratio=float(e[hit].mean() / r.mean()),
-                           corr=float(np.corrcoef(e[hit].to_numpy(), r)[0, 1]) if len(hit) >= 3 else np.nan,
+                _, (j1, j2), hit = best
+                ref = blocks[(j1, j2)]
+                norm = [np.linalg.norm([K[t, t + j] for j in range(j1, j2 + 1) if 0 <= t + j < cfg.tau]) for t in hit]
+                row.update(j1=j1, j2=j2, coef_norm=float(np.median(norm)), n_explained=len(hit),
+                           ratio=float(e[hit].mean() / ref[hit].mean()),
+                           corr=float(np.corrcoef(e[hit].to_numpy(), ref[hit])[0, 1]) if len(hit) >= 3 else np.nan,
                            unexplained=" ".join(str(t) for t in hot if t not in hit),
-                           one_term=len(hit) >= ONE_TERM_SHARE * len(hot),
+                           one_block=len(hit) >= MISSING_SHARE * len(hot),
                            fitted_where_present=" ".join(str(int(t)) for t in e.index
-                                                         if t not in hot and ref(t, j) > HOT * e[t]))
+                                                         if t not in hot and ref[t] > HOT * e[t]))
         out.append(row)
     return pd.DataFrame(out)
+
+
+def terms_words(j1, j2) -> str:
+    """'x(t+4)' or 'x(t-31) .. x(t-4)': the terms of a block of offsets."""
+    x = lambda j: f"x(t{int(j):+d})" if j else "x(t)"  # noqa: E731
+    return x(j1) if j1 == j2 else f"{x(j1)} .. {x(j2)}"
 
 
 def spans(text: str) -> str:
@@ -665,28 +689,29 @@ def spans(text: str) -> str:
     return ", ".join(parts)
 
 
-def one_term_section(check: pd.DataFrame) -> list[str]:
-    md = ["## Is the mixing drop one missing term?", "",
-          "For each member on the mixed target: its hot positions (MSE above "
-          f"{HOT:g}x the original target's at t) and the single term K_t,t+j x(t+j) of the target whose loss "
-          "explains the most of them. A model exact but for that term, which it replaces by its mean, has MSE "
-          "K_t,t+j^2 mean((x(t+j) - 1/2)^2) on these held-out inputs; a hot position is explained when its MSE is "
-          f"within {ONE_TERM_TOL:g}x of that. Over the explained positions: MSE / that error, and their correlation "
-          "over t (the reference moves with t only through the sampling of the inputs). *One term* when it "
-          f"explains at least {ONE_TERM_SHARE:.0%} of the hot positions. Fitted where present: positions outside "
-          "the hot ones where that term is in the target yet the member fits it. Per member: one_term.csv.", "",
-          "| kernel | model | seed | hot positions | term x(t+j) | K_t,t+j | explained | MSE / one-term error | "
-          "correlation over t | one term? | hot, not explained | fitted where present |",
+def missing_terms_section(check: pd.DataFrame) -> list[str]:
+    md = ["## Is the mixing drop a missing block of terms?", "",
+          f"For each member on the mixed target: its hot positions (MSE above {HOT:g}x the original target's at t) "
+          "and the run of terms K_t,t+j x(t+j), j1 <= j <= j2, of the target whose loss explains the most of them. A "
+          "model exact but for those terms, which it replaces by their mean, has MSE "
+          "mean((sum_j K_t,t+j (x(t+j) - 1/2))^2) on these held-out inputs; a hot position is explained when its MSE "
+          f"is within {MISSING_TOL:g}x of that. Over the explained positions: MSE / that error, and their correlation "
+          "over t (the reference moves with t only through the sampling of the inputs). *One block* when it "
+          f"explains at least {MISSING_SHARE:.0%} of the hot positions. Fitted where present: positions outside the "
+          "hot ones where those terms are in the target yet the member fits them. Per member: missing_terms.csv "
+          "(`rnn_compare.experiment.missing_terms_check`).", "",
+          "| kernel | model | seed | hot positions | missing terms | ||K|| of them | explained | MSE / their error | "
+          "correlation over t | one block? | hot, not explained | fitted where present |",
           "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in check.itertuples():
-        hot = f"{r.n_hot} (t = {r.hot_first}..{r.hot_last})" if r.n_hot else "0"
-        if r.j is None or (isinstance(r.j, float) and np.isnan(r.j)):
+        hot = f"{r.n_hot} (t = {int(r.hot_first)}..{int(r.hot_last)})" if r.n_hot else "0"
+        if r.j1 is None or (isinstance(r.j1, float) and np.isnan(r.j1)):
             md.append(f"| {r.kernel} | {r.model} | {r.seed} | {hot} | - | - | 0 | - | - | no | "
                       f"{spans(r.unexplained) or '-'} | |")
             continue
-        md.append(f"| {r.kernel} | {r.model} | {r.seed} | {hot} | j = {int(r.j):+d} | {r.coef:.4g} | {r.n_explained} | "
-                  f"{r.ratio:.4g} | {r.corr:.3g} | {'yes' if r.one_term else 'no'} | {spans(r.unexplained) or '-'} | "
-                  f"{spans(r.fitted_where_present) or '-'} |")
+        md.append(f"| {r.kernel} | {r.model} | {r.seed} | {hot} | {terms_words(r.j1, r.j2)} | {r.coef_norm:.4g} | "
+                  f"{r.n_explained} | {r.ratio:.4g} | {r.corr:.3g} | {'yes' if r.one_block else 'no'} | "
+                  f"{spans(r.unexplained) or '-'} | {spans(r.fitted_where_present) or '-'} |")
     return md + [""]
 
 

@@ -248,17 +248,18 @@ def test_alteration_and_gap(tmp_path):
                           ("exp", "mixed", "transformer", [5e-3, 6e-3, 7e-3])])
     r = judge(tmp_path, "JL-tab2-mixing")
     assert r.verdict == NOT_REPRODUCED and "(unclear" in r.measured and "mixing future" in r.measured
-    assert "missing term" not in r.measured                                # no one-term check in this summary
-    # the summary's one-term check is shown beside the verdict (Transformer members only), never changes it
-    one = [{"model": "transformer", "seed": s, "j": 4, "one_term": s < 2, "ratio": 1.0 + s / 100} for s in range(3)]
-    one.append({"model": "rnn", "seed": 0, "j": None, "one_term": False, "ratio": None})
+    assert "drop is" not in r.measured                                     # no missing-terms check in this summary
+    # the summary's missing-terms check is shown beside the verdict (Transformer members only), never changes it
+    one = [{"model": "transformer", "seed": s, "j1": 4, "j2": 4, "one_block": s < 2, "ratio": 1.0 + s / 100}
+           for s in range(3)]
+    one.append({"model": "rnn", "seed": 0, "j1": None, "j2": None, "one_block": False, "ratio": None})
     rnn_folder(tmp_path, [("exp", "original", "rnn", [1e-8, 2e-8, 3e-8]), ("exp", "mixed", "rnn", [5e-8, 6e-8, 7e-8]),
                           ("exp", "original", "transformer", [1e-3, 2e-3, 9e-3]),
-                          ("exp", "mixed", "transformer", [5e-3, 6e-3, 7e-3])], summary={"one_term": one})
+                          ("exp", "mixed", "transformer", [5e-3, 6e-3, 7e-3])], summary={"missing_terms": one})
     r2 = judge(tmp_path, "JL-tab2-mixing")
     assert r2.verdict == r.verdict
-    assert ("; the Transformer's drop is one missing term, x(t+4), in 2 of 3 seeds (their MSE / that term's "
-            "error 1-1.01; one_term.csv)") in r2.measured
+    assert ("; the Transformer's drop is the loss of x(t+4), in 2 of 3 seeds (their MSE / that loss's "
+            "error 1-1.01; missing_terms.csv)") in r2.measured
     rnn_folder(tmp_path, [("uniform", "original", "rnn", [5.0, 6.0, 1e4]), ("uniform", "permuted", "rnn", [1e-3, 1e-3, 1e-3]),
                           ("uniform", "original", "transformer", [1e-3, 1e-3, 1e-3]),
                           ("uniform", "permuted", "transformer", [1e-3, 1e-3, 1e-3])])

@@ -641,33 +641,52 @@ def test_a_filter_given_by_its_taps_is_the_filter_used():
         np.testing.assert_allclose(y, want, rtol=1e-12, atol=1e-12)
 
 
-def test_one_term_check_finds_the_missing_term_of_a_synthetic_member():
-    """A member whose MSE at t is the closed-form error of dropping theta-weighted x(t+j*) (coefficient
-    sum_k e^-k theta(k+j*), variance 1/12) is found to miss exactly that term; one 10x above every term is not."""
-    from rnn_compare.experiment import CompareConfig, one_term_check, one_term_section, spans
+def test_missing_terms_check_finds_the_missing_term_of_a_synthetic_member():
+    """A member whose MSE at t is the closed-form error of dropping x(t+j*) (coefficient sum_k e^-k theta(k+j*), on
+    the held-out inputs the cells score on) is found to miss exactly that term; one 10x above it misses no block;
+    a member missing the causal mixing's positive tail is found to miss that block."""
+    from rnn_compare.experiment import (CompareCell, CompareConfig, drop_errors, missing_terms_check,
+                                        missing_terms_section, spans, terms_words)
     tau, jstar = 12, 2
     cfg = CompareConfig(table="mixing", tau=tau, swap=3)
     th = random_filter(5, seed=0)
     # K_t,t+j* of the future mixing: x(t+j*) enters (theta*x)(t-k) through theta(k+j*), for 0 <= k <= t
     coef = lambda t: sum(np.exp(-k) * th[k + jstar] for k in range(min(t, 4 - jstar) + 1))  # noqa: E731
+    cell = CompareCell(kernel="exp", alteration="mixed", model="transformer", seeds=(0,), tau=tau)
+    x, _, _ = cell.data(cell.n_test, cell.data_seeds()[1])
+    spread = ((x - 0.5) ** 2).mean(axis=0)
     rows = []
     for seed, scale in ((0, 1.0), (1, 10.0)):
         for t in range(tau):
-            miss = coef(t) ** 2 / 12 * scale if t + jstar < tau else 1e-9
+            miss = coef(t) ** 2 * spread[t + jstar] * scale if t + jstar < tau else 1e-9
             if t in (7, 8) and seed == 0:
                 miss = 1e-9                                              # the term is there, the member fits it
             rows += [{"kernel": "exp", "alteration": "mixed", "model": "transformer", "seed": seed, "t": t,
                       "test_mse": miss},
                      {"kernel": "exp", "alteration": "original", "model": "transformer", "seed": seed, "t": t,
                       "test_mse": 1e-8}]
-    check = one_term_check(cfg, pd.DataFrame(rows)).set_index("seed")
+    check = missing_terms_check(cfg, pd.DataFrame(rows)).set_index("seed")
     r = check.loc[0]
-    assert r.j == jstar and r.coef == pytest.approx(coef(tau), rel=1e-12) and r.one_term
-    assert r.n_hot == r.n_explained == tau - jstar - 2 and r.ratio == pytest.approx(1.0, rel=0.05)
+    assert (r.j1, r.j2) == (jstar, jstar) and r.coef_norm == pytest.approx(abs(coef(tau)), rel=1e-12) and r.one_block
+    assert r.n_hot == r.n_explained == tau - jstar - 2 and r.ratio == pytest.approx(1.0, rel=1e-9)
     assert r.fitted_where_present == "7 8" and r.unexplained == ""
-    assert not check.loc[1].one_term                                        # 10x the term's error: not one term
-    md = "\n".join(one_term_section(check.reset_index()))
-    assert f"| exp | transformer | 0 | {tau - jstar - 2} (t = 0..9) | j = +{jstar} |" in md and "| yes |" in md
+    assert check.loc[1].n_explained < 0.9 * check.loc[1].n_hot and not check.loc[1].one_block
+    md = "\n".join(missing_terms_section(check.reset_index()))
+    assert f"| exp | transformer | 0 | {tau - jstar - 2} (t = 0..9) | x(t+{jstar}) |" in md and "| yes |" in md
+    # causal mixing: K_t,t-d = sum_{s <= d} theta(s) e^-(d-s); for d >= 4 it is K_t,t-4 e^-(d-4) (> 0 for seed 0)
+    past = dataclasses.replace(cell, mix_direction="past")
+    K = past.coupling()
+    k4 = sum(th[s] * np.exp(-(4 - s)) for s in range(5))
+    assert k4 > 0 and K[9, 5] == pytest.approx(k4) and K[9, 0] == pytest.approx(k4 * np.exp(-5))
+    tail = [np.mean(((x[:, :t - 3] - 0.5) @ (k4 * np.exp(-(np.arange(t - 3)[::-1])))) ** 2) if t >= 4 else 0.0
+            for t in range(tau)]
+    np.testing.assert_allclose(drop_errors(K, x, -(tau - 1), -4), tail, rtol=1e-9)
+    rows = [{"kernel": "exp", "alteration": a, "model": "transformer", "seed": 0, "t": t,
+             "test_mse": (tail[t] if t >= 4 else 1e-9) if a == "mixed" else 1e-8}
+            for a in ("mixed", "original") for t in range(tau)]
+    r = missing_terms_check(dataclasses.replace(cfg, mix_direction="past"), pd.DataFrame(rows)).iloc[0]
+    assert r.j2 == -4 and r.one_block and r.n_explained == tau - 4 and r.ratio == pytest.approx(1.0, rel=1e-3)
+    assert terms_words(4, 4) == "x(t+4)" and terms_words(-7, -4) == "x(t-7) .. x(t-4)" and terms_words(0, 0) == "x(t)"
     assert spans("0 1 2 5 7 8") == "0-2, 5, 7-8" and spans("") == ""
 
 

@@ -746,20 +746,22 @@ def _budget(fit: dict | None) -> int:
     return int(fit.get("steps", 0) or 0) * int(fit.get("batch_size", 0) or 0)
 
 
-def _one_term(run: Run, alteration: str) -> str:
-    """What the run's summary found of a mixed Transformer's drop (rnn_compare one_term_check: whether one missing
-    term of the coupling explains its hot positions).  Shown beside a verdict, never part of its rule."""
-    recs = [r for r in (run.summary or {}).get("one_term", []) if r.get("model") == "transformer"]
+def _missing_terms(run: Run, alteration: str) -> str:
+    """What the run's summary found of a mixed Transformer's drop (rnn_compare missing_terms_check: whether one
+    missing block of the coupling's terms explains its hot positions).  Shown beside a verdict, never part of
+    its rule."""
+    recs = [r for r in (run.summary or {}).get("missing_terms", []) if r.get("model") == "transformer"]
     if alteration != "mixed" or not recs:
         return ""
-    one = [r for r in recs if r.get("one_term")]
+    one = [r for r in recs if r.get("one_block")]
     if not one:
-        return f"; the Transformer's drop is no single missing term in any of {len(recs)} seeds (one_term.csv)"
-    js = sorted({int(r["j"]) for r in one})
+        return f"; the Transformer's drop is no one missing block of terms in any of {len(recs)} seeds (missing_terms.csv)"
+    x = lambda j: f"x(t{int(j):+d})" if int(j) else "x(t)"  # noqa: E731
+    blocks = sorted({(int(r["j1"]), int(r["j2"])) for r in one})
+    words = ", ".join(x(a) if a == b else f"{x(a)} .. {x(b)}" for a, b in blocks)
     ratios = [float(r["ratio"]) for r in one]
-    return (f"; the Transformer's drop is one missing term, x(t{js[0]:+d})" + (" (or another offset)" if len(js) > 1 else "")
-            + f", in {len(one)} of {len(recs)} seeds (their MSE / that term's error {_g(min(ratios))}-{_g(max(ratios))}; "
-            "one_term.csv)")
+    return (f"; the Transformer's drop is the loss of {words}, in {len(one)} of {len(recs)} seeds (their MSE / that "
+            f"loss's error {_g(min(ratios))}-{_g(max(ratios))}; missing_terms.csv)")
 
 
 def _rnn_order(run: Run) -> tuple:
@@ -797,7 +799,7 @@ def alteration(claim: Claim, run: Run) -> Outcome | None:
     if lo is not None:
         interval += ("; lo > 1 exactly when every altered seed lies above every original seed (the seed test of the "
                      "rule's drop)")
-    extra += _quality(p["kernel"], origs) + _one_term(run, p["alteration"])
+    extra += _quality(p["kernel"], origs) + _missing_terms(run, p["alteration"])
     return Outcome(_verdict_of(parts), "; ".join(got) + extra, n, ratios[-1], lo, hi,
                    f"altered/original, ratio of medians ({p['expect'][-1][0]})", _rnn_order(run), interval)
 
