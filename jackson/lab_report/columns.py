@@ -229,6 +229,28 @@ COLUMNS: dict[str, dict[str, str]] = {
         "test_mse": "held-out squared error at output position t, mean over the n_test held-out sequences "
                     "(its mean over t is the member's test_mse in results.csv)",
     },
+    "rnn-compare missing_terms.csv": {
+        "kernel": "the linear target's kernel rho: `exp` or `uniform`",
+        "model": "`rnn` or `transformer`",
+        "seed": "the member's initialisation seed",
+        "n_hot": "output positions whose held-out MSE on the mixed target exceeds 10x the original target's "
+                 "(median over seeds at that position)",
+        "hot_first": "the first hot position (0-based t); empty when none",
+        "hot_last": "the last hot position (0-based t); empty when none",
+        "j1": "first offset of the block of coupling terms K_t,t+j x(t+j) whose loss explains the most hot positions "
+              "(j relative to the output t; negative: the past); empty when none explains any",
+        "j2": "last offset of that block (j1 <= j <= j2)",
+        "coef_norm": "median over the explained positions of the block's ||K_t,t+j||_2 (unitless)",
+        "n_explained": "hot positions whose MSE is within 1.25x of the block's loss error (`drop_errors`: "
+                       "mean over the held-out inputs of (sum_j K_t,t+j (x(t+j) - 1/2))^2)",
+        "ratio": "mean MSE / mean loss error over the explained positions",
+        "corr": "correlation over the explained positions of the MSE and the loss error (the latter moves with t "
+                "only through the sampling of the held-out inputs)",
+        "unexplained": "the hot positions the block does not explain, space-separated",
+        "one_block": "True when the block explains at least 90% of the hot positions",
+        "fitted_where_present": "positions outside the hot ones where the block's terms are in the target (loss "
+                                "error > 10x the member's MSE) yet fitted, space-separated",
+    },
     "rnn-mixing-spectrum spectra.csv": {
         "form": "`before` (rho(u, v)) or `after` (rho(u, a u + b v), the mixed inputs of App. D.3)",
         "i": "1-based index of the singular value, in decreasing order",
@@ -425,6 +447,8 @@ WRITTEN_BY: dict[str, str] = {
                                         "`coupling_spectra`",
     "rnn-compare position_mse.csv": "one row per (kernel, alteration, model, seed, t): `rnn_compare/experiment.py` "
                                     "`CompareCell.run` (each cell's position_mse.csv), gathered by `positions`",
+    "rnn-compare missing_terms.csv": "one row per (kernel, model, seed) of the mixed target: "
+                                     "`rnn_compare/experiment.py` `missing_terms_check`",
     "rnn-mixing-spectrum spectra.csv": "one row per (form, i): `rnn_compare/report.py` `write_spectrum_folder`",
     "vit-probe spectra.csv": "one row per ([m_h, seed,] layer, head, i): `vit_probe/spectra.py` `spectrum_table` "
                              "(vit-probe spectra and sweep-mh)",
