@@ -389,9 +389,31 @@ def concentration(pos: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def plot_positions(out: Path, pos: pd.DataFrame, cfg: CompareConfig) -> Path:
+def block_references(cfg: CompareConfig, check: pd.DataFrame | None) -> dict:
+    """(kernel, model) -> (j1, j2, reference MSE by t) for the block of terms that `missing_terms_check` found in
+    most of that model's mixed members (only blocks marked one_block count; none when no block has a majority)."""
+    refs = {}
+    if check is None or not len(check):
+        return refs
+    for (k, m), g in check[check.one_block.astype(bool)].groupby(["kernel", "model"]):
+        counts = g.groupby(["j1", "j2"]).size()
+        n_members = int((check.kernel == k).mul(check.model == m).sum())
+        if counts.max() * 2 <= n_members:
+            continue
+        j1, j2 = (int(v) for v in counts.idxmax())
+        cell = CompareCell(kernel=k, alteration="mixed", model=m, seeds=(0,), tau=cfg.tau, n_test=cfg.n_test,
+                           data_seed=cfg.data_seed, filter_length=cfg.filter_length, filter_seed=cfg.filter_seed,
+                           mix_direction=cfg.mix_direction, filter=cfg.filter)
+        x, _, _ = cell.data(cell.n_test, cell.data_seeds()[1])
+        refs[(k, m)] = (j1, j2, drop_errors(cell.coupling(), x, j1, j2))
+    return refs
+
+
+def plot_positions(out: Path, pos: pd.DataFrame, cfg: CompareConfig, refs: dict | None = None) -> Path:
     """Held-out MSE against output position, one panel per (kernel, model): median over seeds, band
-    from min to max, original and altered targets together, the exchanged blocks shaded."""
+    from min to max, original and altered targets together, the exchanged blocks shaded where a panel has a
+    permuted target; dashed, where `refs` has the panel, the error of a model that loses only the block of terms
+    missing_terms_check found (block_references)."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -406,9 +428,14 @@ def plot_positions(out: Path, pos: pd.DataFrame, cfg: CompareConfig) -> Path:
             s = g.groupby("t").test_mse
             ax.plot(s.median().index, s.median().values, color=styles.get(a, "k"), label=a)
             ax.fill_between(s.median().index, s.min().values, s.max().values, color=styles.get(a, "k"), alpha=0.2, lw=0)
-        ax.axvspan(-0.5, cfg.swap - 0.5, color="0.85", zorder=0)
-        ax.axvspan(cfg.tau - cfg.swap - 0.5, cfg.tau - 0.5, color="0.85", zorder=0,
-                   label=f"blocks exchanged by the ordering alteration (first/last {cfg.swap})")
+        if refs and (k, m) in refs:                      # what losing the found block of terms alone would cost
+            j1, j2, ref = refs[(k, m)]
+            t = np.flatnonzero(ref > 0)
+            ax.plot(t, ref[t], "k--", lw=1, label=f"error of a model exact but for {terms_words(j1, j2)} ({m})")
+        if (d.alteration == "permuted").any():         # the exchanged blocks mean nothing on a mixing-only panel
+            ax.axvspan(-0.5, cfg.swap - 0.5, color="0.85", zorder=0)
+            ax.axvspan(cfg.tau - cfg.swap - 0.5, cfg.tau - 0.5, color="0.85", zorder=0,
+                       label=f"blocks exchanged by the ordering alteration (first/last {cfg.swap})")
         ax.set(yscale="log", xlabel="output position t", title=f"{m}, {k} kernel", xlim=(-0.5, cfg.tau - 0.5))
     for ax in axes[:, 0]:
         ax.set_ylabel("held-out MSE at t")
@@ -429,7 +456,8 @@ def plot_positions(out: Path, pos: pd.DataFrame, cfg: CompareConfig) -> Path:
 
 
 def tables(out: Path, rows: pd.DataFrame, metas: dict, cfg: CompareConfig, command: str,
-           pos: pd.DataFrame | None = None, spec: pd.DataFrame | None = None) -> dict:
+           pos: pd.DataFrame | None = None, spec: pd.DataFrame | None = None,
+           check: pd.DataFrame | None = None) -> dict:
     """Table 2 / Table 3 layouts with the paper's values and Altered/Original ratios.  Diverged members
     (non-finite loss, or a training MSE above `explode` x E[y^2]: jackson/fit.py) are left out of every
     mean and named in the summary."""
@@ -491,7 +519,7 @@ def tables(out: Path, rows: pd.DataFrame, metas: dict, cfg: CompareConfig, comma
     if spec is not None:
         md += coupling_section(spec, rows)
     if pos is not None and len(pos) and (pos.alteration == "mixed").any():
-        check = missing_terms_check(cfg, pos)
+        check = missing_terms_check(cfg, pos) if check is None else check
         if len(check):
             check.to_csv(out / "missing_terms.csv", index=False, float_format="%.6g")
             md += missing_terms_section(check)
@@ -772,17 +800,18 @@ def run_compare(cfg: CompareConfig, command: str, progress: bool = True) -> dict
             if c in rows:
                 rows[c] = rows[c].astype("Int64")
         rows.to_csv(out / "results.csv", index=False, float_format="%.6e")
-        pos = positions(dirs, metas)
+        pos, check = positions(dirs, metas), None
         if pos is not None:             # diverged members are left out here as in every table
             bad = rows[rows.status.astype(str).str.startswith("diverged")]
             drop = set(zip(bad.kernel, bad.alteration, bad.model, bad.seed))
             pos = pos[[k not in drop for k in zip(pos.kernel, pos.alteration, pos.model, pos.seed)]]
             pos.to_csv(out / "position_mse.csv", index=False, float_format="%.6e")
-            plot_positions(out, pos, cfg)
+            check = missing_terms_check(cfg, pos) if (pos.alteration == "mixed").any() else None
+            plot_positions(out, pos, cfg, block_references(cfg, check))
         spec = coupling_spectra(cfg)
         spec.to_csv(out / "coupling_spectra.csv", index=False, float_format="%.6e")
         plot_coupling(out, spec)
-        summary = tables(out, rows, metas, cfg, command, pos, spec)
+        summary = tables(out, rows, metas, cfg, command, pos, spec, check)
         plot(out, pd.read_csv(out / "tables_long.csv"))
         write_report_json(out)
     return summary

@@ -47,9 +47,14 @@ def report_hook(folder: Path) -> dict:
             "figures": [{"file": "mse_bars.png",
                          "caption": f"{cap} Data: {data}. Seeds: {seeds}. Command: `{command}`."}]
             + ([{"file": "position_mse.png",
-                 "caption": f"Held-out MSE at each output position t (median over seeds, band: min to max), original "
-                            f"and altered targets together; grey: the first and last {cfg.get('swap', '?')} steps, the "
-                            f"blocks the ordering alteration exchanges. Seeds: {seeds}."}]
+                 "caption": "Held-out MSE at each output position t (median over seeds, band: min to max), original "
+                            "and altered targets together"
+                            + (f"; grey: the first and last {cfg.get('swap', '?')} steps, the blocks the ordering "
+                               "alteration exchanges" if cfg.get("table", "all") in ("all", "ordering", "uniform") else "")
+                            + ("; dashed: the error of a model exact but for the block of terms the summary's "
+                               "missing-terms check finds in most seeds"
+                               if any(r.get("one_block") for r in s.get("missing_terms", [])) else "")
+                            + f". Seeds: {seeds}."}]
                if (folder / "position_mse.png").exists() else [])
             + ([{"file": "coupling_spectra.png",
                  "caption": "Singular values of each target's coupling matrix K (y = K x for the inputs the model sees), "

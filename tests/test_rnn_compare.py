@@ -185,6 +185,8 @@ def test_rnn_compare_quick_smoke(tmp_path, sub_env):
     np.testing.assert_allclose(both.test_mse_pos, both.test_mse, rtol=1e-5)
     assert "## Where the error sits" in md and "| exp | permuted | transformer |" in md
     assert_paper_figure(out / "position_mse.png")
+    figs = {f["file"]: f["caption"] for f in json.loads((out / "report.json").read_text())["figures"]}
+    assert "grey: the first and last 3 steps" in figs["position_mse.png"]
 
 
 def test_rnn_compare_quick_mixing_with_a_given_filter(tmp_path, sub_env):
@@ -202,6 +204,8 @@ def test_rnn_compare_quick_mixing_with_a_given_filter(tmp_path, sub_env):
     spec = pd.read_csv(out / "coupling_spectra.csv")
     assert (spec[spec.alteration == "mixed"].negative == 0).all()
     assert json.loads((out / "config.json").read_text())["filter"] == "0.25,0.5,0.125"
+    figs = {f["file"]: f["caption"] for f in json.loads((out / "report.json").read_text())["figures"]}
+    assert "grey" not in figs["position_mse.png"]        # no permuted target: no exchanged blocks drawn or named
 
 
 @pytest.mark.slow
@@ -687,6 +691,14 @@ def test_missing_terms_check_finds_the_missing_term_of_a_synthetic_member():
     r = missing_terms_check(dataclasses.replace(cfg, mix_direction="past"), pd.DataFrame(rows)).iloc[0]
     assert r.j2 == -4 and r.one_block and r.n_explained == tau - 4 and r.ratio == pytest.approx(1.0, rel=1e-3)
     assert terms_words(4, 4) == "x(t+4)" and terms_words(-7, -4) == "x(t-7) .. x(t-4)" and terms_words(0, 0) == "x(t)"
+    # the figure's dashed reference: the block most members miss, drawn only with a majority of members
+    from rnn_compare.experiment import block_references
+    chk = pd.DataFrame([{"kernel": "exp", "model": "transformer", "seed": s, "j1": j, "j2": j, "one_block": ok}
+                        for s, j, ok in ((0, 2, True), (1, 2, True), (2, 3, True))])
+    (key, (j1, j2, ref)), = block_references(cfg, chk).items()
+    assert key == ("exp", "transformer") and (j1, j2) == (2, 2)
+    np.testing.assert_allclose(ref, drop_errors(cell.coupling(), x, 2, 2))
+    assert block_references(cfg, chk.assign(j1=[2, 3, 4], j2=[2, 3, 4])) == {}      # no block has a majority
     assert spans("0 1 2 5 7 8") == "0-2, 5, 7-8" and spans("") == ""
 
 
