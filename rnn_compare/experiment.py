@@ -210,6 +210,14 @@ class CompareConfig:
         names = list(TABLES) if self.table == "all" else [self.table]
         return list(dict.fromkeys(t for n in names for t in TABLES[n]))
 
+    def target_cell(self, kernel: str, alteration: str, model: str = "rnn") -> CompareCell:
+        """A cell that makes this config's (kernel, alteration) target and held-out inputs, for the analyses that
+        need the target but train nothing (coupling spectra, missing terms); its fit settings are the defaults."""
+        return CompareCell(kernel=kernel, alteration=alteration, model=model, seeds=(0,), tau=self.tau,
+                           n_test=self.n_test, data_seed=self.data_seed, swap=self.swap,
+                           filter_length=self.filter_length, filter_seed=self.filter_seed,
+                           mix_direction=self.mix_direction, filter=self.filter)
+
     def cells(self, ckpt_dir: str | Path = "") -> list[CompareCell]:
         """ckpt_dir: where the cells' fits keep their resume checkpoints (absolute; "" for none)."""
         return [CompareCell(kernel=k, alteration=a, model=m, seeds=tuple(range(self.seeds)), tau=self.tau,
@@ -401,9 +409,7 @@ def block_references(cfg: CompareConfig, check: pd.DataFrame | None) -> dict:
         if counts.max() * 2 <= n_members:
             continue
         j1, j2 = (int(v) for v in counts.idxmax())
-        cell = CompareCell(kernel=k, alteration="mixed", model=m, seeds=(0,), tau=cfg.tau, n_test=cfg.n_test,
-                           data_seed=cfg.data_seed, filter_length=cfg.filter_length, filter_seed=cfg.filter_seed,
-                           mix_direction=cfg.mix_direction, filter=cfg.filter)
+        cell = cfg.target_cell(k, "mixed", m)
         x, _, _ = cell.data(cell.n_test, cell.data_seeds()[1])
         refs[(k, m)] = (j1, j2, drop_errors(cell.coupling(), x, j1, j2))
     return refs
@@ -585,10 +591,7 @@ def coupling_spectra(cfg: CompareConfig) -> pd.DataFrame:
     """Singular values of each target's coupling matrix K (CompareCell.coupling): kernel, alteration, i, sigma."""
     rows = []
     for k, a in cfg.targets():
-        cell = CompareCell(kernel=k, alteration=a, model="rnn", seeds=(0,), tau=cfg.tau, data_seed=cfg.data_seed,
-                           swap=cfg.swap, filter_length=cfg.filter_length, filter_seed=cfg.filter_seed,
-                           mix_direction=cfg.mix_direction, filter=cfg.filter)
-        K = cell.coupling()
+        K = cfg.target_cell(k, a).coupling()
         sv = np.linalg.svd(K, compute_uv=False)
         neg, nz = int((K < -1e-12).sum()), int((np.abs(K) > 1e-12).sum())
         rows += [{"kernel": k, "alteration": a, "i": i + 1, "sigma": float(v), "negative": neg, "nonzero": nz}
@@ -667,9 +670,7 @@ def missing_terms_check(cfg: CompareConfig, pos: pd.DataFrame) -> pd.DataFrame:
                "fitted_where_present": ""}
         if hot:
             if k not in refs:               # every block's reference, once per kernel (the same for every member)
-                cell = CompareCell(kernel=k, alteration="mixed", model=m, seeds=(0,), tau=cfg.tau, n_test=cfg.n_test,
-                                   data_seed=cfg.data_seed, filter_length=cfg.filter_length,
-                                   filter_seed=cfg.filter_seed, mix_direction=cfg.mix_direction, filter=cfg.filter)
+                cell = cfg.target_cell(k, "mixed", m)
                 K = cell.coupling()
                 x, _, _ = cell.data(cell.n_test, cell.data_seeds()[1])
                 refs[k] = (K, {(j1, j2): drop_errors(K, x, j1, j2) for j1 in range(-(cfg.tau - 1), cfg.tau)
