@@ -760,8 +760,9 @@ def _missing_terms(run: Run, alteration: str) -> str:
     blocks = sorted({(int(r["j1"]), int(r["j2"])) for r in one})
     words = ", ".join(x(a) if a == b else f"{x(a)} .. {x(b)}" for a, b in blocks)
     ratios = [float(r["ratio"]) for r in one]
+    lo, hi = _g(min(ratios)), _g(max(ratios))
     return (f"; the Transformer's drop is the loss of {words}, in {len(one)} of {len(recs)} seeds (their MSE / that "
-            f"loss's error {_g(min(ratios))}-{_g(max(ratios))}; missing_terms.csv)")
+            f"loss's error {lo if lo == hi else f'{lo}-{hi}'}; missing_terms.csv)")
 
 
 def _rnn_order(run: Run) -> tuple:
