@@ -650,7 +650,8 @@ def missing_terms_check(cfg: CompareConfig, pos: pd.DataFrame) -> pd.DataFrame:
     the block's terms, replaced by their mean, has at t the MSE drop_errors(K, x, j1, j2)[t] on the very held-out
     inputs the cells scored on.  A hot t is explained by a block when its MSE is within MISSING_TOL of that; the
     block explaining the most hot t is kept (ties: the least median |log(MSE / reference)| over them, then the
-    shorter block).  Columns: kernel, model, seed, n_hot, hot_first, hot_last, j1, j2, coef_norm (median over the
+    shorter block).  Columns: kernel, model, seed, n_hot, hot_first, hot_last, j1, j2, terms (the block in
+    words, `terms_words`), coef_norm (median over the
     explained t of the block's ||K_t,t+j||_2), n_explained, ratio (mean MSE / mean reference over the explained
     t), corr (over the explained t: the reference moves with t only by the sampling of the held-out inputs, so a
     high correlation means the model's error follows those very inputs), unexplained (hot t not explained),
@@ -665,7 +666,7 @@ def missing_terms_check(cfg: CompareConfig, pos: pd.DataFrame) -> pd.DataFrame:
         e = g.set_index("t").test_mse.sort_index()
         hot = [int(t) for t in e.index if e[t] > HOT * base.get(t, np.inf)]
         row = {"kernel": k, "model": m, "seed": int(seed), "n_hot": len(hot), "hot_first": min(hot, default=None),
-               "hot_last": max(hot, default=None), "j1": None, "j2": None, "coef_norm": np.nan, "n_explained": 0,
+               "hot_last": max(hot, default=None), "j1": None, "j2": None, "terms": "", "coef_norm": np.nan, "n_explained": 0,
                "ratio": np.nan, "corr": np.nan, "unexplained": " ".join(map(str, hot)), "one_block": False,
                "fitted_where_present": ""}
         if hot:
@@ -688,7 +689,7 @@ def missing_terms_check(cfg: CompareConfig, pos: pd.DataFrame) -> pd.DataFrame:
                 _, (j1, j2), hit = best
                 ref = blocks[(j1, j2)]
                 norm = [np.linalg.norm([K[t, t + j] for j in range(j1, j2 + 1) if 0 <= t + j < cfg.tau]) for t in hit]
-                row.update(j1=j1, j2=j2, coef_norm=float(np.median(norm)), n_explained=len(hit),
+                row.update(j1=j1, j2=j2, terms=terms_words(j1, j2), coef_norm=float(np.median(norm)), n_explained=len(hit),
                            ratio=float(e[hit].mean() / ref[hit].mean()),
                            corr=float(np.corrcoef(e[hit].to_numpy(), ref[hit])[0, 1]) if len(hit) >= 3 else np.nan,
                            unexplained=" ".join(str(t) for t in hot if t not in hit),
@@ -738,7 +739,7 @@ def missing_terms_section(check: pd.DataFrame) -> list[str]:
             md.append(f"| {r.kernel} | {r.model} | {r.seed} | {hot} | - | - | 0 | - | - | no | "
                       f"{spans(r.unexplained) or '-'} | |")
             continue
-        md.append(f"| {r.kernel} | {r.model} | {r.seed} | {hot} | {terms_words(r.j1, r.j2)} | {r.coef_norm:.4g} | "
+        md.append(f"| {r.kernel} | {r.model} | {r.seed} | {hot} | {r.terms} | {r.coef_norm:.4g} | "
                   f"{r.n_explained} | {r.ratio:.4g} | {r.corr:.3g} | {'yes' if r.one_block else 'no'} | "
                   f"{spans(r.unexplained) or '-'} | {spans(r.fitted_where_present) or '-'} |")
     return md + [""]

@@ -250,9 +250,11 @@ def test_alteration_and_gap(tmp_path):
     assert r.verdict == NOT_REPRODUCED and "(unclear" in r.measured and "mixing future" in r.measured
     assert "drop is" not in r.measured                                     # no missing-terms check in this summary
     # the summary's missing-terms check is shown beside the verdict (Transformer members only), never changes it
-    one = [{"model": "transformer", "seed": s, "j1": 4, "j2": 4, "one_block": s < 2, "ratio": 1.0 + s / 100}
+    one = [{"model": "transformer", "seed": s, "j1": 4, "j2": 4, "terms": "x(t+4)", "one_block": s < 2,
+            "ratio": 1.0 + s / 100}
            for s in range(3)]
-    one.append({"model": "rnn", "seed": 0, "j1": None, "j2": None, "one_block": False, "ratio": None})
+    one.append({"model": "rnn", "seed": 0, "j1": None, "j2": None, "terms": "", "one_block": False,
+                "ratio": None})
     rnn_folder(tmp_path, [("exp", "original", "rnn", [1e-8, 2e-8, 3e-8]), ("exp", "mixed", "rnn", [5e-8, 6e-8, 7e-8]),
                           ("exp", "original", "transformer", [1e-3, 2e-3, 9e-3]),
                           ("exp", "mixed", "transformer", [5e-3, 6e-3, 7e-3])], summary={"missing_terms": one})

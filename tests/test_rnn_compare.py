@@ -689,7 +689,7 @@ def test_missing_terms_check_finds_the_missing_term_of_a_synthetic_member():
              "test_mse": (tail[t] if t >= 4 else 1e-9) if a == "mixed" else 1e-8}
             for a in ("mixed", "original") for t in range(tau)]
     r = missing_terms_check(dataclasses.replace(cfg, mix_direction="past"), pd.DataFrame(rows)).iloc[0]
-    assert r.j2 == -4 and r.one_block and r.n_explained == tau - 4 and r.ratio == pytest.approx(1.0, rel=1e-3)
+    assert r.j2 == -4 and r.terms == f"x(t{int(r.j1):+d}) .. x(t-4)" and r.one_block and r.n_explained == tau - 4 and r.ratio == pytest.approx(1.0, rel=1e-3)
     assert terms_words(4, 4) == "x(t+4)" and terms_words(-7, -4) == "x(t-7) .. x(t-4)" and terms_words(0, 0) == "x(t)"
     # the figure's dashed reference: the block most members miss, drawn only with a majority of members
     from rnn_compare.experiment import block_references

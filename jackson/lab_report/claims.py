@@ -756,9 +756,7 @@ def _missing_terms(run: Run, alteration: str) -> str:
     one = [r for r in recs if r.get("one_block")]
     if not one:
         return f"; the Transformer's drop is no one missing block of terms in any of {len(recs)} seeds (missing_terms.csv)"
-    x = lambda j: f"x(t{int(j):+d})" if int(j) else "x(t)"  # noqa: E731
-    blocks = sorted({(int(r["j1"]), int(r["j2"])) for r in one})
-    words = ", ".join(x(a) if a == b else f"{x(a)} .. {x(b)}" for a, b in blocks)
+    words = ", ".join(dict.fromkeys(r["terms"] for r in sorted(one, key=lambda r: (int(r["j1"]), int(r["j2"])))))
     ratios = [float(r["ratio"]) for r in one]
     lo, hi = _g(min(ratios)), _g(max(ratios))
     return (f"; the Transformer's drop is the loss of {words}, in {len(one)} of {len(recs)} seeds (their MSE / that "

@@ -240,6 +240,7 @@ COLUMNS: dict[str, dict[str, str]] = {
         "j1": "first offset of the block of coupling terms K_t,t+j x(t+j) whose loss explains the most hot positions "
               "(j relative to the output t; negative: the past); empty when none explains any",
         "j2": "last offset of that block (j1 <= j <= j2)",
+        "terms": "that block in words, e.g. x(t+4) or x(t-7) .. x(t-4); empty when none",
         "coef_norm": "median over the explained positions of the block's ||K_t,t+j||_2 (unitless)",
         "n_explained": "hot positions whose MSE is within 1.25x of the block's loss error (`drop_errors`: "
                        "mean over the held-out inputs of (sum_j K_t,t+j (x(t+j) - 1/2))^2)",
