@@ -221,8 +221,8 @@ def test_vit_permutation_against_its_control(tmp_path):
 
 # ---- RNN vs Transformer ------------------------------------------------------------------------------------
 
-def rnn_folder(root, rows, mix="future", name="c", steps=None, summary=None):
-    cfg = {"seeds": 3, "mix_direction": mix, "quick": False}
+def rnn_folder(root, rows, mix="future", name="c", steps=None, summary=None, taps=""):
+    cfg = {"seeds": 3, "mix_direction": mix, "quick": False, "filter": taps}
     if steps:
         cfg["fit"] = {"steps": steps, "batch_size": 256}
     f = folder(root, f"rnn_compare/{name}", {"tables": {}, **(summary or {})}, cfg)
@@ -282,6 +282,20 @@ def test_equal_seeds_prefer_the_longer_trained_folder(tmp_path):
     assert (r.folder, r.verdict) == ("rnn_compare/b-long", PARTLY)
     assert any(o.startswith("rnn_compare/a-short: reproduced") for o in r.others)
     assert "larger training budget" in claims.KINDS["alteration"].rule
+
+
+def test_the_papers_random_filter_gives_the_mixing_row_before_given_taps(tmp_path):
+    """A folder whose taps were given with --filter (a diagnostic, e.g. every tap made positive) never gives
+    Table 2's mixing row while one with the paper's randomly generated filter exists, whichever name sorts
+    first; it is listed beside it."""
+    rows = lambda tr_mix: [("exp", "original", "rnn", [1e-8, 2e-8, 3e-8]), ("exp", "mixed", "rnn", [1e-8, 2e-8, 3e-8]),
+                           ("exp", "original", "transformer", [1e-4, 2e-4, 3e-4]), ("exp", "mixed", "transformer", tr_mix)]
+    rnn_folder(tmp_path, rows([1e-4, 2e-4, 3e-4]), name="a-given", steps=24000, taps="0.2,0.3,0.5")
+    rnn_folder(tmp_path, rows([3e-3, 4e-3, 5e-3]), name="b-random", steps=24000)
+    r = judge(tmp_path, "JL-tab2-mixing")
+    assert (r.folder, r.verdict) == ("rnn_compare/b-random", REPRODUCED)
+    assert any(o.startswith("rnn_compare/a-given: partly") for o in r.others)
+    assert "taps given with --filter" in claims.KINDS["alteration"].rule
 
 
 # ---- App. B.1 ----------------------------------------------------------------------------------------------

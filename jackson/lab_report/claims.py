@@ -764,11 +764,12 @@ def _missing_terms(run: Run, alteration: str) -> str:
 
 
 def _rnn_order(run: Run) -> tuple:
-    """The paper's mixing formula first, then the larger Transformer training budget, then the RNN's: a
-    folder trained longer measures the paper's trained models better (read from config.json, not from the
-    outcome, so the choice cannot follow the verdict)."""
+    """The paper's mixing formula first, then the paper's randomly generated filter (App. C: "a randomly
+    generated length 5 filter") before taps given with --filter (a diagnostic), then the larger Transformer
+    training budget, then the RNN's: a folder trained longer measures the paper's trained models better (read
+    from config.json, not from the outcome, so the choice cannot follow the verdict)."""
     c = run.config
-    return (0 if c.get("mix_direction", "future") == "future" else 1,
+    return (0 if c.get("mix_direction", "future") == "future" else 1, 1 if c.get("filter") else 0,
             -_budget(c.get("fit")), -_budget(c.get("rnn_fit")))
 
 
@@ -778,8 +779,8 @@ drop when the ratio of medians is >= {DROP_FACTOR:g} (above the largest ratio th
 {PAPER_UNAFFECTED_MAX:.3g}; its smallest drop is {PAPER_DROP_MIN:.3g}) and every altered seed lies above every
 original seed; no drop when the ratio is < {DROP_FACTOR:g}; unclear otherwise. Reproduced when every model the claim names gets the paper's label;
 partly when some do; not reproduced when none. Ties: the paper's mixing formula (mix_direction future)
-before the causal one, then the larger training budget (steps x batch size in config.json; the
-Transformer's, then the RNN's).""")
+before the causal one, then the paper's random filter before taps given with --filter, then the larger
+training budget (steps x batch size in config.json; the Transformer's, then the RNN's).""")
 def alteration(claim: Claim, run: Run) -> Outcome | None:
     p = claim.p
     got, parts, ratios, origs = [], [], [], {}
