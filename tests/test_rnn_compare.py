@@ -702,6 +702,48 @@ def test_missing_terms_check_finds_the_missing_term_of_a_synthetic_member():
     assert spans("0 1 2 5 7 8") == "0-2, 5, 7-8" and spans("") == ""
 
 
+def test_sign_rule_drops_the_terms_against_the_rows_leading_sign():
+    """sign_rule_errors on a hand-made K (independent closed form per row), on the all-positive filter (nothing
+    to drop) and on the paper's signed length-5 filter, where it is the loss of x(t+4) and of the past inputs
+    whose truncated coefficient is positive (closed form from the taps); sign_rule_check
+    adds the original level and sets each mixed seed beside it."""
+    from rnn_compare.experiment import CompareCell, CompareConfig, sign_rule_check, sign_rule_errors, sign_rule_section
+    x = np.random.default_rng(0).random((500, 3))
+    K = np.array([[1.0, -0.5, 0.2], [-3.0, 0.4, 0.3], [0.1, 0.2, 0.3]])
+    xc = x - 0.5
+    want = [np.mean((0.2 * xc[:, 2]) ** 2),       # row 0: lead -0.5, drop +0.2 (x(t)'s own 1.0 is kept)
+            np.mean((0.3 * xc[:, 2]) ** 2),       # row 1: lead -3.0 off the diagonal, drop +0.3
+            0.0]                                   # row 2: every entry positive
+    np.testing.assert_allclose(sign_rule_errors(K, x), want, rtol=1e-12)
+    tau = 12
+    cell = CompareCell(kernel="exp", alteration="mixed", model="transformer", seeds=(0,), tau=tau)
+    xt, _, _ = cell.data(cell.n_test, cell.data_seeds()[1])
+    xc4 = xt - 0.5
+    got = sign_rule_errors(cell.coupling(), xt)
+    # the loss of x(t+4) (K = theta(4) > 0 against a negative row) and of the past inputs u < t whose coefficient
+    # e^-(t-u) sum_{s <= u} e^-s theta(s) (the filter's sum truncated at the start of the sequence) is positive
+    th = random_filter(5, seed=0)
+    c = np.cumsum(np.exp(-np.arange(5)) * th)
+    c = np.concatenate([c, np.full(tau, c[-1])])
+    first = []
+    for t in range(tau - 4):
+        past = [u for u in range(t) if c[u] > 0]
+        first.append(np.mean((xc4[:, [t + 4] + past] @ np.array([th[4]] + [np.exp(-(t - u)) * c[u] for u in past])) ** 2))
+    assert c[0] > 0 and c[1] > 0 and (c[2:] < 0).all()
+    np.testing.assert_allclose(got[:tau - 4], first, rtol=1e-9)
+    pos = dataclasses.replace(cell, filter=",".join(str(v) for v in np.abs(random_filter(5, seed=0))))
+    assert not sign_rule_errors(pos.coupling(), xt).any()
+    cfg = CompareConfig(table="mixing", tau=tau, swap=3)
+    rows = pd.DataFrame([{"kernel": "exp", "alteration": a, "model": "transformer", "seed": s, "test_mse": v}
+                         for a, vals in (("original", [1e-5, 2e-5, 9e-5]), ("mixed", [1e-3, 2e-3, 3e-3]))
+                         for s, v in enumerate(vals)])
+    chk = sign_rule_check(cfg, rows)
+    pred = float(got.mean()) + 2e-5
+    assert chk.seed.tolist() == [0, 1, 2] and np.allclose(chk.predicted, pred)
+    np.testing.assert_allclose(chk.ratio, np.array([1e-3, 2e-3, 3e-3]) / pred)
+    assert f"| exp | 1 | {pred:.3g} | 0.002 |" in "\n".join(sign_rule_section(chk))
+
+
 def test_energy_rank_and_the_coupling_section():
     from rnn_compare.experiment import CompareConfig, coupling_section, coupling_spectra, energy_rank
     assert energy_rank([3.0, 1.0, 1.0], 0.9) == 2        # 9 / 11 < 0.9 <= 10 / 11
