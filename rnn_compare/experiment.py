@@ -75,12 +75,15 @@ class CompareCell:
 
     def key(self) -> str:
         # rnn_retries changes nothing a Transformer cell computes, so it is left out of that cell's key
-        # (its finished cells are reused when only the RNN's retry budget changes); nor does --filter change an
-        # unmixed cell (its original cells are those of a run with the random filter); where checkpoints go and
-        # how often change nothing any cell computes
+        # (its finished cells are reused when only the RNN's retry budget changes); nor do the filter's taps,
+        # length or seed change an unmixed cell (a run with another filter reuses the original cells of a run
+        # with the default one); where checkpoints go and how often change nothing any cell computes
+        mixed = self.alteration == "mixed"
         ident = dataclasses.replace(self, ckpt_dir="", ckpt_every_s=CKPT_EVERY_S,
                                     rnn_retries=self.rnn_retries if self.model == "rnn" else 0,
-                                    filter=self.filter if self.alteration == "mixed" else "")
+                                    filter=self.filter if mixed else "",
+                                    filter_length=self.filter_length if mixed else CompareCell.filter_length,
+                                    filter_seed=self.filter_seed if mixed else CompareCell.filter_seed)
         return f"{self.kernel}_{self.alteration}_{self.model}_{config_hash(ident)}"
 
     def ckpt_path(self, tag: str) -> Path | None:

@@ -633,6 +633,9 @@ def test_a_filter_given_by_its_taps_is_the_filter_used():
     assert typed.key() != base.key()
     orig = dataclasses.replace(base, alteration="original")
     assert dataclasses.replace(orig, filter=typed.filter).key() == orig.key()   # an unmixed cell is the same cell
+    for change in ({"filter_length": 8}, {"filter_seed": 3}):     # nor does another filter length or seed
+        assert dataclasses.replace(orig, **change).key() == orig.key()
+        assert dataclasses.replace(base, **change).key() != base.key()
     np.testing.assert_array_equal(typed.coupling(), base.coupling())
     assert (base.coupling() < -1e-12).any()                       # seed 0's filter has negative taps
     for direction in ("future", "past"):
