@@ -697,7 +697,9 @@ def sign_rule_section(check: pd.DataFrame) -> list[str]:
           "row t of the mixed target's K except those whose sign differs from the row's largest off-diagonal entry "
           "(x(t)'s own term it fits). Predicted held-out MSE: the original target's (median over seeds) plus the mean "
           "over t of the error of losing those terms on these held-out inputs (`sign_rule_errors`). A fit on the "
-          "filters it was read from (this lab's seed-0 length-5 filter, both directions); a prediction on any other.",
+          "filters it was read from (this lab's seed-0 length-5 filter, both directions); a prediction on any other. "
+          "The original level added assumes the rest of the mixed target is fitted as well as the original; where the "
+          "rule drops little, a smoother mixed target can be fitted better than that.",
           "", "| kernel | seed | predicted | measured | measured / predicted |", "|---|---|---|---|---|"]
     md += [f"| {r.kernel} | {r.seed} | {r.predicted:.3g} | {r.measured:.3g} | {r.ratio:.3g} |" for r in check.itertuples()]
     return md + [""]
