@@ -113,6 +113,10 @@ class CompareCell:
         s_tr, s_te = derive_seeds(self.data_seed, 20_000, n=2)
         return int(s_tr), int(s_te)
 
+    def held_out_inputs(self) -> np.ndarray:
+        """The held-out inputs x (n_test, tau) the cell scores on: those `data(n_test, .)` draws at fit time."""
+        return self.data(self.n_test, self.data_seeds()[1])[0]
+
     def data(self, n: int, seed: int):
         """(inputs the model sees, targets) for the altered target; also the kernel it realises."""
         return self._pair(np.random.default_rng(seed).random((n, self.tau)))
@@ -413,8 +417,7 @@ def block_references(cfg: CompareConfig, check: pd.DataFrame | None) -> dict:
             continue
         j1, j2 = (int(v) for v in counts.idxmax())
         cell = cfg.target_cell(k, "mixed", m)
-        x, _, _ = cell.data(cell.n_test, cell.data_seeds()[1])
-        refs[(k, m)] = (j1, j2, drop_errors(cell.coupling(), x, j1, j2))
+        refs[(k, m)] = (j1, j2, drop_errors(cell.coupling(), cell.held_out_inputs(), j1, j2))
     return refs
 
 
@@ -644,10 +647,14 @@ def drop_errors(K: np.ndarray, x: np.ndarray, j1: int, j2: int) -> np.ndarray:
     xc = x - 0.5
     out = np.zeros(tau)
     for t in range(tau):
-        cols = [t + j for j in range(j1, j2 + 1) if 0 <= t + j < tau]
-        if cols:
-            out[t] = float(np.mean((xc[:, cols] @ K[t, cols]) ** 2))
+        out[t] = lost_terms_error(K, xc, t, [t + j for j in range(j1, j2 + 1) if 0 <= t + j < tau])
     return out
+
+
+def lost_terms_error(K: np.ndarray, xc: np.ndarray, t: int, cols: list[int]) -> float:
+    """mean over the centred inputs xc = x - 1/2 of (sum_{u in cols} K_t,u xc_u)^2: the MSE at t of a model exact
+    but for the terms K_t,u x(u), u in cols, replaced by their mean (0 for no terms)."""
+    return float(np.mean((xc[:, cols] @ K[t, cols]) ** 2)) if cols else 0.0
 
 
 def sign_rule_errors(K: np.ndarray, x: np.ndarray) -> np.ndarray:
@@ -664,9 +671,7 @@ def sign_rule_errors(K: np.ndarray, x: np.ndarray) -> np.ndarray:
         if not off:
             continue
         lead = np.sign(K[t, max(off, key=lambda u: abs(K[t, u]))])
-        opp = [u for u in off if np.sign(K[t, u]) != lead]
-        if opp:
-            out[t] = float(np.mean((xc[:, opp] @ K[t, opp]) ** 2))
+        out[t] = lost_terms_error(K, xc, t, [u for u in off if np.sign(K[t, u]) != lead])
     return out
 
 
@@ -682,8 +687,7 @@ def sign_rule_check(cfg: CompareConfig, rows: pd.DataFrame) -> pd.DataFrame:
         if not len(orig):
             continue
         cell = cfg.target_cell(k, "mixed", "transformer")
-        x, _, _ = cell.data(cell.n_test, cell.data_seeds()[1])
-        rule = float(sign_rule_errors(cell.coupling(), x).mean())
+        rule = float(sign_rule_errors(cell.coupling(), cell.held_out_inputs()).mean())
         pred = rule + float(orig.median())
         for r in tr[(tr.kernel == k) & (tr.alteration == "mixed")].itertuples():
             out.append({"kernel": k, "seed": int(r.seed), "predicted": pred, "measured": float(r.test_mse),
@@ -735,7 +739,7 @@ def missing_terms_check(cfg: CompareConfig, pos: pd.DataFrame) -> pd.DataFrame:
             if k not in refs:               # every block's reference, once per kernel (the same for every member)
                 cell = cfg.target_cell(k, "mixed", m)
                 K = cell.coupling()
-                x, _, _ = cell.data(cell.n_test, cell.data_seeds()[1])
+                x = cell.held_out_inputs()
                 refs[k] = (K, {(j1, j2): drop_errors(K, x, j1, j2) for j1 in range(-(cfg.tau - 1), cfg.tau)
                                for j2 in range(j1, cfg.tau)})
             K, blocks = refs[k]
