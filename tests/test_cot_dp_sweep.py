@@ -356,16 +356,16 @@ def test_a_redraw_hatches_exactly_the_cells_at_or_below_the_constant_answer(tmp_
     mean = res.groupby(["task", "model", "size", "d_model"]).agg(acc=("accuracy", "mean"), base=("baseline", "first"))
     low = mean[mean.acc <= mean.base + 1e-9]
     assert 0 < len(low) < len(mean)
-    for task in ("ed", "ed_local"):
-        fig = kept[f"accuracy_{task}.png"]
+    for name in ("ed", "ed_local"):
+        fig = kept[f"accuracy_{name}.png"]
         for ax, m in zip(fig.axes, ("standard", "linear")):
             assert ax.get_title() == m
-            want = {(s, d) for (t, mm, s, d) in low.index if t == task and mm == m}
-            assert _hatched_cells(ax) == want, (task, m)
+            want = {(s, d) for (t, mm, s, d) in low.index if t == name and mm == m}
+            assert _hatched_cells(ax) == want, (name, m)
         assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == ["5\n(base 0.12)", "4\n(base 0.25)"]
         (legend,) = fig.legends
         assert "hatched: accuracy at or below a constant answer's" in legend.get_texts()[0].get_text()
-        assert_paper_figure(folder / f"accuracy_{task}.png")
+        assert_paper_figure(folder / f"accuracy_{name}.png")
     caps = {f["file"]: f["caption"] for f in json.loads((folder / "report.json").read_text())["figures"]}
     assert all("hatched: accuracy at or below a constant answer's" in caps[f"accuracy_{t}.png"] for t in ("ed", "ed_local"))
 
