@@ -221,8 +221,8 @@ def test_vit_permutation_against_its_control(tmp_path):
 
 # ---- RNN vs Transformer ------------------------------------------------------------------------------------
 
-def rnn_folder(root, rows, mix="future", name="c", steps=None, summary=None, taps=""):
-    cfg = {"seeds": 3, "mix_direction": mix, "quick": False, "filter": taps}
+def rnn_folder(root, rows, mix="future", name="c", steps=None, summary=None, taps="", length=5):
+    cfg = {"seeds": 3, "mix_direction": mix, "quick": False, "filter": taps, "filter_length": length}
     if steps:
         cfg["fit"] = {"steps": steps, "batch_size": 256}
     f = folder(root, f"rnn_compare/{name}", {"tables": {}, **(summary or {})}, cfg)
@@ -285,7 +285,8 @@ def test_equal_seeds_prefer_the_longer_trained_folder(tmp_path):
 
 
 def test_the_papers_random_filter_gives_the_mixing_row_before_given_taps(tmp_path):
-    """A folder whose taps were given with --filter (a diagnostic, e.g. every tap made positive) never gives
+    """A folder whose taps were given with --filter (a diagnostic, e.g. every tap made positive), or whose random
+    filter has another length than the paper's 5, never gives
     Table 2's mixing row while one with the paper's randomly generated filter exists, whichever name sorts
     first; it is listed beside it."""
     rows = lambda tr_mix: [("exp", "original", "rnn", [1e-8, 2e-8, 3e-8]), ("exp", "mixed", "rnn", [1e-8, 2e-8, 3e-8]),
@@ -296,6 +297,12 @@ def test_the_papers_random_filter_gives_the_mixing_row_before_given_taps(tmp_pat
     assert (r.folder, r.verdict) == ("rnn_compare/b-random", REPRODUCED)
     assert any(o.startswith("rnn_compare/a-given: partly") for o in r.others)
     assert "taps given with --filter" in claims.KINDS["alteration"].rule
+    # a random filter of another length (--filter-length 8) is a diagnostic too, even trained longer
+    rnn_folder(tmp_path, rows([1e-4, 2e-4, 3e-4]), name="a-len8", steps=48000, length=8)
+    r = judge(tmp_path, "JL-tab2-mixing")
+    assert (r.folder, r.verdict) == ("rnn_compare/b-random", REPRODUCED)
+    assert any(o.startswith("rnn_compare/a-len8: partly") for o in r.others)
+    assert "random length-5 filter before taps given with --filter or another --filter-length" in claims.KINDS["alteration"].rule
 
 
 # ---- App. B.1 ----------------------------------------------------------------------------------------------
