@@ -286,9 +286,8 @@ def test_equal_seeds_prefer_the_longer_trained_folder(tmp_path):
 
 def test_the_papers_random_filter_gives_the_mixing_row_before_given_taps(tmp_path):
     """A folder whose taps were given with --filter (a diagnostic, e.g. every tap made positive), or whose random
-    filter has another length than the paper's 5, never gives
-    Table 2's mixing row while one with the paper's randomly generated filter exists, whichever name sorts
-    first; it is listed beside it."""
+    filter has another length than the paper's 5, never gives Table 2's mixing row while one with the paper's
+    randomly generated filter exists, whichever name sorts first; it is listed beside it."""
     rows = lambda tr_mix: [("exp", "original", "rnn", [1e-8, 2e-8, 3e-8]), ("exp", "mixed", "rnn", [1e-8, 2e-8, 3e-8]),
                            ("exp", "original", "transformer", [1e-4, 2e-4, 3e-4]), ("exp", "mixed", "transformer", tr_mix)]
     rnn_folder(tmp_path, rows([1e-4, 2e-4, 3e-4]), name="a-given", steps=24000, taps="0.2,0.3,0.5")

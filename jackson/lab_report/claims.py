@@ -62,7 +62,7 @@ PAPER_GAP = min(PAPER_MSE[("uniform", a, "rnn")] / PAPER_MSE[("uniform", a, "tra
                 for a in ("original", "permuted"))
 EXPONENT_TOL = 0.25    # exponents agree when they differ by <= this: over m_h 1..8 it moves e(8)/e(1) by 8^0.25 = 1.7x
 KNEE_MIN = 10.0        # an order of magnitude: the finite-rank knee (the sweep's own KNEE_MIN, jackson/rate_sweep/results.py)
-PAPER_FILTER_LENGTH = 5  # Table 2 / App. C: "a randomly generated length 5 filter" (other lengths are diagnostics)
+PAPER_FILTER_LENGTH = 5  # App. C: "a randomly generated length 5 filter" (rnn-compare's --filter-length default)
 DROP_FACTOR = 2.0      # "performance drop": just above the largest ratio the paper calls unaffected (PAPER_UNAFFECTED_MAX)
 QUALITY_FACTOR = 3.0   # Tables 2-3: a fit counts as trained to the paper's quality within 3x of the paper's MSE on the original target (issue 17's bar)
 GAP_FACTOR = 10.0      # "hard to learn for one model, learnable for the other": an order of magnitude between them
@@ -766,9 +766,9 @@ def _missing_terms(run: Run, alteration: str) -> str:
 
 def _rnn_order(run: Run) -> tuple:
     """The paper's mixing formula first, then the paper's randomly generated filter (App. C: "a randomly
-    generated length 5 filter") before taps given with --filter or another --filter-length (diagnostics), then the larger Transformer
-    training budget, then the RNN's: a folder trained longer measures the paper's trained models better (read
-    from config.json, not from the outcome, so the choice cannot follow the verdict)."""
+    generated length 5 filter") before taps given with --filter or another --filter-length (diagnostics), then
+    the larger Transformer training budget, then the RNN's: a folder trained longer measures the paper's trained
+    models better (read from config.json, not from the outcome, so the choice cannot follow the verdict)."""
     c = run.config
     papers_filter = not c.get("filter") and c.get("filter_length", PAPER_FILTER_LENGTH) == PAPER_FILTER_LENGTH
     return (0 if c.get("mix_direction", "future") == "future" else 1, 0 if papers_filter else 1,
@@ -782,8 +782,8 @@ drop when the ratio of medians is >= {DROP_FACTOR:g} (above the largest ratio th
 original seed; no drop when the ratio is < {DROP_FACTOR:g}; unclear otherwise. Reproduced when every model the claim names gets the paper's label;
 partly when some do; not reproduced when none. Ties: the paper's mixing formula (mix_direction future)
 before the causal one, then the paper's random length-5 filter before taps given with --filter or another
---filter-length, then the larger
-training budget (steps x batch size in config.json; the Transformer's, then the RNN's).""")
+--filter-length, then the larger training budget (steps x batch size in config.json; the Transformer's, then
+the RNN's).""")
 def alteration(claim: Claim, run: Run) -> Outcome | None:
     p = claim.p
     got, parts, ratios, origs = [], [], [], {}
