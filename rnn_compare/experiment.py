@@ -191,7 +191,8 @@ class CompareCell:
 @dataclass(frozen=True)
 class CompareConfig:
     table: str = "all"           # ordering | mixing | uniform (Table 3) | all
-    seeds: int = 3               # how many seeds per model and target (bank members 0..n-1)
+    seeds: int = 3               # how many seeds per model and target (bank members first..first+n-1)
+    first_seed: int = 0          # the first bank member's seed: more inits beside a finished run, none retrained
     tau: int = 32                # sequence length (App. C: 32)
     n_train: int = 8192          # training sequences per cell
     n_test: int = 2048           # held-out sequences per cell
@@ -213,6 +214,11 @@ class CompareConfig:
 
     CLI = {"seeds": Option("--n-seeds", old=("--seeds",))}   # a count, like --n-train; --seeds lists seeds elsewhere
 
+    def seed_list(self) -> tuple[int, ...]:
+        """The bank members' seeds.  A member's init depends on its seed alone and every member sees the same
+        batches, so seed s trains alike in any bank that holds it: --first-seed 3 adds inits 3.. to a run of 0..2."""
+        return tuple(range(self.first_seed, self.first_seed + self.seeds))
+
     def targets(self) -> list[tuple[str, str]]:
         names = list(TABLES) if self.table == "all" else [self.table]
         return list(dict.fromkeys(t for n in names for t in TABLES[n]))
@@ -227,7 +233,7 @@ class CompareConfig:
 
     def cells(self, ckpt_dir: str | Path = "") -> list[CompareCell]:
         """ckpt_dir: where the cells' fits keep their resume checkpoints (absolute; "" for none)."""
-        return [CompareCell(kernel=k, alteration=a, model=m, seeds=tuple(range(self.seeds)), tau=self.tau,
+        return [CompareCell(kernel=k, alteration=a, model=m, seeds=self.seed_list(), tau=self.tau,
                             n_train=self.n_train, n_test=self.n_test, data_seed=self.data_seed, swap=self.swap,
                             filter_length=self.filter_length, filter_seed=self.filter_seed,
                             mix_direction=self.mix_direction, filter=self.filter, rnn=self.rnn,
@@ -259,6 +265,11 @@ def options(cfg) -> list[tuple[str, object]]:
     return out
 
 
+def seed_range(n: int, first: int) -> str:
+    """' s..t' naming the bank's seeds when they do not start at 0 (--first-seed), else ''."""
+    return "" if not first else f" {first}" if n == 1 else f" {first}..{first + n - 1}"
+
+
 def validate(cfg: CompareConfig) -> None:
     """Raise UsageError naming the option and the valid range; writes nothing and computes nothing big
     (every check here runs before a cell trains, so no bad value can crash a run half-way)."""
@@ -266,6 +277,8 @@ def validate(cfg: CompareConfig) -> None:
         need(not isinstance(v, float) or math.isfinite(v), f"{opt}: must be a finite number, got {v}")
     need(cfg.table in (*TABLES, "all"), f"--table: choose {', '.join(TABLES)} or all, got {cfg.table}")
     need(1 <= cfg.seeds <= MAX_SEEDS, f"--n-seeds: the number of seeds per model must be in 1..{MAX_SEEDS}, got {cfg.seeds}")
+    need(0 <= cfg.first_seed <= MAX_SEED - cfg.seeds + 1,
+         f"--first-seed: need an integer in 0..2^63-1 (its last member too: --first-seed + --n-seeds - 1), got {cfg.first_seed}")
     for opt, v in (("--data-seed", cfg.data_seed), ("--filter-seed", cfg.filter_seed)):
         need(0 <= v <= MAX_SEED, f"{opt}: need an integer in 0..2^63-1, got {v}")
     need(cfg.tau >= 2, f"--tau: must be >= 2, got {cfg.tau}")
@@ -482,7 +495,7 @@ def tables(out: Path, rows: pd.DataFrame, metas: dict, cfg: CompareConfig, comma
     long.to_csv(out / "tables_long.csv", index=False)
     md = ["# rnn-compare summary", "", f"Command: `{command}`", "",
           f"Data: synthetic linear targets H_t = sum_s rho(s) x(t-s), x ~ U[0,1], tau = {cfg.tau}; "
-          f"held-out MSE, mean ± sd over {cfg.seeds} seeds (model inits). Ordering: the first {cfg.swap} "
+          f"held-out MSE, mean ± sd over {cfg.seeds} seeds (model inits{seed_range(cfg.seeds, cfg.first_seed)}). Ordering: the first {cfg.swap} "
           f"time steps swapped with the last {cfg.swap}; mixing: {filter_words(cfg)}, direction '{cfg.mix_direction}' "
           + ("((theta*x)[t] = sum_s theta(s) x(t+s), the paper's formula: the mixed target reads the future, so it is "
              "not causal and lies outside the RNN's space, although App. D.3 treats it as causal)"

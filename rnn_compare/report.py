@@ -24,7 +24,8 @@ def report_hook(folder: Path) -> dict:
             + (f"the filter ({cfg['filter']})" if cfg.get("filter") else
                f"a random length-{cfg.get('filter_length', '?')} filter (seed {cfg.get('filter_seed', '?')})")
             + f", direction '{direction}'")
-    seeds = f"{n_seeds} (model inits)"
+    first = cfg.get("first_seed", 0)
+    seeds = f"{n_seeds} (model inits" + (f" {first}..{first + n_seeds - 1})" if first and isinstance(n_seeds, int) else ")")
     paper = []
     long_csv = folder / "tables_long.csv"
     if long_csv.exists():

@@ -272,6 +272,7 @@ _COMPARE = [
     ("compare-unknown-option", "--bogus 1", "unrecognized"),
     ("compare-seeds-not-a-number", "--n-seeds three", "--n-seeds: cannot read 'three'"),
     ("compare-seeds-zero", "--n-seeds 0", "--n-seeds"),
+    ("compare-first-seed-negative", "--first-seed -1", "--first-seed"),
     ("compare-ckpt-every-negative", "--ckpt-every-s -1", "--ckpt-every-s: must be a number of seconds >= 0"),
     ("compare-seeds-huge", "--n-seeds 99999999999", "--n-seeds: the number of seeds per model must be in 1..1000"),
     ("compare-data-seed-23-digits", "--data-seed 12345678901234567890123", "argument --data-seed: cannot read '12345678901234567890123'"),
@@ -599,6 +600,41 @@ def test_a_diverged_rnn_member_is_retrained_from_a_fresh_init(tmp_path, monkeypa
     assert rows.test_mse[1] == pytest.approx(want, rel=1e-12)
     pos = pd.read_csv(tmp_path / "position_mse.csv")
     assert pos[pos.seed == 1].test_mse.mean() == pytest.approx(want, rel=1e-6)
+
+
+@pytest.mark.parametrize("model", ["rnn", "transformer"])
+def test_first_seed_adds_inits_that_train_as_in_the_larger_bank(tmp_path, model):
+    """--first-seed 1 --n-seeds 2 makes the bank of seeds 1 and 2 (a cell key of its own), and each of them trains
+    as it does in the bank of seeds 0..2: a member's init comes from its seed and every member sees the same
+    batches, so more inits can be added beside a finished run without retraining it."""
+    from jackson.fit import FitConfig
+    from jackson.models import ModelConfig
+    from rnn_compare.experiment import CompareConfig
+    from rnn_compare.models import RNNConfig
+    f = FitConfig(steps=25, batch_size=16, warmup=3, eval_every=5, eval_size=32)
+    base = CompareConfig(table="ordering", seeds=3, tau=6, n_train=64, n_test=32, swap=2, rnn=RNNConfig(hidden=4),
+                         transformer=ModelConfig(n=4, d_v=4, width=8, pos="learned", d_pos=4, tau_max=6),
+                         fit=f, rnn_fit=f)
+    more = dataclasses.replace(base, seeds=2, first_seed=1)
+    assert more.seed_list() == (1, 2) and base.seed_list() == (0, 1, 2)
+    pick = lambda cfg: next(c for c in cfg.cells() if c.model == model and c.alteration == "original")  # noqa: E731
+    whole, added = pick(base), pick(more)
+    assert added.seeds == (1, 2) and added.key() != whole.key()
+    for cell, d in ((whole, tmp_path / "whole"), (added, tmp_path / "added")):
+        d.mkdir()
+        cell.run(d, progress=False)
+    a, b = pd.read_csv(tmp_path / "whole" / "rows.csv"), pd.read_csv(tmp_path / "added" / "rows.csv")
+    assert b.seed.tolist() == [1, 2] and b.init_seed.tolist() == [1, 2]
+    assert b.test_mse.tolist() == pytest.approx(a[a.seed >= 1].test_mse.tolist(), rel=1e-5)
+    assert a.test_mse.nunique() == 3                     # the three inits differ: the check above can fail
+
+
+def test_first_seed_is_named_in_the_summary_and_checked():
+    from rnn_compare.experiment import CompareConfig, seed_range, validate
+    from jackson.config import UsageError
+    assert seed_range(3, 0) == "" and seed_range(3, 3) == " 3..5" and seed_range(1, 4) == " 4"
+    with pytest.raises(UsageError, match="--first-seed"):
+        validate(dataclasses.replace(CompareConfig(), first_seed=-1))
 
 
 @pytest.mark.parametrize("kernel_name,alteration,direction", [("exp", "original", "future"), ("exp", "permuted", "future"),

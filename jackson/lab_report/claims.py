@@ -767,12 +767,13 @@ def _missing_terms(run: Run, alteration: str) -> str:
 def _rnn_order(run: Run) -> tuple:
     """The paper's mixing formula first, then the paper's randomly generated filter (App. C: "a randomly
     generated length 5 filter") before taps given with --filter or another --filter-length (diagnostics), then
-    the larger Transformer training budget, then the RNN's: a folder trained longer measures the paper's trained
-    models better (read from config.json, not from the outcome, so the choice cannot follow the verdict)."""
+    seeds from 0 before inits added with --first-seed, then the larger Transformer training budget, then the
+    RNN's: a folder trained longer measures the paper's trained models better (read from config.json, not from
+    the outcome, so the choice cannot follow the verdict)."""
     c = run.config
     papers_filter = not c.get("filter") and c.get("filter_length", PAPER_FILTER_LENGTH) == PAPER_FILTER_LENGTH
     return (0 if c.get("mix_direction", "future") == "future" else 1, 0 if papers_filter else 1,
-            -_budget(c.get("fit")), -_budget(c.get("rnn_fit")))
+            0 if not c.get("first_seed") else 1, -_budget(c.get("fit")), -_budget(c.get("rnn_fit")))
 
 
 @kind("alteration", "rnn_compare", f"""Tables 2-3: which model an alteration of the target hurts (the paper's bold = a drop).
@@ -782,8 +783,8 @@ drop when the ratio of medians is >= {DROP_FACTOR:g} (above the largest ratio th
 original seed; no drop when the ratio is < {DROP_FACTOR:g}; unclear otherwise. Reproduced when every model the claim names gets the paper's label;
 partly when some do; not reproduced when none. Ties: the paper's mixing formula (mix_direction future)
 before the causal one, then the paper's random length-5 filter before taps given with --filter or another
---filter-length, then the larger training budget (steps x batch size in config.json; the Transformer's, then
-the RNN's).""")
+--filter-length, then seeds from 0 before inits added with --first-seed, then the larger training budget (steps
+x batch size in config.json; the Transformer's, then the RNN's).""")
 def alteration(claim: Claim, run: Run) -> Outcome | None:
     p = claim.p
     got, parts, ratios, origs = [], [], [], {}
