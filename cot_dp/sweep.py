@@ -418,14 +418,15 @@ def summarize(out: Path, res: pd.DataFrame, cfg: SweepConfig, command: str) -> d
         md += ["", "The paper's values are within 5% of 24 M D^2 L (block matrices only) with D = 64/128/128/128 "
                "(standard), 256/512/512/512 (linear), 128/256/256/256 (sparse); our GFLOPs column also counts "
                "attention and the output head (formula in cot_dp/flops.py).", ""]
-    md += _claims(summary, cfg, res)
+    md += _claims(summary, cfg, res, steps_to_loss(out))
     (out / "summary.md").write_text("\n".join(md))
     (out / "summary.json").write_text(json.dumps(summary, indent=1, default=float))
     return summary
 
 
-def _claims(summary: dict, cfg: SweepConfig, res: pd.DataFrame) -> list[str]:
-    """The paper's claim, stated beside what this run measured (no verdict the numbers do not give)."""
+def _claims(summary: dict, cfg: SweepConfig, res: pd.DataFrame, steps: pd.DataFrame | None = None) -> list[str]:
+    """The paper's claim, stated beside what this run measured (no verdict the numbers do not give).  steps:
+    `steps_to_loss` of the run's folder (summary["steps_to_loss"] gets the ED / ED_Local cells' per seed)."""
     out = ["## The claim and what this run measured", "",
            "Claim (Sec. 6.2): efficient models need a larger D as the problem grows, the standard one does not, "
            "and locality reduces that need.", ""]
@@ -464,6 +465,17 @@ def _claims(summary: dict, cfg: SweepConfig, res: pd.DataFrame) -> list[str]:
             f"{m} {_f3(T[loc][m]['mean_cot_exact'])} vs {_f3(T[other][m]['mean_cot_exact'])}" for m in both)
             + ". Held-out loss per CoT/answer token: " + "; ".join(
             f"{m} {_f3(T[loc][m]['mean_test_loss'])} vs {_f3(T[other][m]['mean_test_loss'])}" for m in both))
+        if loc == "ed_local" and steps is not None and len(steps):
+            D = int(res[res.task.isin([loc, other])].d_model.max())
+            st = steps[steps.task.isin([loc, other]) & (steps.d_model == D)].sort_values(["task", "model", "size", "seed"])
+            per = {t: {m: [None if v != v else int(v) for v in g.step] for m, g in st[st.task == t].groupby("model")}
+                   for t in (loc, other)}
+            summary["steps_to_loss"] = {"threshold": LOSS_MARK, "d_model": D, "steps": per}
+            word = lambda vs: ", ".join("never" if v is None else f"{v:,}" for v in vs) or "-"  # noqa: E731
+            out.append(f"- locality, {loc} vs {other}: the step at which each cell's held-out loss per CoT token first "
+                       f"fell below {LOSS_MARK:g} (per seed, D = {D}, from its curve.csv; `steps_to_loss`) -- " + "; ".join(
+                           f"{m} {word(per[loc].get(m, []))} vs {word(per[other].get(m, []))}" for m in both)
+                       + ". The ledger's rule compares D, not steps; this line is beside it, not in it")
         base = summary.get("baseline", {})
         if loc in base and other in base:
             out.append(f"- a constant answer scores {loc}: " + ", ".join(f"{b:.3f}" for b in base[loc].values())
@@ -527,10 +539,33 @@ def plot_heatmaps(out: Path, res: pd.DataFrame, cfg: SweepConfig) -> list[Path]:
     return paths
 
 
+LOSS_MARK = 0.01     # the held-out loss per CoT token the locality figure times each cell to
+
+
+def steps_to_loss(folder: Path, threshold: float = LOSS_MARK) -> pd.DataFrame:
+    """Per finished cell of a sweep folder (cells/<key>/rows.csv and curve.csv): the first evaluated step whose
+    held-out loss per CoT token is below `threshold` (NaN: never).  Columns: task, size, model, d_model, seed,
+    step.  Empty when the folder keeps no curves."""
+    out = []
+    for rows in sorted((Path(folder) / "cells").glob("*/rows.csv")):
+        curve = rows.parent / "curve.csv"
+        if not curve.is_file():
+            continue
+        c = pd.read_csv(curve)
+        below = c.step[c.test_loss < threshold]
+        for r in pd.read_csv(rows).itertuples():
+            out.append({"task": r.task, "size": r.size, "model": r.model, "d_model": r.d_model, "seed": r.seed,
+                        "step": float(below.min()) if len(below) else math.nan})
+    return pd.DataFrame(out, columns=["task", "size", "model", "d_model", "seed", "step"])
+
+
 def plot_locality(out: Path, res: pd.DataFrame, cfg: SweepConfig) -> Path | None:
-    """ED vs ED_Local (Fig. 2's question): answer accuracy, exact CoTs and held-out loss against the
-    size, a colour per model, solid ED, dashed ED_Local; grey: the constant-answer baseline.  With
-    several D, the largest D's cells are drawn (the title says which)."""
+    """ED vs ED_Local (Fig. 2's question): answer accuracy, exact CoTs and held-out loss.  Several sizes: against
+    the size, a colour per model, solid ED, dashed ED_Local; grey: the constant-answer baseline.  One size: a
+    column per model, ED and ED_Local side by side, each seed a point and the mean a bar, and a fourth panel with
+    the step at which each cell's held-out loss first fell below LOSS_MARK (`steps_to_loss`; read from the
+    folder's cells, so it shows where the accuracy cannot tell the tasks apart).  With several D, the largest D's
+    cells are drawn (the title says which)."""
     if not {"ed", "ed_local"} <= set(cfg.task_list()):
         return None
     import matplotlib
@@ -541,30 +576,81 @@ def plot_locality(out: Path, res: pd.DataFrame, cfg: SweepConfig) -> Path | None
     r = r[r.d_model == D]
     g = r.groupby(["task", "model", "size"], as_index=False).agg(
         accuracy=("accuracy", "mean"), cot_exact=("cot_exact", "mean"), test_loss=("test_loss", "mean"), L=("L", "first"))
-    fig, axes = plt.subplots(1, 3, figsize=(11, 3.2))
-    colours = dict(zip(cfg.model_list(), ["C0", "C1", "C2", "C3"]))
-    for (task, m), grp in g.groupby(["task", "model"]):
-        ls = "-" if task == "ed" else "--"
-        for ax, col in zip(axes, ["accuracy", "cot_exact", "test_loss"]):
-            ax.plot(grp["size"], grp[col], ls, marker="o", color=colours.get(m, "k"), label=f"{task} {m}")
-    if "baseline" in r:
-        for task, mk in (("ed", "x"), ("ed_local", "+")):
-            b = r[r.task == task].groupby("size").baseline.first()
-            axes[0].plot(b.index, b.values, mk, color="grey", ms=9, label=f"{task}: constant answer")
     sizes = sorted(g["size"].unique())
-    for ax, yl in zip(axes, ["answer accuracy", "exact CoT", "held-out loss per CoT token"]):
-        ax.set(xlabel="size (length of the first string)", ylabel=yl, xticks=sizes)
-    axes[0].set_ylim(0, 1.02)
-    axes[1].set_ylim(0, 1.02)
-    axes[2].set_yscale("log")
-    axes[0].legend(fontsize=6, ncol=1)
     Ls = {t: ", ".join(str(int(x)) for x in g[g.task == t].groupby("size").L.first()) for t in ("ed", "ed_local")}
-    fig.suptitle(f"ED vs ED_Local at D = {D} ({cfg.preset_label};\nlongest L by size: ED {Ls['ed']}, "
-                 f"ED_Local {Ls['ed_local']})", fontsize=9)
+    title = f"ED vs ED_Local at D = {D} ({cfg.preset_label};\nlongest L by size: ED {Ls['ed']}, ED_Local {Ls['ed_local']})"
+    if len(sizes) == 1:
+        fig = _locality_one_size(plt, r, steps_to_loss(out), cfg, D, sizes[0])
+    else:
+        fig, axes = plt.subplots(1, 3, figsize=(11, 3.2))
+        colours = dict(zip(cfg.model_list(), ["C0", "C1", "C2", "C3"]))
+        for (task, m), grp in g.groupby(["task", "model"]):
+            ls = "-" if task == "ed" else "--"
+            for ax, col in zip(axes, ["accuracy", "cot_exact", "test_loss"]):
+                ax.plot(grp["size"], grp[col], ls, marker="o", color=colours.get(m, "k"), label=f"{task} {m}")
+        if "baseline" in r:
+            for task, mk in (("ed", "x"), ("ed_local", "+")):
+                b = r[r.task == task].groupby("size").baseline.first()
+                axes[0].plot(b.index, b.values, mk, color="grey", ms=9, label=f"{task}: constant answer")
+        for ax, yl in zip(axes, ["answer accuracy", "exact CoT", "held-out loss per CoT token"]):
+            ax.set(xlabel="size (length of the first string)", ylabel=yl, xticks=sizes)
+        axes[0].set_ylim(0, 1.02)
+        axes[1].set_ylim(0, 1.02)
+        axes[2].set_yscale("log")
+        axes[0].legend(fontsize=6, ncol=1)
+    fig.suptitle(title, fontsize=9)
     fig.tight_layout()
     path = out / "locality_ed_vs_ed_local.png"
     save(fig, path)
     return path
+
+
+LOCALITY_COLOURS = {"ed": "C0", "ed_local": "C1"}
+
+
+def _locality_one_size(plt, r: pd.DataFrame, steps: pd.DataFrame, cfg: SweepConfig, D: int, size: int):
+    """plot_locality's one-size layout (see there): r holds the cells at D, steps `steps_to_loss` of the folder."""
+    models = [m for m in cfg.model_list() if m in set(r.model)]
+    steps = steps[(steps.d_model == D) & (steps["size"] == size)] if len(steps) else steps
+    panels = [("accuracy", "answer accuracy"), ("cot_exact", "exact CoT"), ("test_loss", "held-out loss per CoT token")]
+    if len(steps):
+        panels.append(("step", f"step where held-out loss < {LOSS_MARK:g}"))
+    fig, axes = plt.subplots(1, len(panels), figsize=(3.3 * len(panels), 3.4))
+    budget = int(cfg.train.steps)
+    for ax, (col, label) in zip(axes, panels):
+        src = steps if col == "step" else r
+        for j, task in enumerate(("ed", "ed_local")):
+            dx = -0.17 if task == "ed" else 0.17
+            for i, m in enumerate(models):
+                v = src[(src.task == task) & (src.model == m)][col].to_numpy(dtype=float)
+                if not len(v):
+                    continue
+                x = i + dx
+                seen = v[np.isfinite(v)]
+                ax.scatter(np.full(len(seen), x), seen, s=22, facecolors="none", edgecolors=LOCALITY_COLOURS[task],
+                           zorder=3, label=f"{task} (each seed; bar: mean)" if i == 0 else None)
+                if len(seen) == len(v):
+                    ax.hlines(v.mean(), x - 0.12, x + 0.12, color=LOCALITY_COLOURS[task], lw=2.2, zorder=2)
+                if len(seen) < len(v):       # seeds that never got there: named at the top
+                    n = len(v) - len(seen)
+                    ax.annotate(f"never\n({n} of {len(v)} seeds)", (x, 0.99), xycoords=("data", "axes fraction"),
+                                ha="center", va="top", fontsize=6.5, color=LOCALITY_COLOURS[task])
+        ax.set(xticks=range(len(models)), xticklabels=models, xlim=(-0.6, len(models) - 0.4), ylabel=label)
+        if col in ("accuracy", "cot_exact"):
+            ax.set_ylim(0, 1.04)
+        if col == "test_loss":
+            ax.set_yscale("log")
+        if col == "step" and budget:
+            ax.set_ylim(0, budget)
+    if "baseline" in r:
+        for task, ls in (("ed", "--"), ("ed_local", ":")):
+            b = r[r.task == task].baseline
+            if len(b):
+                axes[0].axhline(float(b.iloc[0]), color="grey", ls=ls, lw=1, label=f"{task}: constant answer")
+    axes[0].legend(fontsize=6, loc="lower left")
+    for ax in axes:
+        ax.set_xlabel(f"model (size {size})")
+    return fig
 
 
 def sparse_misses(task: TaskConfig, L: int, c: int = 1, k: int = 1, n_pairs: int = 200,
@@ -606,6 +692,12 @@ def plot_mask(path: Path, L: int, c: int = 1, k: int = 1) -> Path:
 def _caption(p: Path, cfg: SweepConfig, baseline: bool) -> str:
     """A figure's caption; `baseline`: results.csv has the constant-answer accuracy, so the figures draw it."""
     if p.stem.startswith("locality"):
+        if len(set(cfg.sizes_of("ed")) | set(cfg.sizes_of("ed_local"))) == 1:
+            return ("ED vs ED_Local at one size (Fig. 2's question: does locality help the efficient models?): per "
+                    "model, ED (blue) beside ED_Local (orange), each seed a ring and the mean a bar -- answer accuracy "
+                    "(grey lines: a constant answer), exact CoTs, held-out loss per CoT token, and the training step "
+                    f"at which the held-out loss first fell below {LOSS_MARK:g} (from each cell's curve.csv); "
+                    f"{cfg.preset_label}.")
         return ("ED vs ED_Local: answer accuracy (grey: a constant answer), exact CoTs and held-out loss per CoT "
                 "token against the size, a colour per model, solid ED, dashed ED_Local (Fig. 2's question: does "
                 f"locality help the efficient models?); {cfg.preset_label}.")

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -182,6 +183,56 @@ def test_locality_summary_and_figure_state_the_measured_means(tmp_path):
     path = plot_locality(tmp_path, res, cfg)
     assert path.name == "locality_ed_vs_ed_local.png" and path.read_bytes()[:8] == PNG
     assert plot_locality(tmp_path, res[res.task == "ed"], SweepConfig(task="ed,lis")) is None
+
+
+def test_one_size_locality_figure_times_each_cell_to_the_loss_mark(tmp_path, monkeypatch):
+    """At one size the locality figure has a fourth panel: per cell, the first evaluated step whose held-out loss is
+    below LOSS_MARK, read from cells/<key>/curve.csv (steps_to_loss, checked here against curves made by hand:
+    strictly below, the first such step even after a spike, NaN for a cell that never gets there, which the figure
+    names as 'never' with its count of seeds), each seed a point, the mean a bar."""
+    import cot_dp.sweep
+    from conftest import keep_figures
+    from cot_dp.sweep import LOSS_MARK, SweepConfig, plot_locality, steps_to_loss, summarize
+    cfg = SweepConfig(task="ed,ed_local", models="standard,linear", dims=(64,), sizes=(3,), out=str(tmp_path))
+    losses = {("ed", "standard", 0): [0.5, 0.2, LOSS_MARK, 0.005, 0.001],        # == the mark is not below it
+              ("ed", "standard", 1): [0.5, 0.009, 0.3, 0.004, 0.001],            # a spike after the first crossing
+              ("ed", "linear", 0): [0.5, 0.4, 0.3, 0.2, 0.1], ("ed", "linear", 1): [0.5, 0.4, 0.3, 0.2, 0.1],
+              ("ed_local", "standard", 0): [0.001] * 5, ("ed_local", "standard", 1): [0.02, 0.001, 0, 0, 0],
+              ("ed_local", "linear", 0): [0.1, 0.1, 0.1, 0.1, 0.002], ("ed_local", "linear", 1): [0.1, 0.001, 0, 0, 0]}
+    want = {("ed", "standard", 0): 400, ("ed", "standard", 1): 200, ("ed", "linear", 0): None, ("ed", "linear", 1): None,
+            ("ed_local", "standard", 0): 100, ("ed_local", "standard", 1): 200, ("ed_local", "linear", 0): 500,
+            ("ed_local", "linear", 1): 200}
+    rows = []
+    for (t, m, seed), ls in losses.items():
+        d = tmp_path / "cells" / f"{t}-3_{m}_d64_s{seed}"
+        d.mkdir(parents=True)
+        row = {"task": t, "size": 3, "model": m, "d_model": 64, "seed": seed, "accuracy": 1 - ls[-1], "cot_exact": 0.5,
+               "test_loss": ls[-1], "L": 20 if t == "ed" else 40, "baseline": 0.38, "n_eval": 512, "gflops": 1.0,
+               "gflops_params": 0.5}
+        pd.DataFrame([row]).to_csv(d / "rows.csv", index=False)
+        pd.DataFrame({"step": [100, 200, 300, 400, 500], "train_loss": ls, "test_loss": ls,
+                      "lr": [1e-3] * 5}).to_csv(d / "curve.csv", index=False)
+        rows.append(row)
+    got = steps_to_loss(tmp_path).set_index(["task", "model", "seed"]).step
+    assert len(got) == len(want)
+    for k, w in want.items():
+        assert (math.isnan(got[k]) if w is None else got[k] == w), (k, got[k], w)
+    assert steps_to_loss(tmp_path / "nowhere").empty
+    summary = summarize(tmp_path, pd.DataFrame(rows), cfg, "cot-dp sweep --test")      # the summary says the same
+    assert summary["steps_to_loss"]["steps"] == {"ed": {"linear": [None, None], "standard": [400, 200]},
+                                                 "ed_local": {"linear": [500, 200], "standard": [100, 200]}}
+    assert "-- standard 100, 200 vs 400, 200; linear 500, 200 vs never, never." in (tmp_path / "summary.md").read_text()
+    kept = keep_figures(monkeypatch, cot_dp.sweep)
+    plot_locality(tmp_path, pd.DataFrame(rows), cfg)
+    fig = kept["locality_ed_vs_ed_local.png"]
+    axes = fig.get_axes()
+    assert len(axes) == 4 and "step where held-out loss" in axes[3].get_ylabel()
+    texts = [t.get_text() for t in axes[3].texts]
+    assert texts == ["never\n(2 of 2 seeds)"]                               # ED linear: neither seed got there
+    bars = sorted(round(float(seg[0][1])) for c in axes[3].collections if hasattr(c, "get_segments")
+                  for seg in c.get_segments())
+    assert bars == [150, 300, 350]      # the means of the cells whose every seed got there: ED_Local std, ED std, ED_Local lin
+    assert [t.get_text() for t in axes[0].get_xticklabels()] == ["standard", "linear"]
 
 
 def test_sparse_misses_agree_with_the_eq6_rule_by_hand():
