@@ -385,6 +385,28 @@ def test_dp_fig1_flops_locality(tmp_path):
     assert judge(tmp_path, "Y-locality").verdict == PARTLY        # sparse: 64 < 128 at size 4; linear: 128 = 128
 
 
+def test_two_seed_cot_folders_bootstrap_the_share_from_per_seed_accuracy(tmp_path):
+    """With 2 seeds the dp rules' interval is the exhaustive bootstrap over seeds, each resample's D read from its
+    own mean accuracy (results.csv).  By hand: ED sparse scores 0.95 (seed 0) and 0.80 (seed 1), mean 0.875 < 0.9,
+    so the folder's share is 1/2 (sparse needs less on ED_Local, linear does not); the resample {0, 0} lets sparse
+    reach 0.9 on ED (share 0), {1, 1} and {0, 1} do not (share 1/2): lo 0, hi 1/2."""
+    acc = {("ed", "standard"): (1.0, 0.98), ("ed", "sparse"): (0.95, 0.80), ("ed", "linear"): (1.0, 1.0),
+           ("ed_local", "standard"): (1.0, 1.0), ("ed_local", "sparse"): (1.0, 1.0), ("ed_local", "linear"): (1.0, 1.0)}
+    summ = {"ed": {"standard": need([3], [128]), "sparse": need([3], [None]), "linear": need([3], [128])},
+            "ed_local": {m: need([3], [128]) for m in ("standard", "sparse", "linear")}}
+    f = folder(tmp_path, "cot_dp/two", cot(summ), {"seeds": [0, 1], "quick": False})
+    write_csv(f / "results.csv", "task,size,model,d_model,seed,accuracy",
+              [f"{t},3,{m},128,{seed},{a[seed]}" for (t, m), a in acc.items() for seed in (0, 1)])
+    r = judge(tmp_path, "Y-locality")
+    o = r.outcome
+    assert (r.verdict, r.n_seeds, o.value, o.lo, o.hi) == (PARTLY, 2, 0.5, 0.0, 0.5)
+    assert o.interval.startswith("95% bootstrap over seeds (exhaustive: all 3 distinct resamples")
+    # Fig. 1 on ED: seed-mean share 2/5 (sparse >= standard's D and > at the size: inf > 128; standard flat);
+    # the resample {0, 0} reads sparse 128, so that part fails: 1/5
+    o = judge(tmp_path, "Y-fig1-ed").outcome
+    assert (o.value, o.lo, o.hi) == (pytest.approx(0.4), pytest.approx(0.2), pytest.approx(0.4))
+
+
 def test_a_claim_no_command_can_test_is_not_applicable_and_says_why(tmp_path):
     r = judge(tmp_path, "JL-tab1-wmt")
     assert (r.verdict, r.folder, r.claim.command) == (NOT_APPLICABLE, "", "")

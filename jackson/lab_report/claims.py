@@ -923,9 +923,35 @@ def _best(run: Run, task: str) -> str:
 
 
 def _dp_interval(run: Run) -> str:
-    """The cot-dp rules read the smallest D (or GFLOPs) reaching the target by the seed-mean accuracy: no
-    per-seed value, so no interval."""
+    """dp_flops reads the smallest GFLOPs reaching the target by the seed-mean accuracy: no per-seed value, so
+    no interval (dp_fig1 and dp_locality bootstrap theirs: `_dp_bootstrap`)."""
     return ONE_SEED if run.seeds() == 1 else "none: read from seed-mean accuracy (no per-seed value)"
+
+
+def _need_of_seeds(run: Run, task: str, resample: list[str]) -> dict[str, dict[int, float]]:
+    """As `_need`, from results.csv with each cell's accuracy the mean over `resample` (seed labels, repeats
+    allowed): per model and size, the smallest D whose mean reaches the target (inf: none; a cell missing a
+    resampled seed counts as not reaching it)."""
+    target = float((run.summary or {}).get("target_acc", 0.9))
+    acc: dict[tuple, dict[str, float]] = {}
+    for r in run.table("results.csv"):
+        if r.get("task") == task:
+            acc.setdefault((r["model"], int(float(r["size"])), float(r["d_model"])), {})[r["seed"]] = float(r["accuracy"])
+    out: dict[str, dict[int, float]] = {}
+    for (m, z, d), by_seed in acc.items():
+        cur = out.setdefault(m, {}).setdefault(z, math.inf)
+        if all(s in by_seed for s in resample) and statistics.fmean(by_seed[s] for s in resample) >= target and d < cur:
+            out[m][z] = d
+    return out
+
+
+def _dp_bootstrap(run: Run, share: Callable[[Callable[[str], dict]], float | None], what: str):
+    """(lo, hi, interval) of a cot-dp rule's share: `share(need_of)` recomputed with need_of(task) read from the
+    seed-mean accuracy of each resample of the folder's seeds (`_need_of_seeds`, `_seed_bootstrap`)."""
+    if run.seeds() == 1:
+        return None, None, ONE_SEED
+    seeds = sorted({r["seed"] for r in run.table("results.csv")}, key=lambda s: float(s))
+    return _seed_bootstrap(seeds, lambda rs: share(lambda task: _need_of_seeds(run, task, rs)), what)
 
 
 def _target_acc(run: Run) -> str:
@@ -946,6 +972,14 @@ def dp_fig1(claim: Claim, run: Run) -> Outcome | None:
     base = f"smallest D reaching {_target_acc(run)} by size: {_need_text(need)}; {_dims(run, claim.p['task'])}"
     if all(d == math.inf for m in need.values() for d in m.values()):
         return Outcome(UNTESTED, base + _best(run, claim.p["task"]), run.seeds())
+    parts = _fig1_parts(need)
+    lo, hi, interval = _dp_bootstrap(run, lambda need_of: _fig1_share(need_of(claim.p["task"])),
+                                     "the same share, each D read from the resample's mean accuracy (results.csv)")
+    return Outcome(_verdict_of(parts), base + f"; {sum(parts)} of 5 parts hold", run.seeds(), sum(parts) / 5,
+                   lo, hi, quantity="share of the five parts that hold", interval=interval)
+
+
+def _fig1_parts(need: dict[str, dict[int, float]]) -> list[bool]:
     std = need["standard"]
     parts = []
     for m in ("sparse", "linear"):
@@ -955,8 +989,13 @@ def dp_fig1(claim: Claim, run: Run) -> Outcome | None:
         ds = [e[z] for z in sorted(e)]
         parts.append(all(a <= b for a, b in zip(ds, ds[1:])) and ds[-1] > ds[0])
     parts.append(len(set(std.values())) == 1 and math.inf not in std.values())
-    return Outcome(_verdict_of(parts), base + f"; {sum(parts)} of 5 parts hold", run.seeds(), sum(parts) / 5,
-                   quantity="share of the five parts that hold", interval=_dp_interval(run))
+    return parts
+
+
+def _fig1_share(need: dict[str, dict[int, float]]) -> float | None:
+    if not {"standard", "sparse", "linear"} <= set(need) or all(d == math.inf for m in need.values() for d in m.values()):
+        return None
+    return sum(_fig1_parts(need)) / 5
 
 
 @kind("dp_flops", "cot_dp", """Yang et al. Table 2: the standard Transformer needs the fewest FLOPs to reach 90% accuracy
@@ -1006,12 +1045,28 @@ def dp_locality(claim: Claim, run: Run) -> Outcome | None:
                                   "tell locality from training budget")
         local = _best(run, "ed_local")
         return Outcome(UNTESTED, text + why + _best(run, "ed") + (f"; ED_Local{local[1:]}" if local else ""), run.seeds())
+    parts = _locality_parts(ed, loc, models, counted)
+    lo, hi, interval = _dp_bootstrap(run, lambda need_of: _locality_share(need_of("ed"), need_of("ed_local"), models),
+                                     "the same share, each D read from the resample's mean accuracy (results.csv)")
+    return Outcome(_verdict_of(parts), text, run.seeds(), sum(parts) / len(parts), lo, hi,
+                   quantity="share of efficient models for which ED_Local needs less", interval=interval)
+
+
+def _locality_parts(ed: dict, loc: dict, models: list[str], counted: set[int]) -> list[bool]:
     parts = []
     for m in models:
         zs = sorted(set(ed[m]) & set(loc[m]) & counted)
         parts.append(all(loc[m][z] <= ed[m][z] for z in zs) and any(loc[m][z] < ed[m][z] for z in zs))
-    return Outcome(_verdict_of(parts), text, run.seeds(), sum(parts) / len(parts),
-                   quantity="share of efficient models for which ED_Local needs less", interval=_dp_interval(run))
+    return parts
+
+
+def _locality_share(ed: dict, loc: dict, models: list[str]) -> float | None:
+    """dp_locality's share for one reading of the needs; None where the rule would say untested."""
+    counted = {z for z, d in ed.get("standard", {}).items() if d < math.inf}
+    if not counted or any(m not in ed or m not in loc for m in models) or all(
+            d == math.inf for m in models for z, d in list(ed[m].items()) + list(loc[m].items()) if z in counted):
+        return None
+    return sum(_locality_parts(ed, loc, models, counted)) / len(models)
 
 
 # ---- the declared claims -------------------------------------------------------------------------------
