@@ -418,15 +418,15 @@ def summarize(out: Path, res: pd.DataFrame, cfg: SweepConfig, command: str) -> d
         md += ["", "The paper's values are within 5% of 24 M D^2 L (block matrices only) with D = 64/128/128/128 "
                "(standard), 256/512/512/512 (linear), 128/256/256/256 (sparse); our GFLOPs column also counts "
                "attention and the output head (formula in cot_dp/flops.py).", ""]
-    md += _claims(summary, cfg, res, steps_to_loss(out))
+    md += _claims(summary, cfg, res, out)
     (out / "summary.md").write_text("\n".join(md))
     (out / "summary.json").write_text(json.dumps(summary, indent=1, default=float))
     return summary
 
 
-def _claims(summary: dict, cfg: SweepConfig, res: pd.DataFrame, steps: pd.DataFrame | None = None) -> list[str]:
-    """The paper's claim, stated beside what this run measured (no verdict the numbers do not give).  steps:
-    `steps_to_loss` of the run's folder (summary["steps_to_loss"] gets the ED / ED_Local cells' per seed)."""
+def _claims(summary: dict, cfg: SweepConfig, res: pd.DataFrame, folder: Path | None = None) -> list[str]:
+    """The paper's claim, stated beside what this run measured (no verdict the numbers do not give).  folder: the
+    run's, whose cells' curves give ED / ED_Local's `steps_to_loss` (also into summary["steps_to_loss"])."""
     out = ["## The claim and what this run measured", "",
            "Claim (Sec. 6.2): efficient models need a larger D as the problem grows, the standard one does not, "
            "and locality reduces that need.", ""]
@@ -465,7 +465,8 @@ def _claims(summary: dict, cfg: SweepConfig, res: pd.DataFrame, steps: pd.DataFr
             f"{m} {_f3(T[loc][m]['mean_cot_exact'])} vs {_f3(T[other][m]['mean_cot_exact'])}" for m in both)
             + ". Held-out loss per CoT/answer token: " + "; ".join(
             f"{m} {_f3(T[loc][m]['mean_test_loss'])} vs {_f3(T[other][m]['mean_test_loss'])}" for m in both))
-        if loc == "ed_local" and steps is not None and len(steps):
+        steps = steps_to_loss(folder) if loc == "ed_local" and folder is not None else None
+        if steps is not None and len(steps):
             D = int(res[res.task.isin([loc, other])].d_model.max())
             st = steps[steps.task.isin([loc, other]) & (steps.d_model == D)].sort_values(["task", "model", "size", "seed"])
             per = {t: {m: [None if v != v else int(v) for v in g.step] for m, g in st[st.task == t].groupby("model")}
@@ -619,7 +620,7 @@ def _locality_one_size(plt, r: pd.DataFrame, steps: pd.DataFrame, cfg: SweepConf
     budget = int(cfg.train.steps)
     for ax, (col, label) in zip(axes, panels):
         src = steps if col == "step" else r
-        for j, task in enumerate(("ed", "ed_local")):
+        for task in ("ed", "ed_local"):
             dx = -0.17 if task == "ed" else 0.17
             for i, m in enumerate(models):
                 v = src[(src.task == task) & (src.model == m)][col].to_numpy(dtype=float)
@@ -640,7 +641,7 @@ def _locality_one_size(plt, r: pd.DataFrame, steps: pd.DataFrame, cfg: SweepConf
             ax.set_ylim(0, 1.04)
         if col == "test_loss":
             ax.set_yscale("log")
-        if col == "step" and budget:
+        if col == "step":
             ax.set_ylim(0, budget)
     if "baseline" in r:
         for task, ls in (("ed", "--"), ("ed_local", ":")):

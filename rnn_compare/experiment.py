@@ -26,7 +26,7 @@ from jackson.fit import FitConfig, evaluate, fit
 from jackson.models import ModelConfig, TransformerBank
 from jackson.schedule import derive_seed, derive_seeds
 from jackson.sweep import checkpoint_progress, config_hash, run_cells
-from .report import write_report_json
+from .report import seed_range, write_report_json
 from .alterations import AlterationError, invert_permutation, mix, mixing_filter, permute, swap_ends
 from .models import RNNBank, RNNConfig
 from .targets import apply_linear, complexity, kernel, mixed_kernel
@@ -263,11 +263,6 @@ def options(cfg) -> list[tuple[str, object]]:
             v = getattr(v, k)
         out.append((opt, v))
     return out
-
-
-def seed_range(n: int, first: int) -> str:
-    """' s..t' naming the bank's seeds when they do not start at 0 (--first-seed), else ''."""
-    return "" if not first else f" {first}" if n == 1 else f" {first}..{first + n - 1}"
 
 
 def validate(cfg: CompareConfig) -> None:

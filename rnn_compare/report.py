@@ -9,6 +9,11 @@ from pathlib import Path
 from jackson.runfolder import write_report
 
 
+def seed_range(n: int, first: int) -> str:
+    """' s..t' naming the bank's seeds when they do not start at 0 (--first-seed), else ''."""
+    return "" if not first else f" {first}" if n == 1 else f" {first}..{first + n - 1}"
+
+
 def report_hook(folder: Path) -> dict:
     """The lab report's entry for an rnn-compare folder (jackson/lab_report/page.py reads it as report.json), built
     from summary.json, config.json, command.txt and tables_long.csv (which holds the paper's values)."""
@@ -25,7 +30,7 @@ def report_hook(folder: Path) -> dict:
                f"a random length-{cfg.get('filter_length', '?')} filter (seed {cfg.get('filter_seed', '?')})")
             + f", direction '{direction}'")
     first = cfg.get("first_seed", 0)
-    seeds = f"{n_seeds} (model inits" + (f" {first}..{first + n_seeds - 1})" if first and isinstance(n_seeds, int) else ")")
+    seeds = f"{n_seeds} (model inits{seed_range(n_seeds, first) if isinstance(n_seeds, int) else ''})"
     paper = []
     long_csv = folder / "tables_long.csv"
     if long_csv.exists():

@@ -928,15 +928,10 @@ def _dp_interval(run: Run) -> str:
     return ONE_SEED if run.seeds() == 1 else "none: read from seed-mean accuracy (no per-seed value)"
 
 
-def _need_of_seeds(run: Run, task: str, resample: list[str]) -> dict[str, dict[int, float]]:
-    """As `_need`, from results.csv with each cell's accuracy the mean over `resample` (seed labels, repeats
-    allowed): per model and size, the smallest D whose mean reaches the target (inf: none; a cell missing a
-    resampled seed counts as not reaching it)."""
-    target = float((run.summary or {}).get("target_acc", 0.9))
-    acc: dict[tuple, dict[str, float]] = {}
-    for r in run.table("results.csv"):
-        if r.get("task") == task:
-            acc.setdefault((r["model"], int(float(r["size"])), float(r["d_model"])), {})[r["seed"]] = float(r["accuracy"])
+def _need_of_seeds(acc: dict[tuple, dict[str, float]], target: float, resample: list[str]) -> dict[str, dict[int, float]]:
+    """As `_need`, with each cell's accuracy the mean over `resample` (seed labels, repeats allowed) of its per-seed
+    accuracies acc[(model, size, d_model)][seed]: per model and size, the smallest D whose mean reaches `target`
+    (inf: none; a cell missing a resampled seed counts as not reaching it)."""
     out: dict[str, dict[int, float]] = {}
     for (m, z, d), by_seed in acc.items():
         cur = out.setdefault(m, {}).setdefault(z, math.inf)
@@ -947,11 +942,18 @@ def _need_of_seeds(run: Run, task: str, resample: list[str]) -> dict[str, dict[i
 
 def _dp_bootstrap(run: Run, share: Callable[[Callable[[str], dict]], float | None], what: str):
     """(lo, hi, interval) of a cot-dp rule's share: `share(need_of)` recomputed with need_of(task) read from the
-    seed-mean accuracy of each resample of the folder's seeds (`_need_of_seeds`, `_seed_bootstrap`)."""
+    seed-mean accuracy of each resample of the folder's seeds (results.csv, read once; `_need_of_seeds`,
+    `_seed_bootstrap`)."""
     if run.seeds() == 1:
         return None, None, ONE_SEED
-    seeds = sorted({r["seed"] for r in run.table("results.csv")}, key=lambda s: float(s))
-    return _seed_bootstrap(seeds, lambda rs: share(lambda task: _need_of_seeds(run, task, rs)), what)
+    rows = run.table("results.csv")
+    target = float((run.summary or {}).get("target_acc", 0.9))
+    acc: dict[str, dict[tuple, dict[str, float]]] = {}
+    for r in rows:
+        cell = (r["model"], int(float(r["size"])), float(r["d_model"]))
+        acc.setdefault(r.get("task"), {}).setdefault(cell, {})[r["seed"]] = float(r["accuracy"])
+    seeds = sorted({r["seed"] for r in rows}, key=lambda s: float(s))
+    return _seed_bootstrap(seeds, lambda rs: share(lambda task: _need_of_seeds(acc.get(task, {}), target, rs)), what)
 
 
 def _target_acc(run: Run) -> str:
@@ -1038,9 +1040,8 @@ def dp_locality(claim: Claim, run: Run) -> Outcome | None:
     if not models:
         return None
     text = f"ED: {_need_text(ed)}; ED_Local: {_need_text(loc)}; {_dims(run, 'ed')}"
-    counted = {z for z, d in ed.get("standard", {}).items() if d < math.inf}
-    if not counted or all(d == math.inf for m in models for z, d in list(ed[m].items()) + list(loc[m].items())
-                          if z in counted):
+    counted = _locality_counted(ed)
+    if _locality_untested(ed, loc, models, counted):
         why = "" if counted else ("; the standard model reaches the target on ED at no size, so this run cannot "
                                   "tell locality from training budget")
         local = _best(run, "ed_local")
@@ -1060,11 +1061,20 @@ def _locality_parts(ed: dict, loc: dict, models: list[str], counted: set[int]) -
     return parts
 
 
+def _locality_counted(ed: dict) -> set[int]:
+    """The sizes dp_locality counts: those where the standard model reaches the target on ED."""
+    return {z for z, d in ed.get("standard", {}).items() if d < math.inf}
+
+
+def _locality_untested(ed: dict, loc: dict, models: list[str], counted: set[int]) -> bool:
+    return not counted or all(d == math.inf for m in models for z, d in list(ed[m].items()) + list(loc[m].items())
+                              if z in counted)
+
+
 def _locality_share(ed: dict, loc: dict, models: list[str]) -> float | None:
     """dp_locality's share for one reading of the needs; None where the rule would say untested."""
-    counted = {z for z, d in ed.get("standard", {}).items() if d < math.inf}
-    if not counted or any(m not in ed or m not in loc for m in models) or all(
-            d == math.inf for m in models for z, d in list(ed[m].items()) + list(loc[m].items()) if z in counted):
+    counted = _locality_counted(ed)
+    if any(m not in ed or m not in loc for m in models) or _locality_untested(ed, loc, models, counted):
         return None
     return sum(_locality_parts(ed, loc, models, counted)) / len(models)
 
