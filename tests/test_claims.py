@@ -407,6 +407,27 @@ def test_two_seed_cot_folders_bootstrap_the_share_from_per_seed_accuracy(tmp_pat
     assert (o.value, o.lo, o.hi) == (pytest.approx(0.4), pytest.approx(0.2), pytest.approx(0.4))
 
 
+def test_the_cot_folder_sweeping_more_d_is_preferred_between_folders_with_as_many_seeds(tmp_path):
+    """A grid extended to a smaller D reads each model's smallest D more finely: it is the row, and the folder of
+    D = 128 alone (first by name) is listed beside it; the order comes from config.json, not the verdicts."""
+    def grid(dims):
+        return {"seeds": [0, 1], "quick": False, "grid": {t: {"sizes": [3], "dims": dims} for t in ("ed", "ed_local")}}
+    coarse = {"ed": {"standard": need([3], [128]), "sparse": need([3], [None]), "linear": need([3], [128])},
+              "ed_local": {m: need([3], [128]) for m in ("standard", "sparse", "linear")}}
+    fine = {"ed": {"standard": need([3], [128]), "sparse": need([3], [None]), "linear": need([3], [128])},
+            "ed_local": {"standard": need([3], [32]), "sparse": need([3], [128]), "linear": need([3], [32])}}
+    for name, summ, dims in (("cot_dp/a-d128", coarse, [128]), ("cot_dp/b-d32-128", fine, [32, 128])):
+        f = folder(tmp_path, name, cot(summ), grid(dims))
+        write_csv(f / "results.csv", "task,size,model,d_model,seed,accuracy",
+                  [f"{t},3,{m},{d},{seed},{1.0 if summ[t][m]['min_d'][0] is not None and d >= summ[t][m]['min_d'][0] else 0.5}"
+                   for t in ("ed", "ed_local") for m in ("standard", "sparse", "linear") for d in dims for seed in (0, 1)])
+    r = judge(tmp_path, "Y-locality")
+    assert (r.folder, r.verdict) == ("cot_dp/b-d32-128", REPRODUCED)
+    assert r.others == ["cot_dp/a-d128: partly, 2 seeds"]
+    assert "Between folders with as many seeds, the one sweeping more D values is preferred" in KINDS["dp_locality"].rule
+    assert judge(tmp_path, "Y-fig1-ed").folder == "cot_dp/b-d32-128"
+
+
 def test_a_claim_no_command_can_test_is_not_applicable_and_says_why(tmp_path):
     r = judge(tmp_path, "JL-tab1-wmt")
     assert (r.verdict, r.folder, r.claim.command) == (NOT_APPLICABLE, "", "")

@@ -956,6 +956,14 @@ def _dp_bootstrap(run: Run, share: Callable[[Callable[[str], dict]], float | Non
     return _seed_bootstrap(seeds, lambda rs: share(lambda task: _need_of_seeds(acc.get(task, {}), target, rs)), what)
 
 
+def _dp_order(run: Run, tasks: tuple[str, ...]) -> tuple:
+    """Between cot-dp folders with as many seeds, the one sweeping more embedding dimensions D on the claim's tasks
+    first: it reads each model's smallest D more finely (from config.json's grid, not the outcome, so the choice
+    cannot follow the verdict)."""
+    grid = run.config.get("grid") or {}
+    return (-len({float(d) for t in tasks for d in (grid.get(t) or {}).get("dims", [])}),)
+
+
 def _target_acc(run: Run) -> str:
     return _g((run.summary or {}).get("target_acc"), 2)
 
@@ -966,19 +974,21 @@ reaching the target accuracy at each size (summary.json; none reached: infinite)
 for linear, D >= standard's at every size and > at some; for sparse and for linear, D non-decreasing in
 size and larger at the largest size than at the smallest; standard's D the same at every size. Reproduced
 when all five hold; partly when some; not reproduced when none; untested when no model reaches the target
-at any size (the grid cannot tell the dimensions apart).""")
+at any size (the grid cannot tell the dimensions apart). Between folders with as many seeds, the one
+sweeping more D values is preferred.""")
 def dp_fig1(claim: Claim, run: Run) -> Outcome | None:
     need = _need(run.summary or {}, claim.p["task"])
     if not {"standard", "sparse", "linear"} <= set(need):
         return None
     base = f"smallest D reaching {_target_acc(run)} by size: {_need_text(need)}; {_dims(run, claim.p['task'])}"
     if all(d == math.inf for m in need.values() for d in m.values()):
-        return Outcome(UNTESTED, base + _best(run, claim.p["task"]), run.seeds())
+        return Outcome(UNTESTED, base + _best(run, claim.p["task"]), run.seeds(), tiebreak=_dp_order(run, (claim.p["task"],)))
     parts = _fig1_parts(need)
     lo, hi, interval = _dp_bootstrap(run, lambda need_of: _fig1_share(need_of(claim.p["task"])),
                                      "the same share, each D read from the resample's mean accuracy (results.csv)")
     return Outcome(_verdict_of(parts), base + f"; {sum(parts)} of 5 parts hold", run.seeds(), sum(parts) / 5,
-                   lo, hi, quantity="share of the five parts that hold", interval=interval)
+                   lo, hi, quantity="share of the five parts that hold", interval=interval,
+                   tiebreak=_dp_order(run, (claim.p["task"],)))
 
 
 def _fig1_parts(need: dict[str, dict[int, float]]) -> list[bool]:
@@ -1032,7 +1042,8 @@ have, ED_Local's smallest D reaching the target accuracy (summary.json; none rea
 < at some size. Only sizes where the standard model reaches the target on ED count: the paper's standard
 model learns ED at a fixed D, and where it does not, the training budget, not locality, is what ED lacks.
 Reproduced when it holds for both models; partly for one; not reproduced for none; untested when the standard
-model reaches the target on ED at no size, or no efficient model reaches it on either task at a counted size.""")
+model reaches the target on ED at no size, or no efficient model reaches it on either task at a counted size.
+Between folders with as many seeds, the one sweeping more D values is preferred.""")
 def dp_locality(claim: Claim, run: Run) -> Outcome | None:
     s = run.summary or {}
     ed, loc = _need(s, "ed"), _need(s, "ed_local")
@@ -1045,12 +1056,14 @@ def dp_locality(claim: Claim, run: Run) -> Outcome | None:
         why = "" if counted else ("; the standard model reaches the target on ED at no size, so this run cannot "
                                   "tell locality from training budget")
         local = _best(run, "ed_local")
-        return Outcome(UNTESTED, text + why + _best(run, "ed") + (f"; ED_Local{local[1:]}" if local else ""), run.seeds())
+        return Outcome(UNTESTED, text + why + _best(run, "ed") + (f"; ED_Local{local[1:]}" if local else ""), run.seeds(),
+                       tiebreak=_dp_order(run, ("ed", "ed_local")))
     parts = _locality_parts(ed, loc, models, counted)
     lo, hi, interval = _dp_bootstrap(run, lambda need_of: _locality_share(need_of("ed"), need_of("ed_local"), models),
                                      "the same share, each D read from the resample's mean accuracy (results.csv)")
     return Outcome(_verdict_of(parts), text, run.seeds(), sum(parts) / len(parts), lo, hi,
-                   quantity="share of efficient models for which ED_Local needs less", interval=interval)
+                   quantity="share of efficient models for which ED_Local needs less", interval=interval,
+                   tiebreak=_dp_order(run, ("ed", "ed_local")))
 
 
 def _locality_parts(ed: dict, loc: dict, models: list[str], counted: set[int]) -> list[bool]:
