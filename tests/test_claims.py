@@ -407,6 +407,23 @@ def test_two_seed_cot_folders_bootstrap_the_share_from_per_seed_accuracy(tmp_pat
     assert (o.value, o.lo, o.hi) == (pytest.approx(0.4), pytest.approx(0.2), pytest.approx(0.4))
 
 
+def test_two_seed_flops_folder_bootstraps_the_share_from_per_seed_accuracy(tmp_path):
+    """Table 2's rule with 2 seeds, by hand: at size 2 linear scores 0.95 and 0.80 (mean 0.875 < 0.9), so the
+    standard model (D 64, 0.01 GFLOPs) is the cheapest to reach 0.9: share 1.  The resample {0, 0} lets linear
+    reach it at 0.005 GFLOPs (share 0; weight 1/4), {1, 1} and {0, 1} do not (share 1): lo 0, hi 1."""
+    summ = {"arithmetic": {"standard": need([2], [64]), "sparse": need([2], [64]), "linear": need([2], [None])}}
+    f = folder(tmp_path, "cot_dp/two", cot(summ), {"seeds": [0, 1], "quick": False})
+    write_csv(f / "min_gflops.csv", "task,model,size,L,min_d,min_gflops,min_gflops_params,best_accuracy",
+              ["arithmetic,standard,2,13,64,0.01,0.01,1.0", "arithmetic,sparse,2,13,64,0.02,0.02,1.0",
+               "arithmetic,linear,2,13,,,,0.875"])
+    cells = {"standard": (0.01, 1.0, 1.0), "sparse": (0.02, 1.0, 0.98), "linear": (0.005, 0.95, 0.80)}
+    write_csv(f / "results.csv", "task,size,model,d_model,seed,accuracy,gflops",
+              [f"arithmetic,2,{m},64,{seed},{a[1 + seed]},{a[0]}" for m, a in cells.items() for seed in (0, 1)])
+    o = judge(tmp_path, "Y-tab2-flops").outcome
+    assert (o.verdict, o.value, o.lo, o.hi) == (REPRODUCED, 1.0, 0.0, 1.0)
+    assert o.interval.startswith("95% bootstrap over seeds (exhaustive: all 3 distinct resamples")
+
+
 def test_the_cot_folder_sweeping_more_d_is_preferred_between_folders_with_as_many_seeds(tmp_path):
     """A grid extended to a smaller D reads each model's smallest D more finely: it is the row, and the folder of
     D = 128 alone (first by name) is listed beside it; the order comes from config.json, not the verdicts."""

@@ -922,12 +922,6 @@ def _best(run: Run, task: str) -> str:
     return f"; best accuracy {_g(best, 3)} (constant-answer baseline {', '.join(_g(b, 2) for b in base.values())})"
 
 
-def _dp_interval(run: Run) -> str:
-    """dp_flops reads the smallest GFLOPs reaching the target by the seed-mean accuracy: no per-seed value, so
-    no interval (dp_fig1 and dp_locality bootstrap theirs: `_dp_bootstrap`)."""
-    return ONE_SEED if run.seeds() == 1 else "none: read from seed-mean accuracy (no per-seed value)"
-
-
 def _need_of_seeds(acc: dict[tuple, dict[str, float]], target: float, resample: list[str]) -> dict[str, dict[int, float]]:
     """As `_need`, with each cell's accuracy the mean over `resample` (seed labels, repeats allowed) of its per-seed
     accuracies acc[(model, size, d_model)][seed]: per model and size, the smallest D whose mean reaches `target`
@@ -1029,11 +1023,48 @@ def dp_flops(claim: Claim, run: Run) -> Outcome | None:
                      for z, v in sorted(by_size.items()))
     if all(g == math.inf for v in by_size.values() for g in v.values()):
         return Outcome(UNTESTED, text, run.seeds())
-    parts = [v.get("standard", math.inf) < math.inf and v.get("standard", math.inf) <= min(v.values())
-             for _, v in sorted(by_size.items())]
+    parts = _flops_parts(by_size)
+    lo, hi, interval = _flops_bootstrap(run, claim.p["task"])
     return Outcome(_verdict_of(parts), text + f" (min GFLOPs reaching {_target_acc(run)})", run.seeds(),
-                   sum(parts) / len(parts), quantity="share of sizes where standard is cheapest",
-                   interval=_dp_interval(run))
+                   sum(parts) / len(parts), lo, hi, quantity="share of sizes where standard is cheapest",
+                   interval=interval)
+
+
+def _flops_parts(by_size: dict[int, dict[str, float]]) -> list[bool]:
+    """Per size (by_size[size][model] = min GFLOPs reaching the target, inf: none): the standard model's is finite
+    and the lowest."""
+    return [v.get("standard", math.inf) < math.inf and v.get("standard", math.inf) <= min(v.values())
+            for _, v in sorted(by_size.items())]
+
+
+def _flops_bootstrap(run: Run, task: str):
+    """(lo, hi, interval) of dp_flops' share: recomputed for each resample of the folder's seeds with every cell's
+    accuracy the resample's mean (results.csv; a cell's GFLOPs do not depend on the seed), as min_gflops.csv is
+    made from the seed mean (`_seed_bootstrap`)."""
+    if run.seeds() == 1:
+        return None, None, ONE_SEED
+    rows = [r for r in run.table("results.csv") if r.get("task") == task]
+    target = float((run.summary or {}).get("target_acc", 0.9))
+    acc: dict[tuple, dict[str, float]] = {}
+    gflops: dict[tuple, float] = {}
+    for r in rows:
+        cell = (r["model"], int(float(r["size"])), float(r["d_model"]))
+        acc.setdefault(cell, {})[r["seed"]] = float(r["accuracy"])
+        gflops[cell] = float(r["gflops"])
+
+    def share(resample: list[str]) -> float | None:
+        by_size: dict[int, dict[str, float]] = {}
+        for (m, z, d), by_seed in acc.items():
+            cur = by_size.setdefault(z, {}).setdefault(m, math.inf)
+            if all(s in by_seed for s in resample) and statistics.fmean(by_seed[s] for s in resample) >= target:
+                by_size[z][m] = min(cur, gflops[(m, z, d)])
+        if not by_size or all(g == math.inf for v in by_size.values() for g in v.values()):
+            return None
+        parts = _flops_parts(by_size)
+        return sum(parts) / len(parts)
+
+    seeds = sorted({r["seed"] for r in rows}, key=lambda s: float(s))
+    return _seed_bootstrap(seeds, share, "the same share, each cell's accuracy the resample's mean (results.csv)")
 
 
 @kind("dp_locality", "cot_dp", """Yang et al. Sec. 6.2, Fig. 2: locality lowers the embedding dimension efficient
