@@ -794,3 +794,17 @@ def test_energy_rank_and_the_coupling_section():
                          for a in ("original", "permuted") for m in ("rnn", "transformer")])
     md = "\n".join(coupling_section(spec, rows))
     assert "| exp | original | " in md and "| 8 |" in md and "0 / 36 | 0.001 | 0.001 |" in md   # 8*9/2 entries on or below
+
+
+def test_mse_bars_title_names_inits_added_with_first_seed(tmp_path, monkeypatch):
+    """The bar figure of a folder of added inits (--first-seed 3) says whose seeds it shows; a folder of seeds
+    from 0 keeps the plain title."""
+    from rnn_compare import experiment
+    titles = []
+    monkeypatch.setattr(experiment, "save", lambda fig, path: titles.append(fig._suptitle.get_text()))
+    long = pd.DataFrame({"kernel": ["exp", "exp"], "alteration": ["original", "original"],
+                         "model": ["rnn", "transformer"], "mean": [1e-3, 2e-3], "std": [1e-4, 2e-4],
+                         "count": [3, 3], "paper": [1e-3, 2e-3]})
+    experiment.plot(tmp_path, long, experiment.seed_range(3, 3))
+    experiment.plot(tmp_path, long, experiment.seed_range(3, 0))
+    assert titles[0].endswith("; model inits 3..5") and "inits" not in titles[1]
