@@ -467,16 +467,20 @@ def _claims(summary: dict, cfg: SweepConfig, res: pd.DataFrame, folder: Path | N
             f"{m} {_f3(T[loc][m]['mean_test_loss'])} vs {_f3(T[other][m]['mean_test_loss'])}" for m in both))
         steps = steps_to_loss(folder) if loc == "ed_local" and folder is not None else None
         if steps is not None and len(steps):
-            D = int(res[res.task.isin([loc, other])].d_model.max())
-            st = steps[steps.task.isin([loc, other]) & (steps.d_model == D)].sort_values(["task", "model", "size", "seed"])
-            per = {t: {m: [None if v != v else int(v) for v in g.step] for m, g in st[st.task == t].groupby("model")}
-                   for t in (loc, other)}
-            summary["steps_to_loss"] = {"threshold": LOSS_MARK, "d_model": D, "steps": per}
-            word = lambda vs: ", ".join("never" if v is None else f"{v:,}" for v in vs) or "-"  # noqa: E731
-            out.append(f"- locality, {loc} vs {other}: the step at which each cell's held-out loss per CoT token first "
-                       f"fell below {LOSS_MARK:g} (per seed, D = {D}, from its curve.csv; `steps_to_loss`) -- " + "; ".join(
-                           f"{m} {word(per[loc].get(m, []))} vs {word(per[other].get(m, []))}" for m in both)
-                       + ". The ledger's rule compares D, not steps; this line is beside it, not in it")
+            by_d = {}
+            for D in sorted(int(d) for d in res[res.task.isin([loc, other])].d_model.unique()):
+                st = steps[steps.task.isin([loc, other]) & (steps.d_model == D)].sort_values(["task", "model", "size", "seed"])
+                per = {t: {m: [None if v != v else int(v) for v in g.step] for m, g in st[st.task == t].groupby("model")}
+                       for t in (loc, other)}
+                by_d[D] = per
+                word = lambda vs: ", ".join("never" if v is None else f"{v:,}" for v in vs) or "-"  # noqa: E731
+                out.append(f"- locality, {loc} vs {other}: the step at which each cell's held-out loss per CoT token first "
+                           f"fell below {LOSS_MARK:g} (per seed, D = {D}, from its curve.csv; `steps_to_loss`) -- " + "; ".join(
+                               f"{m} {word(per[loc].get(m, []))} vs {word(per[other].get(m, []))}" for m in both)
+                           + ". The ledger's rule compares D, not steps; this line is beside it, not in it")
+            D = max(by_d)       # "d_model"/"steps": the largest D's, as before several D were swept; "by_d": each D's
+            summary["steps_to_loss"] = {"threshold": LOSS_MARK, "d_model": D, "steps": by_d[D],
+                                        "by_d": {str(d): v for d, v in by_d.items()}}
         base = summary.get("baseline", {})
         if loc in base and other in base:
             out.append(f"- a constant answer scores {loc}: " + ", ".join(f"{b:.3f}" for b in base[loc].values())
@@ -565,40 +569,47 @@ def plot_locality(out: Path, res: pd.DataFrame, cfg: SweepConfig) -> Path | None
     the size, a colour per model, solid ED, dashed ED_Local; grey: the constant-answer baseline.  One size: a
     column per model, ED and ED_Local side by side, each seed a point and the mean a bar, and a fourth panel with
     the step at which each cell's held-out loss first fell below LOSS_MARK (`steps_to_loss`; read from the
-    folder's cells, so it shows where the accuracy cannot tell the tasks apart).  With several D, the largest D's
-    cells are drawn (the title says which)."""
+    folder's cells, so it shows where the accuracy cannot tell the tasks apart), a row of these per D.  Several
+    sizes with several D: the largest D's cells are drawn (the title says which)."""
     if not {"ed", "ed_local"} <= set(cfg.task_list()):
         return None
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     r = res[res.task.isin(["ed", "ed_local"])]
-    D = int(r.d_model.max())
+    dims = sorted(int(d) for d in r.d_model.unique())
+    D = dims[-1]
+    if r["size"].nunique() == 1:
+        fig = _locality_one_size(plt, r, steps_to_loss(out), cfg, dims, int(r["size"].iloc[0]))
+        Ls = {t: ", ".join(str(int(x)) for x in r[r.task == t].L.unique()) for t in ("ed", "ed_local")}
+        fig.suptitle(f"ED vs ED_Local at D = {', '.join(map(str, dims))} ({cfg.preset_label};\n"
+                     f"longest L: ED {Ls['ed']}, ED_Local {Ls['ed_local']})", fontsize=9)
+        fig.tight_layout()
+        path = out / "locality_ed_vs_ed_local.png"
+        save(fig, path)
+        return path
     r = r[r.d_model == D]
     g = r.groupby(["task", "model", "size"], as_index=False).agg(
         accuracy=("accuracy", "mean"), cot_exact=("cot_exact", "mean"), test_loss=("test_loss", "mean"), L=("L", "first"))
     sizes = sorted(g["size"].unique())
     Ls = {t: ", ".join(str(int(x)) for x in g[g.task == t].groupby("size").L.first()) for t in ("ed", "ed_local")}
     title = f"ED vs ED_Local at D = {D} ({cfg.preset_label};\nlongest L by size: ED {Ls['ed']}, ED_Local {Ls['ed_local']})"
-    if len(sizes) == 1:
-        fig = _locality_one_size(plt, r, steps_to_loss(out), cfg, D, sizes[0])
-    else:
-        fig, axes = plt.subplots(1, 3, figsize=(11, 3.2))
-        colours = dict(zip(cfg.model_list(), ["C0", "C1", "C2", "C3"]))
-        for (task, m), grp in g.groupby(["task", "model"]):
-            ls = "-" if task == "ed" else "--"
-            for ax, col in zip(axes, ["accuracy", "cot_exact", "test_loss"]):
-                ax.plot(grp["size"], grp[col], ls, marker="o", color=colours.get(m, "k"), label=f"{task} {m}")
-        if "baseline" in r:
-            for task, mk in (("ed", "x"), ("ed_local", "+")):
-                b = r[r.task == task].groupby("size").baseline.first()
-                axes[0].plot(b.index, b.values, mk, color="grey", ms=9, label=f"{task}: constant answer")
-        for ax, yl in zip(axes, ["answer accuracy", "exact CoT", "held-out loss per CoT token"]):
-            ax.set(xlabel="size (length of the first string)", ylabel=yl, xticks=sizes)
-        axes[0].set_ylim(0, 1.02)
-        axes[1].set_ylim(0, 1.02)
-        axes[2].set_yscale("log")
-        axes[0].legend(fontsize=6, ncol=1)
+    fig, axes = plt.subplots(1, 3, figsize=(11, 3.2))
+    colours = dict(zip(cfg.model_list(), ["C0", "C1", "C2", "C3"]))
+    for (task, m), grp in g.groupby(["task", "model"]):
+        ls = "-" if task == "ed" else "--"
+        for ax, col in zip(axes, ["accuracy", "cot_exact", "test_loss"]):
+            ax.plot(grp["size"], grp[col], ls, marker="o", color=colours.get(m, "k"), label=f"{task} {m}")
+    if "baseline" in r:
+        for task, mk in (("ed", "x"), ("ed_local", "+")):
+            b = r[r.task == task].groupby("size").baseline.first()
+            axes[0].plot(b.index, b.values, mk, color="grey", ms=9, label=f"{task}: constant answer")
+    for ax, yl in zip(axes, ["answer accuracy", "exact CoT", "held-out loss per CoT token"]):
+        ax.set(xlabel="size (length of the first string)", ylabel=yl, xticks=sizes)
+    axes[0].set_ylim(0, 1.02)
+    axes[1].set_ylim(0, 1.02)
+    axes[2].set_yscale("log")
+    axes[0].legend(fontsize=6, ncol=1)
     fig.suptitle(title, fontsize=9)
     fig.tight_layout()
     path = out / "locality_ed_vs_ed_local.png"
@@ -609,15 +620,25 @@ def plot_locality(out: Path, res: pd.DataFrame, cfg: SweepConfig) -> Path | None
 LOCALITY_COLOURS = {"ed": "C0", "ed_local": "C1"}
 
 
-def _locality_one_size(plt, r: pd.DataFrame, steps: pd.DataFrame, cfg: SweepConfig, D: int, size: int):
-    """plot_locality's one-size layout (see there): r holds the cells at D, steps `steps_to_loss` of the folder."""
+def _locality_one_size(plt, r: pd.DataFrame, steps: pd.DataFrame, cfg: SweepConfig, dims: list[int], size: int):
+    """plot_locality's one-size layout (see there), a row per D in `dims`: r holds the ED and ED_Local cells,
+    steps `steps_to_loss` of the folder."""
     models = [m for m in cfg.model_list() if m in set(r.model)]
-    steps = steps[(steps.d_model == D) & (steps["size"] == size)] if len(steps) else steps
+    steps = steps[steps["size"] == size] if len(steps) else steps
     panels = [("accuracy", "answer accuracy"), ("cot_exact", "exact CoT"), ("test_loss", "held-out loss per CoT token")]
     if len(steps):
         panels.append(("step", f"step where held-out loss < {LOSS_MARK:g}"))
-    fig, axes = plt.subplots(1, len(panels), figsize=(3.3 * len(panels), 3.4))
-    budget = int(cfg.train.steps)
+    fig, grid = plt.subplots(len(dims), len(panels), figsize=(3.3 * len(panels), 3.4 * len(dims)), squeeze=False)
+    for D, axes in zip(dims, grid):
+        _locality_row(axes, panels, r[r.d_model == D], steps[steps.d_model == D] if len(steps) else steps,
+                      models, int(cfg.train.steps))
+        for ax in axes:
+            ax.set_xlabel(f"model (size {size}, D = {D})")
+    return fig
+
+
+def _locality_row(axes, panels, r: pd.DataFrame, steps: pd.DataFrame, models: list[str], budget: int) -> None:
+    """One row of `_locality_one_size`: the cells of one D."""
     for ax, (col, label) in zip(axes, panels):
         src = steps if col == "step" else r
         for task in ("ed", "ed_local"):
@@ -649,9 +670,6 @@ def _locality_one_size(plt, r: pd.DataFrame, steps: pd.DataFrame, cfg: SweepConf
             if len(b):
                 axes[0].axhline(float(b.iloc[0]), color="grey", ls=ls, lw=1, label=f"{task}: constant answer")
     axes[0].legend(fontsize=6, loc="lower left")
-    for ax in axes:
-        ax.set_xlabel(f"model (size {size})")
-    return fig
 
 
 def sparse_misses(task: TaskConfig, L: int, c: int = 1, k: int = 1, n_pairs: int = 200,
@@ -697,7 +715,8 @@ def _caption(p: Path, cfg: SweepConfig, baseline: bool) -> str:
             return ("ED vs ED_Local at one size (Fig. 2's question: does locality help the efficient models?): per "
                     "model, ED (blue) beside ED_Local (orange), each seed a ring and the mean a bar -- answer accuracy "
                     "(grey lines: a constant answer), exact CoTs, held-out loss per CoT token, and the training step "
-                    f"at which the held-out loss first fell below {LOSS_MARK:g} (from each cell's curve.csv); "
+                    f"at which the held-out loss first fell below {LOSS_MARK:g} (from each cell's curve.csv); a row "
+                    "per embedding dimension D; "
                     f"{cfg.preset_label}.")
         return ("ED vs ED_Local: answer accuracy (grey: a constant answer), exact CoTs and held-out loss per CoT "
                 "token against the size, a colour per model, solid ED, dashed ED_Local (Fig. 2's question: does "

@@ -233,6 +233,28 @@ def test_one_size_locality_figure_times_each_cell_to_the_loss_mark(tmp_path, mon
                   for seg in c.get_segments())
     assert bars == [150, 300, 350]      # the means of the cells whose every seed got there: ED_Local std, ED std, ED_Local lin
     assert [t.get_text() for t in axes[0].get_xticklabels()] == ["standard", "linear"]
+    # the same size swept at a second D: a row of panels and a summary line per D; "steps" stays the largest D's
+    for (t, m, seed), ls in losses.items():
+        d = tmp_path / "cells" / f"{t}-3_{m}_d32_s{seed}"
+        d.mkdir(parents=True)
+        row = dict(next(x for x in rows if (x["task"], x["model"], x["seed"]) == (t, m, seed)), d_model=32)
+        pd.DataFrame([row]).to_csv(d / "rows.csv", index=False)
+        pd.DataFrame({"step": [100, 200, 300, 400, 500], "train_loss": ls, "test_loss": [x * 2 for x in ls],
+                      "lr": [1e-3] * 5}).to_csv(d / "curve.csv", index=False)
+        rows.append(row)
+    two = SweepConfig(task="ed,ed_local", models="standard,linear", dims=(32, 64), sizes=(3,), out=str(tmp_path))
+    summary = summarize(tmp_path, pd.DataFrame(rows), two, "cot-dp sweep --test")
+    s2l = summary["steps_to_loss"]
+    assert (s2l["d_model"], sorted(s2l["by_d"])) == (64, ["32", "64"]) and s2l["steps"] == s2l["by_d"]["64"]
+    # doubled losses: ED standard seed 0 first below the mark at 500 (0.002; 0.01 at 400 is not below), seed 1 at 400 (0.008)
+    assert s2l["by_d"]["32"]["ed"]["standard"] == [500, 400]
+    md = (tmp_path / "summary.md").read_text()
+    assert "(per seed, D = 32, from its curve.csv" in md and "(per seed, D = 64, from its curve.csv" in md
+    plot_locality(tmp_path, pd.DataFrame(rows), two)
+    fig = kept["locality_ed_vs_ed_local.png"]
+    axes = fig.get_axes()
+    assert len(axes) == 8 and [axes[i].get_xlabel() for i in (0, 4)] == ["model (size 3, D = 32)", "model (size 3, D = 64)"]
+    assert fig._suptitle.get_text().startswith("ED vs ED_Local at D = 32, 64")
 
 
 def test_sparse_misses_agree_with_the_eq6_rule_by_hand():
