@@ -922,32 +922,40 @@ def _best(run: Run, task: str) -> str:
     return f"; best accuracy {_g(best, 3)} (constant-answer baseline {', '.join(_g(b, 2) for b in base.values())})"
 
 
-def _need_of_seeds(acc: dict[tuple, dict[str, float]], target: float, resample: list[str]) -> dict[str, dict[int, float]]:
+def _need_of_seeds(acc: dict[tuple, dict[str, float]], target: float, resample: list[str],
+                   cost: dict[tuple, float] | None = None) -> dict[str, dict[int, float]]:
     """As `_need`, with each cell's accuracy the mean over `resample` (seed labels, repeats allowed) of its per-seed
     accuracies acc[(model, size, d_model)][seed]: per model and size, the smallest D whose mean reaches `target`
-    (inf: none; a cell missing a resampled seed counts as not reaching it)."""
+    (inf: none; a cell missing a resampled seed counts as not reaching it); with `cost` (cost[cell], e.g. its
+    GFLOPs), the smallest cost instead of the smallest D."""
     out: dict[str, dict[int, float]] = {}
     for (m, z, d), by_seed in acc.items():
         cur = out.setdefault(m, {}).setdefault(z, math.inf)
-        if all(s in by_seed for s in resample) and statistics.fmean(by_seed[s] for s in resample) >= target and d < cur:
-            out[m][z] = d
+        c = d if cost is None else cost[(m, z, d)]
+        if all(s in by_seed for s in resample) and statistics.fmean(by_seed[s] for s in resample) >= target and c < cur:
+            out[m][z] = c
     return out
 
 
-def _dp_bootstrap(run: Run, share: Callable[[Callable[[str], dict]], float | None], what: str):
+def _dp_bootstrap(run: Run, share: Callable[[Callable[..., dict]], float | None], what: str):
     """(lo, hi, interval) of a cot-dp rule's share: `share(need_of)` recomputed with need_of(task) read from the
     seed-mean accuracy of each resample of the folder's seeds (results.csv, read once; `_need_of_seeds`,
-    `_seed_bootstrap`)."""
+    `_seed_bootstrap`); need_of(task, by_gflops=True) gives the smallest GFLOPs instead of the smallest D."""
     if run.seeds() == 1:
         return None, None, ONE_SEED
     rows = run.table("results.csv")
     target = float((run.summary or {}).get("target_acc", 0.9))
     acc: dict[str, dict[tuple, dict[str, float]]] = {}
+    gflops: dict[str, dict[tuple, float]] = {}      # a cell's GFLOPs do not depend on the seed
     for r in rows:
         cell = (r["model"], int(float(r["size"])), float(r["d_model"]))
         acc.setdefault(r.get("task"), {}).setdefault(cell, {})[r["seed"]] = float(r["accuracy"])
+        if r.get("gflops") not in (None, ""):
+            gflops.setdefault(r.get("task"), {})[cell] = float(r["gflops"])
     seeds = sorted({r["seed"] for r in rows}, key=lambda s: float(s))
-    return _seed_bootstrap(seeds, lambda rs: share(lambda task: _need_of_seeds(acc.get(task, {}), target, rs)), what)
+    return _seed_bootstrap(seeds, lambda rs: share(
+        lambda task, by_gflops=False: _need_of_seeds(acc.get(task, {}), target, rs, gflops.get(task, {}) if by_gflops else None)),
+        what)
 
 
 def _dp_order(run: Run, tasks: tuple[str, ...]) -> tuple:
@@ -1024,7 +1032,8 @@ def dp_flops(claim: Claim, run: Run) -> Outcome | None:
     if all(g == math.inf for v in by_size.values() for g in v.values()):
         return Outcome(UNTESTED, text, run.seeds())
     parts = _flops_parts(by_size)
-    lo, hi, interval = _flops_bootstrap(run, claim.p["task"])
+    lo, hi, interval = _dp_bootstrap(run, lambda need_of: _flops_share(need_of(claim.p["task"], by_gflops=True)),
+                                     "the same share, each cell's accuracy the resample's mean (results.csv)")
     return Outcome(_verdict_of(parts), text + f" (min GFLOPs reaching {_target_acc(run)})", run.seeds(),
                    sum(parts) / len(parts), lo, hi, quantity="share of sizes where standard is cheapest",
                    interval=interval)
@@ -1037,34 +1046,17 @@ def _flops_parts(by_size: dict[int, dict[str, float]]) -> list[bool]:
             for _, v in sorted(by_size.items())]
 
 
-def _flops_bootstrap(run: Run, task: str):
-    """(lo, hi, interval) of dp_flops' share: recomputed for each resample of the folder's seeds with every cell's
-    accuracy the resample's mean (results.csv; a cell's GFLOPs do not depend on the seed), as min_gflops.csv is
-    made from the seed mean (`_seed_bootstrap`)."""
-    if run.seeds() == 1:
-        return None, None, ONE_SEED
-    rows = [r for r in run.table("results.csv") if r.get("task") == task]
-    target = float((run.summary or {}).get("target_acc", 0.9))
-    acc: dict[tuple, dict[str, float]] = {}
-    gflops: dict[tuple, float] = {}
-    for r in rows:
-        cell = (r["model"], int(float(r["size"])), float(r["d_model"]))
-        acc.setdefault(cell, {})[r["seed"]] = float(r["accuracy"])
-        gflops[cell] = float(r["gflops"])
-
-    def share(resample: list[str]) -> float | None:
-        by_size: dict[int, dict[str, float]] = {}
-        for (m, z, d), by_seed in acc.items():
-            cur = by_size.setdefault(z, {}).setdefault(m, math.inf)
-            if all(s in by_seed for s in resample) and statistics.fmean(by_seed[s] for s in resample) >= target:
-                by_size[z][m] = min(cur, gflops[(m, z, d)])
-        if not by_size or all(g == math.inf for v in by_size.values() for g in v.values()):
-            return None
-        parts = _flops_parts(by_size)
-        return sum(parts) / len(parts)
-
-    seeds = sorted({r["seed"] for r in rows}, key=lambda s: float(s))
-    return _seed_bootstrap(seeds, share, "the same share, each cell's accuracy the resample's mean (results.csv)")
+def _flops_share(need: dict[str, dict[int, float]]) -> float | None:
+    """dp_flops' share for one reading of need[model][size] = min GFLOPs reaching the target; None where the rule
+    would say untested."""
+    by_size: dict[int, dict[str, float]] = {}
+    for m, zs in need.items():
+        for z, g in zs.items():
+            by_size.setdefault(z, {})[m] = g
+    if not by_size or all(g == math.inf for v in by_size.values() for g in v.values()):
+        return None
+    parts = _flops_parts(by_size)
+    return sum(parts) / len(parts)
 
 
 @kind("dp_locality", "cot_dp", """Yang et al. Sec. 6.2, Fig. 2: locality lowers the embedding dimension efficient
