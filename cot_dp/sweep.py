@@ -467,13 +467,13 @@ def _claims(summary: dict, cfg: SweepConfig, res: pd.DataFrame, folder: Path | N
             f"{m} {_f3(T[loc][m]['mean_test_loss'])} vs {_f3(T[other][m]['mean_test_loss'])}" for m in both))
         steps = steps_to_loss(folder) if loc == "ed_local" and folder is not None else None
         if steps is not None and len(steps):
+            word = lambda vs: ", ".join("never" if v is None else f"{v:,}" for v in vs) or "-"  # noqa: E731
             by_d = {}
             for D in sorted(int(d) for d in res[res.task.isin([loc, other])].d_model.unique()):
                 st = steps[steps.task.isin([loc, other]) & (steps.d_model == D)].sort_values(["task", "model", "size", "seed"])
                 per = {t: {m: [None if v != v else int(v) for v in g.step] for m, g in st[st.task == t].groupby("model")}
                        for t in (loc, other)}
                 by_d[D] = per
-                word = lambda vs: ", ".join("never" if v is None else f"{v:,}" for v in vs) or "-"  # noqa: E731
                 out.append(f"- locality, {loc} vs {other}: the step at which each cell's held-out loss per CoT token first "
                            f"fell below {LOSS_MARK:g} (per seed, D = {D}, from its curve.csv; `steps_to_loss`) -- " + "; ".join(
                                f"{m} {word(per[loc].get(m, []))} vs {word(per[other].get(m, []))}" for m in both)
@@ -582,13 +582,19 @@ def plot_locality(out: Path, res: pd.DataFrame, cfg: SweepConfig) -> Path | None
     if r["size"].nunique() == 1:
         fig = _locality_one_size(plt, r, steps_to_loss(out), cfg, dims, int(r["size"].iloc[0]))
         Ls = {t: ", ".join(str(int(x)) for x in r[r.task == t].L.unique()) for t in ("ed", "ed_local")}
-        fig.suptitle(f"ED vs ED_Local at D = {', '.join(map(str, dims))} ({cfg.preset_label};\n"
-                     f"longest L: ED {Ls['ed']}, ED_Local {Ls['ed_local']})", fontsize=9)
-        fig.tight_layout()
-        path = out / "locality_ed_vs_ed_local.png"
-        save(fig, path)
-        return path
-    r = r[r.d_model == D]
+        title = (f"ED vs ED_Local at D = {', '.join(map(str, dims))} ({cfg.preset_label};\n"
+                 f"longest L: ED {Ls['ed']}, ED_Local {Ls['ed_local']})")
+    else:
+        fig, title = _locality_sizes(plt, r[r.d_model == D], cfg, D)
+    fig.suptitle(title, fontsize=9)
+    fig.tight_layout()
+    path = out / "locality_ed_vs_ed_local.png"
+    save(fig, path)
+    return path
+
+
+def _locality_sizes(plt, r: pd.DataFrame, cfg: SweepConfig, D: int):
+    """plot_locality's several-size layout (see there): (figure, title); r holds the ED and ED_Local cells at D."""
     g = r.groupby(["task", "model", "size"], as_index=False).agg(
         accuracy=("accuracy", "mean"), cot_exact=("cot_exact", "mean"), test_loss=("test_loss", "mean"), L=("L", "first"))
     sizes = sorted(g["size"].unique())
@@ -610,11 +616,7 @@ def plot_locality(out: Path, res: pd.DataFrame, cfg: SweepConfig) -> Path | None
     axes[1].set_ylim(0, 1.02)
     axes[2].set_yscale("log")
     axes[0].legend(fontsize=6, ncol=1)
-    fig.suptitle(title, fontsize=9)
-    fig.tight_layout()
-    path = out / "locality_ed_vs_ed_local.png"
-    save(fig, path)
-    return path
+    return fig, title
 
 
 LOCALITY_COLOURS = {"ed": "C0", "ed_local": "C1"}
@@ -624,13 +626,13 @@ def _locality_one_size(plt, r: pd.DataFrame, steps: pd.DataFrame, cfg: SweepConf
     """plot_locality's one-size layout (see there), a row per D in `dims`: r holds the ED and ED_Local cells,
     steps `steps_to_loss` of the folder."""
     models = [m for m in cfg.model_list() if m in set(r.model)]
-    steps = steps[steps["size"] == size] if len(steps) else steps
+    steps = steps[steps["size"] == size]          # steps_to_loss keeps its columns when empty
     panels = [("accuracy", "answer accuracy"), ("cot_exact", "exact CoT"), ("test_loss", "held-out loss per CoT token")]
     if len(steps):
         panels.append(("step", f"step where held-out loss < {LOSS_MARK:g}"))
     fig, grid = plt.subplots(len(dims), len(panels), figsize=(3.3 * len(panels), 3.4 * len(dims)), squeeze=False)
     for D, axes in zip(dims, grid):
-        _locality_row(axes, panels, r[r.d_model == D], steps[steps.d_model == D] if len(steps) else steps,
+        _locality_row(axes, panels, r[r.d_model == D], steps[steps.d_model == D],
                       models, int(cfg.train.steps))
         for ax in axes:
             ax.set_xlabel(f"model (size {size}, D = {D})")
