@@ -717,9 +717,9 @@ def _caption(p: Path, cfg: SweepConfig, baseline: bool) -> str:
             return ("ED vs ED_Local at one size (Fig. 2's question: does locality help the efficient models?): per "
                     "model, ED (blue) beside ED_Local (orange), each seed a ring and the mean a bar -- answer accuracy "
                     "(grey lines: a constant answer), exact CoTs, held-out loss per CoT token, and the training step "
-                    f"at which the held-out loss first fell below {LOSS_MARK:g} (from each cell's curve.csv); a row "
-                    "per embedding dimension D; "
-                    f"{cfg.preset_label}.")
+                    f"at which the held-out loss first fell below {LOSS_MARK:g} (from each cell's curve.csv)"
+                    + ("; a row per embedding dimension D" if len(set(cfg.dims_of("ed")) | set(cfg.dims_of("ed_local"))) > 1
+                       else "") + f"; {cfg.preset_label}.")
         return ("ED vs ED_Local: answer accuracy (grey: a constant answer), exact CoTs and held-out loss per CoT "
                 "token against the size, a colour per model, solid ED, dashed ED_Local (Fig. 2's question: does "
                 f"locality help the efficient models?); {cfg.preset_label}.")

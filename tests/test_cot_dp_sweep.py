@@ -255,6 +255,10 @@ def test_one_size_locality_figure_times_each_cell_to_the_loss_mark(tmp_path, mon
     axes = fig.get_axes()
     assert len(axes) == 8 and [axes[i].get_xlabel() for i in (0, 4)] == ["model (size 3, D = 32)", "model (size 3, D = 64)"]
     assert fig._suptitle.get_text().startswith("ED vs ED_Local at D = 32, 64")
+    from cot_dp.sweep import _caption                   # the caption names the rows per D only where there are some
+    path = tmp_path / "locality_ed_vs_ed_local.png"
+    assert "a row per embedding dimension D" in _caption(path, two, True)
+    assert "a row per embedding dimension D" not in _caption(path, cfg, True)
 
 
 def test_sparse_misses_agree_with_the_eq6_rule_by_hand():
