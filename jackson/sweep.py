@@ -310,6 +310,17 @@ def live_run(out_dir: str | os.PathLike) -> str | None:
     return text
 
 
+def _time_left(rests: list[float]) -> str:
+    """The counts line's projection: one fit's time left, or, for several, their sum (one worker trains them one
+    after another) and the longest (what side-by-side workers, e.g. a Dask cluster, wait for at least)."""
+    if not any(rests):
+        return ""
+    if len(rests) == 1:
+        return f"; the fit in progress needs about {rests[0] / 3600:.1f} h more at its pace"
+    return (f"; the {len(rests)} fits in progress need about {sum(rests) / 3600:.1f} h more at their pace, one after "
+            f"another (the longest {max(rests) / 3600:.1f} h, the least wall time if they train side by side)")
+
+
 def format_status(prog: str, out_dir: str | os.PathLike, rows: list[dict]) -> str:
     """What `--status` prints: a line per cell, then the counts; an in-progress fit's time left is projected
     from its own pace so far (trained seconds per step); a finished cell shows its training time over every
@@ -320,7 +331,7 @@ def format_status(prog: str, out_dir: str | os.PathLike, rows: list[dict]) -> st
     run = live_run(out_dir)
     lines.append(f"  a run is writing into it now ({run})" if run else "  no run is writing into it now")
     width = max((len(r["key"]) for r in rows), default=0)
-    left = 0.0
+    rests = []                    # each in-progress fit's projected seconds left
     for r in rows:
         head = f"  {r['state']:<12s} {r['key']:<{width}s}"
         if r["state"] == "finished":
@@ -345,13 +356,13 @@ def format_status(prog: str, out_dir: str | os.PathLike, rows: list[dict]) -> st
                 text += f", {f['trained_s']:,.0f} s trained"
                 if f.get("of") and f["step"] > 0:
                     rest = (f["of"] - f["step"]) * f["trained_s"] / f["step"]
-                    left += rest
+                    rests.append(rest)
                     text += f"; about {rest:,.0f} s left at its pace"
                 lines.append(text)
     n = {s: sum(r["state"] == s for r in rows) for s in ("finished", "in progress", "not started")}
     lines.append(f"{len(rows)} cells: {n['finished']} finished, {n['in progress']} in progress, "
                  f"{n['not started']} not started"
-                 + (f"; the fits in progress need about {left / 3600:.1f} h more at their pace" if left else ""))
+                 + _time_left(rests))
     if n["finished"] < len(rows):
         lines.append("rerun the same command without --status to run or resume the rest")
     return "\n".join(lines)

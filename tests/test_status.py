@@ -132,6 +132,24 @@ def test_status_says_when_a_run_is_writing_into_the_folder(tmp_path, capsys):
     assert live_run(tmp_path) is None
 
 
+def test_status_projects_the_time_left_per_fit_summed_and_longest(tmp_path):
+    """Each in-progress fit's time left is (of - step) x trained_s / step; with several, the counts line gives
+    their sum (one worker) and the longest (side-by-side workers), not the sum alone, which reads as wall time."""
+    from jackson.sweep import format_status
+    fit = lambda step, of, s: {"fit": "bank", "step": step, "of": of, "trained_s": s}
+    one = [{"key": "a", "state": "in progress", "fits": [fit(1000, 4000, 500.0)]},       # 3000 x 0.5 = 1,500 s
+           {"key": "b", "state": "not started"}]
+    text = format_status("x", tmp_path, one)
+    assert "about 1,500 s left at its pace" in text
+    assert text.splitlines()[-2].endswith("; the fit in progress needs about 0.4 h more at its pace")
+    two = one + [{"key": "c", "state": "in progress", "fits": [fit(2000, 48000, 300.0)]}]   # 46000 x 0.15 = 6,900 s
+    last = format_status("x", tmp_path, two).splitlines()[-2]
+    assert last == ("3 cells: 0 finished, 2 in progress, 1 not started; the 2 fits in progress need about 2.3 h more "
+                    "at their pace, one after another (the longest 1.9 h, the least wall time if they train side by "
+                    "side)")
+    assert "h more" not in format_status("x", tmp_path, [{"key": "b", "state": "not started"}])
+
+
 def test_status_of_a_folder_not_yet_made_creates_nothing(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     assert _exit_code(cot_main, QUICK[:-1] + ["new", "--status"]) == 0
