@@ -28,6 +28,7 @@ import contextlib
 import datetime
 import json
 import os
+import platform
 import socket
 import subprocess
 import sys
@@ -267,13 +268,26 @@ def environment(kind: str, command: str, device: str | None) -> dict:
                                capture_output=True, text=True, timeout=5)
             if d.returncode == 0 and d.stdout.strip():
                 commit += "+dirty"
-    threads = None
+    threads = capability = None
     if "torch" in sys.modules:
         threads = sys.modules["torch"].get_num_threads()
+        capability = sys.modules["torch"].backends.cpu.get_cpu_capability()
     return {"kind": kind, "command": command, "started_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "commit": commit, "python": sys.version.split()[0], "packages": versions,
             "torch_threads": threads, "usable_cores": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
-            "device": device}
+            "device": device, "cpu": {"model": cpu_model(), "torch_capability": capability}}
+
+
+def cpu_model() -> str | None:
+    """The CPU's model name (/proc/cpuinfo, else platform.processor()).  Recorded with torch's CPU capability
+    (the vector ISA its kernels dispatch to, e.g. AVX2 or AVX512) because the kernels differ in rounding: runs
+    of the same code and seed on two machines agreed only to 5-6 digits, and RNN fits at the edge of divergence
+    then diverged in different seeds (reports/rnn_compare/TRAINING.md, the audit)."""
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return platform.processor() or None
 
 
 def earlier_environments(path: Path) -> list[dict]:

@@ -76,6 +76,8 @@ def test_force_writes_beside_and_deletes_nothing(tmp_path, capsys):
     assert (out / "results.csv").is_file() and (out / "environment.json").is_file()
     env = json.loads((out / "environment.json").read_text())
     assert env["kind"] == "jackson-sweep" and env["command"].endswith("--force") and env["packages"]["torch"]
+    import torch                     # the machine's floating-point kernels, which same-seed runs differ by
+    assert env["cpu"]["torch_capability"] == torch.backends.cpu.get_cpu_capability() and env["cpu"]["model"]
 
 
 @case("other-commands-folder", "jackson-sweep --out DIR   # DIR holds an rnn-compare run",
