@@ -75,14 +75,16 @@ class FitResult:
 
 @torch.no_grad()
 def evaluate(bank: TransformerBank, x: torch.Tensor, y: torch.Tensor, batch: int = 1024,
-             by: str = "sequence") -> torch.Tensor:
+             by: str = "sequence", absolute: bool = False) -> torch.Tensor:
     """Per-member MSE: by sequence (mean over positions), (M, n_seq); or by position (mean over
-    sequences), (M, T), where the error of a target sits along the sequence."""
+    sequences), (M, T), where the error of a target sits along the sequence.  y is (n_seq, T), shared by
+    every member, or (M, n_seq, T), a target per member.  absolute: |error| in place of error^2."""
     if by not in ("sequence", "position"):
         raise ValueError(f"evaluate: by must be sequence or position, got {by!r}")
     out = []
     for a in range(0, len(x), batch):
-        sq = (bank(x[a:a + batch]) - y[a:a + batch]) ** 2              # (M, b, T)
+        d = bank(x[a:a + batch]) - y[..., a:a + batch, :]               # (M, b, T)
+        sq = d.abs() if absolute else d ** 2
         out.append(sq.mean(dim=-1) if by == "sequence" else sq.sum(dim=1))
     return torch.cat(out, dim=1) if by == "sequence" else sum(out) / len(x)
 
@@ -117,7 +119,8 @@ def _resume(ckpt: Path, bank, opt, run: dict) -> dict:
 def fit(bank: TransformerBank, x: torch.Tensor, y: torch.Tensor, cfg: FitConfig, seed: int,
         progress: bool = True, desc: str = "fit", ckpt: str | Path | None = None,
         ckpt_every_s: float = 120.0, ident: str = "") -> FitResult:
-    """Train all members of `bank` on (x, y) = ((N, T), (N, T)) float32 tensors.
+    """Train all members of `bank` on (x, y) = ((N, T), (N, T)) float32 tensors (y may be (M, N, T): a target
+    per member).
 
     ckpt: a resume checkpoint (module docstring), written every `ckpt_every_s` seconds (0: every step)
     and when the fit ends; resumed from when it matches this run (`ident`, e.g. a cell key, and the
@@ -150,7 +153,7 @@ def fit(bank: TransformerBank, x: torch.Tensor, y: torch.Tensor, cfg: FitConfig,
             if progress:
                 print(f"{desc}: resuming from {ckpt} at step {start} of {cfg.steps}"
                       f"{' (finished)' if done else ''} ({wall0:.0f} s trained before)", file=sys.stderr, flush=True)
-    x_eval, y_eval = x[:cfg.eval_size], y[:cfg.eval_size]
+    x_eval, y_eval = x[:cfg.eval_size], y[..., :cfg.eval_size, :]
     blowup = cfg.explode * float((y_eval.double() ** 2).mean())
     t0 = time.perf_counter() - wall0
     last_ck = time.perf_counter()
@@ -172,7 +175,7 @@ def fit(bank: TransformerBank, x: torch.Tensor, y: torch.Tensor, cfg: FitConfig,
                 # cosine: over the whole budget, times the warm-up ramp, down to min_lr
                 g["lr"] = lr_at(step, checks.lr[i], cfg.steps, cfg.warmup, shape, floor=cfg.min_lr,
                                 decay_from=0) if active[i] else 0.0
-            losses = ((bank(x[idx]) - y[idx]) ** 2).mean(dim=(1, 2))    # (M,)
+            losses = ((bank(x[idx]) - y[..., idx, :]) ** 2).mean(dim=(1, 2))    # (M,)
             bad = ~torch.isfinite(losses.detach()) & active
             for i in torch.nonzero(bad).flatten().tolist():
                 status[i] = f"diverged: non-finite loss ({losses[i].item()}) at step {step}"

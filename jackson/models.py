@@ -45,7 +45,8 @@ class ModelConfig:
     width: int = 128       # hidden width of both MLPs (App. C)
     depth: int = 3         # linear layers per MLP (App. C "depth 3"): 2 hidden GELU layers
     qk_init: float = 3.0   # W_Q, W_K init scale x PyTorch default; >1 leaves the uniform-attention saddle sooner
-    in_scale: float = 3.0  # f_hat first-layer init scale x PyTorch default; >1 spreads GELU kinks over [0, 1]
+    in_scale: float = 3.0  # f_hat first-layer init scale x PyTorch default; >1 spreads GELU kinks over [0, 1] (sin: the first layer's frequencies, U(-in_scale, in_scale) for scalar inputs)
+    activation: str = "gelu"  # the FFN class of f_hat and F_hat, between layers: gelu (App. C's dense network) | relu | sin (periodic: represents the sin/cos POD bases; use with --in-scale 30 or more)
     pos: str = "none"      # positional encoding x(t) -> A x(t) + e(t) (Sec. 4.1): none | learned | sinusoidal
     d_pos: int = 16        # d', the width of A x(t) + e(t) when pos != none
     tau_max: int = 64      # longest sequence the positional table e(t) covers
@@ -68,9 +69,15 @@ class ModelConfig:
             raise ValueError(f"--attention: choose {', '.join(ATTENTIONS)}, got {self.attention}")
         if self.features not in FEATURES:
             raise ValueError(f"--features: choose {', '.join(FEATURES)}, got {self.features}")
+        if self.activation not in ACTIVATIONS:
+            raise ValueError(f"--activation: choose {', '.join(ACTIVATIONS)}, got {self.activation}")
 
 
 FEATURES = ("learned", "given")
+
+# The FFN class F^(m_FF) of Sec. 4 (the activation between the layers of f_hat and F_hat).  The theorem allows any
+# class, with its own beta; App. C's "dense network" is read as GELU (the default, bit-for-bit the committed runs).
+ACTIVATIONS = {"gelu": nn.functional.gelu, "relu": torch.relu, "sin": torch.sin}
 
 
 def sinusoidal_table(tau: int, d: int) -> torch.Tensor:
@@ -132,6 +139,8 @@ class TransformerBank(nn.Module):
             raise ValueError("a bank needs one seed per member and at least one member")
         if cfg.attention not in ATTENTIONS:
             raise ValueError(f"--attention: choose {', '.join(ATTENTIONS)}, got {cfg.attention}")
+        if cfg.activation not in ACTIVATIONS:
+            raise ValueError(f"--activation: choose {', '.join(ACTIVATIONS)}, got {cfg.activation}")
         if cfg.attention != "softmax" and type(self).forward is not TransformerBank.forward:
             # a subclass with its own forward (jackson/app_b/experiment.py's TaskBank) computes softmax only
             raise ValueError(f"--attention: {type(self).__name__} implements softmax only, got {cfg.attention}")
@@ -157,14 +166,15 @@ class TransformerBank(nn.Module):
             rows.append(nn.functional.pad(w, (0, 0, 0, self.m_max - w.shape[0])))
         return torch.stack(rows)  # (M, m_max, n), zero rows beyond each member's m_h
 
-    @staticmethod
-    def _mlp(h, params):
-        """h: (M, N, fan_in) -> (M, N, fan_out); GELU between layers, none after the last."""
+    def _mlp(self, h, params):
+        """h: (M, N, fan_in) -> (M, N, fan_out); the FFN class's activation (cfg.activation) between layers,
+        none after the last."""
+        act = ACTIVATIONS[self.cfg.activation]
         n_layers = len(params) // 2
         for j in range(n_layers):
             h = torch.baddbmm(params[2 * j + 1], h, params[2 * j])
             if j < n_layers - 1:
-                h = nn.functional.gelu(h)
+                h = act(h)
         return h
 
     def embed(self, x: torch.Tensor) -> torch.Tensor:

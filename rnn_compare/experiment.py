@@ -23,7 +23,7 @@ from jackson.schedule import MAX_SEED
 from jackson.runfolder import check_run_folder, check_scheduler, open_run
 from jackson.figures import save
 from jackson.fit import FitConfig, evaluate, fit
-from jackson.models import ModelConfig, TransformerBank
+from jackson.models import ACTIVATIONS, ModelConfig, TransformerBank
 from jackson.schedule import derive_seed, derive_seeds
 from jackson.sweep import checkpoint_progress, config_hash, run_cells
 from .report import seed_range, write_report_json
@@ -289,6 +289,7 @@ def validate(cfg: CompareConfig) -> None:
     for opt, v in (("--hidden", r.hidden), ("--n", m.n), ("--d-v", m.d_v), ("--width", m.width),
                    ("--depth", m.depth), ("--d-pos", m.d_pos)):
         need(v >= 1, f"{opt}: must be >= 1, got {v}")
+    need(m.activation in ACTIVATIONS, f"--activation: choose {', '.join(ACTIVATIONS)}, got {m.activation!r}")
     need(m.qk_init > 0 and m.in_scale > 0, f"--qk-init, --in-scale: must be > 0, got {m.qk_init:g}, {m.in_scale:g}")
     need(m.tau_max >= cfg.tau, f"--tau-max: must be >= --tau ({cfg.tau}), got {m.tau_max}")
     need(m.pos != "none", "--pos: the comparison needs a positional encoding (learned or sinusoidal)")

@@ -33,7 +33,7 @@ from synthetic.weighted_average import WeightedAverage
 from ..config import UsageError, cli_run, fail, need
 from ..runfolder import check_run_folder, open_run
 from ..fit import FitConfig, evaluate, fit
-from ..models import Internals, ModelConfig, TransformerBank, _mlp_params
+from ..models import ACTIVATIONS, Internals, ModelConfig, TransformerBank, _mlp_params
 from ..schedule import derive_seeds, member_seed, seeded_generator
 from ..sweep import config_hash, run_cells
 from .results import collect, fmt_sd, summarize, write_report_json
@@ -176,6 +176,7 @@ def validate(cfg) -> None:
     need(m.attention == "softmax", f"--attention: the App. B tasks use the softmax attention of Eq. (53), got {m.attention}")
     need(m.n >= 1 and m.d_v >= 1 and m.width >= 1 and m.depth >= 2,
          "--n, --d-v, --width: must be >= 1 and --depth >= 2 (at least one hidden layer)")
+    need(m.activation in ACTIVATIONS, f"--activation: choose {', '.join(ACTIVATIONS)}, got {m.activation!r}")
     need(m.qk_init > 0 and m.in_scale > 0, "--qk-init, --in-scale: must be > 0")
     need(1 <= tr.m_h <= m.n, f"--m-h: must be in 1..{m.n} (--n, the embedding width), got {tr.m_h}")
     need(len(tr.seeds) > 0 and all(s >= 0 for s in tr.seeds) and len(set(tr.seeds)) == len(tr.seeds),

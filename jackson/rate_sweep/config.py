@@ -13,11 +13,11 @@ from pathlib import Path
 from synthetic.pod_target import TargetError
 from ..config import UsageError, need
 from ..fit import FitConfig
-from ..models import ATTENTIONS, FEATURES, ModelConfig
+from ..models import ACTIVATIONS, ATTENTIONS, FEATURES, ModelConfig
 from ..runfolder import check_run_folder, check_scheduler
 from ..schedule import MAX_SEED
 from ..sweep import function_id
-from .cell import RateCell, rank_str
+from .cell import TERMS, RateCell, rank_str
 from .results import reference_run
 
 
@@ -52,6 +52,7 @@ class SweepConfig:
     sigma_file: str = ""                       # a file of sigma values (one a line or comma-separated, '#' comments), as --sigma; empty: none
     kernel: str = ""                           # the coupling rho(u, v) as an expression in u, v, e.g. "exp(-(u-v)**2/0.1)" (from Python also a callable kernel(u, v)): its numerical POD, one target per --rank, alpha = its fitted decay alpha_hat; empty: the sin/cos/legendre POD of --alpha, --rank
     pod_nodes: int = 256                       # Gauss-Legendre nodes of the numerical POD of --kernel
+    term: str = "full"                         # what each member fits: full (the target H) | ff (H with rho cut to its rank-m_h POD truncation, which a rank-m_h attention represents exactly: the feed-forward term of Eq. (17) alone)
     compare_to: str = ""                       # another jackson-sweep folder (e.g. the softmax run of the same targets): its held-out curve beside this one in summary.md and error_vs_mh.png
 
     def explicit(self) -> tuple[float, ...]:
@@ -70,6 +71,10 @@ class SweepConfig:
         a = "_".join(f"{x:g}" for x in self.alpha)
         r = "_".join(rank_str(x) for x in self.rank)
         att = "" if self.model.attention == "softmax" else f"-{self.model.attention}"   # never mixed into a softmax folder
+        if self.model.activation != "gelu":          # nor another FFN class into a GELU folder
+            att += f"-{self.model.activation}"
+        if self.term != "full":
+            att += f"-{self.term}"
         if self.sigma or self.sigma_file:     # one explicit target: named by its file, or by a hash of its values
             import hashlib
             tag = (Path(self.sigma_file).stem if self.sigma_file and not self.sigma
@@ -121,7 +126,8 @@ class SweepConfig:
                          F=self.F, f=self.f, tau=self.tau, tail_tol=self.tail_tol, k_max=self.k_max,
                          n_train=self.n_train, n_test=self.n_test,
                          model=self.model if w == self.model.width else dataclasses.replace(self.model, width=w),
-                         fit=self.fit, restarts=self.restarts, device=self.device, **sp)
+                         fit=self.fit, restarts=self.restarts, device=self.device,
+                         **({"term": self.term} if self.term != "full" else {}), **sp)
                 for w in self.widths() for a, r, sp in self.targets() for s in self.seeds]
 
     def as_dict(self) -> dict:
@@ -311,6 +317,15 @@ def validate(cfg: SweepConfig) -> None:
         need(isinstance(cfg.F, str) and cfg.F in TORCH_F,
              f"--F: the given-features model applies F in torch and knows {', '.join(TORCH_F)}; "
              f"an expression or Python callable F ({kernel_text(cfg.F)!r}) needs --features learned")
+    need(cfg.model.activation in ACTIVATIONS,
+         f"--activation: choose {', '.join(ACTIVATIONS)} (the FFN class of f_hat and F_hat), got {cfg.model.activation!r}")
+    need(cfg.term in TERMS, f"--term: choose {', '.join(TERMS)}, got {cfg.term!r}")
+    need(not (cfg.term == "ff" and cfg.model.features == "given"),
+         "--term ff: the feed-forward term needs learned features (the given-features model has no f_hat; "
+         "--features given is the attention term alone)")
+    need(not (cfg.term == "ff" and cfg.model.attention != "softmax"),
+         f"--term ff: a rank-m_h softmax attention represents the truncated target exactly; {cfg.model.attention} "
+         f"attention does not")
     need(cfg.model.given_qk_sd > 0, f"--given-qk-sd: must be > 0, got {cfg.model.given_qk_sd}")
     full = SweepConfig()
     need(not (cfg.quick and (cfg.n_train, cfg.n_test, cfg.model.n, cfg.fit.steps)
@@ -353,7 +368,8 @@ def validate(cfg: SweepConfig) -> None:
     need(m.pos == "none", "--pos: Eq. (8) targets carry no position and rho_hat(u, v) needs none; use none")
     need(m.n >= 1 and m.d_v >= 1 and m.width >= 1 and m.depth >= 2 and m.d_pos >= 1 and m.tau_max >= 1,
          "--n, --d-v, --width: must be >= 1 and --depth >= 2 (at least one hidden layer)")
-    need(m.qk_init > 0 and m.in_scale > 0, "--qk-init, --in-scale: must be > 0")
+    need(m.qk_init > 0, f"--qk-init: must be > 0, got {m.qk_init:g}")
+    need(m.in_scale > 0, f"--in-scale: the first layer's init scale must be > 0, got {m.in_scale:g}")
     need(m.attention in ATTENTIONS, f"--attention: choose {', '.join(ATTENTIONS)}, got {m.attention}")
     need(ft.steps >= 1 and ft.batch_size >= 1 and ft.eval_every >= 1 and ft.eval_size >= 1,
          "--steps, --batch-size, --eval-every, --eval-size: must be >= 1")
