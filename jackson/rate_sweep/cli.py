@@ -49,10 +49,15 @@ def exponent_lines(summary: dict) -> list[str]:
             pred = f"predicted -(2 alpha_hat - 1) = {t['predicted_exponent']:+.2f} from the fitted decay of the given sigma"
         head += (f"fitted exponent {e['slope']:+.2f} [{e['lo']:+.2f}, {e['hi']:+.2f}], {pred}"
                  if e else "no exponent (fewer than 2 m_h in the fit range)")
+        l1 = t["exponents"].get("test_l1")
+        if l1:
+            head += f"; L1 error of Theorem 4.1: exponent {l1['slope']:+.2f} [{l1['lo']:+.2f}, {l1['hi']:+.2f}]"
         tr = t.get("checks", {}).get("tracking")
         if tr:
             head += "; tracks " + (", ".join(tr["tracks"]) if tr["tracks"] else "no reference") + \
                 (f"; floor ~{tr['floor_value']:.2g}" if tr.get("floor") else "")
+        if t.get("terms"):
+            head += "; " + t["terms"]["line"]
         notes = []
         st = t.get("statuses", {})
         n = sum(st.values())

@@ -53,6 +53,7 @@ class SweepConfig:
     kernel: str = ""                           # the coupling rho(u, v) as an expression in u, v, e.g. "exp(-(u-v)**2/0.1)" (from Python also a callable kernel(u, v)): its numerical POD, one target per --rank, alpha = its fitted decay alpha_hat; empty: the sin/cos/legendre POD of --alpha, --rank
     pod_nodes: int = 256                       # Gauss-Legendre nodes of the numerical POD of --kernel
     term: str = "full"                         # what each member fits: full (the target H) | ff (H with rho cut to its rank-m_h POD truncation, which a rank-m_h attention represents exactly: the feed-forward term of Eq. (17) alone)
+    ff_from: str = ""                          # a --term ff run of the same targets: its e_FF beside this run's curve, and the summary says which term of Eq. (17) limits it; empty: none
     compare_to: str = ""                       # another jackson-sweep folder (e.g. the softmax run of the same targets): its held-out curve beside this one in summary.md and error_vs_mh.png
 
     def explicit(self) -> tuple[float, ...]:
@@ -384,6 +385,8 @@ def validate(cfg: SweepConfig) -> None:
         raise UsageError(str(e)) from None
     check_run_folder(cfg.resolved_out(), "jackson-sweep")
     check_scheduler(cfg.scheduler)
+    if cfg.ff_from:
+        check_ff_from(cfg)
     if cfg.compare_to:
         ref = Path(cfg.compare_to)
         need((ref / "summary.json").is_file(), f"--compare-to: {ref} holds no summary.json (not a finished jackson-sweep folder)")
@@ -394,6 +397,29 @@ def validate(cfg: SweepConfig) -> None:
             raise UsageError(f"--compare-to: cannot read {ref / 'summary.json'} as a jackson-sweep summary ({e})") from None
         mine = {(float(a), rank_str(r)) for a, r, _ in cfg.targets()}
         need(bool(mine & set(targets)), f"--compare-to: {ref} has none of this run's targets (alpha, rank) {sorted(mine)}")
+
+
+def check_ff_from(cfg: SweepConfig) -> None:
+    """--ff-from: a finished --term ff jackson-sweep folder holding one of this run's targets; one line otherwise."""
+    import pandas as pd
+    ref = Path(cfg.ff_from)
+    need(cfg.term == "full" and cfg.model.features == "learned",
+         "--ff-from: explains the curve of a learned-features --term full run")
+    need((ref / "results.csv").is_file() and (ref / "config.json").is_file(),
+         f"--ff-from: {ref} holds no results.csv and config.json (not a finished jackson-sweep folder)")
+    try:
+        other = json.loads((ref / "config.json").read_text())
+        res = pd.read_csv(ref / "results.csv", dtype={"rank": str}, usecols=["alpha", "rank"])
+    except (OSError, ValueError, KeyError) as e:
+        raise UsageError(f"--ff-from: cannot read {ref} as a jackson-sweep folder ({e})") from None
+    need(isinstance(other, dict) and other.get("term") == "ff",
+         f"--ff-from: {ref} is not a --term ff run (its config.json says term {other.get('term', 'full')!r})")
+    fam = CONSTRUCTIONS.get(other.get("construction") or "", (other.get("phi"), other.get("psi")))
+    need(tuple(fam) == cfg.families(), f"--ff-from: {ref} fitted other bases (phi, psi) {tuple(fam)}, this run "
+                                       f"{cfg.families()}")
+    mine = {(float(a), rank_str(r)) for a, r, _ in cfg.targets()}
+    theirs = {(float(a), str(r)) for a, r in zip(res.alpha, res["rank"])}
+    need(bool(mine & theirs), f"--ff-from: {ref} has none of this run's targets (alpha, rank) {sorted(mine)}")
 
 
 def check_kernel(cfg: SweepConfig) -> None:

@@ -37,7 +37,7 @@ def run_sweep(cfg: SweepConfig, command: str, progress: bool = True) -> dict:
         tabs = collect(out, dirs)
         resolved = json.loads(json.dumps(cfg.as_dict(), default=str))   # as config.json holds it (lists, not tuples)
         reference = reference_run(cfg.compare_to, resolved) if cfg.compare_to else None
-        summary = summarize(out, tabs, tuple(cfg.fit_range), command, reference)
+        summary = summarize(out, tabs, tuple(cfg.fit_range), command, reference, ff_from=cfg.ff_from)
         plot(out, tabs, summary)
         write_report_json(out)
     return summary

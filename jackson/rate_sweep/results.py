@@ -11,6 +11,7 @@ import pandas as pd
 
 from ..figures import save
 from ..rates import bootstrap_exponent, bound_terms, fit_power_law, predicted_exponent
+from .terms import explain, ff_curves
 
 ORACLES = {"test": "trained (held-out)", "oracle": "oracle: rank-m_h rho",
            "oracle_self_exact": "oracle: rank-m_h rho, s=t exact"}
@@ -260,8 +261,12 @@ def target_curve(rows: pd.DataFrame) -> pd.DataFrame:
     return curve
 
 
+NO_TERMS = ("which term limits it is not measured in this run: --ff-from a --term ff run of this target measures "
+            "the feed-forward term (reports/jackson/FITTING.md has it for the committed targets)")
+
+
 def summarize(out_dir: Path, tabs: dict, fit_range: tuple[int, int], command: str,
-              reference: dict | None = None) -> dict:
+              reference: dict | None = None, ff_from: str = "") -> dict:
     """summary.json and summary.md: per target (and m_FF), the curves over seeds, the exponents, the
     target diagnostics and the checks, each decided by a stated rule (the constants above)
     (and, with a `reference_run`, its held-out curve beside this one's)."""
@@ -343,6 +348,16 @@ def summarize(out_dir: Path, tabs: dict, fit_range: tuple[int, int], command: st
             "self_coupling_share": dict(zip(map(int, curve.m_h[curve.oracle_mse > 0]), map(float, share))),
             "curve": curve.to_dict(orient="records"), "bound": bounds,
             **explicit_fields(meta["cell"], source)})
+    ffc = ff_curves(Path(ff_from)) if ff_from else {}
+    for t in summary["targets"]:
+        if t["features"] != "learned" or t.get("term", "full") != "full":
+            continue
+        if ff_from:
+            e = ffc.get((t["alpha"], t["rank"], t["m_ff"])) or (next(iter(v for k, v in ffc.items()
+                                                                  if k[:2] == (t["alpha"], t["rank"])), None))
+            t["terms"] = explain(t["curve"], e or {}, ff_from)
+        elif t["checks"].get("tracking", {}).get("floor"):
+            t["terms"] = {"line": NO_TERMS, "rows": []}
     if reference is not None:
         summary["reference"] = {k: v for k, v in reference.items() if k not in ("targets", "blocks")}
         for t in summary["targets"]:
@@ -594,6 +609,14 @@ def _markdown(s: dict) -> str:
                      else f"tracks no reference (exponent within +-{TRACK_SLOPE:g})") + f" ({rat})."
                      + (f" Slope over m_h {tr['upper_m_h'][0]}..{tr['upper_m_h'][1]}: {tr['upper_slope']:+.2f}"
                         + (f" -- a floor near {tr['floor_value']:.3g}." if tr.get("floor") else ".") if "upper_slope" in tr else ""))
+        if t.get("terms"):
+            tm = t["terms"]
+            L.append("Eq. (17) term by term: " + tm["line"] + ".")
+            if tm["rows"]:
+                L += ["", "| m_h | e_full | e_FF | oracle (attention term) | limited by |", "|---:|---:|---:|---:|---|"]
+                L += [f"| {r['m_h']} | {r['e_full']:.3g} | {r['e_ff']:.3g} | {r['oracle']:.3g} | {r['limiting']} |"
+                      for r in tm["rows"]]
+                L.append("")
         if "within_2x_ok" in ch:
             L.append(f"Oracle check: max held-out/oracle over m_h <= 8 is {ch['max_trained_over_oracle_mh_le_8']:.2f} "
                      f"(criterion <= 2: {'met' if ch['within_2x_ok'] else 'NOT met'}).")

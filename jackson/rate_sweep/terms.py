@@ -1,0 +1,326 @@
+"""Eq. (17) term by term: the full model's error beside its attention term and its feed-forward term.
+
+    int sum_t |H_t - H_hat_t| dx  <=  tau^2 C0 ( C1 / m_h^(2 alpha - 1)  +  C2 m_h^(beta+1) / m_FF^beta )
+                                                  attention term            feed-forward term
+
+Each term is measured by a jackson-sweep run folder on the same targets, seeds and held-out sequences:
+  e_full  the Eq. (5) model, features learned (`--term full`, the default);
+  e_attn  the attention term alone: fixed, given features that hold the target's basis (`--features given`);
+  e_FF    the feed-forward term alone: the learned model fitted to the target with rho cut to its rank-m_h
+          POD truncation, which a rank-m_h attention represents exactly (`--term ff`, jackson/rate_sweep/cell.py).
+Eq. (17) is a sum, so its structure predicts e_full ~ e_attn + e_FF.  `additivity` measures the ratio
+e_full / (e_attn + e_FF) with a 95% bootstrap interval (seeds, then blocks of held-out sequences, paired: the three
+folders share the data seeds, so block b of seed s holds the same sequences in each).  `limiting_term` says which
+term is the larger share of e_full at each m_h -- the term that limits the curve there.
+
+Errors here are held-out MSEs (the lab's fits); the L1 error of Theorem 4.1 sits beside them in results.csv.
+
+    python -m jackson.rate_sweep.terms --full F1,F2 --ff G1,G2 --attn A --out reports/jackson/eq17-terms
+
+writes terms.csv (one row per folder pair, alpha, m_FF, m_h), eff.csv (e_FF per class), summary.md and the figures
+terms_vs_mh.png and eff_heatmap.png.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..figures import save
+
+N_BOOT = 1000             # bootstrap replicates of each ratio
+SHARE_LIMIT = 0.5         # a term "limits" the curve at m_h when it is the larger of the two and >= this share of e_full
+ADDITIVE = (0.5, 2.0)     # e_full / (e_attn + e_FF) inside this range: the sum explains e_full within a factor 2
+
+
+class TermsError(ValueError):
+    """A folder that cannot serve as the term it was given for (message names it)."""
+
+
+def describe(folder: Path) -> dict:
+    """What a jackson-sweep folder measured: its features, FFN class, term, (phi, psi) and command."""
+    folder = Path(folder)
+    try:
+        cfg = json.loads((folder / "config.json").read_text())
+    except (OSError, ValueError) as e:
+        raise TermsError(f"{folder}: no readable config.json of a jackson-sweep run ({e})") from None
+    if not (folder / "blocks.csv").is_file():
+        raise TermsError(f"{folder}: no blocks.csv (not a finished jackson-sweep run)")
+    model = cfg.get("model", {})
+    phi, psi = {"paper": ("sin", "sin"), "trace-free": ("sin", "cos")}.get(cfg.get("construction", ""),
+                                                                          (cfg.get("phi"), cfg.get("psi")))
+    cmd = (folder / "command.txt").read_text().strip() if (folder / "command.txt").is_file() else ""
+    return {"folder": str(folder), "features": model.get("features", "learned"), "term": cfg.get("term", "full"),
+            "activation": model.get("activation", "gelu"), "in_scale": float(model.get("in_scale", 3.0)),
+            "phi": phi, "psi": psi, "tau": cfg.get("tau"), "n_test": cfg.get("n_test"), "command": cmd}
+
+
+def ffn_class(d: dict) -> str:
+    """A folder's FFN class as the tables name it: 'gelu', 'relu', 'sin (in-scale 60)'."""
+    return d["activation"] + (f" (in-scale {d['in_scale']:g})" if d["activation"] == "sin" else "")
+
+
+def _blocks(folder: Path, kind: str) -> pd.DataFrame:
+    b = pd.read_csv(Path(folder) / "blocks.csv", dtype={"rank": str})
+    if "m_ff" not in b:
+        b["m_ff"] = 128
+    return b[b.kind == kind]
+
+
+def _cube(b: pd.DataFrame, alpha: float, rank: str, m_ff: int | None, m_h: int, seeds) -> np.ndarray:
+    """(seeds, blocks) block MSEs of one (alpha, rank, m_FF, m_h)."""
+    sel = b[(b.alpha == alpha) & (b["rank"] == rank) & (b.m_h == m_h)]
+    if m_ff is not None:
+        sel = sel[sel.m_ff == m_ff]
+    t = sel.pivot_table(index="seed", columns="block", values="mse").loc[list(seeds)]
+    return t.to_numpy()
+
+
+def ratio_interval(full: np.ndarray, attn: np.ndarray, ff: np.ndarray, n_boot: int = N_BOOT, seed: int = 0):
+    """mean(full) / (mean(attn) + mean(ff)) and its 95% bootstrap interval; each array (seeds, blocks), paired."""
+    S, B = full.shape
+    point = full.mean() / (attn.mean() + ff.mean())
+    rng = np.random.default_rng(seed)
+    boots = np.empty(n_boot)
+    for j in range(n_boot):
+        si = rng.integers(0, S, S)[:, None]
+        bi = rng.integers(0, B, (S, B))
+        boots[j] = full[si, bi].mean() / (attn[si, bi].mean() + ff[si, bi].mean())
+    return float(point), float(np.quantile(boots, 0.025)), float(np.quantile(boots, 0.975))
+
+
+def limiting_term(e_attn: float, e_ff: float, e_full: float) -> str:
+    """The term that limits the curve at one m_h: the larger of the two, if it is >= SHARE_LIMIT of e_full;
+    'neither' when both are smaller shares (then e_full holds an error neither term alone has)."""
+    big, name = (e_ff, "feed-forward") if e_ff >= e_attn else (e_attn, "attention")
+    return name if big >= SHARE_LIMIT * e_full else "neither"
+
+
+def additivity(full: Path, ff: Path, attn: Path, rank: str = "inf") -> pd.DataFrame:
+    """One row per (alpha, m_FF, m_h) that all three folders hold: the three errors (mean over seeds and blocks),
+    the rank-m_h oracle, e_full / (e_attn + e_FF) with its interval, and the limiting term."""
+    d_full, d_ff, d_attn = describe(full), describe(ff), describe(attn)
+    for d, want, opt in ((d_full, ("learned", "full"), "--full"), (d_ff, ("learned", "ff"), "--ff"),
+                         (d_attn, ("given", "full"), "--attn")):
+        if (d["features"], d["term"]) != want:
+            raise TermsError(f"{opt}: {d['folder']} is a features {d['features']}, term {d['term']} run; "
+                             f"{opt} needs features {want[0]}, term {want[1]}")
+    if (d_full["phi"], d_full["psi"]) != (d_ff["phi"], d_ff["psi"]) or (d_full["phi"], d_full["psi"]) != (d_attn["phi"], d_attn["psi"]):
+        raise TermsError(f"--full, --ff, --attn: the folders hold other targets (phi, psi: {d_full['phi']}/{d_full['psi']}, "
+                         f"{d_ff['phi']}/{d_ff['psi']}, {d_attn['phi']}/{d_attn['psi']})")
+    if d_full["activation"] != d_ff["activation"] or d_full["in_scale"] != d_ff["in_scale"]:
+        raise TermsError(f"--full, --ff: other FFN classes ({ffn_class(d_full)} and {ffn_class(d_ff)})")
+    bf, bff, ba = _blocks(full, "test"), _blocks(ff, "test"), _blocks(attn, "test")
+    bo = _blocks(full, "oracle")
+    rows = []
+    for (alpha, m_ff), g in bf[bf["rank"] == rank].groupby(["alpha", "m_ff"]):
+        gff = bff[(bff.alpha == alpha) & (bff["rank"] == rank) & (bff.m_ff == m_ff)]
+        ga = ba[(ba.alpha == alpha) & (ba["rank"] == rank)]
+        for m in sorted(set(g.m_h) & set(gff.m_h) & set(ga.m_h)):
+            seeds = sorted(set(g[g.m_h == m].seed) & set(gff[gff.m_h == m].seed) & set(ga[ga.m_h == m].seed))
+            if not seeds:
+                continue
+            f = _cube(bf, alpha, rank, m_ff, m, seeds)
+            e = _cube(bff, alpha, rank, m_ff, m, seeds)
+            a = _cube(ba, alpha, rank, None, m, seeds)
+            o = _cube(bo, alpha, rank, m_ff, m, seeds)
+            r, lo, hi = ratio_interval(f, a, e)
+            rows.append({"ffn": ffn_class(d_full), "alpha": float(alpha), "rank": rank, "m_ff": int(m_ff), "m_h": int(m),
+                         "n_seeds": len(seeds), "e_full": f.mean(), "e_attn": a.mean(), "e_ff": e.mean(),
+                         "e_attn_plus_ff": a.mean() + e.mean(), "oracle": o.mean(),
+                         "ratio": r, "ratio_lo": lo, "ratio_hi": hi,
+                         "e_full_median_seed": float(np.median(f.mean(axis=1))),
+                         "limiting": limiting_term(a.mean(), e.mean(), f.mean()),
+                         "full": d_full["folder"], "ff": d_ff["folder"], "attn": d_attn["folder"]})
+    if not rows:
+        raise TermsError(f"--full, --ff, --attn: no (alpha, rank {rank}, m_FF, m_h, seed) that all three folders hold")
+    return pd.DataFrame(rows)
+
+
+def ff_curves(folder: Path) -> dict:
+    """A --term ff folder's e_FF per target: {(alpha, rank, m_FF): {m_h: mean over seeds}} (for --ff-from)."""
+    res = pd.read_csv(Path(folder) / "results.csv", dtype={"rank": str})
+    if "m_ff" not in res:
+        res["m_ff"] = 128
+    return {(float(a), str(r), int(w)): g.groupby("m_h").test_mse.mean().to_dict()
+            for (a, r, w), g in res.groupby(["alpha", "rank", "m_ff"])}
+
+
+def explain(curve: list[dict], e_ff: dict, folder: str) -> dict:
+    """Which term of Eq. (17) limits a learned-features curve, m_h by m_h: e_FF from a --term ff run of the same target,
+    and the rank-m_h oracle as the attention term's reference (the given-features model tracks it:
+    reports/jackson/FITTING.md).  `line` states it over the upper half of m_h, where a floor shows."""
+    rows = []
+    for r in curve:
+        m = int(r["m_h"])
+        if m in e_ff:
+            rows.append({"m_h": m, "e_full": float(r["test_mse"]), "e_ff": float(e_ff[m]),
+                         "oracle": float(r["oracle_mse"]),
+                         "limiting": limiting_term(float(r["oracle_mse"]), float(e_ff[m]), float(r["test_mse"]))})
+    if not rows:
+        return {"folder": folder, "rows": [], "line": f"which term limits it: {folder} holds none of its m_h"}
+    top = [r for r in rows if r["m_h"] >= max(x["m_h"] for x in rows) / 2] or rows[-1:]
+    full, ff, orc = (float(np.median([r[k] for r in top])) for k in ("e_full", "e_ff", "oracle"))
+    what = limiting_term(orc, ff, full)
+    name = {"feed-forward": "e_FF", "attention": "the attention term (rank-m_h oracle)", "neither": "neither term"}[what]
+    line = (f"at m_h >= {top[0]['m_h']} the curve is limited by {name}: e_FF {ff:.2g} and oracle {orc:.2g} against "
+            f"e_full {full:.2g} (medians over those m_h; e_FF from {folder})")
+    return {"folder": folder, "rows": rows, "limiting": what, "m_h_from": top[0]["m_h"], "e_full": full, "e_ff": ff,
+            "oracle": orc, "line": line}
+
+
+def eff_table(folders) -> pd.DataFrame:
+    """e_FF per FFN class, alpha, m_FF and m_h (term ff folders): mean and median over seeds, the seeds' range,
+    and the full target's rank-m_h oracle beside it."""
+    out = []
+    for folder in folders:
+        d = describe(folder)
+        if d["term"] != "ff":
+            raise TermsError(f"--ff: {folder} is a term {d['term']} run, not --term ff")
+        res = pd.read_csv(Path(folder) / "results.csv", dtype={"rank": str})
+        for (alpha, rank, m_ff, m_h), g in res.groupby(["alpha", "rank", "m_ff", "m_h"]):
+            out.append({"ffn": ffn_class(d), "alpha": float(alpha), "rank": rank, "m_ff": int(m_ff), "m_h": int(m_h),
+                        "n_seeds": int(g.seed.nunique()), "e_ff": g.test_mse.mean(), "e_ff_median": g.test_mse.median(),
+                        "e_ff_min": g.test_mse.min(), "e_ff_max": g.test_mse.max(), "oracle": g.oracle_mse.mean(),
+                        "folder": str(folder)})
+    return pd.DataFrame(out)
+
+
+def plot_terms(t: pd.DataFrame, path: Path) -> list[Path]:
+    """e_full, e_attn, e_FF and their sum against m_h: a panel per (alpha, FFN class, m_FF)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    keys = list(t.groupby(["alpha", "ffn", "m_ff"]).groups)
+    cols = min(3, len(keys))
+    rows = -(-len(keys) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(4.0 * cols, 3.3 * rows), squeeze=False, sharey=True)
+    for ax in list(axes.flat)[len(keys):]:
+        ax.set_visible(False)
+    for ax, (alpha, ffn, m_ff) in zip(axes.flat, keys):
+        g = t[(t.alpha == alpha) & (t.ffn == ffn) & (t.m_ff == m_ff)].sort_values("m_h")
+        ax.loglog(g.m_h, g.e_full, "o-", color="k", label="$e_{full}$ (learned features)")
+        ax.loglog(g.m_h, g.e_attn, "s--", color="C0", label="$e_{attn}$ (given features)")
+        ax.loglog(g.m_h, g.e_ff, "^--", color="C3", label="$e_{FF}$ (rank-$m_h$ target)")
+        ax.loglog(g.m_h, g.e_attn_plus_ff, ":", color="C2", lw=2, label="$e_{attn} + e_{FF}$")
+        ax.set_title(f"α = {alpha:g}, {ffn}, $m_{{FF}}$ = {m_ff}", fontsize=9)
+        ax.set_xlabel("$m_h$")
+        ax.set_xticks(sorted(g.m_h.unique()))
+        ax.set_xticklabels([str(m) for m in sorted(g.m_h.unique())])
+        ax.minorticks_off()
+    axes[0][0].set_ylabel("held-out MSE (mean over seeds)")
+    h, lab = axes[0][0].get_legend_handles_labels()
+    fig.legend(h, lab, loc="lower center", ncol=4, frameon=False, fontsize=8)
+    fig.tight_layout(rect=(0, 0.07, 1, 1))
+    return save(fig, path)
+
+
+def plot_eff_heatmap(e: pd.DataFrame, path: Path) -> list[Path]:
+    """log10 e_FF / oracle over (m_FF, m_h): a panel per (alpha, FFN class); below 0 the FFN term is smaller than the
+    attention term's reference."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    keys = list(e.groupby(["alpha", "ffn"]).groups)
+    cols = min(3, len(keys))
+    rows = -(-len(keys) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(3.6 * cols + 0.8, 2.4 * rows + 0.4), squeeze=False)
+    for ax in list(axes.flat)[len(keys):]:
+        ax.set_visible(False)
+    im = None
+    for ax, (alpha, ffn) in zip(axes.flat, keys):
+        g = e[(e.alpha == alpha) & (e.ffn == ffn)]
+        p = np.log10(g.pivot_table(index="m_ff", columns="m_h", values="e_ff")
+                     / g.pivot_table(index="m_ff", columns="m_h", values="oracle"))
+        im = ax.imshow(p.to_numpy(), cmap="RdBu_r", vmin=-2, vmax=2, aspect="auto", origin="lower")
+        for (i, j), v in np.ndenumerate(p.to_numpy()):
+            if np.isfinite(v):
+                ax.text(j, i, f"{10 ** v:.2g}", ha="center", va="center", fontsize=7)
+        ax.set_xticks(range(p.shape[1]), [str(c) for c in p.columns])
+        ax.set_yticks(range(p.shape[0]), [str(r) for r in p.index])
+        ax.set_xlabel("$m_h$")
+        ax.set_ylabel("$m_{FF}$")
+        ax.set_title(f"α = {alpha:g}, {ffn}", fontsize=9)
+    fig.colorbar(im, ax=list(axes.flat), label="$e_{FF}$ / rank-$m_h$ oracle (log scale)", shrink=0.9,
+                 ticks=[-2, -1, 0, 1, 2], format=matplotlib.ticker.FuncFormatter(lambda v, _: f"{10.0 ** v:g}"))
+    return save(fig, path, bbox_inches="tight")
+
+
+def _md(t: pd.DataFrame, e: pd.DataFrame, command: str) -> str:
+    L = ["# Eq. (17) term by term", "", f"Command: `{command}`", "",
+         "Data: synthetic POD targets (Eq. 8), inputs U[0,1], held-out MSE, mean over seeds and held-out sequences. "
+         "e_full: the Eq. (5) model with learned features; e_attn: the attention term alone (given features); e_FF: the "
+         "feed-forward term alone (each member fits the rank-m_h truncation of the target, which a rank-m_h attention "
+         "represents exactly); oracle: the target with rho cut to its rank-m_h truncation. Ratio: e_full / (e_attn + e_FF), "
+         "95% bootstrap interval over seeds and blocks of the same held-out sequences. Rules (jackson/rate_sweep/terms.py): "
+         f"a term *limits* the curve at m_h when it is the larger of the two and >= {SHARE_LIMIT:g} of e_full; the sum "
+         f"*explains* e_full when the ratio lies in [{ADDITIVE[0]:g}, {ADDITIVE[1]:g}].", "",
+         "## e_full against e_attn + e_FF", "",
+         "| FFN class | alpha | m_FF | m_h | seeds | e_full | e_attn | e_FF | e_attn + e_FF | ratio [95% CI] | limited by |",
+         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|"]
+    for _, r in t.iterrows():
+        L.append(f"| {r.ffn} | {r.alpha:g} | {r.m_ff} | {r.m_h} | {r.n_seeds} | {r.e_full:.3g} | {r.e_attn:.3g} | "
+                 f"{r.e_ff:.3g} | {r.e_attn_plus_ff:.3g} | {r.ratio:.2f} [{r.ratio_lo:.2f}, {r.ratio_hi:.2f}] | {r.limiting} |")
+    inside = t[(t.ratio >= ADDITIVE[0]) & (t.ratio <= ADDITIVE[1])]
+    L += ["", f"The sum explains e_full (ratio in [{ADDITIVE[0]:g}, {ADDITIVE[1]:g}]) at {len(inside)} of {len(t)} rows; "
+          f"ratios range {t.ratio.min():.2f}-{t.ratio.max():.2f}.", ""]
+    if len(e):
+        L += ["## e_FF by FFN class", "", "| FFN class | alpha | m_FF | m_h | seeds | e_FF mean | [min, max] over seeds | "
+              "rank-m_h oracle | e_FF / oracle |", "|---|---:|---:|---:|---:|---:|---|---:|---:|"]
+        for _, r in e.sort_values(["alpha", "ffn", "m_ff", "m_h"]).iterrows():
+            L.append(f"| {r.ffn} | {r.alpha:g} | {r.m_ff} | {r.m_h} | {r.n_seeds} | {r.e_ff:.3g} | [{r.e_ff_min:.2g}, "
+                     f"{r.e_ff_max:.2g}] | {r.oracle:.3g} | {r.e_ff / r.oracle:.3g} |")
+        L.append("")
+    return "\n".join(L)
+
+
+def _write_text(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text)
+    tmp.replace(path)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m jackson.rate_sweep.terms",
+                                description="Eq. (17) term by term: e_full beside e_attn + e_FF, from jackson-sweep folders.")
+    p.add_argument("--full", required=True, help="comma list of learned-features folders (--term full), one per FFN class")
+    p.add_argument("--ff", required=True, help="comma list of --term ff folders, one per FFN class (matched by class)")
+    p.add_argument("--attn", required=True, help="the --features given folder of the same targets")
+    p.add_argument("--out", required=True, help="output folder (made; files of earlier runs of this command replaced)")
+    a = p.parse_args(argv)
+    try:
+        ffs = [Path(f) for f in a.ff.split(",") if f]
+        by_class = {ffn_class(describe(f)): f for f in ffs}
+        tables = []
+        for full in (Path(f) for f in a.full.split(",") if f):
+            c = ffn_class(describe(full))
+            if c not in by_class:
+                raise TermsError(f"--ff: no folder of FFN class {c} (for --full {full}); have {', '.join(by_class)}")
+            tables.append(additivity(full, by_class[c], Path(a.attn)))
+        t = pd.concat(tables, ignore_index=True)
+        e = eff_table(ffs)
+    except TermsError as err:
+        sys.stderr.write(f"{p.prog}: error: {err}\n")
+        return 2
+    out = Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    command = "python -m jackson.rate_sweep.terms " + " ".join(argv if argv is not None else sys.argv[1:])
+    for name, df in (("terms.csv", t), ("eff.csv", e)):
+        _write_text(out / name, df.to_csv(index=False, float_format="%.6e"))
+    _write_text(out / "summary.md", _md(t, e, command))
+    _write_text(out / "command.txt", command + "\n")
+    plot_terms(t, out / "terms_vs_mh.png")
+    plot_eff_heatmap(e, out / "eff_heatmap.png")
+    inside = int(((t.ratio >= ADDITIVE[0]) & (t.ratio <= ADDITIVE[1])).sum())
+    print(f"e_full / (e_attn + e_FF): {t.ratio.min():.2f}-{t.ratio.max():.2f} over {len(t)} rows; in "
+          f"[{ADDITIVE[0]:g}, {ADDITIVE[1]:g}] at {inside}")
+    print(f"wrote {out}/summary.md, terms.csv, eff.csv, terms_vs_mh.png, eff_heatmap.png")
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())
