@@ -139,9 +139,40 @@ def reports_copy_ignore(*patterns):
     import shutil
     from pathlib import Path
     base = shutil.ignore_patterns("checkpoints", "*.pt", *patterns)
+    tracked = committed_paths()
 
     def ignore(folder, names):
+        if tracked is not None:        # only what is committed: a folder a user's own run wrote under reports/ is not
+            rel = Path(folder).resolve().relative_to(REPO)
+            untracked = {n for n in names if (rel / n).as_posix() not in tracked}
+        else:
+            untracked = set()
         if Path(folder).parent.name == "cells":
             return set(names)
-        return base(folder, names)
+        return base(folder, names) | untracked
     return ignore
+
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def committed_paths():
+    """Every committed path under reports/ and each folder above one (posix, relative to the repository), or None
+    outside a git checkout (then a copy of reports/ takes everything there)."""
+    return _committed()
+
+
+def _committed():
+    import subprocess
+    if not (REPO / ".git").exists():
+        return None
+    try:
+        out = subprocess.run(["git", "ls-files", "-z", "reports"], cwd=REPO, capture_output=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    paths = set()
+    for f in out.decode().split("\0"):
+        if f:
+            parts = f.split("/")
+            paths.update("/".join(parts[:i]) for i in range(1, len(parts) + 1))
+    return paths

@@ -245,3 +245,22 @@ def test_terms_main_writes_its_tables_and_figures(tmp_path, capsys):
         assert (tmp_path / "o" / name).is_file(), name
     assert "e_full / (e_attn + e_FF)" in capsys.readouterr().out
     assert "| gelu | 1.5 | 128 | 1 | 3 |" in (tmp_path / "o" / "summary.md").read_text()
+
+
+def test_l1_oracle_errors_against_the_definitions():
+    """jackson/rate_sweep/l1.py: the MSE and L1 error of the rank-m truncation recomputed from the target by hand,
+    and the first-order halving of the exponent on a steep spectrum."""
+    from jackson.rate_sweep.l1 import oracle_errors, slopes
+    t = oracle_errors(1.5, [1, 2, 4, 8], n=300, k_max=64, tau=6)
+    target = PODTarget(Spectrum(alpha=1.5, k_max=64, tail_tol=1e-300), phi="sin", psi="cos", tau=6)
+    x = target.sample(300, 0)
+    y = target(x)
+    for _, r in t.iterrows():
+        m = int(r.m_h)
+        ym = target.apply(x, target.logits(x) * 0 + (target.kernel(x.ravel(), x.ravel(), m)
+                                                     .reshape(300, 6, 300, 6)[np.arange(300), :, np.arange(300), :]))
+        assert r.mse == pytest.approx(((ym - y) ** 2).mean(), rel=1e-9)
+        assert r.l1 == pytest.approx(np.abs(ym - y).sum(axis=1).mean(), rel=1e-9)
+        assert r["tail"] == pytest.approx(float((Spectrum(alpha=1.5, k_max=64, tail_tol=1e-300).sigma()[m:] ** 2).sum()))
+    s = slopes(t).iloc[0]
+    assert s.mse_slope < s.l1_slope < 0 and s.l1_slope == pytest.approx(s.mse_slope / 2, abs=0.35)

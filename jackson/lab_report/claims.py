@@ -298,8 +298,19 @@ def _widest(ts: list[dict]) -> dict | None:
     return max(ts, key=lambda t: t.get("m_ff") or 0) if ts else None
 
 
-def _target(run: Run, alpha, rank: str) -> dict | None:
-    return _widest([t for t in _targets(run) if _same(t.get("alpha"), alpha) and str(t.get("rank")) == rank])
+def _ffn_matches(t: dict, ffn: str) -> bool:
+    """A target fitted with the FFN class `ffn` (the paper's dense network: gelu, the default; given features count
+    there as before), for the full target (a --term ff run measures the feed-forward term, not Theorem 4.1's error)."""
+    if t.get("term", "full") != "full":
+        return False
+    if ffn == "gelu":
+        return t.get("activation", "gelu") == "gelu"
+    return t.get("activation", "gelu") == ffn and t.get("features", "learned") == "learned"
+
+
+def _target(run: Run, alpha, rank: str, ffn: str = "gelu") -> dict | None:
+    return _widest([t for t in _targets(run) if _same(t.get("alpha"), alpha) and str(t.get("rank")) == rank
+                    and _ffn_matches(t, ffn)])
 
 
 def _features(run: Run, t: dict) -> str:
@@ -307,7 +318,9 @@ def _features(run: Run, t: dict) -> str:
 
 
 def _setting(run: Run, t: dict) -> str:
-    return f"{_features(run, t)} features, {run.config.get('construction', 'paper')} construction"
+    ffn = t.get("activation", "gelu")
+    cls = f" ({ffn} FFN, first-layer init scale {t.get('in_scale', 3.0):g})" if ffn != "gelu" else ""
+    return f"{_features(run, t)} features{cls}, {run.config.get('construction', 'paper')} construction"
 
 
 def _not_a_test(run: Run, t: dict) -> str:
@@ -333,7 +346,7 @@ def _jackson_target(claim: Claim, run: Run, rank: str):
     """The claim's (alpha, rank) target in a jackson-sweep run as (target, seeds, tie-break order); None when
     the run has no such target; a not-applicable Outcome when the run cannot test it (flagged target,
     non-softmax attention)."""
-    t = _target(run, claim.p["alpha"], rank)
+    t = _target(run, claim.p["alpha"], rank, claim.p.get("ffn", "gelu"))
     if t is None:
         return None
     n, order = _seeds_of(run, t), _jackson_order(run, t)
@@ -1129,6 +1142,25 @@ def _paper_pair(kernel: str, alteration: str, model: str) -> str:
     return f"{PAPER_MSE[(kernel, 'original', model)]:.3g} -> {PAPER_MSE[(kernel, alteration, model)]:.3g}"
 
 
+SWEEP_SIN_CMD = SWEEP_CMD.replace("--out reports/jackson/fig1-full",
+                                  "--activation sin --in-scale 60 --out reports/jackson/fig1-sin")
+
+
+def _sin_theorem_claims() -> list[Claim]:
+    """Theorem 4.1's rows again with a periodic FFN class (sine activations), which the theorem allows (Sec. 4)."""
+    out = []
+    for alpha in (0.55, 1.0, 1.5):
+        where = "Thm 4.1, Sec. 5.1, Fig. 1" + (" (alpha 1.5 added by this lab)" if alpha == 1.5 else "")
+        for r in ("2", "6"):
+            out.append(Claim(f"JL-knee-a{alpha:g}-r{r}-sin", JL, where + "; periodic FFN class (this lab)",
+                             f"alpha {alpha:g}, rank {r}, sine-activation FFN: the error falls to ~0 once m_h >= r",
+                             f"~0 for m_h >= {r}", "knee", SWEEP_SIN_CMD, (("alpha", alpha), ("rank", r), ("ffn", "sin"))))
+        out.append(Claim(f"JL-rate-a{alpha:g}-sin", JL, where + "; periodic FFN class (this lab)",
+                         f"alpha {alpha:g}, rank inf, sine-activation FFN: the error decays like m_h^-(2 alpha - 1)",
+                         f"exponent {-(2 * alpha - 1):.2f}", "rate", SWEEP_SIN_CMD, (("alpha", alpha), ("ffn", "sin"))))
+    return out
+
+
 def _theorem_claims() -> list[Claim]:
     out = []
     for alpha in (0.55, 1.0, 1.5):
@@ -1145,6 +1177,7 @@ def _theorem_claims() -> list[Claim]:
 
 CLAIMS: tuple[Claim, ...] = (
     *_theorem_claims(),
+    *_sin_theorem_claims(),
     Claim("JL-fig1-rank", JL, "Sec. 5.1, Fig. 1", "at a fixed m_h the error increases with the rank of the target",
           "error(r = 2) < error(6) < error(inf)", "rank_order", SWEEP_CMD),
     Claim("JL-fig1-alpha", JL, "Sec. 5.1, Fig. 1",
