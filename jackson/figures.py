@@ -1,13 +1,15 @@
 """Saving a figure, the one way every experiment does it (issue 15: paper-ready figures).
 
 `save(fig, path)` writes the PNG at `DPI` (>= 200) and a vector copy beside it (same stem, `.pdf`), then
-closes the figure.  A path that already names a vector format (`.pdf`, `.svg`: `cot-dp mask --png m.pdf`)
+closes the figure.  Each file is written to a temporary name beside it and renamed into place, so a process killed
+at any instant leaves the old file or the new one, never a truncated one.  A path that already names a vector format (`.pdf`, `.svg`: `cot-dp mask --png m.pdf`)
 is written as that file alone.  The lab report embeds the PNGs; the PDFs are for papers.
 
 No experiment calls `savefig` itself (tests/test_figures.py greps the package sources).
 """
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 DPI = 200
@@ -29,11 +31,22 @@ def save(fig, path: Path | str, **kwargs) -> list[Path]:
     kwargs["dpi"] = max(int(kwargs.get("dpi") or DPI), DPI)
     try:
         if path.suffix.lower() in VECTOR:
-            fig.savefig(path, **kwargs)
+            _atomic(fig, path, path.suffix[1:].lower(), kwargs)
             return [path]
-        fig.savefig(path, **kwargs)          # the format from the suffix (none: PNG)
+        _atomic(fig, path, path.suffix[1:].lower() or "png", kwargs)
         vec = vector_path(path)
-        fig.savefig(vec, format="pdf", metadata={"CreationDate": None}, **kwargs)   # no date: reruns compare equal
+        _atomic(fig, vec, "pdf", {"metadata": {"CreationDate": None}, **kwargs})   # no date: reruns compare equal
         return [path, vec]
     finally:
         plt.close(fig)
+
+
+def _atomic(fig, path: Path, fmt: str, kwargs: dict) -> None:
+    """fig.savefig to a temporary file beside `path`, then a rename onto it (removed if the save raises)."""
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    try:
+        fig.savefig(tmp, format=fmt, **kwargs)
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()

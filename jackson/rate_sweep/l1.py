@@ -21,6 +21,7 @@ import pandas as pd
 from synthetic.pod_target import PODTarget, Spectrum
 from ..config import parse_float_list, parse_int_list
 from ..figures import save
+from ..runfolder import write_atomic
 from ..rates import fit_power_law, predicted_exponent
 
 
@@ -85,11 +86,11 @@ def main(argv: list[str] | None = None) -> int:
     s = slopes(t)
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
-    t.to_csv(out / "oracle_errors.csv", index=False, float_format="%.6e")
-    s.to_csv(out / "slopes.csv", index=False, float_format="%.4f")
+    write_atomic(out / "oracle_errors.csv", t.to_csv(index=False, float_format="%.6e"))
+    write_atomic(out / "slopes.csv", s.to_csv(index=False, float_format="%.4f"))
     command = "python -m jackson.rate_sweep.l1 " + " ".join(argv if argv is not None else sys.argv[1:])
-    (out / "command.txt").write_text(command + "\n")
-    (out / "config.json").write_text(json.dumps({"alpha": list(alphas), "m_h": list(ms), "n": a.n, "k_max": a.k_max,
+    write_atomic(out / "command.txt", command + "\n")
+    write_atomic(out / "config.json", json.dumps({"alpha": list(alphas), "m_h": list(ms), "n": a.n, "k_max": a.k_max,
                                                  "tau": a.tau, "seed": 0, "phi": "sin", "psi": "cos"}, indent=1))
     plot(t, out / "oracle_mse_l1.png")
     for _, r in s.iterrows():

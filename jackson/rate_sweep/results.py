@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from ..figures import save
+from ..runfolder import write_atomic
 from ..rates import bootstrap_exponent, bound_terms, fit_power_law, predicted_exponent
 from .terms import explain, ff_curves
 
@@ -79,12 +80,12 @@ def collect(out_dir: Path, cell_dirs: list[Path]) -> dict[str, pd.DataFrame]:
             t["rank"] = t["rank"].astype(str)
     tabs["diagnostics"] = pd.DataFrame([{"alpha": m["cell"]["alpha"], "rank": str(m["cell"]["rank"]), "m_ff": _width(m),
                                          "seed": m["cell"]["seed"], **m.get("diagnostics", {})} for m in metas])
-    tabs["rows"].to_csv(out_dir / "results.csv", index=False, float_format="%.6e")
-    tabs["curve"].to_csv(out_dir / "loss_curves.csv", index=False, float_format="%.6e")
-    spectrum_long(tabs["learned_spectrum"]).to_csv(out_dir / "learned_spectrum.csv", index=False, float_format="%.6e")
-    tabs["blocks"].to_csv(out_dir / "blocks.csv", index=False, float_format="%.6e")
-    tabs["restarts"].to_csv(out_dir / "restarts.csv", index=False, float_format="%.6e")
-    tabs["diagnostics"].to_csv(out_dir / "diagnostics.csv", index=False, float_format="%.6e")
+    write_atomic(out_dir / "results.csv", tabs["rows"].to_csv(index=False, float_format="%.6e"))
+    write_atomic(out_dir / "loss_curves.csv", tabs["curve"].to_csv(index=False, float_format="%.6e"))
+    write_atomic(out_dir / "learned_spectrum.csv", spectrum_long(tabs["learned_spectrum"]).to_csv(index=False, float_format="%.6e"))
+    write_atomic(out_dir / "blocks.csv", tabs["blocks"].to_csv(index=False, float_format="%.6e"))
+    write_atomic(out_dir / "restarts.csv", tabs["restarts"].to_csv(index=False, float_format="%.6e"))
+    write_atomic(out_dir / "diagnostics.csv", tabs["diagnostics"].to_csv(index=False, float_format="%.6e"))
     tabs["meta"] = {(m["cell"]["alpha"], str(m["cell"]["rank"]), _width(m)): m for m in metas}
     return tabs
 
@@ -374,8 +375,8 @@ def summarize(out_dir: Path, tabs: dict, fit_range: tuple[int, int], command: st
                               "exponent_m_h": fm if same else None,
                               "curve": [{"m_h": m, "test_mse": mine[m], "reference_test_mse": ref["curve"][m],
                                          "ratio": mine[m] / ref["curve"][m]} for m in mine if m in ref["curve"]]}
-    (out_dir / "summary.json").write_text(json.dumps(summary, indent=1, default=float))
-    (out_dir / "summary.md").write_text(_markdown(summary))
+    write_atomic(out_dir / "summary.json", json.dumps(summary, indent=1, default=float))
+    write_atomic(out_dir / "summary.md", _markdown(summary))
     return summary
 
 

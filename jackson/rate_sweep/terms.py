@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from ..figures import save
+from ..runfolder import write_atomic
 
 N_BOOT = 1000             # bootstrap replicates of each ratio
 SHARE_LIMIT = 0.5         # a term "limits" the curve at m_h when it is the larger of the two and >= this share of e_full
@@ -278,12 +279,6 @@ def _md(t: pd.DataFrame, e: pd.DataFrame, command: str) -> str:
     return "\n".join(L)
 
 
-def _write_text(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text)
-    tmp.replace(path)
-
-
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m jackson.rate_sweep.terms",
                                 description="Eq. (17) term by term: e_full beside e_attn + e_FF, from jackson-sweep folders.")
@@ -310,9 +305,9 @@ def main(argv: list[str] | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     command = "python -m jackson.rate_sweep.terms " + " ".join(argv if argv is not None else sys.argv[1:])
     for name, df in (("terms.csv", t), ("eff.csv", e)):
-        _write_text(out / name, df.to_csv(index=False, float_format="%.6e"))
-    _write_text(out / "summary.md", _md(t, e, command))
-    _write_text(out / "command.txt", command + "\n")
+        write_atomic(out / name, df.to_csv(index=False, float_format="%.6e"))
+    write_atomic(out / "summary.md", _md(t, e, command))
+    write_atomic(out / "command.txt", command + "\n")
     plot_terms(t, out / "terms_vs_mh.png")
     plot_eff_heatmap(e, out / "eff_heatmap.png")
     inside = int(((t.ratio >= ADDITIVE[0]) & (t.ratio <= ADDITIVE[1])).sum())
