@@ -379,7 +379,8 @@ def knee(claim: Claim, run: Run) -> Outcome | None:
     stay = (math.inf if max(after) == 0 else before / max(after)) if after and before is not None else None
     spread = f"; per seed {_g(min(per_seed))}-{_g(max(per_seed))}" if len(per_seed) > 1 else ""
     text = (f"{_setting(run, t)}: e({r - 1})/e({r}) = {_g(drop)} (median{spread}); "
-            + (f"every m_h >= {r} stays {_g(stay)}x below m_h = {r - 1}" if stay is not None
+            + ((f"every m_h >= {r} stays at least {_g(stay)}x below m_h = {r - 1}" if stay >= 1 else
+                f"the worst m_h >= {r} ends {_g(1 / stay)}x above m_h = {r - 1}") if stay is not None
                else "no curve: the error past r is not checked"))
     if drop < KNEE_MIN:
         v = NOT_REPRODUCED

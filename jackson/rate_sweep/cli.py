@@ -26,6 +26,13 @@ def _sweep(argv: list[str]):
                    "(Jiang & Li, Theorem 4.1 / Fig. 1).", presets, run_sweep, argv, sweep_grid)
 
 
+def _fmt_exp(e: dict) -> str:
+    """An exponent with its interval, or with the reason it has none (a two-point fit)."""
+    if e.get("why_no_interval"):
+        return f"{e['slope']:+.2f} ({e['why_no_interval']})"
+    return f"{e['slope']:+.2f} [{e['lo']:+.2f}, {e['hi']:+.2f}]"
+
+
 def exponent_lines(summary: dict) -> list[str]:
     """One line per target: its fitted exponent, and on the same line what would make it untrustworthy
     (members not converged or diverged, a degenerate target, the finite-rank knee verdict)."""
@@ -47,11 +54,10 @@ def exponent_lines(summary: dict) -> list[str]:
             head = (f"explicit spectrum ({ex['K']} values{src}, rank {ex['rank']}, alpha_hat={t['alpha']:g}){w} "
                     f"({t['attention']} attention, {t.get('features', 'learned')} features): ")
             pred = f"predicted -(2 alpha_hat - 1) = {t['predicted_exponent']:+.2f} from the fitted decay of the given sigma"
-        head += (f"fitted exponent {e['slope']:+.2f} [{e['lo']:+.2f}, {e['hi']:+.2f}], {pred}"
-                 if e else "no exponent (fewer than 2 m_h in the fit range)")
+        head += (f"fitted exponent {_fmt_exp(e)}, {pred}" if e else "no exponent (fewer than 2 m_h in the fit range)")
         l1 = t["exponents"].get("test_l1")
         if l1:
-            head += f"; L1 error of Theorem 4.1: exponent {l1['slope']:+.2f} [{l1['lo']:+.2f}, {l1['hi']:+.2f}]"
+            head += f"; L1 error of Theorem 4.1: exponent {_fmt_exp(l1)}"
         tr = t.get("checks", {}).get("tracking")
         if tr:
             head += "; tracks " + (", ".join(tr["tracks"]) if tr["tracks"] else "no reference") + \

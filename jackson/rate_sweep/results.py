@@ -147,7 +147,13 @@ def block_exponent(blocks: pd.DataFrame, alpha: float, rank: str, fit_ms, kind: 
         b = b[b.m_ff == m_ff]
     t = b[b.kind == kind].pivot_table(index=["seed", "block"], columns="m_h", values="mse")[fit_ms]
     arr = t.to_numpy().reshape(t.index.get_level_values(0).nunique(), -1, len(fit_ms))
-    return bootstrap_exponent(fit_ms, arr)
+    e = bootstrap_exponent(fit_ms, arr)
+    if len(fit_ms) == 2:      # a line through two points: the "fit" is exact, so an interval would describe the data's
+        e.update(lo=float("nan"), hi=float("nan"), why_no_interval=TWO_POINTS)   # noise, not a rate: none is given
+    return e
+
+
+TWO_POINTS = "two m_h only: a line through two points, no interval"
 
 
 # ---- the stated rules behind every verdict of summary.md ----------------------------------------
@@ -384,7 +390,11 @@ RULES = ("KNEE_MIN", "OUTLIER_FACTOR", "OUTLIER_FLOOR", "SELF_WEIGHT_MAX", "TRIV
 
 
 def _fmt_exp(e: dict | None) -> str:
-    return "n/a" if not e else f"{e['slope']:+.2f} [{e['lo']:+.2f}, {e['hi']:+.2f}]"
+    if not e:
+        return "n/a"
+    if e.get("why_no_interval"):
+        return f"{e['slope']:+.2f} ({e['why_no_interval']})"
+    return f"{e['slope']:+.2f} [{e['lo']:+.2f}, {e['hi']:+.2f}]"
 
 
 FEATURES_TEXT = {
@@ -883,15 +893,17 @@ def report_hook(folder: Path) -> dict:
     alphas = sorted({t["alpha"] for t in s["targets"]})
     ranks = list(dict.fromkeys(t["rank"] for t in s["targets"]))
     mh = cfg.get("m_h", [])
+    t0 = s["targets"][0] if s["targets"] else {}
+    bases = f"{t0.get('phi', cfg.get('phi', 'sin'))}/{t0.get('psi', cfg.get('psi', 'sin'))} bases"   # the cells' own
     data = (f"synthetic POD targets of Eq. (8) (F = {cfg.get('F', 'identity')}, f = {cfg.get('f', 'identity')}, "
-            f"{cfg.get('phi', 'sin')}/{cfg.get('psi', 'sin')} bases), x ~ U[0,1], tau = {cfg.get('tau', '?')}; "
+            f"{bases}), x ~ U[0,1], tau = {cfg.get('tau', '?')}; "
             f"{cfg.get('n_train', '?')} training / {cfg.get('n_test', '?')} held-out sequences per target and seed; "
             f"m_h = {min(mh) if mh else '?'}..{max(mh) if mh else '?'}")
     explicit = [t for t in s["targets"] if t.get("explicit")]
     kernels = [t for t in s["targets"] if t.get("kernel")]
     if kernels:
         k = kernels[0]["kernel"]
-        data = data.replace(f"{cfg.get('phi', 'sin')}/{cfg.get('psi', 'sin')} bases",
+        data = data.replace(bases,
                             f"coupling the {kernel_text(kernels[0])}: its numerical POD on {k['nodes']} nodes, "
                             f"Nystrom-extended, alpha_hat = {k['alpha_hat']:g} fitted to its sigma")
     elif explicit:
@@ -900,6 +912,10 @@ def report_hook(folder: Path) -> dict:
                  f"{', ...' if e['K'] > 16 else ''}), alpha_hat = {e['alpha_hat']:g} fitted to it")
     elif cfg.get("c", 1.0) != 1.0:
         data += f"; scale c = {cfg['c']:g} (sigma_i = c i^-alpha)"
+    if t0.get("activation", "gelu") != "gelu":
+        data += f"; FFN class: {t0['activation']} activations, first-layer init scale {t0.get('in_scale', 3.0):g}"
+    if t0.get("term", "full") == "ff":
+        data += "; each member fitted to the rank-m_h truncation of its target (the feed-forward term alone)"
     tail = f" Data: {data}. Seeds: {seeds_text(seeds)}. Command: `{command}`."
     widths = s.get("m_ff", [])
     drawn = seeds_drawn(t.get("n_seeds") or len(seeds) for t in s["targets"])   # older summaries: the config's seeds
