@@ -391,7 +391,7 @@ COLUMNS: dict[str, dict[str, str]] = {
         "where": "where in the paper",
         "claim": "the claim in words",
         "paper_value": "the value as the paper states it",
-        "verdict": "reproduced, partly, not reproduced, untested or not applicable (computed by the rule)",
+        "verdict": "reproduced, partly, not reproduced, inconclusive (the folder's own reference could not show the effect), untested or not applicable (computed by the rule)",
         "measured": "words and numbers read or computed from the folder's files",
         "quantity": "what `value` is",
         "value": "the headline number (see `quantity`); empty when none",

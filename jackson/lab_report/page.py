@@ -409,7 +409,7 @@ CSS = ("body{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1
        "table{border-collapse:collapse;margin:.8em 0;font-size:.9em}td,th{border:1px solid #ccc;padding:.25em .5em}"
        "td.n{text-align:right}code{background:#f4f4f4;padding:0 .2em}.meta{font-size:.9em;color:#555}"
        "table.ledger{font-size:.8em}td.v{white-space:nowrap}td.reproduced{background:#e3f4e1}"
-       "td.partly{background:#fdf3d8}td.not-reproduced{background:#f9dfdc}td.untested,td.not-applicable{background:#eee}"
+       "td.partly{background:#fdf3d8}td.not-reproduced{background:#f9dfdc}td.inconclusive{background:#e4ecf7}td.untested,td.not-applicable{background:#eee}"
        "details{margin:.6em 0}summary{cursor:pointer;color:#1a4c8a}div.doc{border-left:3px solid #ddd;"
        "padding:0 1em;margin:.4em 0;font-size:.92em}div.doc table{font-size:.85em}div.doc h1{font-size:1.3em}"
        "div.doc h2{font-size:1.15em}div.doc h3{font-size:1em}")
