@@ -264,3 +264,24 @@ def test_l1_oracle_errors_against_the_definitions():
         assert r["tail"] == pytest.approx(float((Spectrum(alpha=1.5, k_max=64, tail_tol=1e-300).sigma()[m:] ** 2).sum()))
     s = slopes(t).iloc[0]
     assert s.mse_slope < s.l1_slope < 0 and s.l1_slope == pytest.approx(s.mse_slope / 2, abs=0.35)
+
+
+@pytest.mark.slow
+def test_a_full_run_finds_the_matching_ff_run_and_says_which_term_limits_it(tmp_path, sweep_exe, sub_env):
+    """--ff-from given, or a --term ff folder of the same settings under reports/jackson/ found: the summary and the
+    printed line name the limiting term with e_FF's folder; a run of other settings finds none."""
+    import subprocess
+
+    def run(*args):
+        p = subprocess.run([str(sweep_exe), "--quick", "--threads", "1", *args], cwd=tmp_path, env=sub_env,
+                           capture_output=True, text=True, timeout=300)
+        assert p.returncode == 0, p.stderr[-2000:]
+        return p.stdout
+    run("--term", "ff", "--out", "reports/jackson/q-ff")
+    out = run("--out", "reports/jackson/q-full")
+    assert "the curve is limited by" in out and "e_FF from reports/jackson/q-ff" in out
+    assert "Eq. (17) term by term" in (tmp_path / "reports/jackson/q-full/summary.md").read_text()
+    other = run("--activation", "relu", "--out", "reports/jackson/q-relu")
+    assert "e_FF from" not in other
+    given = run("--activation", "relu", "--ff-from", "reports/jackson/q-ff", "--out", "reports/jackson/q-relu2")
+    assert "e_FF from reports/jackson/q-ff" in given       # named by the user: used, whatever its class

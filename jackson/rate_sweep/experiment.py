@@ -14,7 +14,9 @@ from . import config as _config
 from .config import (CONSTRUCTIONS, GIVEN, GPU, GPU_GIVEN, MAX_ALPHA, QUICK, SweepConfig, check_device,
                      check_kernel, check_sigma, explicit_alpha, kernel_text, presets, read_sigma_file,
                      sweep_config, validate)
+from .cell import rank_str
 from .results import collect, plot, reference_run, summarize, write_report_json
+from .terms import find_ff_run
 
 __all__ = ["CONSTRUCTIONS", "GIVEN", "GPU", "GPU_GIVEN", "MAX_ALPHA", "QUICK", "SweepConfig", "check_device",
            "check_kernel", "check_sigma", "explicit_alpha", "kernel_text", "presets", "read_sigma_file",
@@ -37,7 +39,11 @@ def run_sweep(cfg: SweepConfig, command: str, progress: bool = True) -> dict:
         tabs = collect(out, dirs)
         resolved = json.loads(json.dumps(cfg.as_dict(), default=str))   # as config.json holds it (lists, not tuples)
         reference = reference_run(cfg.compare_to, resolved) if cfg.compare_to else None
-        summary = summarize(out, tabs, tuple(cfg.fit_range), command, reference, ff_from=cfg.ff_from)
+        ff_from = cfg.ff_from
+        if not ff_from and cfg.term == "full" and cfg.model.features == "learned":   # a committed answer, if one matches
+            ff_from = find_ff_run({k: v for k, v in resolved.items() if k != "m_h"},
+                                  [(a, rank_str(r)) for a, r, _ in cfg.targets()])
+        summary = summarize(out, tabs, tuple(cfg.fit_range), command, reference, ff_from=ff_from)
         plot(out, tabs, summary)
         write_report_json(out)
     return summary

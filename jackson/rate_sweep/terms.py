@@ -151,6 +151,35 @@ def ff_curves(folder: Path) -> dict:
             for (a, r, w), g in res.groupby(["alpha", "rank", "m_ff"])}
 
 
+SAME_FF = ("phi", "psi", "construction", "F", "f", "tau", "tail_tol", "k_max", "n_train", "n_test", "c", "sigma", "kernel",
+           "model", "fit", "restarts")
+
+
+def find_ff_run(config: dict, targets, root: Path = Path("reports/jackson")) -> str:
+    """A finished --term ff folder under `root` made with this run's settings (everything in SAME_FF equal: targets,
+    data, model and FFN class, fit) and holding one of its (alpha, rank) targets: the committed answer to "which term
+    limits this curve" for a run that did not measure it.  '' when there is none."""
+    if not root.is_dir():
+        return ""
+    want = {(float(a), str(r)) for a, r in targets}
+    for cand in sorted(root.iterdir()):
+        cfg_path, res = cand / "config.json", cand / "results.csv"
+        if not (cfg_path.is_file() and res.is_file() and (cand / "summary.json").is_file()):
+            continue
+        try:
+            other = json.loads(cfg_path.read_text())
+            rows = pd.read_csv(res, dtype={"rank": str}, usecols=["alpha", "rank"])
+        except (OSError, ValueError, KeyError):
+            continue
+        if not isinstance(other, dict) or other.get("term") != "ff" or bool(other.get("quick")) != bool(config.get("quick")):
+            continue
+        if any(other.get(k) != config.get(k) for k in SAME_FF):
+            continue
+        if want & {(float(a), str(r)) for a, r in zip(rows.alpha, rows["rank"])}:
+            return str(cand)
+    return ""
+
+
 def explain(curve: list[dict], e_ff: dict, folder: str) -> dict:
     """Which term of Eq. (17) limits a learned-features curve, m_h by m_h: e_FF from a --term ff run of the same target,
     and the rank-m_h oracle as the attention term's reference (the given-features model tracks it:
