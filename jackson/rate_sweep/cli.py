@@ -54,6 +54,11 @@ def exponent_lines(summary: dict) -> list[str]:
             head = (f"explicit spectrum ({ex['K']} values{src}, rank {ex['rank']}, alpha_hat={t['alpha']:g}){w} "
                     f"({t['attention']} attention, {t.get('features', 'learned')} features): ")
             pred = f"predicted -(2 alpha_hat - 1) = {t['predicted_exponent']:+.2f} from the fitted decay of the given sigma"
+        if t.get("term", "full") == "ff":     # the feed-forward term alone: no rate of Theorem 4.1 to judge
+            curve = ", ".join(f"{int(c['m_h'])}: {c['test_median']:.2g}" for c in t["curve"])
+            out.append(head + f"feed-forward term alone (each m_h fitted to its rank-m_h truncation): e_FF median by "
+                              f"m_h {curve}; no rate is judged (the attention term is zero by construction)")
+            continue
         head += (f"fitted exponent {_fmt_exp(e)}, {pred}" if e else "no exponent (fewer than 2 m_h in the fit range)")
         l1 = t["exponents"].get("test_l1")
         if l1:

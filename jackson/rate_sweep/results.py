@@ -457,7 +457,10 @@ def verdict_lines(s: dict) -> list[str]:
         seeds = ", ".join(f"{v:+.2f}" for v in t.get("exponent_per_seed", {}).values())
         deg = t.get("degenerate", {})
         ch = t["checks"]
-        if deg.get("flag"):
+        if t.get("term", "full") == "ff":
+            verdict = ("the feed-forward term alone (each m_h fitted to its own rank-m_h truncation): the rank and rate "
+                       "rules do not apply")
+        elif deg.get("flag"):
             verdict = deg["why"] + " -- its curve is not evidence about the coupling rank"
         elif "knee_drop" in ch:
             verdict = (f"knee e({int(t['rank']) - 1})/e({t['rank']}) median {ch['knee_drop']:.3g}x over "
