@@ -462,12 +462,12 @@ def _coerce(v, tp, where: str):
         need(isinstance(v, (list, tuple)), f"{where}: expected a list, got {v!r}")
         return tuple(_coerce(x, args[0], where) for x in v)
     if tp is float:
-        if isinstance(v, str) and v.lower() in ("inf", "infinity", "-inf", "nan"):
-            return float(v)
-        need(isinstance(v, (int, float)) and not isinstance(v, bool), f"{where}: expected a number, got {v!r}")
+        need(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(float(v)),
+             f"{where}: expected a finite number (as the command line), got {v!r}")
         return float(v)
     if tp is int:
         need(isinstance(v, int) and not isinstance(v, bool), f"{where}: expected an integer, got {v!r}")
+        need(-INT_MAX <= v <= INT_MAX, f"{where}: {v} is outside -2**63+1..2**63-1 (the command line's limit)")
         return v
     if tp is bool:
         need(isinstance(v, bool), f"{where}: expected true or false, got {v!r}")
@@ -478,12 +478,39 @@ def _coerce(v, tp, where: str):
     return v
 
 
+def _rank(x) -> float | None:
+    """A rank as config.json holds it (2, "2", "inf") as a float; None when it is not one."""
+    if isinstance(x, str):
+        t = x.strip().lower()
+        if t in ("inf", "infinity"):
+            return math.inf
+        return float(int(t)) if t.isdigit() else None
+    if isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and float(x) == int(x):
+        return float(x)
+    return None
+
+
+def _known_keys(cls) -> set[str]:
+    """What a config.json may hold for `cls`: its fields, and the values a run derives and writes beside them (the
+    class's properties and constants, e.g. a task's d_in and name, and its DERIVED_KEYS, e.g. a sweep's sigma_source)."""
+    props = {k for k in dir(cls) if not k.startswith("_") and (isinstance(getattr(cls, k, None), property)
+                                                               or not callable(getattr(cls, k, None)))}
+    return {f.name for f in dataclasses.fields(cls)} | props | set(getattr(cls, "DERIVED_KEYS", ()))
+
+
 def from_dict(cls, d: dict, base=None, where: str = "config"):
     """The dataclass `cls` from a nested dict such as config.json holds (lists -> tuples, "inf" -> inf).
-    Keys that are not fields (values a run derived and wrote beside its config, e.g. a task's d_in)
-    are skipped; a field of the wrong type is one line."""
+    A key that is neither a field nor a value a run derives (`_known_keys`) is one line naming it, and so is a
+    field of the wrong type or outside the command line's limits: a typo never runs the defaults."""
+    import difflib
     base = cls() if base is None else base
     hints = typing.get_type_hints(cls)
+    known = _known_keys(cls)
+    for k in d:
+        if k not in known:
+            close = difflib.get_close_matches(str(k), sorted(known), n=1)
+            raise UsageError(f"{where}: unknown key {k!r}" + (f" (did you mean {close[0]!r}?)" if close else
+                                                              " (not an option of this command)"))
     kw = {}
     for f in dataclasses.fields(cls):
         if f.name not in d or not f.init:
@@ -492,8 +519,11 @@ def from_dict(cls, d: dict, base=None, where: str = "config"):
         if dataclasses.is_dataclass(tp):
             need(isinstance(v, dict), f"{where}: '{f.name}' should be an object, got {v!r}")
             kw[f.name] = from_dict(tp, v, getattr(base, f.name), f"{where}: {f.name}")
-        elif f.name == "rank":   # ranks are written as "inf" or integers
-            kw[f.name] = tuple(float(x) if isinstance(x, str) else float(x) for x in v)
+        elif f.name == "rank":   # ranks are written as "inf" or integers (config.json: strings, "2", "inf")
+            ranks = [_rank(x) for x in v] if isinstance(v, (list, tuple)) else [None]
+            need(None not in ranks and len(ranks) > 0,
+                 f"{where}: 'rank' expects a list of integers or \"inf\", e.g. [2, 6, \"inf\"], got {v!r}")
+            kw[f.name] = tuple(ranks)
         else:
             kw[f.name] = _coerce(v, tp, f"{where}: '{f.name}'")
     return dataclasses.replace(base, **kw)

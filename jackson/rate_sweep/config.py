@@ -23,6 +23,8 @@ from .results import reference_run
 
 @dataclass(frozen=True)
 class SweepConfig:
+    DERIVED_KEYS = ("sigma_source",)          # written beside the fields by as_dict (where an explicit spectrum came from)
+
     alpha: tuple[float, ...] = (1.5,)          # spectral decay exponents: sigma_i = i^-alpha
     rank: tuple[float, ...] = (math.inf,)      # target ranks r (integers >= 1, or inf)
     m_h: tuple[int, ...] = tuple(range(1, 17))  # attention sizes m_h of the bank's members

@@ -1,0 +1,56 @@
+"""--config files are read as strictly as the command line: unknown keys, ill-typed values and values beyond the
+command line's own limits are one line naming the file and the key, for every config class (jackson.config.from_dict)."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from jackson.config import UsageError, from_dict, read_config
+from jackson.rate_sweep.config import SweepConfig
+
+
+@pytest.mark.parametrize("doc, words", [
+    ({"alhpa": [3.0]}, "unknown key 'alhpa' (did you mean 'alpha'?)"),
+    ({"zzz": 1}, "unknown key 'zzz' (not an option of this command)"),
+    ({"fit": {"stpes": 10}}, "fit: unknown key 'stpes' (did you mean 'steps'?)"),
+    ({"rank": "abc"}, "'rank' expects a list of integers or \"inf\""),
+    ({"rank": 5}, "'rank' expects a list of integers or \"inf\""),
+    ({"rank": [2.5]}, "'rank' expects a list of integers or \"inf\""),
+    ({"seeds": "three"}, "'seeds': expected a list"),
+    ({"fit": {"steps": 10 ** 30}}, "is outside -2**63+1..2**63-1"),
+    ({"fit": {"steps": 1e30}}, "'steps': expected an integer"),
+    ({"fit": {"lr": "nan"}}, "'lr': expected a finite number"),
+    ({"tau": True}, "'tau': expected an integer"),
+])
+def test_bad_config_files_are_one_line(tmp_path, doc, words):
+    p = tmp_path / "c.json"
+    p.write_text(json.dumps(doc))
+    with pytest.raises(UsageError) as e:
+        read_config(SweepConfig, str(p))
+    assert words in str(e.value) and str(p) in str(e.value) and "\n" not in str(e.value)
+
+
+def test_a_runs_own_config_json_reads_back_with_its_derived_keys():
+    d = json.loads(json.dumps(SweepConfig(sigma=(1.0, 0.5, 0.25)).as_dict(), default=str))
+    assert "sigma_source" in d
+    assert from_dict(SweepConfig, d).sigma == (1.0, 0.5, 0.25)
+    assert from_dict(SweepConfig, {"rank": [2, "inf"]}).rank == (2.0, float("inf"))
+
+
+def test_every_committed_sweep_config_reads_back(request):
+    from pathlib import Path
+    root = Path(request.config.rootdir) / "reports" / "jackson"
+    files = sorted(root.glob("*/config.json"))
+    assert files
+    for f in files:
+        read_config(SweepConfig, str(f))
+
+
+def test_every_committed_task_config_reads_back(request):
+    from pathlib import Path
+    from jackson.app_b.experiment import RUNS
+    root = Path(request.config.rootdir) / "reports" / "tasks"
+    for name, cls in RUNS.items():
+        for f in sorted(root.glob(f"{name}*/config.json")):
+            read_config(cls, str(f))
