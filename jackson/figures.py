@@ -43,6 +43,8 @@ def save(fig, path: Path | str, **kwargs) -> list[Path]:
 
 def _atomic(fig, path: Path, fmt: str, kwargs: dict) -> None:
     """fig.savefig to a temporary file beside `path`, then a rename onto it (removed if the save raises)."""
+    from .runfolder import protect
+    protect(path)
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     try:
         fig.savefig(tmp, format=fmt, **kwargs)

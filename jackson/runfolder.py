@@ -38,13 +38,30 @@ from urllib.parse import urlsplit
 from .config import COMMON, UsageError, check_out_dir, need
 
 FORCE = False            # set by the command line's --force (jackson.config.cli_run); open_run(force=...) wins
-LOCK = ".lock"
+LOCK = ".jackson-lab.lock"   # the run's own lock file (a user's `.lock` in a folder is the user's, never touched)
 OWN = ("config.json", "command.txt", "environment.json")
+# names a lab command writes at the top of its run folder: in a folder it does not own (--force beside another
+# run or a user's files) any of these that exists already would be overwritten, so the run is refused up front
+WRITES = OWN + ("results.csv", "summary.md", "summary.json", "report.json", "cells", "checkpoints", "blocks.csv",
+                "loss_curves.csv", "learned_spectrum.csv", "restarts.csv", "diagnostics.csv", "error_vs_mh.png",
+                "error_vs_mh.pdf", "learned_spectrum.png", "learned_spectrum.pdf", "loss_curves.png", "loss_curves.pdf",
+                "error_mh_x_mff.png", "error_mh_x_mff.pdf", "curve.csv", "heads.csv", "spectra.csv", "rows.csv")
+MAX_FOREIGN = 10_000          # entries of a folder a run does not own that are recorded (and protected) at most
+PROTECTED: set[str] = set()   # absolute paths that were in a folder this process's run does not own: never written
+
+
+def protect(path: str | os.PathLike) -> None:
+    """Refuse to write over a file that was there before this run, in a folder the run does not own (one line)."""
+    p = os.path.abspath(path)
+    if p in PROTECTED:
+        raise UsageError(f"--out: {p} was there before this run and is not its own; it is not overwritten "
+                         "(pick another --out)")
 
 
 def write_atomic(path: str | os.PathLike, text: str) -> None:
     """Write `text` to `path` through a temporary file and a rename: the file is complete or absent."""
     path = Path(path)
+    protect(path)
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     try:
         tmp.write_text(text)
@@ -310,12 +327,18 @@ def check_run_folder(out: str | os.PathLike, kind: str, force: bool | None = Non
     force = FORCE if force is None else force
     out = Path(out).expanduser().resolve()
     check_out_dir(out, option)
-    if out.is_dir() and not force:
+    if out.is_dir():
         try:
-            entries = [p.name for p in out.iterdir() if not p.name.startswith(".")]
+            entries = [p.name for p in out.iterdir() if p.name != LOCK]   # dotfiles count: they are the user's
         except OSError as e:
             raise UsageError(f"{option}: cannot read {out} ({e.strerror})") from None
-        if entries:
+        held = folder_kind(out) if entries else None
+        if entries and force and not (held is not None and same_kind(held, kind)):
+            clash = sorted(set(entries) & set(WRITES))
+            need(not clash, f"{option}: {out} is not this command's run folder and holds {', '.join(clash[:3])}"
+                            f"{', ...' if len(clash) > 3 else ''}, which the run would write; --force writes only "
+                            "beside what is there, never over it: pick another --out")
+        if entries and not force:
             held = folder_kind(out)
             need(held is not None, f"{option}: {out} is not empty and holds no run of this lab "
                                    f"({', '.join(sorted(entries)[:3])}{', ...' if len(entries) > 3 else ''}); "
@@ -365,6 +388,16 @@ def open_run(out: str | os.PathLike, kind: str, command: str, config: dict | Non
         out.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise UsageError(f"--out: cannot create {out} ({e.strerror})") from None
+    held = folder_kind(out)
+    if not (held is not None and same_kind(held, kind)):   # a folder this run does not own: what is there stays
+        foreign = []
+        for i, p in enumerate(out.rglob("*")):
+            if i >= MAX_FOREIGN:
+                raise UsageError(f"--out: {out} holds more than {MAX_FOREIGN} entries and no run of this command; "
+                                 "pick another --out")
+            if p.name != LOCK:
+                foreign.append(os.path.abspath(p))
+        PROTECTED.update(foreign)
     lock = RunLock(out)
     try:
         if record:

@@ -179,6 +179,13 @@ def run_cell(cell: CellLike, cells_dir: str | os.PathLike, progress: bool = True
     return final
 
 
+def _debris(cells_dir: Path, cells) -> list[Path]:
+    """The temporary folders `run_cell` makes, `.tmp-<cell key>-<pid>` (this grid's or an earlier config's in the same
+    folder): nothing else under cells/ (a user's own `.tmp-mine`) is ever removed."""
+    import re
+    return [p for p in cells_dir.glob(".tmp-*") if re.fullmatch(r"\.tmp-[\w.+-]+-\d+", p.name) and p.is_dir()]
+
+
 def run_cells(cells: list[CellLike], out_dir: str | os.PathLike, scheduler: str | None = None,
               progress: bool = True) -> list[Path]:
     """Run every unfinished cell, in-process or on the Dask scheduler at `scheduler`.
@@ -191,7 +198,7 @@ def run_cells(cells: list[CellLike], out_dir: str | os.PathLike, scheduler: str 
     import time
     cells_dir = Path(out_dir).resolve() / "cells"
     cells_dir.mkdir(parents=True, exist_ok=True)
-    for stale in cells_dir.glob(".tmp-*"):
+    for stale in _debris(cells_dir, cells):
         shutil.rmtree(stale, ignore_errors=True)  # debris of a killed run (the run folder's lock says none is live)
     todo = [c for c in cells if not (cells_dir / c.key()).exists()]
     if progress and len(todo) < len(cells):
@@ -233,7 +240,7 @@ def run_cells(cells: list[CellLike], out_dir: str | os.PathLike, scheduler: str 
             for fut in as_completed(futs):
                 fut.result()
                 finished(futs[fut])
-        for stale in cells_dir.glob(".tmp-*"):
+        for stale in _debris(cells_dir, cells):
             shutil.rmtree(stale, ignore_errors=True)  # left by workers that died mid-cell (their cells reran)
     bar.close()
     return [cells_dir / c.key() for c in cells]

@@ -159,8 +159,8 @@ def test_the_environment_is_recorded_before_the_run_writes_into_its_folder(tmp_p
         pass
     with open_run(out, "jackson-sweep", "jackson-sweep --out run  # again", {"a": 2}):
         pass
-    assert seen[0] == ([".lock"], None)                                     # nothing of the run's own yet
-    assert seen[1] == ([".lock", "command.txt", "config.json", "environment.json"], '{\n "a": 1\n}')  # the first run's
+    assert seen[0] == ([".jackson-lab.lock"], None)                                     # nothing of the run's own yet
+    assert seen[1] == ([".jackson-lab.lock", "command.txt", "config.json", "environment.json"], '{\n "a": 1\n}')  # the first run's
     assert cfg.read_text() == '{\n "a": 2\n}'
 
 

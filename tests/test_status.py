@@ -121,14 +121,14 @@ def test_status_of_a_larger_grid_lists_the_cells_not_started_without_making_thei
 
 def test_status_says_when_a_run_is_writing_into_the_folder(tmp_path, capsys):
     from jackson.sweep import format_status, live_run
-    (tmp_path / ".lock").write_text(f"pid {os.getpid()} since 2026-11-26T09:00:00\n")
+    (tmp_path / ".jackson-lab.lock").write_text(f"pid {os.getpid()} since 2026-11-26T09:00:00\n")
     assert live_run(tmp_path) == f"pid {os.getpid()} since 2026-11-26T09:00:00"
     assert f"a run is writing into it now (pid {os.getpid()} since" in format_status("x", tmp_path, [])
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
-    (tmp_path / ".lock").write_text(f"pid {dead.pid} since 2026-11-26T09:00:00\n")   # killed without closing it
+    (tmp_path / ".jackson-lab.lock").write_text(f"pid {dead.pid} since 2026-11-26T09:00:00\n")   # killed without closing it
     assert live_run(tmp_path) is None
-    (tmp_path / ".lock").write_text("")                      # closed by its run
+    (tmp_path / ".jackson-lab.lock").write_text("")                      # closed by its run
     assert live_run(tmp_path) is None
 
 

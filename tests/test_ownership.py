@@ -1,0 +1,79 @@
+"""Write only what you own (jackson/runfolder.py): a folder a run does not own keeps every entry it held, dotfiles
+included, --force included; the run's lock never touches a user's `.lock`; a killed run's debris is removed, a user's
+look-alike is not."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from jackson import runfolder as rf
+from jackson.config import UsageError
+from jackson.runfolder import check_run_folder, open_run, write_atomic
+from jackson.sweep import _debris
+
+
+@pytest.fixture(autouse=True)
+def fresh_protection():
+    rf.PROTECTED.clear()
+    yield
+    rf.PROTECTED.clear()
+
+
+def test_dotfiles_count_as_content(tmp_path):
+    (tmp_path / ".ssh").mkdir()
+    (tmp_path / ".lock").write_text("the user's")
+    with pytest.raises(UsageError, match="not empty and holds no run of this lab"):
+        check_run_folder(tmp_path, "jackson-sweep")
+    assert (tmp_path / ".lock").read_text() == "the user's"
+
+
+@pytest.mark.parametrize("name", ["results.csv", "summary.md", "config.json", "cells"])
+def test_force_never_writes_over_what_is_there(tmp_path, name):
+    (tmp_path / name).write_text("mine") if "." in name else (tmp_path / name).mkdir()
+    with pytest.raises(UsageError, match="--force writes only beside what is there"):
+        check_run_folder(tmp_path, "jackson-sweep", force=True)
+
+
+def test_force_beside_a_users_files_protects_each_of_them(tmp_path):
+    (tmp_path / "notes.txt").write_text("mine")
+    (tmp_path / ".lock").write_text("mine too")
+    with open_run(tmp_path, "jackson-sweep", "jackson-sweep --force --out x", {"a": 1}, force=True) as out:
+        write_atomic(out / "summary.md", "ours")                 # a new file: fine
+        for name in ("notes.txt", ".lock"):
+            with pytest.raises(UsageError, match="was there before this run"):
+                write_atomic(out / name, "overwritten")
+    assert (tmp_path / "notes.txt").read_text() == "mine" and (tmp_path / ".lock").read_text() == "mine too"
+
+
+def test_a_figure_is_never_saved_over_a_protected_file(tmp_path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from jackson.figures import save
+    target = tmp_path / "plot.png"
+    target.write_bytes(b"mine")
+    rf.PROTECTED.add(os.path.abspath(target))
+    with pytest.raises(UsageError):
+        save(plt.figure(), target)
+    assert target.read_bytes() == b"mine"
+
+
+def test_debris_is_only_this_grids_temporary_cell_folders(tmp_path):
+    class Cell:
+        def __init__(self, k):
+            self.k = k
+
+        def key(self):
+            return self.k
+    for name in (".tmp-a1_s0-123", ".tmp-mine", ".tmp-other_key-5", ".tmp-a1_s0-x"):
+        (tmp_path / name).mkdir()
+    (tmp_path / ".tmp-file-7").write_text("a user's file")
+    assert sorted(p.name for p in _debris(tmp_path, [Cell("a1_s0")])) == [".tmp-a1_s0-123", ".tmp-other_key-5"]
+
+
+def test_the_lock_is_the_labs_own_file(tmp_path):
+    (tmp_path / "run").mkdir()
+    with open_run(tmp_path / "run", "jackson-sweep", "jackson-sweep --out run", {"a": 1}):
+        assert (tmp_path / "run" / rf.LOCK).is_file() and not (tmp_path / "run" / ".lock").exists()
