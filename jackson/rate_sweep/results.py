@@ -943,8 +943,8 @@ def report_hook(folder: Path) -> dict:
     feats = s.get("features", "learned")
     for t in s["targets"]:
         e = t.get("exponents", {})
-        if kind != "softmax":
-            continue        # Theorem 4.1 is about softmax attention: no paper value to set beside these
+        if kind != "softmax" or t.get("term", "full") == "ff":
+            continue        # Theorem 4.1 is about softmax attention and the target itself: no paper value beside these
         flag = t.get("degenerate", {})
         if t.get("explicit") and "test" in e:
             paper.append({"quantity": f"{explicit_text(t)}: exponent of held-out MSE in m_h (fit over m_h "
@@ -995,7 +995,9 @@ def report_hook(folder: Path) -> dict:
     return {"section": "jackson",
             "title": head
                      + (f"; {kind} attention" if kind != "softmax" else "")
-                     + ("; given features" if feats == "given" else "") + f" ({folder.name})",
+                     + ("; given features" if feats == "given" else "")
+                     + (f"; {t0['activation']} FFN" if t0.get("activation", "gelu") != "gelu" else "")
+                     + ("; feed-forward term alone" if t0.get("term", "full") == "ff" else "") + f" ({folder.name})",
             "data": data, "command": command, "seeds": seeds, "paper": paper, "text": text.strip(),
             "figures": [{"file": f, "caption": c + tail} for f, c in figs]}
 

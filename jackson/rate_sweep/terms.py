@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from ..figures import save
-from ..runfolder import write_atomic
+from ..runfolder import write_atomic, write_report
 
 N_BOOT = 1000             # bootstrap replicates of each ratio
 SHARE_LIMIT = 0.5         # a term "limits" the curve at m_h when it is the larger of the two and >= this share of e_full
@@ -308,6 +308,28 @@ def _md(t: pd.DataFrame, e: pd.DataFrame, command: str) -> str:
     return "\n".join(L)
 
 
+def report_entry(t: pd.DataFrame, e: pd.DataFrame, command: str, out: Path) -> dict:
+    """report.json: this folder's entry in the lab report."""
+    inside = int(((t.ratio >= ADDITIVE[0]) & (t.ratio <= ADDITIVE[1])).sum())
+    lim = t.groupby("ffn").limiting.agg(lambda s: ", ".join(f"{k} {v}" for k, v in s.value_counts().items()))
+    data = ("synthetic POD targets of Eq. (8), inputs U[0,1]; three jackson-sweep folders per FFN class on the same "
+            "targets, seeds and held-out sequences: " + "; ".join(sorted({f"{r.ffn}: {r.full}, {r.ff}, {r.attn}"
+                                                                        for r in t.itertuples()})))
+    seeds = sorted({int(n) for n in t.n_seeds})
+    return {"section": "jackson", "title": f"Eq. (17) term by term: e_full against e_attn + e_FF ({out.name})",
+            "data": data, "command": command, "seeds": f"{seeds[0]} per point" if len(seeds) == 1 else str(seeds),
+            "paper": [],
+            "text": (f"e_full / (e_attn + e_FF) lies in [{ADDITIVE[0]:g}, {ADDITIVE[1]:g}] at {inside} of {len(t)} "
+                     f"(alpha, FFN class, m_FF, m_h) points (range {t.ratio.min():.2f}-{t.ratio.max():.2f}). The term "
+                     "that limits the curve, counted over m_h: " + "; ".join(f"{k}: {v}" for k, v in lim.items()) + "."),
+            "figures": [{"file": "terms_vs_mh.png", "caption": "Held-out MSE against m_h: the full model (learned "
+                         "features), the attention term alone (given features), the feed-forward term alone (each m_h "
+                         "fitted to its rank-m_h truncation) and their sum; a panel per alpha, FFN class and m_FF."},
+                        {"file": "eff_heatmap.png", "caption": "The feed-forward term e_FF over m_FF and m_h, as a "
+                         "multiple of the rank-m_h oracle (the attention term's reference): below 1 the FFN is not "
+                         "what limits the curve; a panel per alpha and FFN class."}]}
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m jackson.rate_sweep.terms",
                                 description="Eq. (17) term by term: e_full beside e_attn + e_FF, from jackson-sweep folders.")
@@ -340,6 +362,7 @@ def main(argv: list[str] | None = None) -> int:
     plot_terms(t, out / "terms_vs_mh.png")
     plot_eff_heatmap(e, out / "eff_heatmap.png")
     inside = int(((t.ratio >= ADDITIVE[0]) & (t.ratio <= ADDITIVE[1])).sum())
+    write_report(out, report_entry(t, e, command, out))
     print(f"e_full / (e_attn + e_FF): {t.ratio.min():.2f}-{t.ratio.max():.2f} over {len(t)} rows; in "
           f"[{ADDITIVE[0]:g}, {ADDITIVE[1]:g}] at {inside}")
     print(f"wrote {out}/summary.md, terms.csv, eff.csv, terms_vs_mh.png, eff_heatmap.png")
