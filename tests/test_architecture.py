@@ -22,13 +22,8 @@ DOC = ROOT / "ARCHITECTURE.md"
 CORE = ("jackson.config", "jackson.runfolder", "jackson.sweep", "jackson.progress", "jackson.expr",
         "jackson.fit", "jackson.schedule", "jackson.models", "jackson.attention", "jackson.pod", "jackson.rates",
         "jackson.figures")
-# experiment packages the core must not import (a name or anything under it), and the old module names
-# that stay one release as aliases of the moved modules
-EXPERIMENTS = ("jackson.rate_sweep", "jackson.app_b", "jackson.lab_report",
-               "jackson.experiment", "jackson.rate_cell", "jackson.results", "jackson.given", "jackson.cli",
-               "jackson.tasks", "jackson.task_results", "jackson.task_figures", "jackson.report", "jackson.claims",
-               "jackson.columns",
-               "rnn_compare", "vit_probe", "cot_dp")
+# experiment packages the core must not import (a name or anything under it)
+EXPERIMENTS = ("jackson.rate_sweep", "jackson.app_b", "jackson.lab_report", "rnn_compare", "vit_probe", "cot_dp")
 LIBRARY = ("jackson", "synthetic", "rnn_compare", "vit_probe", "cot_dp")   # packages whose modules need a line
 
 
@@ -96,13 +91,13 @@ def forbidden(names: set[str]) -> list[str]:
 
 
 @pytest.mark.parametrize("source, hit", [
-    ("from .experiment import SweepConfig", "jackson.experiment"),
+    ("from .rate_sweep.experiment import SweepConfig", "jackson.rate_sweep.experiment"),
     ("from .rate_sweep.results import collect", "jackson.rate_sweep.results"),
-    ("from . import report", "jackson.report"),
-    ("def f():\n    from .results import collect\n", "jackson.results"),
+    ("from . import lab_report", "jackson.lab_report"),
+    ("def f():\n    from .app_b.results import collect\n", "jackson.app_b.results"),
     ("import rnn_compare.models as m", "rnn_compare.models"),
     ("def g():\n    import importlib\n    return importlib.import_module('vit_probe.data')", "vit_probe.data"),
-    ("from jackson import tasks", "jackson.tasks"),
+    ("from jackson import app_b", "jackson.app_b"),
     ("from ..cot_dp import sweep", "cot_dp.sweep"),
 ])
 def test_the_import_check_sees_every_kind_of_import(source, hit):
@@ -139,26 +134,15 @@ def test_the_map_marks_exactly_the_core():
     assert marked == set(CORE)
 
 
-# the old module names (one release): each is the moved module itself, `python -m` included
-MOVED = {"jackson.experiment": "jackson.rate_sweep.experiment", "jackson.rate_cell": "jackson.rate_sweep.cell",
-         "jackson.given": "jackson.rate_sweep.given", "jackson.results": "jackson.rate_sweep.results",
-         "jackson.tasks": "jackson.app_b.experiment", "jackson.task_results": "jackson.app_b.results",
-         "jackson.task_figures": "jackson.app_b.figures", "jackson.report": "jackson.lab_report.page",
-         "jackson.claims": "jackson.lab_report.claims", "jackson.columns": "jackson.lab_report.columns"}
+# the old module names are gone: nothing is kept only for history
+OLD = ("jackson.experiment", "jackson.rate_cell", "jackson.given", "jackson.results", "jackson.cli", "jackson.tasks",
+       "jackson.task_results", "jackson.task_figures", "jackson.report", "jackson.claims", "jackson.columns")
 
 
-@pytest.mark.parametrize("old, new", sorted(MOVED.items()))
-def test_an_old_module_name_is_the_moved_module(old, new):
-    assert importlib.import_module(old) is importlib.import_module(new)
-    package, _, name = old.rpartition(".")
-    assert getattr(importlib.import_module(package), name) is importlib.import_module(new)   # `from jackson import x`
-
-
-def test_the_old_cli_module_reexports_both_entry_points():
-    from jackson import cli
-    from jackson.app_b.cli import tasks_main
-    from jackson.rate_sweep.cli import sweep_main
-    assert cli.sweep_main is sweep_main and cli.tasks_main is tasks_main
+@pytest.mark.parametrize("old", OLD)
+def test_no_compatibility_module_is_left(old):
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module(old)
 
 
 # ---- (b) every code path of the quantity table resolves ------------------------------------------

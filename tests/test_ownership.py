@@ -77,3 +77,26 @@ def test_the_lock_is_the_labs_own_file(tmp_path):
     (tmp_path / "run").mkdir()
     with open_run(tmp_path / "run", "jackson-sweep", "jackson-sweep --out run", {"a": 1}):
         assert (tmp_path / "run" / rf.LOCK).is_file() and not (tmp_path / "run" / ".lock").exists()
+
+
+def test_a_users_own_folder_under_reports_is_left_out_of_the_committed_report_copy():
+    """The README's main command writes reports/jackson/sweep-a1.5-rinf/; the tests that rebuild the committed report
+    copy only committed paths, so the two README commands pass in either order."""
+    import shutil
+    import tempfile
+    from conftest import REPO, committed_paths, reports_copy_ignore
+    tracked = committed_paths()
+    if tracked is None:
+        pytest.skip("not a git checkout: every file under reports/ is the committed one")
+    mine = REPO / "reports" / "jackson" / "zz-a-users-own-run"
+    assert not mine.exists()
+    try:
+        mine.mkdir()
+        (mine / "summary.json").write_text("{}")
+        with tempfile.TemporaryDirectory() as tmp:
+            dst = Path(tmp) / "reports"
+            shutil.copytree(REPO / "reports", dst, ignore=reports_copy_ignore("index.*"))
+            assert not (dst / "jackson" / "zz-a-users-own-run").exists()
+            assert (dst / "jackson" / "fig1-full" / "summary.json").is_file()
+    finally:
+        shutil.rmtree(mine, ignore_errors=True)

@@ -6,8 +6,7 @@ cot-dp) -- to {column: one-line meaning}.  Each line was written from the code t
 column (named in `WRITTEN_BY`).  A column written as a numbered family (`s1`, `s2`, ...) has one
 line under a pattern name with `<k>` (`s<k>`).  `kind_of` tells the kind of a committed CSV under
 reports/ (from its run folder's command.txt); `render` writes reports/COLUMNS.md;
-`python -m jackson.lab_report.columns` (the command the page names; the old `python -m jackson.columns`
-still works for one release) rewrites that page.  tests/test_columns.py checks that every column of
+`python -m jackson.lab_report.columns` (the command the page names) rewrites that page.  tests/test_columns.py checks that every column of
 every committed CSV under reports/ (cells/ left out) has a line, and that the page is a fresh
 rendering.
 

@@ -1,8 +1,8 @@
 """The jackson-sweep experiment (Fig. 1): config -> cells -> runner -> tables -> figures.
 
 The config (`SweepConfig`, the presets, `sweep_config`, `validate`) lives in `config.py`; its names are
-re-exported here, so `from jackson.rate_sweep.experiment import SweepConfig` (and the old
-`jackson.experiment`) keep working.  This module is the run: `run_sweep`."""
+re-exported here, so `from jackson.rate_sweep.experiment import SweepConfig` works too.  This module is the run:
+`run_sweep`."""
 from __future__ import annotations
 
 import json
@@ -10,7 +10,6 @@ from pathlib import Path
 
 from ..runfolder import open_run
 from ..sweep import run_cells
-from . import config as _config
 from .config import (CONSTRUCTIONS, GIVEN, GPU, GPU_GIVEN, MAX_ALPHA, QUICK, SweepConfig, check_device,
                      check_kernel, check_sigma, explicit_alpha, kernel_text, presets, read_sigma_file,
                      sweep_config, validate)
@@ -21,7 +20,6 @@ from .terms import find_ff_run
 __all__ = ["CONSTRUCTIONS", "GIVEN", "GPU", "GPU_GIVEN", "MAX_ALPHA", "QUICK", "SweepConfig", "check_device",
            "check_kernel", "check_sigma", "explicit_alpha", "kernel_text", "presets", "read_sigma_file",
            "run_sweep", "sweep_config", "validate"]
-_finite_floats = _config._finite_floats     # a private name the old module had, for old imports
 
 
 def sweep_grid(cfg: SweepConfig) -> tuple[Path, list]:
