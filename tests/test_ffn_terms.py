@@ -205,8 +205,8 @@ def test_additivity_ratio_is_one_where_full_is_the_sum_and_the_rule_names_the_la
     assert list(t.m_h) == [1, 2, 4] and (t.n_seeds == 3).all()
     np.testing.assert_allclose(t.ratio, 1.0, rtol=1e-12)
     assert (t.ratio_lo <= 1 + 1e-12).all() and (t.ratio_hi >= 1 - 1e-12).all()
-    # m_h = 1: e_attn 1e-3 > e_FF 2e-4 -> attention; m_h = 4: 6.25e-5 < 2e-4 -> feed-forward
-    assert t.set_index("m_h").limiting.to_dict() == {1: "attention", 2: "attention", 4: "feed-forward"}
+    # m_h = 1: e_attn 1e-3, e_FF 2e-4 -> attention; m_h = 2: 2.5e-4 and 2e-4 -> both; m_h = 4: 6.25e-5 < 2e-4 -> feed-forward
+    assert t.set_index("m_h").limiting.to_dict() == {1: "attention", 2: "both", 4: "feed-forward"}
 
 
 def test_additivity_finds_an_error_neither_term_has(tmp_path):
@@ -218,6 +218,7 @@ def test_additivity_finds_an_error_neither_term_has(tmp_path):
                    _folder(tmp_path, "attn", "given", "full", "gelu", {"test": small}))
     assert (t.ratio > 100).all() and (t.ratio_lo > 100).all() and (t.limiting == "neither").all()
     assert limiting_term(1.0, 0.2, 1.5) == "attention" and limiting_term(0.1, 0.9, 1.0) == "feed-forward"
+    assert limiting_term(0.5, 0.4, 1.0) == "both" and limiting_term(0.1, 0.2, 1.0) == "neither"
 
 
 def test_terms_refuses_folders_of_the_wrong_kind_or_class(tmp_path):

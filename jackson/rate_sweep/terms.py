@@ -34,7 +34,7 @@ from ..figures import save
 from ..runfolder import write_atomic, write_report
 
 N_BOOT = 1000             # bootstrap replicates of each ratio
-SHARE_LIMIT = 0.5         # a term "limits" the curve at m_h when it is the larger of the two and >= this share of e_full
+SHARE_LIMIT = 0.5         # a term "limits" the curve at m_h when it is >= this share of e_full and the other < this x it
 ADDITIVE = (0.5, 2.0)     # e_full / (e_attn + e_FF) inside this range: the sum explains e_full within a factor 2
 
 
@@ -95,10 +95,15 @@ def ratio_interval(full: np.ndarray, attn: np.ndarray, ff: np.ndarray, n_boot: i
 
 
 def limiting_term(e_attn: float, e_ff: float, e_full: float) -> str:
-    """The term that limits the curve at one m_h: the larger of the two, if it is >= SHARE_LIMIT of e_full;
-    'neither' when both are smaller shares (then e_full holds an error neither term alone has)."""
-    big, name = (e_ff, "feed-forward") if e_ff >= e_attn else (e_attn, "attention")
-    return name if big >= SHARE_LIMIT * e_full else "neither"
+    """The term that limits the curve at one m_h: 'neither' when both are below SHARE_LIMIT of e_full (then e_full
+    holds an error neither term alone has); 'both' when the smaller is at least SHARE_LIMIT of the larger; else the
+    larger, 'attention' or 'feed-forward'."""
+    big, small = max(e_attn, e_ff), min(e_attn, e_ff)
+    if big < SHARE_LIMIT * e_full:
+        return "neither"
+    if small >= SHARE_LIMIT * big:
+        return "both"
+    return "feed-forward" if e_ff > e_attn else "attention"
 
 
 def additivity(full: Path, ff: Path, attn: Path, rank: str = "inf") -> pd.DataFrame:
@@ -143,11 +148,11 @@ def additivity(full: Path, ff: Path, attn: Path, rank: str = "inf") -> pd.DataFr
 
 
 def ff_curves(folder: Path) -> dict:
-    """A --term ff folder's e_FF per target: {(alpha, rank, m_FF): {m_h: mean over seeds}} (for --ff-from)."""
+    """A --term ff folder's e_FF per target: {(alpha, rank, m_FF): {m_h: median over seeds}} (for --ff-from)."""
     res = pd.read_csv(Path(folder) / "results.csv", dtype={"rank": str})
     if "m_ff" not in res:
         res["m_ff"] = 128
-    return {(float(a), str(r), int(w)): g.groupby("m_h").test_mse.mean().to_dict()
+    return {(float(a), str(r), int(w)): g.groupby("m_h").test_mse.median().to_dict()
             for (a, r, w), g in res.groupby(["alpha", "rank", "m_ff"])}
 
 
@@ -183,22 +188,24 @@ def find_ff_run(config: dict, targets, root: Path = Path("reports/jackson")) -> 
 def explain(curve: list[dict], e_ff: dict, folder: str) -> dict:
     """Which term of Eq. (17) limits a learned-features curve, m_h by m_h: e_FF from a --term ff run of the same target,
     and the rank-m_h oracle as the attention term's reference (the given-features model tracks it:
-    reports/jackson/FITTING.md).  `line` states it over the upper half of m_h, where a floor shows."""
+    reports/jackson/FITTING.md); e_full and e_FF are medians over seeds (a seed stuck far above the others does not
+    decide).  `line` states it over the upper half of m_h, where a floor shows."""
     rows = []
     for r in curve:
         m = int(r["m_h"])
         if m in e_ff:
-            rows.append({"m_h": m, "e_full": float(r["test_mse"]), "e_ff": float(e_ff[m]),
-                         "oracle": float(r["oracle_mse"]),
-                         "limiting": limiting_term(float(r["oracle_mse"]), float(e_ff[m]), float(r["test_mse"]))})
+            full = float(r.get("test_median", r["test_mse"]))
+            rows.append({"m_h": m, "e_full": full, "e_ff": float(e_ff[m]), "oracle": float(r["oracle_mse"]),
+                         "limiting": limiting_term(float(r["oracle_mse"]), float(e_ff[m]), full)})
     if not rows:
         return {"folder": folder, "rows": [], "line": f"which term limits it: {folder} holds none of its m_h"}
     top = [r for r in rows if r["m_h"] >= max(x["m_h"] for x in rows) / 2] or rows[-1:]
     full, ff, orc = (float(np.median([r[k] for r in top])) for k in ("e_full", "e_ff", "oracle"))
     what = limiting_term(orc, ff, full)
-    name = {"feed-forward": "e_FF", "attention": "the attention term (rank-m_h oracle)", "neither": "neither term"}[what]
+    name = {"feed-forward": "e_FF", "attention": "the attention term (rank-m_h oracle)", "neither": "neither term",
+            "both": "both terms"}[what]
     line = (f"at m_h >= {top[0]['m_h']} the curve is limited by {name}: e_FF {ff:.2g} and oracle {orc:.2g} against "
-            f"e_full {full:.2g} (medians over those m_h; e_FF from {folder})")
+            f"e_full {full:.2g} (medians over seeds and over those m_h; e_FF from {folder})")
     return {"folder": folder, "rows": rows, "limiting": what, "m_h_from": top[0]["m_h"], "e_full": full, "e_ff": ff,
             "oracle": orc, "line": line}
 
@@ -287,7 +294,9 @@ def _md(t: pd.DataFrame, e: pd.DataFrame, command: str) -> str:
          "feed-forward term alone (each member fits the rank-m_h truncation of the target, which a rank-m_h attention "
          "represents exactly); oracle: the target with rho cut to its rank-m_h truncation. Ratio: e_full / (e_attn + e_FF), "
          "95% bootstrap interval over seeds and blocks of the same held-out sequences. Rules (jackson/rate_sweep/terms.py): "
-         f"a term *limits* the curve at m_h when it is the larger of the two and >= {SHARE_LIMIT:g} of e_full; the sum "
+         f"a term *limits* the curve at m_h when it is >= {SHARE_LIMIT:g} of e_full and the other is < {SHARE_LIMIT:g} of "
+         f"it (*both* when the smaller is >= {SHARE_LIMIT:g} of the larger, *neither* when both are < {SHARE_LIMIT:g} of "
+         f"e_full); the sum "
          f"*explains* e_full when the ratio lies in [{ADDITIVE[0]:g}, {ADDITIVE[1]:g}].", "",
          "## e_full against e_attn + e_FF", "",
          "| FFN class | alpha | m_FF | m_h | seeds | e_full | e_attn | e_FF | e_attn + e_FF | ratio [95% CI] | limited by |",
