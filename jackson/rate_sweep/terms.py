@@ -135,12 +135,16 @@ def additivity(full: Path, ff: Path, attn: Path, rank: str = "inf") -> pd.DataFr
             a = _cube(ba, alpha, rank, None, m, seeds)
             o = _cube(bo, alpha, rank, m_ff, m, seeds)
             r, lo, hi = ratio_interval(f, a, e)
-            rows.append({"ffn": ffn_class(d_full), "alpha": float(alpha), "rank": rank, "m_ff": int(m_ff), "m_h": int(m),
+            med = float(np.median(f.mean(axis=1))) / (float(np.median(a.mean(axis=1))) + float(np.median(e.mean(axis=1))))
+            rows.append({"ratio_of_medians": med, "ffn": ffn_class(d_full), "alpha": float(alpha), "rank": rank, "m_ff": int(m_ff), "m_h": int(m),
                          "n_seeds": len(seeds), "e_full": f.mean(), "e_attn": a.mean(), "e_ff": e.mean(),
                          "e_attn_plus_ff": a.mean() + e.mean(), "oracle": o.mean(),
                          "ratio": r, "ratio_lo": lo, "ratio_hi": hi,
                          "e_full_median_seed": float(np.median(f.mean(axis=1))),
-                         "limiting": limiting_term(a.mean(), e.mean(), f.mean()),
+                         "e_attn_median_seed": float(np.median(a.mean(axis=1))),
+                         "e_ff_median_seed": float(np.median(e.mean(axis=1))),
+                         "limiting": limiting_term(float(np.median(a.mean(axis=1))), float(np.median(e.mean(axis=1))),
+                                                   float(np.median(f.mean(axis=1)))),
                          "full": d_full["folder"], "ff": d_ff["folder"], "attn": d_attn["folder"]})
     if not rows:
         raise TermsError(f"--full, --ff, --attn: no (alpha, rank {rank}, m_FF, m_h, seed) that all three folders hold")
@@ -240,16 +244,17 @@ def plot_terms(t: pd.DataFrame, path: Path) -> list[Path]:
         ax.set_visible(False)
     for ax, (alpha, ffn, m_ff) in zip(axes.flat, keys):
         g = t[(t.alpha == alpha) & (t.ffn == ffn) & (t.m_ff == m_ff)].sort_values("m_h")
-        ax.loglog(g.m_h, g.e_full, "o-", color="k", label="$e_{full}$ (learned features)")
-        ax.loglog(g.m_h, g.e_attn, "s--", color="C0", label="$e_{attn}$ (given features)")
-        ax.loglog(g.m_h, g.e_ff, "^--", color="C3", label="$e_{FF}$ (rank-$m_h$ target)")
-        ax.loglog(g.m_h, g.e_attn_plus_ff, ":", color="C2", lw=2, label="$e_{attn} + e_{FF}$")
+        ax.loglog(g.m_h, g.e_full_median_seed, "o-", color="k", label="$e_{full}$ (learned features)")
+        ax.loglog(g.m_h, g.e_attn_median_seed, "s--", color="C0", label="$e_{attn}$ (given features)")
+        ax.loglog(g.m_h, g.e_ff_median_seed, "^--", color="C3", label="$e_{FF}$ (rank-$m_h$ target)")
+        ax.loglog(g.m_h, g.e_attn_median_seed + g.e_ff_median_seed, ":", color="C2", lw=2, label="$e_{attn} + e_{FF}$")
         ax.set_title(f"α = {alpha:g}, {ffn}, $m_{{FF}}$ = {m_ff}", fontsize=9)
         ax.set_xlabel("$m_h$")
         ax.set_xticks(sorted(g.m_h.unique()))
         ax.set_xticklabels([str(m) for m in sorted(g.m_h.unique())])
         ax.minorticks_off()
-    axes[0][0].set_ylabel("held-out MSE (mean over seeds)")
+    for row in axes:
+        row[0].set_ylabel("held-out MSE (median over seeds)")
     h, lab = axes[0][0].get_legend_handles_labels()
     fig.legend(h, lab, loc="lower center", ncol=4, frameon=False, fontsize=8)
     fig.tight_layout(rect=(0, 0.07, 1, 1))
@@ -257,34 +262,36 @@ def plot_terms(t: pd.DataFrame, path: Path) -> list[Path]:
 
 
 def plot_eff_heatmap(e: pd.DataFrame, path: Path) -> list[Path]:
-    """log10 e_FF / oracle over (m_FF, m_h): a panel per (alpha, FFN class); below 0 the FFN term is smaller than the
-    attention term's reference."""
+    """e_FF (median over seeds) / oracle over (m_FF, m_h), log colour scale: a panel per (alpha, FFN class); below 1 the
+    FFN term is smaller than the attention term's reference."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     keys = list(e.groupby(["alpha", "ffn"]).groups)
     cols = min(3, len(keys))
     rows = -(-len(keys) // cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(3.6 * cols + 0.8, 2.4 * rows + 0.4), squeeze=False)
+    fig, axes = plt.subplots(rows, cols, figsize=(3.9 * cols + 1.2, 2.7 * rows + 0.5), squeeze=False,
+                             layout="constrained")
     for ax in list(axes.flat)[len(keys):]:
         ax.set_visible(False)
     im = None
     for ax, (alpha, ffn) in zip(axes.flat, keys):
         g = e[(e.alpha == alpha) & (e.ffn == ffn)]
-        p = np.log10(g.pivot_table(index="m_ff", columns="m_h", values="e_ff")
+        p = np.log10(g.pivot_table(index="m_ff", columns="m_h", values="e_ff_median")
                      / g.pivot_table(index="m_ff", columns="m_h", values="oracle"))
         im = ax.imshow(p.to_numpy(), cmap="RdBu_r", vmin=-2, vmax=2, aspect="auto", origin="lower")
         for (i, j), v in np.ndenumerate(p.to_numpy()):
             if np.isfinite(v):
-                ax.text(j, i, f"{10 ** v:.2g}", ha="center", va="center", fontsize=7)
+                ax.text(j, i, f"{10 ** v:.2g}", ha="center", va="center", fontsize=7,
+                        color="white" if abs(v) > 1.2 else "black")
         ax.set_xticks(range(p.shape[1]), [str(c) for c in p.columns])
         ax.set_yticks(range(p.shape[0]), [str(r) for r in p.index])
         ax.set_xlabel("$m_h$")
         ax.set_ylabel("$m_{FF}$")
         ax.set_title(f"α = {alpha:g}, {ffn}", fontsize=9)
-    fig.colorbar(im, ax=list(axes.flat), label="$e_{FF}$ / rank-$m_h$ oracle (log scale)", shrink=0.9,
+    fig.colorbar(im, ax=list(axes.flat), label="$e_{FF}$ (median over seeds) / rank-$m_h$ oracle", shrink=0.9,
                  ticks=[-2, -1, 0, 1, 2], format=matplotlib.ticker.FuncFormatter(lambda v, _: f"{10.0 ** v:g}"))
-    return save(fig, path, bbox_inches="tight")
+    return save(fig, path)
 
 
 def _md(t: pd.DataFrame, e: pd.DataFrame, command: str) -> str:
@@ -294,19 +301,25 @@ def _md(t: pd.DataFrame, e: pd.DataFrame, command: str) -> str:
          "feed-forward term alone (each member fits the rank-m_h truncation of the target, which a rank-m_h attention "
          "represents exactly); oracle: the target with rho cut to its rank-m_h truncation. Ratio: e_full / (e_attn + e_FF), "
          "95% bootstrap interval over seeds and blocks of the same held-out sequences. Rules (jackson/rate_sweep/terms.py): "
-         f"a term *limits* the curve at m_h when it is >= {SHARE_LIMIT:g} of e_full and the other is < {SHARE_LIMIT:g} of "
+         f"a term *limits* the curve at m_h (medians over seeds) when it is >= {SHARE_LIMIT:g} of e_full and the other is < {SHARE_LIMIT:g} of "
          f"it (*both* when the smaller is >= {SHARE_LIMIT:g} of the larger, *neither* when both are < {SHARE_LIMIT:g} of "
          f"e_full); the sum "
          f"*explains* e_full when the ratio lies in [{ADDITIVE[0]:g}, {ADDITIVE[1]:g}].", "",
          "## e_full against e_attn + e_FF", "",
-         "| FFN class | alpha | m_FF | m_h | seeds | e_full | e_attn | e_FF | e_attn + e_FF | ratio [95% CI] | limited by |",
-         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|"]
+         "Means over seeds feel a seed that failed to optimise (stuck far above the others); the last columns give the "
+         "medians over seeds of the three errors and their ratio, which do not.", "",
+         "| FFN class | alpha | m_FF | m_h | seeds | e_full | e_attn | e_FF | e_attn + e_FF | ratio [95% CI] | limited by | "
+         "medians over seeds: e_full, e_attn, e_FF | ratio of medians |",
+         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|---:|"]
     for _, r in t.iterrows():
         L.append(f"| {r.ffn} | {r.alpha:g} | {r.m_ff} | {r.m_h} | {r.n_seeds} | {r.e_full:.3g} | {r.e_attn:.3g} | "
-                 f"{r.e_ff:.3g} | {r.e_attn_plus_ff:.3g} | {r.ratio:.2f} [{r.ratio_lo:.2f}, {r.ratio_hi:.2f}] | {r.limiting} |")
+                 f"{r.e_ff:.3g} | {r.e_attn_plus_ff:.3g} | {r.ratio:.2f} [{r.ratio_lo:.2f}, {r.ratio_hi:.2f}] | {r.limiting} | "
+                 f"{r.e_full_median_seed:.3g}, {r.e_attn_median_seed:.3g}, {r.e_ff_median_seed:.3g} | {r.ratio_of_medians:.2f} |")
     inside = t[(t.ratio >= ADDITIVE[0]) & (t.ratio <= ADDITIVE[1])]
+    inside_med = t[(t.ratio_of_medians >= ADDITIVE[0]) & (t.ratio_of_medians <= ADDITIVE[1])]
     L += ["", f"The sum explains e_full (ratio in [{ADDITIVE[0]:g}, {ADDITIVE[1]:g}]) at {len(inside)} of {len(t)} rows; "
-          f"ratios range {t.ratio.min():.2f}-{t.ratio.max():.2f}.", ""]
+          f"ratios range {t.ratio.min():.2f}-{t.ratio.max():.2f}. By the medians over seeds: {len(inside_med)} of {len(t)}, "
+          f"range {t.ratio_of_medians.min():.2f}-{t.ratio_of_medians.max():.2f}.", ""]
     if len(e):
         L += ["## e_FF by FFN class", "", "| FFN class | alpha | m_FF | m_h | seeds | e_FF mean | [min, max] over seeds | "
               "rank-m_h oracle | e_FF / oracle |", "|---|---:|---:|---:|---:|---:|---|---:|---:|"]
