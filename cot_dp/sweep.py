@@ -137,6 +137,7 @@ PRESETS = {
 
 @dataclass(frozen=True)
 class SweepConfig:
+    DERIVED_KEYS = ("grid",)                 # written beside the fields: the grid the preset resolved to
     task: str = "arithmetic"                 # tasks, comma list: arithmetic, ed, ed_local, lis
     models: str = "standard,sparse,linear"   # models, comma list: standard, sparse, linear
     dims: tuple[int, ...] = ()               # embedding dimensions D, comma list (empty: the preset's, per task)

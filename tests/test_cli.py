@@ -81,7 +81,7 @@ def test_quick_config_summary_and_command(quick_run):
     res = pd.read_csv(out / "results.csv")
     assert [r["m_h"] for r in t["curve"]] == res.m_h.tolist()
     np.testing.assert_allclose([r["test_mse"] for r in t["curve"]], res.test_mse, rtol=1e-5)
-    assert set(t["exponents"]) == {"test", "oracle", "oracle_self_exact"}
+    assert set(t["exponents"]) == {"test", "oracle", "oracle_self_exact", "test_l1", "oracle_l1"}
     md = (out / "summary.md").read_text()
     assert md.startswith("# jackson-sweep summary") and "## alpha = 1.5, rank = inf" in md
 

@@ -41,10 +41,17 @@ def test_a_runs_own_config_json_reads_back_with_its_derived_keys():
 def test_every_committed_sweep_config_reads_back(request):
     from pathlib import Path
     root = Path(request.config.rootdir) / "reports" / "jackson"
-    files = sorted(root.glob("*/config.json"))
+    files = sorted(f for f in root.glob("*/config.json") if (f.parent / "command.txt").read_text().startswith("jackson-sweep"))
     assert files
     for f in files:
         read_config(SweepConfig, str(f))
+
+
+def test_every_committed_cot_dp_config_reads_back(request):
+    from pathlib import Path
+    from cot_dp.sweep import SweepConfig as CotConfig
+    for f in sorted((Path(request.config.rootdir) / "reports" / "cot_dp").glob("*/config.json")):
+        read_config(CotConfig, str(f))
 
 
 def test_every_committed_task_config_reads_back(request):

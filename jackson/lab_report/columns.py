@@ -82,6 +82,12 @@ COLUMNS: dict[str, dict[str, str]] = {
         "test_mse_min": "smallest held-out MSE over this m_h's restarts that did not diverge (NaN if all diverged)",
         "test_mse_median": "median held-out MSE over this m_h's restarts that did not diverge (NaN if all diverged)",
         "n_diverged": "how many of this m_h's restarts diverged",
+        "test_l1": "Theorem 4.1's own error of the reported member on the held-out sequences: the mean over sequences of "
+                   "sum_t |H_t - H_hat_t| (a sum over the tau positions); empty for cells made before it was measured",
+        "oracle_l1": "the same L1 error for the rank-m_h oracle (rho replaced by its rank-m_h POD truncation)",
+        "term": "what each member was fitted to: `full` (the target) or `ff` (its rank-m_h POD truncation: the "
+                "feed-forward term of Eq. (17) alone; then test_mse, test_l1 are against that truncation)",
+        "activation": "the FFN class of f_hat and F_hat: the activation between their layers (gelu, relu, sin)",
     },
     "jackson-sweep restarts.csv": {
         **{k: _SWEEP_TARGET[k] for k in ("alpha", "rank", "seed", "m_ff")},
@@ -98,7 +104,8 @@ COLUMNS: dict[str, dict[str, str]] = {
         **{k: _SWEEP_TARGET[k] for k in ("alpha", "rank", "m_ff", "seed")},
         "m_h": "attention size m_h",
         "kind": "whose error: `test` (the reported trained member), `oracle` (rank-m_h rho), `oracle_self_exact` "
-                "(rank-m_h rho for s != t, exact s = t)",
+                "(rank-m_h rho for s != t, exact s = t), `test_l1`, `oracle_l1` (the same members' L1 error of "
+                "Theorem 4.1, in the `mse` column: the mean over the block's sequences of sum_t |error|)",
         "block": "index (0..63) of the block: the held-out sequences split in order into 64 blocks for the bootstrap",
         "mse": "MSE over positions and the held-out sequences of this block",
     },
@@ -424,7 +431,68 @@ COLUMNS: dict[str, dict[str, str]] = {
     },
 }
 
+_TERMS = {
+    "ffn": "FFN class of f_hat and F_hat: its activation (and, for sin, the first layer's init scale)",
+    "alpha": "decay exponent alpha of the target's spectrum, sigma_i = i^-alpha",
+    "rank": "target rank (`inf` here)",
+    "m_ff": "m_FF: hidden width of f_hat and F_hat",
+    "m_h": "attention size m_h",
+    "n_seeds": "seeds that every folder of the row holds (the same data and held-out sequences in each)",
+}
+COLUMNS.update({
+    "python terms.csv": {
+        **_TERMS,
+        "e_full": "held-out MSE of the full Eq. (5) model, features learned (mean over seeds and held-out blocks)",
+        "e_attn": "held-out MSE of the attention term alone: the given-features model (mean)",
+        "e_ff": "held-out MSE of the feed-forward term alone: the --term ff model against the rank-m_h truncation (mean)",
+        "e_attn_plus_ff": "e_attn + e_ff",
+        "oracle": "held-out MSE of the rank-m_h oracle (rho cut to its rank-m_h POD truncation; mean)",
+        "ratio": "e_full / (e_attn + e_ff), from the means",
+        "ratio_lo": "lower end of its 95% bootstrap interval (seeds, then blocks of the same held-out sequences, paired)",
+        "ratio_hi": "upper end of that interval",
+        "ratio_of_medians": "median-over-seeds e_full / (median e_attn + median e_ff)",
+        "e_full_median_seed": "median over seeds of each seed's e_full",
+        "e_attn_median_seed": "median over seeds of each seed's e_attn",
+        "e_ff_median_seed": "median over seeds of each seed's e_ff",
+        "limiting": "the term that limits the curve at this m_h by jackson/rate_sweep/terms.py's rule (medians over seeds): "
+                    "attention, feed-forward, both or neither",
+        "full": "the folder of e_full", "ff": "the folder of e_ff", "attn": "the folder of e_attn",
+    },
+    "python eff.csv": {
+        **_TERMS,
+        "e_ff": "the feed-forward term alone: held-out MSE against the rank-m_h truncation, mean over seeds",
+        "e_ff_median": "its median over seeds",
+        "e_ff_min": "its smallest value over seeds",
+        "e_ff_max": "its largest value over seeds",
+        "oracle": "held-out MSE of the rank-m_h oracle against the target itself, mean over seeds",
+        "n_seeds": "seeds in the --term ff folder",
+        "folder": "the --term ff folder",
+    },
+    "python oracle_errors.csv": {
+        "alpha": "decay exponent alpha of the target's spectrum, sigma_i = i^-alpha (rank inf, K terms)",
+        "m_h": "rank m_h of the truncation",
+        "mse": "MSE of the rank-m_h truncation against the target, mean over positions and sequences",
+        "l1": "Theorem 4.1's error of the truncation: the mean over sequences of sum_t |H_t - H_t^(m_h)|",
+        "tail": "the exact tail sum_{i > m_h} sigma_i^2 over the K terms",
+    },
+    "python slopes.csv": {
+        "alpha": "decay exponent alpha",
+        "mse_slope": "least-squares exponent of the MSE against m_h",
+        "l1_slope": "least-squares exponent of the L1 error against m_h",
+        "tail_slope": "least-squares exponent of the exact tail against m_h",
+        "predicted_mse": "the first-order prediction for the MSE, -(2 alpha - 1)",
+        "predicted_l1": "the first-order prediction for the L1 error, half of it",
+        "m_h": "the m_h range of the fits",
+    },
+})
+
 WRITTEN_BY: dict[str, str] = {
+    "python terms.csv": "one row per (FFN class, alpha, m_FF, m_h) the three folders share: "
+                        "`jackson/rate_sweep/terms.py` `additivity`",
+    "python eff.csv": "one row per (FFN class, alpha, rank, m_FF, m_h) of the --term ff folders: "
+                      "`jackson/rate_sweep/terms.py` `eff_table`",
+    "python oracle_errors.csv": "one row per (alpha, m_h): `jackson/rate_sweep/l1.py` `oracle_errors`",
+    "python slopes.csv": "one row per alpha: `jackson/rate_sweep/l1.py` `slopes`",
     "jackson-sweep results.csv": "one row per (target, seed, m_FF, m_h), the reported restart: "
                                  "`jackson/rate_sweep/cell.py` `measure` (rows.csv), gathered by `jackson/rate_sweep/results.py` `collect`",
     "jackson-sweep restarts.csv": "one row per restart of every m_h: `jackson/rate_sweep/cell.py` `measure`",

@@ -21,7 +21,7 @@ import pandas as pd
 from synthetic.pod_target import PODTarget, Spectrum
 from ..config import parse_float_list, parse_int_list
 from ..figures import save
-from ..runfolder import write_atomic, write_report
+from ..runfolder import environment, write_atomic, write_report
 from ..rates import fit_power_law, predicted_exponent
 
 
@@ -90,6 +90,8 @@ def main(argv: list[str] | None = None) -> int:
     write_atomic(out / "slopes.csv", s.to_csv(index=False, float_format="%.4f"))
     command = "python -m jackson.rate_sweep.l1 " + " ".join(argv if argv is not None else sys.argv[1:])
     write_atomic(out / "command.txt", command + "\n")
+    write_atomic(out / "environment.json", json.dumps(environment("python -m jackson.rate_sweep.l1", command, None),
+                                                      indent=1) + "\n")
     write_atomic(out / "config.json", json.dumps({"alpha": list(alphas), "m_h": list(ms), "n": a.n, "k_max": a.k_max,
                                                  "tau": a.tau, "seed": 0, "phi": "sin", "psi": "cos"}, indent=1))
     plot(t, out / "oracle_mse_l1.png")

@@ -628,7 +628,7 @@ def _markdown(s: dict) -> str:
             tm = t["terms"]
             L.append("Eq. (17) term by term: " + tm["line"] + ".")
             if tm["rows"]:
-                L += ["", "| m_h | e_full | e_FF | oracle (attention term) | limited by |", "|---:|---:|---:|---:|---|"]
+                L += ["", "| m_h | e_full | e_FF | s != t oracle (attention term) | limited by |", "|---:|---:|---:|---:|---|"]
                 L += [f"| {r['m_h']} | {r['e_full']:.3g} | {r['e_ff']:.3g} | {r['oracle']:.3g} | {r['limiting']} |"
                       for r in tm["rows"]]
                 L.append("")
