@@ -9,7 +9,6 @@ No experiment calls `savefig` itself (tests/test_figures.py greps the package so
 """
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 DPI = 200
@@ -42,13 +41,6 @@ def save(fig, path: Path | str, **kwargs) -> list[Path]:
 
 
 def _atomic(fig, path: Path, fmt: str, kwargs: dict) -> None:
-    """fig.savefig to a temporary file beside `path`, then a rename onto it (removed if the save raises)."""
-    from .runfolder import protect
-    protect(path)
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    try:
-        fig.savefig(tmp, format=fmt, **kwargs)
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
+    """fig.savefig through a temporary file beside `path` and a rename (jackson.runfolder.replace_via_temp)."""
+    from .runfolder import replace_via_temp
+    replace_via_temp(path, lambda tmp: fig.savefig(tmp, format=fmt, **kwargs))

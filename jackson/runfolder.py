@@ -58,17 +58,24 @@ def protect(path: str | os.PathLike) -> None:
                          "(pick another --out)")
 
 
-def write_atomic(path: str | os.PathLike, text: str) -> None:
-    """Write `text` to `path` through a temporary file and a rename: the file is complete or absent."""
+def replace_via_temp(path: str | os.PathLike, write) -> None:
+    """`write(tmp)` to a temporary file beside `path`, then a rename onto it: the file is the old one or the new
+    one, whenever the process is stopped (the temporary file is removed when `write` raises).  A file that was
+    there before this run, in a folder the run does not own, is never replaced (`protect`)."""
     path = Path(path)
     protect(path)
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     try:
-        tmp.write_text(text)
+        write(tmp)
         os.replace(tmp, path)
     finally:
         if tmp.exists():
             tmp.unlink()
+
+
+def write_atomic(path: str | os.PathLike, text: str) -> None:
+    """Write `text` to `path` through a temporary file and a rename: the file is complete or absent."""
+    replace_via_temp(path, lambda tmp: tmp.write_text(text))
 
 
 def save_atomic(path: str | os.PathLike, state) -> None:
