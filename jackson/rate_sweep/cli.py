@@ -26,16 +26,10 @@ def _sweep(argv: list[str]):
                    "(Jiang & Li, Theorem 4.1 / Fig. 1).", presets, run_sweep, argv, sweep_grid)
 
 
-def _fmt_exp(e: dict) -> str:
-    """An exponent with its interval, or with the reason it has none (a two-point fit)."""
-    if e.get("why_no_interval"):
-        return f"{e['slope']:+.2f} ({e['why_no_interval']})"
-    return f"{e['slope']:+.2f} [{e['lo']:+.2f}, {e['hi']:+.2f}]"
-
-
 def exponent_lines(summary: dict) -> list[str]:
     """One line per target: its fitted exponent, and on the same line what would make it untrustworthy
     (members not converged or diverged, a degenerate target, the finite-rank knee verdict)."""
+    from .results import format_exponent as _fmt_exp   # here, not at the top: --help and usage errors load no pandas
     out = []
     for t in summary["targets"]:
         e = t["exponents"].get("test")

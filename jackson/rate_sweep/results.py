@@ -390,7 +390,8 @@ def summarize(out_dir: Path, tabs: dict, fit_range: tuple[int, int], command: st
 RULES = ("KNEE_MIN", "OUTLIER_FACTOR", "OUTLIER_FLOOR", "SELF_WEIGHT_MAX", "TRIVIAL_FACTOR", "TRACK_SLOPE", "FLOOR_SHARE")
 
 
-def _fmt_exp(e: dict | None) -> str:
+def format_exponent(e: dict | None) -> str:
+    """An exponent with its 95% interval, or with the reason it has none (a two-point fit); 'n/a' without one."""
     if not e:
         return "n/a"
     if e.get("why_no_interval"):
@@ -488,7 +489,7 @@ def verdict_lines(s: dict) -> list[str]:
         if t.get("explicit"):
             pred = f"{t['predicted_exponent']:+.2f} (alpha_hat = {t['alpha']:g}; exact once m_h >= {t['rank']})"
         L.append(f"| {target_title(t, widths)} | {cons} | {t.get('n_seeds', '?')} x {t.get('restarts', 1)} | {dg} | "
-                 f"{_fmt_exp(e)}{f' ({seeds})' if seeds else ''} | {pred} | {verdict} |")
+                 f"{format_exponent(e)}{f' ({seeds})' if seeds else ''} | {pred} | {verdict} |")
     return L
 
 
@@ -580,10 +581,10 @@ def _markdown(s: dict) -> str:
         if t["exponents"]:
             L += ["| curve | fitted exponent [95% CI] | predicted |", "|---|---|---|"]
             for k, name in ORACLES.items():
-                L.append(f"| {name} | {_fmt_exp(t['exponents'].get(k))} | {t['predicted_exponent']:+.2f} |")
+                L.append(f"| {name} | {format_exponent(t['exponents'].get(k))} | {t['predicted_exponent']:+.2f} |")
             for k, name in L1_KINDS.items():
                 if k in t["exponents"]:
-                    L.append(f"| {name} | {_fmt_exp(t['exponents'].get(k))} | {t['predicted_exponent'] / 2:+.2f} "
+                    L.append(f"| {name} | {format_exponent(t['exponents'].get(k))} | {t['predicted_exponent'] / 2:+.2f} "
                              f"(first order: half the MSE's) |")
             L.append("")
             e = t["exponents"]
@@ -592,8 +593,8 @@ def _markdown(s: dict) -> str:
                 dom = "the s = t self-coupling terms" if np.median(sh) > 0.5 else "the s != t terms"
                 L.append(f"Which term dominates the oracle error: {dom} (share of the truncated-oracle MSE removed by "
                          f"keeping s = t exact: {min(sh):.0%}-{max(sh):.0%} over m_h). The s != t oracle decays with "
-                         f"exponent {_fmt_exp(e.get('oracle_self_exact'))} against the predicted "
-                         f"{t['predicted_exponent']:+.2f}; the full oracle with {_fmt_exp(e.get('oracle'))}.")
+                         f"exponent {format_exponent(e.get('oracle_self_exact'))} against the predicted "
+                         f"{t['predicted_exponent']:+.2f}; the full oracle with {format_exponent(e.get('oracle'))}.")
                 L.append("")
         if "reference" in t:
             L += _reference_md(t, s["reference"])
@@ -671,7 +672,7 @@ def _reference_md(t: dict, ref: dict) -> list[str]:
     if mine or r["exponent"]:
         where = (f"both over m_h = {t['fit_m_h'][0]}..{t['fit_m_h'][-1]}, from the held-out blocks" if r["exponent_m_h"]
                  else f"this run over m_h in {t['fit_m_h']}, the reference's from its own summary, range {ref['fit_range']}")
-        L.append(f"Fitted exponent of the held-out MSE: {me} {_fmt_exp(mine)}, {other} {_fmt_exp(r['exponent'])} ({where}).")
+        L.append(f"Fitted exponent of the held-out MSE: {me} {format_exponent(mine)}, {other} {format_exponent(r['exponent'])} ({where}).")
     if "knee_drop" in t["checks"] and "knee_drop" in r["checks"]:
         L.append(f"Rank knee (m_h = {int(t['rank']) - 1} -> {t['rank']}): {me} drops {t['checks']['knee_drop']:.3g}x, "
                  f"{other} {r['checks']['knee_drop']:.3g}x.")
