@@ -286,3 +286,12 @@ def test_a_full_run_finds_the_matching_ff_run_and_says_which_term_limits_it(tmp_
     assert "e_FF from" not in other
     given = run("--activation", "relu", "--ff-from", "reports/jackson/q-ff", "--out", "reports/jackson/q-relu2")
     assert "e_FF from reports/jackson/q-ff" in given       # named by the user: used, whatever its class
+
+
+def test_ff_targets_from_a_precomputed_oracle_are_the_same():
+    cell = tiny_cell(term="ff", m_hs=(1, 3), phi="sin", psi="cos")
+    target = cell.target()
+    x = target.sample(5, 1)
+    y = target(x)
+    np.testing.assert_array_equal(member_targets(cell, target, x, y),
+                                  member_targets(cell, target, x, y, target.oracle(x, cell.m_hs)["truncated"]))

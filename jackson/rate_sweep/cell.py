@@ -186,12 +186,14 @@ def choose(train: np.ndarray, status: list[str], restarts: int) -> list[int]:
 TERMS = ("full", "ff")
 
 
-def member_targets(cell: RateCell, target: PODTarget, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+def member_targets(cell: RateCell, target: PODTarget, x: np.ndarray, y: np.ndarray,
+                   truncated: dict | None = None) -> np.ndarray:
     """What the bank is fitted to on inputs x: the target values y (N, T) for term full; for term ff, each
-    member's own rank-m_h truncation (members, N, T) (the exact target where the rank is <= m_h)."""
+    member's own rank-m_h truncation (members, N, T) (the exact target where the rank is <= m_h), taken from
+    `truncated` (`PODTarget.oracle(x, m_hs)["truncated"]`) when the caller has it already."""
     if cell.term == "full":
         return y
-    trunc = target.oracle(x, cell.m_hs)["truncated"]
+    trunc = truncated if truncated is not None else target.oracle(x, cell.m_hs)["truncated"]
     return np.stack([trunc[m] for m, _ in cell.members()])
 
 
@@ -205,7 +207,8 @@ def measure(cell: RateCell, folder: Path, progress: bool = True) -> None:
     oracle = target.oracle(x_te, cell.m_hs)
     diag = target.diagnostics(x_te, y_mean=float(y_tr.mean()))
 
-    fit_tr, fit_te = member_targets(cell, target, x_tr, y_tr), member_targets(cell, target, x_te, y_te)
+    fit_tr = member_targets(cell, target, x_tr, y_tr)
+    fit_te = member_targets(cell, target, x_te, y_te, oracle["truncated"])   # the held-out oracle is computed above
     bank, res, err_tr, err_te = train_bank(cell, x_tr, fit_tr, x_te, fit_te, progress=progress)
     abs_te = evaluate(bank, _inputs(cell, x_te), _t(fit_te), absolute=True).double().numpy() * cell.tau  # sum over t
     members = cell.members()
