@@ -65,11 +65,11 @@ def ffn_class(d: dict) -> str:
     return d["activation"] + (f" (in-scale {d['in_scale']:g})" if d["activation"] == "sin" else "")
 
 
-def _blocks(folder: Path, kind: str) -> pd.DataFrame:
+def _blocks(folder: Path) -> pd.DataFrame:
     b = pd.read_csv(Path(folder) / "blocks.csv", dtype={"rank": str})
     if "m_ff" not in b:
         b["m_ff"] = 128
-    return b[b.kind == kind]
+    return b
 
 
 def _cube(b: pd.DataFrame, alpha: float, rank: str, m_ff: int | None, m_h: int, seeds) -> np.ndarray:
@@ -120,8 +120,9 @@ def additivity(full: Path, ff: Path, attn: Path, rank: str = "inf") -> pd.DataFr
                          f"{d_ff['phi']}/{d_ff['psi']}, {d_attn['phi']}/{d_attn['psi']})")
     if d_full["activation"] != d_ff["activation"] or d_full["in_scale"] != d_ff["in_scale"]:
         raise TermsError(f"--full, --ff: other FFN classes ({ffn_class(d_full)} and {ffn_class(d_ff)})")
-    bf, bff, ba = _blocks(full, "test"), _blocks(ff, "test"), _blocks(attn, "test")
-    bo = _blocks(full, "oracle")
+    full_blocks = _blocks(full)
+    bf, bo = full_blocks[full_blocks.kind == "test"], full_blocks[full_blocks.kind == "oracle"]
+    bff, ba = (b[b.kind == "test"] for b in (_blocks(ff), _blocks(attn)))
     rows = []
     for (alpha, m_ff), g in bf[bf["rank"] == rank].groupby(["alpha", "m_ff"]):
         gff = bff[(bff.alpha == alpha) & (bff["rank"] == rank) & (bff.m_ff == m_ff)]
