@@ -346,7 +346,6 @@ def check_run_folder(out: str | os.PathLike, kind: str, force: bool | None = Non
                             f"{', ...' if len(clash) > 3 else ''}, which the run would write; --force writes only "
                             "beside what is there, never over it: pick another --out")
         if entries and not force:
-            held = folder_kind(out)
             need(held is not None, f"{option}: {out} is not empty and holds no run of this lab "
                                    f"({', '.join(sorted(entries)[:3])}{', ...' if len(entries) > 3 else ''}); "
                                    "pick another --out, or give --force to write beside what is there (nothing is deleted)")

@@ -3,6 +3,7 @@ figures, report.json -- leaves every file whole: the old one or the new one, nev
 goes through a temporary file and a rename: jackson.runfolder.write_atomic, jackson.figures.save)."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import random
@@ -43,7 +44,7 @@ def whole(path: Path) -> str:
 
 
 def _rerun(cfg, out: Path) -> None:
-    run_sweep(cfg.__class__(**{**cfg.__dict__, "out": str(out)}), "jackson-sweep --quick", progress=False)
+    run_sweep(dataclasses.replace(cfg, out=str(out)), "jackson-sweep --quick", progress=False)
 
 
 @pytest.mark.slow
