@@ -237,16 +237,54 @@ def test_most_seeds_wins_then_learned_before_given(tmp_path):
 
 # ---- ViT -----------------------------------------------------------------------------------------------------
 
-def test_vit_spectra_decay(tmp_path):
-    f = folder(tmp_path, "vit_probe/spec", {"violin": {"layer": 0, "head": 0}, "n_images": 10, "tau": 65},
-               {"seed": 0, "quick": False})
-    write_csv(f / "heads.csv", "layer,head,n_images,tau,sigma1,exponent,exponent_lo,exponent_hi,erank,r90",
-              ["0,0,10,65,1.0,-2.0,-2.1,-1.9,4.0,2", "0,1,10,65,1.0,-1.5,-1.6,-1.4,5.0,2"])
+HEADS = "layer,head,n_images,tau,sigma1,exponent,exponent_lo,exponent_hi,erank,r90"
+CONTROL = ",init_min,init_max,init_median,steeper_than_init"
+
+
+def spectra_folder(root, heads: list[str], init: list[float] | None, trained: bool = True) -> Path:
+    """A vit-probe spectra folder: heads.csv rows (layer 0) and, when `init` is given, the control: layer 0's
+    init exponents (init_heads.csv) and heads.csv's control columns computed from them as the run does."""
+    f = folder(root, "vit_probe/spec", {"violin": {"layer": 0, "head": 0}, "n_images": 10, "tau": 65,
+                                        "trained": trained},
+               {"seed": 0, "quick": False, "checkpoint": "w.pth" if trained else ""})
+    if init is None:
+        write_csv(f / "heads.csv", HEADS, heads)
+        return f
+    rows = []
+    for h in heads:
+        hi = float(h.split(",")[7])
+        rows.append(h + f",{min(init)},{max(init)},{sorted(init)[len(init) // 2]},{hi < min(init)}")
+    write_csv(f / "heads.csv", HEADS + CONTROL, rows)
+    write_csv(f / "init_heads.csv", "init,layer,head,exponent", [f"{k},0,0,{e}" for k, e in enumerate(init)])
+    return f
+
+
+def test_vit_spectra_decay_says_each_verdict_against_its_control(tmp_path):
+    steep, shallow = "0,0,10,65,1.0,-2.6,-2.7,-2.5,4.0,2", "0,1,10,65,1.0,-2.0,-2.1,-1.9,5.0,2"
+    flat = "0,0,10,65,1.0,-0.3,-0.4,-0.2,30.0,20"
+    spectra_folder(tmp_path, [steep], [-2.2, -2.0, -1.9])
     r = judge(tmp_path, "JL-fig2-decay")
-    assert (r.verdict, r.n_seeds) == (REPRODUCED, 1) and "2 of 2 with the whole 95% interval below -0.5" in r.measured
-    write_csv(f / "heads.csv", "layer,head,n_images,tau,sigma1,exponent,exponent_lo,exponent_hi,erank,r90",
-              ["0,0,10,65,1.0,-0.3,-0.4,-0.2,30.0,20"])
+    assert r.verdict == REPRODUCED and "training made 1 of 1 heads decay faster" in r.measured
+    assert "3 random inits, exponents -2.20 to -1.90" in r.measured
+    spectra_folder(tmp_path, [steep, shallow], [-2.2, -2.0, -1.9])                       # one head as at init
+    assert judge(tmp_path, "JL-fig2-decay").verdict == PARTLY
+    spectra_folder(tmp_path, [shallow], [-2.2, -2.0, -1.9])                              # decays, but no faster
+    r = judge(tmp_path, "JL-fig2-decay")
+    assert r.verdict == PARTLY and "training made 0 of 1 heads" in r.measured
+    spectra_folder(tmp_path, [flat], [-2.2, -2.0])
     assert judge(tmp_path, "JL-fig2-decay").verdict == NOT_REPRODUCED
+    spectra_folder(tmp_path, [steep, shallow], None)                                    # no control in the folder
+    r = judge(tmp_path, "JL-fig2-decay")
+    assert r.verdict == INCONCLUSIVE and "no control in the folder" in r.measured
+    spectra_folder(tmp_path, [flat], None)
+    assert judge(tmp_path, "JL-fig2-decay").verdict == NOT_REPRODUCED
+
+
+def test_an_untrained_vits_spectra_do_not_reproduce_fig2(tmp_path):
+    """The untrained ViT decays like a trained one: alone under a root, it is a control and tests nothing."""
+    spectra_folder(tmp_path, ["0,0,10,65,1.0,-2.3,-2.4,-2.2,4.0,2"], None, trained=False)
+    r = judge(tmp_path, "JL-fig2-decay")
+    assert r.verdict == UNTESTED and "untrained model" in r.measured
 
 
 def sweep_mh(gamma, se, identified, last_l2):
@@ -564,8 +602,8 @@ def test_d3_mixing_rank_from_the_real_command_and_by_hand(tmp_path):
 # ---- every rule kind: a folder that reproduces its claim, then the same folder as a quick run -------------------
 
 def _heads(f):
-    write_csv(f / "heads.csv", "layer,head,n_images,tau,sigma1,exponent,exponent_lo,exponent_hi,erank,r90",
-              ["0,0,10,65,1.0,-2.0,-2.1,-1.9,4.0,2"])
+    write_csv(f / "heads.csv", HEADS + CONTROL, ["0,0,10,65,1.0,-2.6,-2.7,-2.5,4.0,2,-2.2,-1.9,-2.0,True"])
+    write_csv(f / "init_heads.csv", "init,layer,head,exponent", ["0,0,0,-2.2", "1,0,0,-1.9"])
 
 
 def _gflops(f):
@@ -581,7 +619,7 @@ REPRODUCING = {   # claim id -> (folder, summary, config, what else the folder n
                       None, None),
     "JL-fig1-rank": ("jackson/f", sweep([knee_target(1.0, "2", [50.0], {1: 1e-2, 2: 0.0}),
                                          knee_target(1.0, "6", [50.0], {1: 2e-2, 2: 1e-2})]), None, None),
-    "JL-fig2-decay": ("vit_probe/s", {"violin": {}}, {"seed": 0}, _heads),
+    "JL-fig2-decay": ("vit_probe/s", {"violin": {}, "trained": True}, {"seed": 0}, _heads),
     "JL-fig3a-converge": ("vit_probe/m", sweep_mh(0.3, 0.05, True, 0.05), {"seeds": [0], "subset_seed": 0}, None),
     "JL-fig3b-fit": ("vit_probe/m", sweep_mh(0.3, 0.05, True, 0.05), {"seeds": [0], "subset_seed": 0}, None),
     "JL-tab1-vit": ("vit_probe/p", {"before": 0.7, "after": 0.76, "control": 0.76}, {"seed": 0}, None),

@@ -498,3 +498,39 @@ def test_offline_pretrained_fails_before_torch_is_imported(tmp_path):
         "vit-probe spectra: error: --pretrained: timm's weights for vit_tiny_patch16_224 are not in the local cache "
         "and huggingface.co cannot be reached (HF_HUB_OFFLINE is set); run once with internet, or give local weights "
         "with --checkpoint"]
+
+
+def test_spectra_of_a_trained_model_carry_their_control(official, tmp_path):
+    """--inits N probes the same architecture at N random inits on the same images: init k's head table is what
+    an untrained run of that architecture with --seed k gives on its own, and heads.csv says which trained heads
+    decay faster than every init head of their layer."""
+    import pandas as pd
+    from vit_probe.run_spectra import SpectraConfig, run_spectra
+    torch.manual_seed(99)
+    ckpt = tmp_path / f"{TINY}.pth"
+    torch.save(models.build(models.parse_arch(TINY)).state_dict(), ckpt)
+    common = dict(arch=TINY, data=str(official), cache=str(tmp_path / "c"), n_images=10, batch=5)
+    s = run_spectra(SpectraConfig(checkpoint=str(ckpt), inits=2, out=str(tmp_path / "t"), **common), "cmd",
+                    progress=False)
+    assert s["trained"] and s["control"]["inits"] == 2
+    init = pd.read_csv(tmp_path / "t" / "init_heads.csv")
+    assert sorted(init["init"].unique()) == [0, 1]
+    for k in (0, 1):
+        u = run_spectra(SpectraConfig(seed=k, out=str(tmp_path / f"u{k}"), **common), "cmd", progress=False)
+        assert not u["trained"] and u["control"] is None
+        alone = pd.read_csv(tmp_path / f"u{k}" / "heads.csv")
+        mine = init[init["init"] == k].drop(columns="init").reset_index(drop=True)
+        pd.testing.assert_frame_equal(mine, alone)
+    heads = pd.read_csv(tmp_path / "t" / "heads.csv")
+    for r in heads.itertuples():
+        lowest = init[init.layer == r.layer].exponent.min()
+        assert r.init_min == lowest and r.steeper_than_init == (r.exponent_hi < lowest)
+    assert (tmp_path / "t" / "trained_vs_init.png").is_file()
+    assert "Control: the same architecture at 2 random inits" in (tmp_path / "t" / "summary.md").read_text()
+    assert "control, not a test of Fig. 2" in (tmp_path / "u0" / "summary.md").read_text()
+
+
+@pytest.mark.parametrize("bad", ["-1", "21"])
+def test_spectra_refuses_an_out_of_range_number_of_inits(bad, tmp_path, capsys):
+    line = _exit2(["spectra", "--arch", TINY, "--inits", bad, "--out", str(tmp_path / "s")], capsys)
+    assert line.endswith(f"--inits must be between 0 and 20, got {bad}")

@@ -15,6 +15,7 @@ import pandas as pd
 
 from jackson.config import Option, need
 from jackson.runfolder import check_run_folder, open_run
+from jackson.schedule import torch_seeded
 
 from . import data as cdata
 from . import models, spectra
@@ -46,6 +47,7 @@ class SpectraConfig:
     batch: int = 100              # images per forward
     check_accuracy: bool = False  # also measure top-1 accuracy on the whole split (local models)
     seed: int = 0                 # init seed when --arch has no --checkpoint
+    inits: int = 3                # the control: a trained model's architecture is probed again at this many random inits (seeds 0..inits-1), on the same images; 0 = none
     device: str = "cpu"           # cpu | cuda | cuda:N
     out: str = "reports/vit_probe/spectra"   # output folder
     quick: bool = False           # seconds-long smoke run (50 images)
@@ -53,6 +55,7 @@ class SpectraConfig:
     CLI = {"batch": Option("--batch-size", old=("--batch",))}   # ARCHITECTURE.md, "CLI vocabulary"
 
 
+MAX_INITS = 20
 SPECTRA_QUICK = dict(n_images=50, batch=25, out="runs/vit_probe-spectra-quick")   # scratch, never reports/
 
 
@@ -62,6 +65,7 @@ def validate_spectra(cfg: SpectraConfig) -> None:
     need(cfg.n_images >= 1, f"--n-images must be >= 1, got {cfg.n_images}")
     need(cfg.subset_seed >= 0, f"--subset-seed must be >= 0, got {cfg.subset_seed}")
     need(cfg.batch >= 1, f"--batch-size must be >= 1, got {cfg.batch}")
+    need(0 <= cfg.inits <= MAX_INITS, f"--inits must be between 0 and {MAX_INITS}, got {cfg.inits}")
     need(cfg.k_show >= 1, f"--k-show must be >= 1, got {cfg.k_show}")
     need(len(cfg.fit_range) == 2 and 1 <= cfg.fit_range[0] < cfg.fit_range[1],
          f"--fit-range: give two indices lo,hi with 1 <= lo < hi, got {cfg.fit_range}")
@@ -73,8 +77,49 @@ def violin_title(mdesc: str, layer: int, head: int, where: str) -> str:
     return f"{mdesc}: layer {layer}, head {head}; {where}"
 
 
+def control_title(mdesc: str, inits: int, where: str) -> str:
+    return f"{mdesc} (colours) against the same architecture at {inits} random inits (grey); {where}"
+
+
 def grid_title(mdesc: str, where: str) -> str:
     return f"{mdesc}: mean singular values of rho_hat(x) (5-95% band); {where}"
+
+
+def trained(cfg: SpectraConfig) -> bool:
+    """Whether the probed model carries trained weights (a checkpoint or timm's pretrained ones)."""
+    return bool(cfg.checkpoint or cfg.pretrained)
+
+
+def init_control(cfg: SpectraConfig, images: np.ndarray, layers: list[int], heads: list[int], rank_cap: int,
+                 progress: bool) -> tuple[pd.DataFrame, pd.DataFrame, str]:
+    """The control of Fig. 2: the same architecture with random weights (init seeds 0..inits-1, no checkpoint),
+    probed on the same images, layers and heads.  (spectra table, head table, description), each table with
+    an `init` column."""
+    specs, tabs, desc = [], [], ""
+    for k in range(cfg.inits):
+        with torch_seeded(k):
+            m0, desc, _ = load_model(cfg.model, False, "", cfg.arch, k, cfg.model_json, cfg.model_factory)
+        m0.to(cfg.device)
+        sv0 = spectra.collect(m0, images, layers, heads, cfg.batch, cfg.device, cfg.tokens, progress)
+        specs.append(spectra.spectrum_table(sv0, init=k))
+        tabs.append(spectra.head_table(sv0, tuple(cfg.fit_range), rank_cap, init=k))
+    return pd.concat(specs, ignore_index=True), pd.concat(tabs, ignore_index=True), desc
+
+
+def control_lines(heads_tab: pd.DataFrame, init_heads: pd.DataFrame, n_inits: int, init_desc: str) -> list[str]:
+    """summary.md's control section: what training changed, per layer."""
+    k, n = int(heads_tab.steeper_than_init.sum()), len(heads_tab)
+    lines = ["", f"Control: the same architecture at {n_inits} random init{'s' if n_inits != 1 else ''} (seeds 0.."
+             f"{n_inits - 1}; {init_desc.split(' (')[0]} without the checkpoint), the same images, layers and heads. "
+             f"{k} of {n} trained heads decay faster than every init head of their layer (the whole 95% interval below "
+             "the init's steepest exponent).", "",
+             "| layer | trained exponents | init exponents | trained erank | init erank |", "|---|---|---|---|---|"]
+    for l, d in heads_tab.groupby("layer"):
+        i0 = init_heads[init_heads.layer == l]
+        lines.append(f"| {l} | {d.exponent.min():.2f} to {d.exponent.max():.2f} | {i0.exponent.min():.2f} to "
+                     f"{i0.exponent.max():.2f} | {d.erank.min():.1f}-{d.erank.max():.1f} | "
+                     f"{i0.erank.min():.1f}-{i0.erank.max():.1f} |")
+    return lines
 
 
 def run_spectra(cfg: SpectraConfig, command: str, progress: bool = True) -> dict:
@@ -103,6 +148,16 @@ def run_spectra(cfg: SpectraConfig, command: str, progress: bool = True) -> dict
     spec = spectra.spectrum_table(grid_sv)
     rank_cap = max(models.qk_dim(attns[l]) for l in layers)
     heads_tab = spectra.head_table(grid_sv, tuple(cfg.fit_range), rank_cap)
+    control = None
+    if trained(cfg) and cfg.inits:
+        if progress:
+            print(f"control: the same architecture at {cfg.inits} random inits", flush=True)
+        init_spec, init_heads, init_desc = init_control(cfg, images, layers, heads, rank_cap, progress)
+        heads_tab = spectra.compare_to_init(heads_tab, init_heads)
+        control = {"inits": cfg.inits, "seeds": list(range(cfg.inits)), "model": init_desc,
+                   "steeper_heads": int(heads_tab.steeper_than_init.sum()), "heads": len(heads_tab),
+                   "init_exponent_min": float(init_heads.exponent.min()),
+                   "init_exponent_max": float(init_heads.exponent.max())}
     acc = None
     if cfg.check_accuracy:
         acc = models.accuracy(model, split.images, split.labels, device=cfg.device, progress=progress,
@@ -117,7 +172,23 @@ def run_spectra(cfg: SpectraConfig, command: str, progress: bool = True) -> dict
         where = f"{split.source}, {cfg.split} split, {cdata.describe_subset(split.labels, pick, cfg.subset_seed)}"
         spectra.plot_violin(vsv, cfg.k_show, violin_title(mdesc, vl, vh, where), out / "violin_first_head.png")
         spectra.plot_grid(spec, heads_tab, grid_title(mdesc, where), out / "spectra_grid.png")
-        summary = {"model": mdesc, "data": split.source, "split": cfg.split, "n_images": len(images),
+        figures = [{"file": "violin_first_head.png",
+                    "caption": f"Fig. 2 analogue: distribution over {len(images)} images of the first "
+                               f"{min(cfg.k_show, vsv.shape[1])} singular values of the pre-softmax logit "
+                               f"matrix of layer {vl}, head {vh}; {mdesc}; {split.source}."},
+                   {"file": "spectra_grid.png",
+                    "caption": f"Mean singular values (5-95% band over images) of every layer x head; "
+                               f"titles give the fitted decay slope and effective rank; {split.source}."}]
+        if control:
+            init_spec.to_csv(out / "init_spectra.csv", index=False)
+            init_heads.to_csv(out / "init_heads.csv", index=False)
+            spectra.plot_trained_vs_init(spec, init_spec, rank_cap, control_title(mdesc, cfg.inits, where),
+                                         out / "trained_vs_init.png")
+            figures.append({"file": "trained_vs_init.png",
+                            "caption": f"The control: each trained head's mean spectrum (normalised by sigma_1) over "
+                                       f"those of the same architecture at {cfg.inits} random inits (grey), same "
+                                       f"images; {split.source}."})
+        summary = {"trained": trained(cfg), "control": control,"model": mdesc, "data": split.source, "split": cfg.split, "n_images": len(images),
                    "tau": int(vsv.shape[1]), "wall_s_spectra": wall, "accuracy": acc,
                    "violin": {"layer": vl, "head": vh}, "images": where,
                    "per_class": np.bincount(split.labels[pick], minlength=len(cdata.CLASSES)).tolist(),
@@ -129,6 +200,9 @@ def run_spectra(cfg: SpectraConfig, command: str, progress: bool = True) -> dict
                  f"Each logit matrix has rank <= m_h = {rank_cap} (it is q k^T); singular values past that index are "
                  "round-off.", f"Spectra took {wall:.1f} s for {len(images)} images on {cfg.device} (1-minute load average "
                  f"{load:.1f} on {os.cpu_count()} cores at the start; timings: reports/benchmarks.md)."]
+        if not trained(cfg):
+            lines.append("The model is untrained (no checkpoint, no pretrained weights): this folder is a control, "
+                         "not a test of Fig. 2.")
         if acc is not None:
             lines.append(f"Top-1 accuracy on the whole {cfg.split} split ({len(split)} images): {acc:.4f}.")
         if ckpt_check:
@@ -140,21 +214,27 @@ def run_spectra(cfg: SpectraConfig, command: str, progress: bool = True) -> dict
         for r in heads_tab.itertuples():
             lines.append(f"| {r.layer} | {r.head} | {r.sigma1:.3g} | {r.exponent:.2f} [{r.exponent_lo:.2f}, "
                          f"{r.exponent_hi:.2f}] | {r.erank:.1f} | {r.r90} |")
-        lines += ["", "Figures: `violin_first_head.png` (Fig. 2), `spectra_grid.png` (layers x heads). "
-                  "Tables: `spectra.csv`, `heads.csv`, `violin_samples.csv`."]
+        if control:
+            lines += control_lines(heads_tab, init_heads, cfg.inits, init_desc)
+        lines += ["", "Figures: `violin_first_head.png` (Fig. 2), `spectra_grid.png` (layers x heads)"
+                  + (", `trained_vs_init.png` (the control)" if control else "") + ". "
+                  "Tables: `spectra.csv`, `heads.csv`, `violin_samples.csv`"
+                  + (", `init_spectra.csv`, `init_heads.csv` (the control)" if control else "") + "."]
         (out / "summary.md").write_text("\n".join(lines) + "\n")
         _report_json(out, title=f"Attention-logit spectra of {mdesc}", section="vit_probe", data=where,
                      command=command, seeds=1,
-                     figures=[{"file": "violin_first_head.png",
-                               "caption": f"Fig. 2 analogue: distribution over {len(images)} images of the first "
-                                          f"{min(cfg.k_show, vsv.shape[1])} singular values of the pre-softmax logit "
-                                          f"matrix of layer {vl}, head {vh}; {mdesc}; {split.source}."},
-                              {"file": "spectra_grid.png",
-                               "caption": f"Mean singular values (5-95% band over images) of every layer x head; "
-                                          f"titles give the fitted decay slope and effective rank; {split.source}."}],
-                     paper=[], text="\n".join(lines[2:5]))
+                     figures=figures, paper=[], text="\n".join(lines[2:5]))
         if progress:
-            print(f"wrote {out}/summary.md ({len(images)} images, {wall:.1f} s)")
+            head = (f"{mdesc}: {len(heads_tab)} heads, decay exponent {heads_tab.exponent.min():.2f} to "
+                    f"{heads_tab.exponent.max():.2f} over {len(images)} images")
+            if control:
+                head += (f"; {control['steeper_heads']} of {control['heads']} heads decay faster than at init "
+                         f"(init: {control['init_exponent_min']:.2f} to {control['init_exponent_max']:.2f})")
+            elif not trained(cfg):
+                head += " (untrained: a control)"
+            print(head)
+            print("figures: " + ", ".join(str(out / f["file"]) for f in figures))
+            print(f"summary: {out}/summary.md ({wall:.1f} s for the spectra)")
     return summary
 
 

@@ -181,3 +181,45 @@ def plot_grid(spec: pd.DataFrame, heads_tab: pd.DataFrame, title: str, path) -> 
     fig.suptitle(textwrap.fill(title, 130), fontsize=9)
     fig.tight_layout()
     save(fig, path)
+
+
+# ---------------------------------------------------------------- the control: the same architecture at init
+
+def compare_to_init(heads_tab: pd.DataFrame, init_heads: pd.DataFrame) -> pd.DataFrame:
+    """heads_tab with the control's columns: per probed layer, the smallest and largest decay exponent of
+    every head of every random init of the same architecture (heads are exchangeable at init, so a layer's
+    heads pool), and `steeper_than_init`: the trained head's whole 95% interval lies below that smallest
+    exponent, i.e. training made the spectrum decay faster than any init head of its layer."""
+    by_layer = init_heads.groupby("layer").exponent.agg(["min", "max", "median"])
+    out = heads_tab.copy()
+    out["init_min"] = out.layer.map(by_layer["min"])
+    out["init_max"] = out.layer.map(by_layer["max"])
+    out["init_median"] = out.layer.map(by_layer["median"])
+    out["steeper_than_init"] = out.exponent_hi < out.init_min
+    return out
+
+
+def plot_trained_vs_init(spec: pd.DataFrame, init_spec: pd.DataFrame, max_rank: int, title: str, path) -> None:
+    """One panel per probed layer: each trained head's mean spectrum, normalised by its sigma_1 (coloured),
+    over every init head's (grey), up to the logit matrices' rank bound (beyond it sigma_i is round-off)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    layers = sorted(spec.layer.unique())
+    fig, axes = plt.subplots(1, len(layers), figsize=(2.6 * len(layers) + 0.6, 2.8), squeeze=False, sharey=True)
+    for ax, l in zip(axes[0], layers):
+        for (_, _), d in init_spec[(init_spec.layer == l) & (init_spec.i <= max_rank)].groupby(["init", "head"]):
+            ax.plot(d.i, d["mean"] / d["mean"].iloc[0], color="0.6", lw=0.7, alpha=0.8)
+        for h, d in spec[(spec.layer == l) & (spec.i <= max_rank)].groupby("head"):
+            ax.plot(d.i, d["mean"] / d["mean"].iloc[0], lw=1.4, label=f"head {h}")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_title(f"layer {l}", fontsize=8)
+        ax.set_xlabel("i", fontsize=8)
+        ax.tick_params(labelsize=7)
+    axes[0][0].set_ylabel("mean sigma_i / mean sigma_1", fontsize=8)
+    axes[0][-1].plot([], [], color="0.6", lw=0.7, label="at init (every head)")
+    axes[0][-1].legend(fontsize=6, frameon=False, loc="lower left")
+    fig.suptitle(textwrap.fill(title, 120), fontsize=8)
+    fig.tight_layout()
+    save(fig, path)

@@ -622,10 +622,14 @@ CLASS_SORTED = ("config.json has no subset_seed: training loss and spectra from 
 
 
 @kind("vit_decay", "vit_probe", f"""Fig. 2: the logit matrices rho_hat(x) of a trained ViT, sampled over inputs, have
-decaying singular values (a low-rank structure). Per head, the decay exponent of sigma_i in i (heads.csv,
-with its bootstrap 95% interval): reproduced when every head's whole interval lies below {DECAY_MAX:g}
-(sigma_i ~ i^-alpha with alpha > 1/2, what Theorem 4.1 needs for an error that decays in m_h); partly when
-some heads'; not reproduced when none.""")
+decaying singular values (a low-rank structure). Per head, the decay exponent of sigma_i in i (heads.csv, with
+its bootstrap 95% interval over images). Control: the same architecture at random inits on the same images
+(init_heads.csv; a random-init ViT's logits decay too, so a decay alone does not show what training did). Reproduced
+when every head's whole interval lies below {DECAY_MAX:g} (sigma_i ~ i^-alpha with alpha > 1/2, what Theorem 4.1
+needs for an error that decays in m_h) and lies below the steepest init exponent of its layer (training made the
+decay); partly when some heads meet both, or every head decays but no faster than at init; not reproduced when
+no head's interval lies below {DECAY_MAX:g}; inconclusive when the folder holds no control (decaying heads,
+nothing to tell training from architecture). A folder of an untrained model is a control, not a test: untested.""")
 def vit_decay(claim: Claim, run: Run) -> Outcome | None:
     s = run.summary or {}
     heads = run.table("heads.csv")
@@ -637,9 +641,33 @@ def vit_decay(claim: Claim, run: Run) -> Outcome | None:
     text = (f"{len(heads)} heads: decay exponent {_f(min(ex))} to {_f(max(ex))}; {sum(ok)} of {len(ok)} with the "
             f"whole 95% interval below {DECAY_MAX:g}; effective rank {_f(min(er), 1)}-{_f(max(er), 1)}; "
             f"{s.get('n_images', '?')} images, tau {s.get('tau', '?')}; one model")
-    return Outcome(_verdict_of(ok), text, 1, max(ex), min(ex), max(ex), "largest (shallowest) head exponent",
-                   interval=f"range over the {len(heads)} heads of one model (min, max head exponent; 1 seed, "
-                            "no spread over seeds)")
+    interval = (f"range over the {len(heads)} heads of one model (min, max head exponent; 1 seed, no spread over "
+                "seeds)")
+    trained = s.get("trained", bool(run.config.get("checkpoint") or run.config.get("pretrained")))
+    if not trained:
+        return Outcome(UNTESTED, "the folder probes an untrained model (no checkpoint, no pretrained weights): a "
+                                 f"control, not a test of a trained ViT; {text}", 1, max(ex), min(ex), max(ex),
+                       "largest (shallowest) head exponent", interval=interval)
+    if "steeper_than_init" not in heads[0]:
+        v = INCONCLUSIVE if any(ok) else NOT_REPRODUCED
+        text += ("; no control in the folder (no init_heads.csv): a random-init ViT's logits decay too, so the decay "
+                 "alone cannot say what training did")
+    else:
+        steeper = [str(h["steeper_than_init"]).lower() in ("true", "1") for h in heads]
+        both = [a and b for a, b in zip(ok, steeper)]
+        init = run.table("init_heads.csv")
+        iex = [float(h["exponent"]) for h in init]
+        n_init = len({h.get("init") for h in init})
+        if not any(ok):
+            v = NOT_REPRODUCED
+        elif all(both):
+            v = REPRODUCED
+        else:
+            v = PARTLY
+        text += (f"; control: the same architecture at {n_init} random init{'s' if n_init != 1 else ''}, exponents "
+                 f"{_f(min(iex)) if iex else 'n/a'} to {_f(max(iex)) if iex else 'n/a'}; training made {sum(steeper)} "
+                 f"of {len(heads)} heads decay faster than every init head of their layer")
+    return Outcome(v, text, 1, max(ex), min(ex), max(ex), "largest (shallowest) head exponent", interval=interval)
 
 
 def _rel_l2(a: list[float], b: list[float]) -> float:
