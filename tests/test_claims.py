@@ -500,6 +500,29 @@ def test_dp_fig1_flops_locality(tmp_path):
     assert judge(tmp_path, "Y-locality").verdict == PARTLY        # sparse: 64 < 128 at size 4; linear: 128 = 128
 
 
+def test_dp_fig1_asks_for_one_fixed_d_that_works_at_every_size_as_the_paper_states(tmp_path):
+    """The paper: the standard model does with one D (128 or 256) at every size.  Its smallest D may differ by size
+    (64 at size 2, 128 at size 3) while D 128 works at both: that part holds.  When D 128 misses at size 2 (and D
+    64 at size 3), no one D works everywhere and it fails."""
+    summ = {"arithmetic": {"standard": need([2, 3], [64, 128]), "sparse": need([2, 3], [128, 256]),
+                           "linear": need([2, 3], [128, 256])}}
+
+    def run(acc_128_at_2):
+        f = folder(tmp_path, "cot_dp/a", cot(summ), {"seeds": [0], "quick": False})
+        acc = {("standard", 2, 64): 0.95, ("standard", 2, 128): acc_128_at_2, ("standard", 3, 64): 0.5,
+               ("standard", 3, 128): 0.97}
+        acc |= {(m, z, d): (0.95 if d >= {2: 128, 3: 256}[z] else 0.3) for m in ("sparse", "linear")
+                for z in (2, 3) for d in (64, 128, 256)}
+        write_csv(f / "results.csv", "task,size,model,d_model,seed,accuracy",
+                  [f"arithmetic,{z},{m},{d},0,{a}" for (m, z, d), a in acc.items()])
+        return judge(tmp_path, "Y-fig1-arithmetic")
+
+    r = run(0.96)
+    assert r.verdict == REPRODUCED and "standard reaches it at every size with D 128" in r.measured
+    r = run(0.6)
+    assert r.verdict == PARTLY and "4 of 5 parts hold" in r.measured and "no one D does" in r.measured
+
+
 def test_two_seed_cot_folders_bootstrap_the_share_from_per_seed_accuracy(tmp_path):
     """With 2 seeds the dp rules' interval is the exhaustive bootstrap over seeds, each resample's D read from its
     own mean accuracy (results.csv).  By hand: ED sparse scores 0.95 (seed 0) and 0.80 (seed 1), mean 0.875 < 0.9,

@@ -1035,12 +1035,8 @@ def _need_of_seeds(acc: dict[tuple, dict[str, float]], target: float, resample: 
     return out
 
 
-def _dp_bootstrap(run: Run, share: Callable[[Callable[..., dict]], float | None], what: str):
-    """(lo, hi, interval) of a cot-dp rule's share: `share(need_of)` recomputed with need_of(task) read from the
-    seed-mean accuracy of each resample of the folder's seeds (results.csv, read once; `_need_of_seeds`,
-    `_seed_bootstrap`); need_of(task, by_gflops=True) gives the smallest GFLOPs instead of the smallest D."""
-    if run.seeds() == 1:
-        return None, None, ONE_SEED
+def _dp_cells(run: Run) -> tuple[dict, dict, float, list[str]]:
+    """results.csv read once: (acc[task][(model, size, D)][seed], gflops[task][cell], target accuracy, seeds)."""
     rows = run.table("results.csv")
     target = float((run.summary or {}).get("target_acc", 0.9))
     acc: dict[str, dict[tuple, dict[str, float]]] = {}
@@ -1050,10 +1046,36 @@ def _dp_bootstrap(run: Run, share: Callable[[Callable[..., dict]], float | None]
         acc.setdefault(r.get("task"), {}).setdefault(cell, {})[r["seed"]] = float(r["accuracy"])
         if r.get("gflops") not in (None, ""):
             gflops.setdefault(r.get("task"), {})[cell] = float(r["gflops"])
-    seeds = sorted({r["seed"] for r in rows}, key=lambda s: float(s))
-    return _seed_bootstrap(seeds, lambda rs: share(
-        lambda task, by_gflops=False: _need_of_seeds(acc.get(task, {}), target, rs, gflops.get(task, {}) if by_gflops else None)),
-        what)
+    return acc, gflops, target, sorted({r["seed"] for r in rows}, key=lambda s: float(s))
+
+
+def _fixed_d(acc: dict[tuple, dict[str, float]], target: float, resample: list[str], model: str = "standard") -> list[float]:
+    """The D values at which `model`'s mean accuracy over `resample` reaches `target` at every size it was run at
+    (Yang et al.: the standard Transformer does with one fixed D at every size)."""
+    sizes = {z for (m, z, _) in acc if m == model}
+    ok: dict[float, set[int]] = {}
+    for (m, z, d), by_seed in acc.items():
+        if m == model and all(s in by_seed for s in resample) and \
+                statistics.fmean(by_seed[s] for s in resample) >= target:
+            ok.setdefault(d, set()).add(z)
+    return sorted(d for d, zs in ok.items() if sizes and zs == sizes)
+
+
+def _dp_bootstrap(run: Run, share: Callable[..., float | None], what: str):
+    """(lo, hi, interval) of a cot-dp rule's share: `share(need_of)` recomputed with need_of(task) read from the
+    seed-mean accuracy of each resample of the folder's seeds (results.csv, read once; `_need_of_seeds`,
+    `_seed_bootstrap`); need_of(task, by_gflops=True) gives the smallest GFLOPs instead of the smallest D, and
+    need_of(task, fixed=True) the D values at which the standard model reaches the target at every size."""
+    if run.seeds() == 1:
+        return None, None, ONE_SEED
+    acc, gflops, target, seeds = _dp_cells(run)
+
+    def need_of(rs, task, by_gflops=False, fixed=False):
+        if fixed:
+            return _fixed_d(acc.get(task, {}), target, rs)
+        return _need_of_seeds(acc.get(task, {}), target, rs, gflops.get(task, {}) if by_gflops else None)
+
+    return _seed_bootstrap(seeds, lambda rs: share(lambda *a, **k: need_of(rs, *a, **k)), what)
 
 
 def _dp_order(run: Run, tasks: tuple[str, ...]) -> tuple:
@@ -1069,29 +1091,42 @@ def _target_acc(run: Run) -> str:
 
 
 @kind("dp_fig1", "cot_dp", """Yang et al. Fig. 1: efficient Transformers need a larger embedding dimension D than the
-standard one, growing with the problem size; the standard one does with a fixed D. From the smallest D
-reaching the target accuracy at each size (summary.json; none reached: infinite), five parts: for sparse and
-for linear, D >= standard's at every size and > at some; for sparse and for linear, D non-decreasing in
-size and larger at the largest size than at the smallest; standard's D the same at every size. Reproduced
-when all five hold; partly when some; not reproduced when none; untested when no model reaches the target
-at any size (the grid cannot tell the dimensions apart). Between folders with as many seeds, the one
-sweeping more D values is preferred.""")
+standard one, growing with the problem size; the standard one does with a fixed D (the paper: 128 or 256 at every
+size). From the smallest D reaching the target accuracy at each size (summary.json; none reached: infinite) and
+the seed-mean accuracy of every cell (results.csv), five parts: for sparse and for linear, D >= standard's at every
+size and > at some; for sparse and for linear, D non-decreasing in size and larger at the largest size than at
+the smallest; some one D at which the standard model reaches the target at every size. Reproduced when all five
+hold; partly when some; not reproduced when none; untested when no model reaches the target at any size (the
+grid cannot tell the dimensions apart). Between folders with as many seeds, the one sweeping more D values is
+preferred.""")
 def dp_fig1(claim: Claim, run: Run) -> Outcome | None:
-    need = _need(run.summary or {}, claim.p["task"])
+    task = claim.p["task"]
+    need = _need(run.summary or {}, task)
     if not {"standard", "sparse", "linear"} <= set(need):
         return None
-    base = f"smallest D reaching {_target_acc(run)} by size: {_need_text(need)}; {_dims(run, claim.p['task'])}"
+    base = f"smallest D reaching {_target_acc(run)} by size: {_need_text(need)}; {_dims(run, task)}"
     if all(d == math.inf for m in need.values() for d in m.values()):
-        return Outcome(UNTESTED, base + _best(run, claim.p["task"]), run.seeds(), tiebreak=_dp_order(run, (claim.p["task"],)))
-    parts = _fig1_parts(need)
-    lo, hi, interval = _dp_bootstrap(run, lambda need_of: _fig1_share(need_of(claim.p["task"])),
+        return Outcome(UNTESTED, base + _best(run, task), run.seeds(), tiebreak=_dp_order(run, (task,)))
+    acc, _, target, seeds = _dp_cells(run)
+    fixed = _fixed_d(acc.get(task, {}), target, seeds) if acc else _fixed_from_need(need)
+    parts = _fig1_parts(need, fixed)
+    lo, hi, interval = _dp_bootstrap(run, lambda need_of: _fig1_share(need_of(task), need_of(task, fixed=True)),
                                      "the same share, each D read from the resample's mean accuracy (results.csv)")
-    return Outcome(_verdict_of(parts), base + f"; {sum(parts)} of 5 parts hold", run.seeds(), sum(parts) / 5,
-                   lo, hi, quantity="share of the five parts that hold", interval=interval,
-                   tiebreak=_dp_order(run, (claim.p["task"],)))
+    text = (base + "; standard reaches it at every size with D " + (", ".join(f"{d:g}" for d in fixed) if fixed
+                                                                    else "(none: no one D does)")
+            + f"; {sum(parts)} of 5 parts hold")
+    return Outcome(_verdict_of(parts), text, run.seeds(), sum(parts) / 5, lo, hi,
+                   quantity="share of the five parts that hold", interval=interval, tiebreak=_dp_order(run, (task,)))
 
 
-def _fig1_parts(need: dict[str, dict[int, float]]) -> list[bool]:
+def _fixed_from_need(need: dict[str, dict[int, float]]) -> list[float]:
+    """Without results.csv: the standard model's smallest D, when it is the same at every size (the one D known
+    to work everywhere)."""
+    ds = set(need["standard"].values())
+    return sorted(ds) if len(ds) == 1 and math.inf not in ds else []
+
+
+def _fig1_parts(need: dict[str, dict[int, float]], fixed: list[float]) -> list[bool]:
     std = need["standard"]
     parts = []
     for m in ("sparse", "linear"):
@@ -1100,14 +1135,14 @@ def _fig1_parts(need: dict[str, dict[int, float]]) -> list[bool]:
         parts.append(all(e[z] >= std[z] for z in zs) and any(e[z] > std[z] for z in zs))
         ds = [e[z] for z in sorted(e)]
         parts.append(all(a <= b for a, b in zip(ds, ds[1:])) and ds[-1] > ds[0])
-    parts.append(len(set(std.values())) == 1 and math.inf not in std.values())
+    parts.append(bool(fixed))
     return parts
 
 
-def _fig1_share(need: dict[str, dict[int, float]]) -> float | None:
+def _fig1_share(need: dict[str, dict[int, float]], fixed: list[float]) -> float | None:
     if not {"standard", "sparse", "linear"} <= set(need) or all(d == math.inf for m in need.values() for d in m.values()):
         return None
-    return sum(_fig1_parts(need)) / 5
+    return sum(_fig1_parts(need, fixed)) / 5
 
 
 @kind("dp_flops", "cot_dp", """Yang et al. Table 2: the standard Transformer needs the fewest FLOPs to reach 90% accuracy
