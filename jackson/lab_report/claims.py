@@ -42,6 +42,8 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
+from ..config import UsageError
+from .claim_files import RULE_PARAMS, Claim, lab_claims, match_folders
 
 REPRODUCED, PARTLY, NOT_REPRODUCED = "reproduced", "partly", "not reproduced"
 INCONCLUSIVE = "inconclusive"     # the folder holds the quantities, but its own reference says they could not show the effect
@@ -166,27 +168,6 @@ def find_runs(root: Path) -> list[Run]:
 
 
 # ---- claims, kinds, outcomes ----------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Claim:
-    id: str
-    paper: str              # "Jiang & Li" | "Yang et al."
-    where: str              # where in the paper
-    text: str               # the claim in words
-    paper_value: str        # as the paper states it
-    kind: str               # key of KINDS: the rule that judges it
-    command: str            # the command that would test it ("" : none in this lab)
-    params: tuple = ()      # (name, value) pairs the rule reads: alpha, rank, table, task, ...
-    not_testable: str = ""  # why no command of this lab can test it ("": one can); the verdict is then not applicable
-
-    def __post_init__(self):
-        if self.not_testable and self.command:
-            raise ValueError(f"{self.id}: names a command, so it cannot declare that no command tests it")
-
-    @property
-    def p(self) -> dict:
-        return dict(self.params)
-
 
 @dataclass
 class Outcome:
@@ -1251,131 +1232,9 @@ def _locality_share(ed: dict, loc: dict, models: list[str]) -> float | None:
 # ---- the declared claims -------------------------------------------------------------------------------
 
 JL, YANG = "Jiang & Li", "Yang et al."
-SWEEP_CMD = ("jackson-sweep --construction trace-free --alpha 0.55,1.0,1.5 --rank 2,6,inf --seeds 0,1,2 "
-             "--out reports/jackson/fig1-full")
-CIFAR = "--data ../shared/data/cifar10-jpeg/cifar10-jpeg-q75.tar.gz"
-SWEEP_MH_CMD = (f"vit-probe sweep-mh --device cuda --epochs 40 --batch-size 512 --seeds 0,1 {CIFAR} "
-                "--out reports/vit_probe/sweep_mh")
-
-
-def _paper_pair(kernel: str, alteration: str, model: str) -> str:
-    return f"{PAPER_MSE[(kernel, 'original', model)]:.3g} -> {PAPER_MSE[(kernel, alteration, model)]:.3g}"
-
-
-SWEEP_SIN_CMD = SWEEP_CMD.replace("--out reports/jackson/fig1-full",
-                                  "--activation sin --in-scale 60 --out reports/jackson/fig1-sin")
-
-
-def _sin_theorem_claims() -> list[Claim]:
-    """Theorem 4.1's rows again with a periodic FFN class (sine activations), which the theorem allows (Sec. 4)."""
-    out = []
-    for alpha in (0.55, 1.0, 1.5):
-        where = "Thm 4.1, Sec. 5.1, Fig. 1" + (" (alpha 1.5 added by this lab)" if alpha == 1.5 else "")
-        for r in ("2", "6"):
-            out.append(Claim(f"JL-knee-a{alpha:g}-r{r}-sin", JL, where + "; periodic FFN class (this lab)",
-                             f"alpha {alpha:g}, rank {r}, sine-activation FFN: the error falls to ~0 once m_h >= r",
-                             f"~0 for m_h >= {r}", "knee", SWEEP_SIN_CMD, (("alpha", alpha), ("rank", r), ("ffn", "sin"))))
-        out.append(Claim(f"JL-rate-a{alpha:g}-sin", JL, where + "; periodic FFN class (this lab)",
-                         f"alpha {alpha:g}, rank inf, sine-activation FFN: the error decays like m_h^-(2 alpha - 1)",
-                         f"exponent {-(2 * alpha - 1):.2f}", "rate", SWEEP_SIN_CMD, (("alpha", alpha), ("ffn", "sin"))))
-    return out
-
-
-def _theorem_claims() -> list[Claim]:
-    out = []
-    for alpha in (0.55, 1.0, 1.5):
-        where = "Thm 4.1, Sec. 5.1, Fig. 1" + (" (alpha 1.5 added by this lab)" if alpha == 1.5 else "")
-        for r in ("2", "6"):
-            out.append(Claim(f"JL-knee-a{alpha:g}-r{r}", JL, where,
-                             f"alpha {alpha:g}, rank {r}: the error falls to ~0 once m_h >= r (a knee at m_h = {r})",
-                             f"~0 for m_h >= {r}", "knee", SWEEP_CMD, (("alpha", alpha), ("rank", r))))
-        out.append(Claim(f"JL-rate-a{alpha:g}", JL, where,
-                         f"alpha {alpha:g}, rank inf: the error decays like m_h^-(2 alpha - 1)",
-                         f"exponent {-(2 * alpha - 1):.2f}", "rate", SWEEP_CMD, (("alpha", alpha),)))
-    return out
-
-
-CLAIMS: tuple[Claim, ...] = (
-    *_theorem_claims(),
-    *_sin_theorem_claims(),
-    Claim("JL-fig1-rank", JL, "Sec. 5.1, Fig. 1", "at a fixed m_h the error increases with the rank of the target",
-          "error(r = 2) < error(6) < error(inf)", "rank_order", SWEEP_CMD),
-    Claim("JL-fig1-alpha", JL, "Sec. 5.1, Fig. 1",
-          "the error decay rates differ with alpha, following the decay of the singular values",
-          "exponents ordered as -(2 alpha - 1)", "alpha_order", SWEEP_CMD),
-    Claim("JL-fig2-decay", JL, "Sec. 5.2, Fig. 2",
-          "a trained ViT's attention-logit matrices, sampled over inputs, have decaying singular values (low rank)",
-          "violin plot, ViT-B/16 (no number)", "vit_decay",
-          "vit-probe spectra --checkpoint ../shared/data/vit-cifar10-small/vit_p4_d128_l4_h4_cifar10_timm.pth "
-          f"--arch vit_p4_d128_l4_h4 {CIFAR} --check-accuracy --out reports/vit_probe/spectra_shared"),
-    Claim("JL-fig3a-converge", JL, "Sec. 5.2, Fig. 3(a)",
-          "as m_h grows the singular-value pattern of the learned coupling converges",
-          "converges (m_h = 1, 3, 50, 55, 64; no number)", "vit_converge",
-          SWEEP_MH_CMD),
-    Claim("JL-fig3b-fit", JL, "Sec. 5.2, Fig. 3(b)",
-          "the ViT's training error decays in m_h as a / m_h^gamma + b",
-          "gamma 0.27, b 1.05 (ViT-B/16, m_h 1..64)", "vit_fit",
-          SWEEP_MH_CMD),
-    Claim("JL-tab1-vit", JL, "Sec. 6.1, Table 1",
-          "permuting the input tokens of a trained ViT (then training on) leaves its accuracy unaffected",
-          "0.98 -> 0.96 (CIFAR-10, ViT-B/16, no control)", "vit_permute",
-          "vit-probe permute --device cuda --original-epochs 40 --original-batch-size 512 --finetune-epochs 10 "
-          f"--finetune-batch-size 512 {CIFAR} --out reports/vit_probe/permute"),
-    Claim("JL-tab1-wmt", JL, "Sec. 6.1, Table 1",
-          "permuting the source tokens leaves a translation Transformer's BLEU unaffected",
-          "BLEU 26.85 -> 25.91 (WMT14 En-De)", "no_run", "",
-          not_testable="no command of this lab trains a translation model"),
-    Claim("JL-tab2-ordering", JL, "Sec. 6.1, Table 2",
-          "permuting time (first 10 and last 10 steps swapped) hurts the RNN, not the Transformer",
-          f"RNN {_paper_pair('exp', 'permuted', 'rnn')} (drop); Transformer {_paper_pair('exp', 'permuted', 'transformer')}",
-          "alteration", "rnn-compare --out reports/rnn_compare/default",
-          (("kernel", "exp"), ("alteration", "permuted"), ("expect", (("rnn", "drop"), ("transformer", "no drop"))))),
-    Claim("JL-tab2-mixing", JL, "Sec. 6.2, Table 2",
-          "mixing the input with a length-5 filter hurts the Transformer, not the RNN",
-          f"RNN {_paper_pair('exp', 'mixed', 'rnn')}; Transformer {_paper_pair('exp', 'mixed', 'transformer')} (drop)",
-          "alteration", "rnn-compare --out reports/rnn_compare/default",
-          (("kernel", "exp"), ("alteration", "mixed"), ("expect", (("rnn", "no drop"), ("transformer", "drop"))))),
-    Claim("JL-tab3-permute", JL, "App. C, Table 3",
-          "on the uniform-kernel target a permutation of the input does not affect the Transformer",
-          f"Transformer {_paper_pair('uniform', 'permuted', 'transformer')}", "alteration",
-          "rnn-compare --out reports/rnn_compare/default",
-          (("kernel", "uniform"), ("alteration", "permuted"), ("expect", (("transformer", "no drop"),)))),
-    Claim("JL-tab3-gap", JL, "App. C, Table 3",
-          "the uniform-kernel target (no temporal order) is hard for the RNN and learnable by the Transformer",
-          f"RNN {_paper_pair('uniform', 'permuted', 'rnn')}; "
-          f"Transformer {_paper_pair('uniform', 'permuted', 'transformer')}",
-          "gap", "rnn-compare --out reports/rnn_compare/default"),
-    Claim("JL-B1-nearest-point", JL, "App. B.1, Fig. 4, Prop. B.1",
-          "nearest point: the attention learns the hard-max selection and F_hat∘f_hat the identity",
-          "A = hard max (1 on the nearest point); F_hat∘f_hat = identity", "b1_task",
-          "jackson-tasks nearest-point", (("task", "nearest-point"),)),
-    Claim("JL-B1-weighted-average", JL, "App. B.1, Fig. 5, Prop. B.1",
-          "weighted average: x_pred rows attend to their segment by weight, point rows to themselves; "
-          "F_hat∘f_hat = F∘f = |x|", "A = normalised weights, diagonal elsewhere; F_hat∘f_hat = |x|", "b1_task",
-          "jackson-tasks weighted-average", (("task", "weighted-average"),)),
-    Claim("JL-B1-selection-average", JL, "App. B.1, Fig. 6, Prop. B.1",
-          "qSA: the attention reconstructs rho in {0, 1/3, 2/3, 1} and F_hat∘f_hat the identity",
-          "A = rho of Eq. (64); F_hat∘f_hat = identity", "b1_task",
-          "jackson-tasks selection-average", (("task", "selection-average"),)),
-    Claim("JL-D3-mixing-rank", JL, "App. D.3",
-          "mixing the inputs (x1, x1 + x2) raises the rank of the coupling 1 + 2 sin(2 pi u) sin(2 pi v)",
-          "sigma (1, 1) -> (1.265, 0.5, 0.4)", "d3_mixing", "rnn-mixing-spectrum --out reports/rnn_compare/mixing_spectrum"),
-    *(Claim(f"Y-fig1-{task}", YANG, "Sec. 6.2, Fig. 1",
-            f"{name}: efficient Transformers need a larger D than the standard one, growing with the problem size; "
-            "the standard one does with a fixed D",
-            "standard: D 128 or 256 at every size; sparse, linear: larger, growing", "dp_fig1",
-            f"cot-dp sweep --task {cmd_task} --device cuda --full", (("task", task),))
-      for task, name, cmd_task in (("arithmetic", "Arithmetic", "arithmetic"), ("ed", "ED", "ed,ed_local,lis"),
-                                   ("lis", "LIS", "ed,ed_local,lis"))),
-    Claim("Y-tab2-flops", YANG, "Sec. 6.2, Table 2",
-          "the standard Transformer needs the fewest GFLOPs to reach 90% accuracy on Arithmetic at every length",
-          "standard 0.027-0.605 < sparse 0.106-2.399 < linear 0.422-9.584 (L 87-505)", "dp_flops",
-          "cot-dp sweep --task arithmetic", (("task", "arithmetic"),)),
-    Claim("Y-locality", YANG, "Sec. 5.2, Sec. 6.2, Fig. 2",
-          "locality lowers the dimension efficient Transformers need: ED_Local needs a smaller D than ED",
-          "ED_Local: smaller D than ED (sparse and linear; no number)", "dp_locality",
-          "cot-dp sweep --task ed,ed_local,lis --device cuda --full", (("task", "ed_local"),)),
-)
+CLAIMS: tuple[Claim, ...] = lab_claims()     # papers/jiang-li.toml, papers/yang.toml
+if set(KINDS) != set(RULE_PARAMS):             # every rule has its parameter table, every table its rule
+    raise RuntimeError(f"rules without a parameter table or the reverse: {sorted(set(KINDS) ^ set(RULE_PARAMS))}")
 
 
 # ---- the ledger ----------------------------------------------------------------------------------------
@@ -1410,8 +1269,12 @@ def judge_claim(claim: Claim, runs: list[Run]) -> Row:
     k = KINDS[claim.kind]
     judged: list[tuple[Run, Outcome]] = []
     left: list[str] = []
+    named = set(match_folders(claim, [r.folder for r in runs])) if claim.folders else None
     for run in runs:
-        if not k.section or run.section != k.section:
+        if named is not None:             # the claim names its folders: those, whatever their section
+            if run.folder not in named:
+                continue
+        elif not k.section or run.section != k.section:
             continue
         if run.summary is None:
             if run.left_out and _config_covers(claim, run):
@@ -1446,10 +1309,19 @@ def judge_claim(claim: Claim, runs: list[Run]) -> Row:
     return Row(claim, out.verdict, measured, out.n_seeds, run.folder, out, others)
 
 
-def ledger(root: str | os.PathLike) -> list[Row]:
-    """Every declared claim, judged on the run folders under root, in the order of CLAIMS."""
+def ledger(root: str | os.PathLike, claims: tuple[Claim, ...] | None = None) -> list[Row]:
+    """Every claim (default: the lab's, CLAIMS), judged on the run folders under root, in the claims' order.  A
+    claim that names folders none of which is a run folder under root is a UsageError naming the claim."""
     runs = find_runs(Path(root))
-    return [judge_claim(c, runs) for c in CLAIMS]
+    claims = CLAIMS if claims is None else claims
+    folders = [r.folder for r in runs]
+    for c in claims:
+        for pat in c.folders:
+            if not match_folders(Claim(c.id, "", "", "", "", c.kind, "", folders=(pat,)), folders):
+                there = (Path(root) / pat).is_dir()
+                raise UsageError(f"claim {c.id!r}: folder {pat!r} " + ("holds no run of this lab (no config.json or "
+                                 "summary.json)" if there else "is not under") + f" --root {root}")
+    return [judge_claim(c, runs) for c in claims]
 
 
 def counts(rows: list[Row]) -> dict[str, int]:
@@ -1476,3 +1348,44 @@ def csv_text(rows: list[Row]) -> str:
                     _num(o.hi if o else None), o.interval if o else "", "" if r.n_seeds is None else r.n_seeds, r.folder,
                     " | ".join(r.others), c.kind, KINDS[c.kind].rule, c.command])
     return buf.getvalue()
+
+
+# ---- docs/claims.md: the format and every rule ---------------------------------------------------------
+
+DOC_PATH = Path(__file__).resolve().parents[2] / "docs" / "claims.md"
+
+
+def rules_markdown() -> str:
+    """docs/claims.md: how to write a claims file, and every rule with its parameters and its text (written by
+    `python -m jackson.lab_report.claims`; a test checks that the committed file is this)."""
+    from . import claim_files as cf
+    lines = ["# Claims files", "",
+             "A claims file states the claims of one paper as data: which rule judges each claim, the rule's",
+             "parameters, the command that makes its data and, optionally, the run folders that may test it.",
+             "`jackson-report` judges the lab's own two files (`jackson/lab_report/papers/jiang-li.toml`,",
+             "`yang.toml`); `jackson-report --claims FILE --root DIR` judges yours against your folders",
+             "(a worked example: `examples/own-claims/`).", "",
+             "## Format (TOML)", "", "```toml", *cf.FORMAT_EXAMPLE.strip().splitlines(), "```", "",
+             "Required in each claim: `id`, `claim`, `rule`, and the rule's required parameters. Anything else is refused",
+             "with one line that names the claim: an unknown key (with the closest known one), an unknown rule, a",
+             "parameter the rule does not take or of the wrong kind, a second claim with the same id, a folder that is",
+             "not under `--root` or holds no run. A file larger than "
+             f"{cf.MAX_BYTES:,} bytes is refused unread.", "",
+             "## Verdicts", "",
+             f"{', '.join(VERDICTS)}. *Inconclusive*: the folder holds the quantities, but its own reference (a power",
+             "condition the rule states) says they could not show the effect. *Untested*: no folder holds the quantities,",
+             "or the folder cannot test the claim (an untrained model, a grid without the needed sizes).", "",
+             "## Rules", ""]
+    for name, k in KINDS.items():
+        params = cf.RULE_PARAMS[name]
+        ptxt = "; ".join(f"`{p}` ({'required' if req else 'optional'})" for p, (req, _) in params.items()) or "none"
+        lines += [f"### `{name}`", "", f"Reads run folders under `{k.section}/` of the root (or the claim's `folders`)."
+                  if k.section else "Reads no run folder.", "", f"Parameters: {ptxt}.", "", k.rule, ""]
+    lines += ["## Choosing between folders", "", PREFERENCE, ""]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    DOC_PATH.parent.mkdir(exist_ok=True)
+    DOC_PATH.write_text(rules_markdown())
+    print(f"wrote {DOC_PATH}")

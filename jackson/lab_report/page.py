@@ -52,6 +52,7 @@ from pathlib import Path
 from ..config import UsageError, cli_run, need
 from ..runfolder import rerunnable, write_atomic
 from . import claims
+from .claim_files import read_claims
 
 # section key -> (heading, the command that produces its results)
 SECTIONS = {
@@ -74,6 +75,7 @@ MAGIC = {"image/png": (b"\x89PNG\r\n\x1a\n",), "image/jpeg": (b"\xff\xd8\xff",),
 @dataclass(frozen=True)
 class ReportConfig:
     root: str = "reports"   # folder searched for result folders; index.md and index.html are written into it
+    claims: str = ""        # a claims file (TOML, docs/claims.md) judged instead of the lab's two papers' claims
 
 
 # ---- finding result folders ---------------------------------------------------------------------
@@ -805,10 +807,11 @@ def build_report(cfg: ReportConfig, command: str = "jackson-report") -> dict:
     root = Path(cfg.root)
     need(root.is_dir(), f"--root: {root} is not a folder")
     need(os.access(root, os.W_OK), f"--root: cannot write into {root}")
+    own = read_claims(cfg.claims) if cfg.claims else None
     entries = find_runs(root)
     secs = sections(entries)
     docs = other_documents(root)
-    rows = claims.ledger(root)
+    rows = claims.ledger(root, own)
     md = render_markdown(root, secs, docs, rows)
     page = render_html(root, secs, docs, rows)
     problems, n_img = check_html(page)

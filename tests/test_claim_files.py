@@ -1,0 +1,150 @@
+"""Claims as data: the lab's claims files, a researcher's own file judged on their own folders, and the one-line
+refusals of a bad claims file (jackson/lab_report/claim_files.py)."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from jackson.config import UsageError
+from jackson.lab_report import claims
+from jackson.lab_report.claim_files import FORMAT_EXAMPLE, LAB_PAPERS, PAPERS_DIR, RULE_PARAMS, read_claims
+from jackson.lab_report.claims import CLAIMS, KINDS, VERDICTS, ledger, rules_markdown
+from jackson.lab_report.page import main as report_main
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLE = REPO / "examples" / "own-claims"
+
+
+def test_the_lab_ledger_is_its_two_claims_files_in_order():
+    got = [c for name in LAB_PAPERS for c in read_claims(PAPERS_DIR / name)]
+    assert tuple(got) == CLAIMS and len(CLAIMS) == 38
+    assert [c.paper for c in CLAIMS] == ["Jiang & Li"] * 33 + ["Yang et al."] * 5
+    assert set(RULE_PARAMS) == set(KINDS)
+    assert [c.params for c in CLAIMS if c.id == "JL-tab2-ordering"] == [
+        (("kernel", "exp"), ("alteration", "permuted"), ("expect", (("rnn", "drop"), ("transformer", "no drop"))))]
+
+
+def test_docs_claims_md_is_what_the_rules_write():
+    assert (REPO / "docs" / "claims.md").read_text() == rules_markdown(), "python -m jackson.lab_report.claims"
+    for name in KINDS:
+        assert f"### `{name}`" in rules_markdown()
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    p = tmp_path / "claims.toml"
+    p.write_text(text)
+    return p
+
+
+def run_folder(root: Path, rel: str) -> Path:
+    """A finished jackson-sweep folder under root: a copy of a committed one."""
+    dst = root / rel
+    shutil.copytree(REPO / "reports" / "jackson" / "fig1-given", dst,
+                    ignore=shutil.ignore_patterns("cells", "*.png", "*.pdf"))
+    return dst
+
+
+def test_the_format_example_reads(tmp_path):
+    (c,) = read_claims(write(tmp_path, FORMAT_EXAMPLE))
+    assert (c.id, c.kind, c.p, c.folders) == ("ME-rate-a1", "rate", {"alpha": 1.0}, ("a1",))
+    assert c.command == "jackson-sweep --alpha 1.0 --rank inf --out runs/a1"      # [commands] resolved
+
+
+CLAIM = '''paper = "P"
+[[claim]]
+id = "X-1"
+claim = "c"
+rule = "rate"
+params = { alpha = 1.0 }
+'''
+
+
+@pytest.mark.parametrize("text, says", [
+    ("paper = \"P\"\n[[claim]]\nid = \"X-1\"\nclaim = \"c\"\nrule = \"kne\"\n", "claim 'X-1': unknown rule 'kne' (did you mean knee?)"),
+    (CLAIM.replace("alpha = 1.0", "alpha = -1"), "claim 'X-1': params.alpha = -1 is not a positive number"),
+    (CLAIM.replace("alpha = 1.0", "alpha = \"one\""), "claim 'X-1': params.alpha = 'one' is not a positive number"),
+    (CLAIM.replace("alpha = 1.0", "alpha = 1.0, rank = 2"), "claim 'X-1': rule rate takes alpha, ffn, not 'rank'"),
+    (CLAIM.replace("params = { alpha = 1.0 }", ""), "claim 'X-1': rule rate needs params.alpha"),
+    (CLAIM.replace('rule = "rate"', 'rule = "knee"').replace("alpha = 1.0", "alpha = 1.0, rank = \"abc\""),
+     "claim 'X-1': params.rank = 'abc' is not a finite rank"),
+    (CLAIM.replace("params = { alpha = 1.0 }", "params = { alpha = 1.0, ffn = \"tanh\" }"),
+     "claim 'X-1': params.ffn = 'tanh' is not one of gelu, relu, sin"),
+    (CLAIM + "folders = [\"../elsewhere\"]\n", "claim 'X-1': folder '../elsewhere' is not under --root"),
+    (CLAIM + "fodlers = [\"a\"]\n", "claim 'X-1': unknown key 'fodlers' (did you mean folders?)"),
+    (CLAIM + CLAIM.split("\n", 1)[1], "claim 'X-1': a second claim with this id"),
+    (CLAIM.replace('id = "X-1"\n', ""), "claim number 1: give id = \"...\""),
+    ("paper = \"P\"\n", "no [[claim]] table"),
+    ("[[claim]]\nid = \"a\"\n", "give the paper's name"),
+    ("paper = \"P\"\npapr = 1\n", "unknown key 'papr' (did you mean paper?)"),
+    ("paper = \"P\n", "not TOML"),
+])
+def test_a_bad_claims_file_gets_one_line_naming_the_claim(tmp_path, capsys, text, says):
+    path = write(tmp_path, text)
+    with pytest.raises(UsageError) as e:
+        read_claims(path)
+    assert says in str(e.value) and "\n" not in str(e.value)
+    (tmp_path / "root").mkdir()
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as ex:
+        report_main(["--claims", str(path), "--root", str(tmp_path / "root")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert ex.value.code == 2 and len(err) == 1 and says in err[0]
+    assert not (tmp_path / "root" / "index.html").exists()          # nothing written
+
+
+def test_a_missing_folder_is_named(tmp_path, capsys):
+    root = tmp_path / "root"
+    run_folder(root, "mine/a1")
+    (root / "empty").mkdir()
+    for pat, says in (("a2", "claim 'X-1': folder 'a2' is not under --root"),
+                      ("empty", "claim 'X-1': folder 'empty' holds no run of this lab")):
+        path = write(tmp_path, CLAIM + f'folders = ["{pat}"]\n')
+        capsys.readouterr()
+        with pytest.raises(SystemExit) as ex:
+            report_main(["--claims", str(path), "--root", str(root)])
+        err = capsys.readouterr().err.strip().splitlines()
+        assert ex.value.code == 2 and len(err) == 1 and says in err[0], err
+
+
+def test_own_claims_are_judged_on_the_named_folders_whatever_their_place(tmp_path):
+    """A folder outside the rule's section (here mine/a1, not jackson/...) is judged when the claim names it; the
+    verdict is the one the lab's own claim gets on the same folder under jackson/."""
+    root = tmp_path / "root"
+    run_folder(root, "mine/a1")
+    run_folder(root, "jackson/fig1-given")
+    own = read_claims(write(tmp_path, CLAIM.replace("alpha = 1.0", "alpha = 1.5") + 'folders = ["mine/*"]\n'))
+    (row,) = ledger(root, own)
+    lab = {r.claim.id: r for r in ledger(root)}["JL-rate-a1.5"]
+    assert row.folder == "mine/a1" and row.verdict == lab.verdict and row.measured == lab.measured
+    assert row.verdict in VERDICTS and row.verdict != claims.UNTESTED
+    (row,) = ledger(root, own[:0] + (own[0].__class__(**{**own[0].__dict__, "folders": ()}),))
+    assert row.folder == "jackson/fig1-given"                      # no folders: the rule's section, as before
+
+
+@pytest.mark.slow
+def test_the_worked_example_runs_as_its_readme_says(tmp_path):
+    """examples/own-claims: its README's two commands (the sweep with a smaller budget, to keep the suite short) on a
+    fresh folder; jackson-report --claims writes the two claims' rows, judged on my_runs/a1."""
+    readme = (EXAMPLE / "README.md").read_text()
+    sweep = next(l.strip() for l in readme.splitlines() if l.strip().startswith("jackson-sweep"))
+    report = next(l.strip() for l in readme.splitlines() if l.strip().startswith("jackson-report"))
+    toml = (EXAMPLE / "claims.toml").read_text()
+    assert sweep.replace("--threads 1 ", "") in toml                          # the claims name the README's command
+    shutil.copy(EXAMPLE / "claims.toml", tmp_path)
+    small = sweep.split()[1:] + ["--steps", "200", "--n-train", "256", "--m-h", "1,2,3"]
+    r = subprocess.run([sys.executable, "-m", "jackson.rate_sweep.cli", *small], cwd=tmp_path, capture_output=True,
+                       text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    r = subprocess.run([sys.executable, "-m", "jackson.lab_report.page", *report.split()[1:]], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "2 claims:" in r.stdout
+    import csv
+    rows = list(csv.DictReader(open(tmp_path / "my_runs" / "claims.csv")))
+    assert [x["id"] for x in rows] == ["ME-knee-r2", "ME-rate-a1"]
+    assert all(x["folder"] == "a1" and x["verdict"] in VERDICTS for x in rows)
