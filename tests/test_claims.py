@@ -1000,3 +1000,38 @@ def test_report_puts_the_ledger_first_and_writes_claims_csv(tmp_path):
     rate = {t["id"]: t for t in table}["JL-rate-a1.5"]
     assert (rate["verdict"], float(rate["value"]), float(rate["lo"]), rate["n_seeds"]) == (REPRODUCED, -1.9, -2.0, "3")
     assert [r.verdict for r in res["claims"]] == [t["verdict"] for t in table]
+
+
+# ---- each rule says each of its verdicts (the cases the tests above do not already make) -------------------
+
+def test_an_alteration_whose_seeds_overlap_is_inconclusive(tmp_path):
+    """The RNN's median rises 10x under the permutation but one permuted seed lies below an original one: the
+    data cannot label it, the Transformer's no drop agrees with the paper, so the row cannot decide."""
+    rows = [("exp", "original", "rnn", [1e-8, 2e-8, 3e-7]), ("exp", "permuted", "rnn", [2e-7, 2e-7, 3e-7]),
+            ("exp", "original", "transformer", [1e-3, 2e-3, 3e-3]), ("exp", "permuted", "transformer", [1e-3, 2e-3, 3e-3])]
+    rnn_folder(tmp_path, rows)
+    r = judge(tmp_path, "JL-tab2-ordering")
+    assert r.verdict == INCONCLUSIVE and "rnn: the median rises 2x or more but the seeds overlap" in r.measured
+    rows[3] = ("exp", "permuted", "transformer", [1e-1, 2e-1, 3e-1])           # the Transformer drops: decided, wrong
+    rnn_folder(tmp_path, rows)
+    assert judge(tmp_path, "JL-tab2-ordering").verdict == NOT_REPRODUCED
+
+
+def test_dp_flops_says_not_reproduced_and_untested(tmp_path):
+    summ = {"arithmetic": {m: need([2, 3], [64, 64]) for m in ("standard", "sparse", "linear")}}
+    f = folder(tmp_path, "cot_dp/a", cot(summ), {"seeds": [0], "quick": False})
+    write_csv(f / "min_gflops.csv", "task,model,size,L,min_d,min_gflops,min_gflops_params,best_accuracy",
+              [f"arithmetic,{m},{z},13,64,{g},{g},1.0" for z in (2, 3)
+               for m, g in (("standard", 0.05), ("sparse", 0.02), ("linear", 0.01))])
+    assert judge(tmp_path, "Y-tab2-flops").verdict == NOT_REPRODUCED      # the standard model is the dearest
+    write_csv(f / "min_gflops.csv", "task,model,size,L,min_d,min_gflops,min_gflops_params,best_accuracy",
+              [f"arithmetic,{m},2,13,,,,0.3" for m in ("standard", "sparse", "linear")])
+    assert judge(tmp_path, "Y-tab2-flops").verdict == UNTESTED            # nobody reaches 90%
+
+
+def test_dp_locality_says_not_reproduced(tmp_path):
+    """ED_Local needs a larger D than ED for both efficient models: the opposite of the claim."""
+    local = {"ed": {m: need([4], [64]) for m in ("standard", "sparse", "linear")},
+             "ed_local": {"standard": need([4], [64]), "sparse": need([4], [128]), "linear": need([4], [128])}}
+    folder(tmp_path, "cot_dp/b", cot(local), {"seeds": [0], "quick": False})
+    assert judge(tmp_path, "Y-locality").verdict == NOT_REPRODUCED

@@ -859,21 +859,26 @@ def _rnn_order(run: Run) -> tuple:
 Per model, held-out MSE over seeds (results.csv; diverged members left out), altered against original: a
 drop when the ratio of medians is >= {DROP_FACTOR:g} (above the largest ratio the paper calls unaffected,
 {PAPER_UNAFFECTED_MAX:.3g}; its smallest drop is {PAPER_DROP_MIN:.3g}) and every altered seed lies above every
-original seed; no drop when the ratio is < {DROP_FACTOR:g}; unclear otherwise. Reproduced when every model the claim names gets the paper's label;
-partly when some do; not reproduced when none. Ties: the paper's mixing formula (mix_direction future)
+original seed; no drop when the ratio is < {DROP_FACTOR:g}; unclear otherwise (the seeds overlap). Reproduced when every
+model the claim names gets the paper's label; partly when some do; not reproduced when none; inconclusive when
+every model with a clear label gets the paper's and the others are unclear (the power condition: seeds that do
+not separate). Ties: the paper's mixing formula (mix_direction future)
 before the causal one, then the paper's random length-5 filter before taps given with --filter or another
 --filter-length, then seeds from 0 before inits added with --first-seed, then the larger training budget (steps
 x batch size in config.json; the Transformer's, then the RNN's).""")
 def alteration(claim: Claim, run: Run) -> Outcome | None:
     p = claim.p
-    got, parts, ratios, origs = [], [], [], {}
+    got, parts, ratios, origs, unclear = [], [], [], {}, []
     for model, want in p["expect"]:
         orig, alt = _mse(run, p["kernel"], "original", model), _mse(run, p["kernel"], p["alteration"], model)
         if not orig or not alt:
             return None
         origs[model] = orig
         label, ratio = _label(orig, alt)
-        parts.append(label == want)
+        if label == "unclear":
+            unclear.append(model)
+        else:
+            parts.append(label == want)
         ratios.append(ratio)
         lo, hi, interval = _pair_range(alt, orig, f"altered, original; {model}")  # the last model's is the value's
         got.append(f"{model} x{_g(ratio)} ({label}; seeds {_g(min(orig))}-{_g(max(orig))} -> {_g(min(alt))}-{_g(max(alt))})")
@@ -883,7 +888,13 @@ def alteration(claim: Claim, run: Run) -> Outcome | None:
         interval += ("; lo > 1 exactly when every altered seed lies above every original seed (the seed test of the "
                      "rule's drop)")
     extra += _quality(p["kernel"], origs) + _missing_terms(run, p["alteration"])
-    return Outcome(_verdict_of(parts), "; ".join(got) + extra, n, ratios[-1], lo, hi,
+    if unclear and all(parts):        # the decided models agree; the seeds of the others overlap
+        verdict = INCONCLUSIVE
+        extra += (f"; {', '.join(unclear)}: the median rises {DROP_FACTOR:g}x or more but the seeds overlap (the data "
+                  "cannot say drop or no drop)")
+    else:
+        verdict = _verdict_of(parts + [False] * len(unclear))
+    return Outcome(verdict, "; ".join(got) + extra, n, ratios[-1], lo, hi,
                    f"altered/original, ratio of medians ({p['expect'][-1][0]})", _rnn_order(run), interval)
 
 
