@@ -1035,3 +1035,16 @@ def test_dp_locality_says_not_reproduced(tmp_path):
              "ed_local": {"standard": need([4], [64]), "sparse": need([4], [128]), "linear": need([4], [128])}}
     folder(tmp_path, "cot_dp/b", cot(local), {"seeds": [0], "quick": False})
     assert judge(tmp_path, "Y-locality").verdict == NOT_REPRODUCED
+
+
+def test_a_kernel_whose_sigma_is_not_a_power_law_is_not_judged_by_its_alpha_hat(tmp_path):
+    """The rate rule reads the sweep's power-law test (jackson.rates.spectrum_law): a kernel target whose POD sigma
+    fails it is not applicable, whatever its exponent; one that passes is judged as before."""
+    law = {"law": "not a power law", "n": 12, "cv_mse_power": 0.3, "cv_mse_exponential": 1e-12, "r2_power": 0.9,
+           "rule": "r"}
+    folder(tmp_path, "jackson/k", sweep([rate_target(1.5, -2.0, -2.1, -1.9, kernel={"expression": "k", "law": law})]))
+    r = judge(tmp_path, "JL-rate-a1.5")
+    assert r.verdict == NOT_APPLICABLE and "sigma is not a power law" in r.measured
+    folder(tmp_path, "jackson/k", sweep([rate_target(1.5, -2.0, -2.1, -1.9, kernel={"expression": "k", "law": {
+        **law, "law": "power law"}})]))
+    assert judge(tmp_path, "JL-rate-a1.5").verdict == REPRODUCED

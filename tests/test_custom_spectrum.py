@@ -178,3 +178,49 @@ def test_sigma_sweep_end_to_end(tmp_path, capsys):
     assert any("fitted decay of the given sigma" in p["quantity"] for p in rep["paper"])
     for png in ("error_vs_mh.png", "learned_spectrum.png", "loss_curves.png"):
         assert (out / png).stat().st_size > 0
+
+
+# ---- is sigma a power law? (jackson.rates.spectrum_law) ----------------------------------------------------
+
+def _loo_mse(x, y) -> float:
+    """Leave-one-out squared error of a straight-line fit of y on x, by hand (numpy.polyfit)."""
+    errs = []
+    for k in range(len(x)):
+        keep = np.arange(len(x)) != k
+        a, b = np.polyfit(x[keep], y[keep], 1)
+        errs.append((a * x[k] + b - y[k]) ** 2)
+    return float(np.mean(errs))
+
+
+@pytest.mark.parametrize("sigma, law", [
+    ([i ** -1.5 for i in range(1, 9)], "power law"),
+    ([np.exp(-i / 3) for i in range(1, 9)], "not a power law"),
+    ([i ** -0.55 * (1 + 0.05 * np.sin(i)) for i in range(1, 9)], "power law"),       # a power law, perturbed
+    ([1.0, 0.5, 0.25], "undecided"),
+])
+def test_spectrum_law_against_a_leave_one_out_fit_by_hand(sigma, law):
+    from jackson.rates import spectrum_law
+    got = spectrum_law(sigma)
+    assert got["law"] == law
+    if law != "undecided":
+        s = np.asarray(sigma)
+        i, y = np.arange(1, len(s) + 1.0), np.log(s)
+        assert got["cv_mse_power"] == pytest.approx(_loo_mse(np.log(i), y), rel=1e-6, abs=1e-20)
+        assert got["cv_mse_exponential"] == pytest.approx(_loo_mse(i, y), rel=1e-6, abs=1e-20)
+
+
+def test_a_sweep_of_a_non_power_law_spectrum_predicts_no_exponent(tmp_path, capsys):
+    """sigma_i = exp(-i/3): alpha_hat is still fitted (the cell's key), but the printed line, the summary and the
+    ledger's rate rule (tests/test_claims.py) say it is not a power law instead of judging against -(2 alpha_hat - 1)."""
+    from jackson.rate_sweep.cli import sweep_main
+    sigma = ",".join(f"{np.exp(-i / 3):.6g}" for i in range(1, 13))
+    out = tmp_path / "jackson" / "nl"
+    assert sweep_main(["--quick", "--threads", "1", "--sigma", sigma, "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "no predicted exponent: sigma is not a power law" in printed
+    s = json.loads((out / "summary.json").read_text())
+    (t,) = s["targets"]
+    assert t["explicit"]["law"]["law"] == "not a power law"
+    assert "the m_h^-(2 alpha - 1) line" not in t["checks"]["tracking"]["tracks"]
+    assert "So -(2 alpha_hat - 1) predicts nothing here" in (out / "summary.md").read_text()
+

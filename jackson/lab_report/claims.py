@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 from ..config import UsageError
+from ..rates import law_text
 from .claim_files import RULE_PARAMS, Claim, lab_claims, match_folders
 
 REPRODUCED, PARTLY, NOT_REPRODUCED = "reproduced", "partly", "not reproduced"
@@ -313,6 +314,10 @@ def _not_a_test(run: Run, t: dict) -> str:
     deg = t.get("degenerate") or {}
     if deg.get("flag"):
         return deg.get("why") or "degenerate target or uninformative fit"
+    law = (t.get("explicit") or t.get("kernel") or {}).get("law") or {}
+    if law.get("law") == "not a power law":
+        return ("the target's sigma is not a power law (" + law_text(law) + "): Theorem 4.1's rate has no alpha to "
+                "judge it by")
     return ""
 
 

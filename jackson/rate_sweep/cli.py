@@ -48,6 +48,10 @@ def exponent_lines(summary: dict) -> list[str]:
             head = (f"explicit spectrum ({ex['K']} values{src}, rank {ex['rank']}, alpha_hat={t['alpha']:g}){w} "
                     f"({t['attention']} attention, {t.get('features', 'learned')} features): ")
             pred = f"predicted -(2 alpha_hat - 1) = {t['predicted_exponent']:+.2f} from the fitted decay of the given sigma"
+        law = (t.get("explicit") or t.get("kernel") or {}).get("law")
+        if law and law["law"] == "not a power law":
+            pred = (f"no predicted exponent: sigma is not a power law (an exponential decay fits log sigma_i better, "
+                    f"cross-validated squared error {law['cv_mse_exponential']:.2g} vs {law['cv_mse_power']:.2g})")
         if t.get("term", "full") == "ff":     # the feed-forward term alone: no rate of Theorem 4.1 to judge
             curve = ", ".join(f"{int(c['m_h'])}: {c['test_median']:.2g}" for c in t["curve"])
             out.append(head + f"feed-forward term alone (each m_h fitted to its rank-m_h truncation): e_FF median by "

@@ -11,7 +11,7 @@ import pandas as pd
 
 from ..figures import save
 from ..runfolder import write_atomic
-from ..rates import bootstrap_exponent, bound_terms, fit_power_law, predicted_exponent
+from ..rates import bootstrap_exponent, bound_terms, fit_power_law, law_text, predicted_exponent, spectrum_law
 from .terms import explain, ff_curves
 
 ORACLES = {"test": "trained (held-out)", "oracle": "oracle: rank-m_h rho",
@@ -213,6 +213,9 @@ def degenerate(diag: dict, best_trained: float) -> dict:
     return out
 
 
+LINE_REF = "the m_h^-(2 alpha - 1) line"
+
+
 def tracking(curve: pd.DataFrame, fit_ms, alpha: float) -> dict:
     """Which reference the trained rank-inf curve follows over fit_ms: the exponent of trained/reference
     (its log-log slope) within +-TRACK_SLOPE -- the same rate, whatever the constant; and whether it has
@@ -220,7 +223,7 @@ def tracking(curve: pd.DataFrame, fit_ms, alpha: float) -> dict:
     c = curve.set_index("m_h")
     ms = [m for m in fit_ms if m in c.index]
     refs = {"oracle (rank-m_h rho)": c.oracle_mse, "oracle (s != t truncated)": c.oracle_self_exact_mse,
-            "the m_h^-(2 alpha - 1) line": pd.Series({m: float(m) ** predicted_exponent(alpha) for m in c.index})}
+            LINE_REF: pd.Series({m: float(m) ** predicted_exponent(alpha) for m in c.index})}
     out = {"tracks": [], "ratios": {}}
     for name, ref in refs.items():
         r = (c.test_mse[ms] / ref[ms]).replace([np.inf, -np.inf], np.nan).dropna()
@@ -354,7 +357,12 @@ def summarize(out_dir: Path, tabs: dict, fit_range: tuple[int, int], command: st
             "n_seeds": int(all_sel.seed.nunique()), "restarts": int(all_sel.get("restarts", pd.Series([1])).max()),
             "self_coupling_share": dict(zip(map(int, curve.m_h[curve.oracle_mse > 0]), map(float, share))),
             "curve": curve.to_dict(orient="records"), "bound": bounds,
-            **explicit_fields(meta["cell"], source)})
+            **explicit_fields(meta["cell"], source, meta["sigma_head"])})
+        t = summary["targets"][-1]
+        law = (t.get("explicit") or t.get("kernel") or {}).get("law")
+        if law and law["law"] == "not a power law" and "tracking" in checks:   # no power law: no m_h^-(2a-1) line to track
+            tr = checks["tracking"]
+            tr["tracks"] = [x for x in tr["tracks"] if x != LINE_REF]
     ffc = ff_curves(Path(ff_from)) if ff_from else {}
     for t in summary["targets"]:
         if t["features"] != "learned" or t.get("term", "full") != "full":
@@ -406,19 +414,46 @@ FEATURES_TEXT = {
              "of Eq. (17) is zero, what is left is the attention term"}
 
 
-def explicit_fields(cell: dict, source: str) -> dict:
+def explicit_fields(cell: dict, source: str, sigma_head=()) -> dict:
     """What a target dict of summary.json adds beyond alpha/rank: for an explicit spectrum its values and where
-    they came from ("explicit"), for a scale c != 1 the scale; nothing for the alpha/rank targets with c = 1."""
+    they came from ("explicit"), for a kernel its expression ("kernel"), each with the goodness-of-fit test of the
+    power law behind alpha_hat ("law", jackson.rates.spectrum_law: over the given sigma, or the kernel's first 64
+    POD sigma); for a scale c != 1 the scale; nothing for the alpha/rank targets with c = 1."""
     out = {}
     sig = cell.get("sigma") or []
     if cell.get("kernel"):
-        out["kernel"] = {"expression": cell["kernel"], "alpha_hat": cell["alpha"], "nodes": cell.get("pod_nodes", 256)}
+        out["kernel"] = {"expression": cell["kernel"], "alpha_hat": cell["alpha"], "nodes": cell.get("pod_nodes", 256),
+                         "law": spectrum_law(sigma_head)}
     elif sig:
         out["explicit"] = {"K": len(sig), "rank": sum(1 for v in sig if v > 0), "alpha_hat": cell["alpha"],
-                           "source": source, "sigma": list(sig)}
+                           "source": source, "sigma": list(sig), "law": spectrum_law(sig)}
     elif cell.get("c", 1.0) != 1.0:
         out["c"] = cell["c"]
     return out
+
+
+def not_power_law(t: dict) -> bool:
+    """An explicit or kernel spectrum that fails the power-law test (jackson.rates.spectrum_law)."""
+    law = (t.get("explicit") or t.get("kernel") or {}).get("law")
+    return bool(law) and law["law"] == "not a power law"
+
+
+def judged_as(t: dict) -> str:
+    """'the rate it is judged against', or what -(2 alpha_hat - 1) is when sigma fails the power-law test."""
+    return ("the rate a power law with this alpha_hat would have (not judged: sigma is not a power law)"
+            if not_power_law(t) else "the rate it is judged against")
+
+
+def law_sentence(t: dict) -> str:
+    """summary.md's sentence on the power-law test of an explicit or kernel spectrum ('' for the others)."""
+    law = (t.get("explicit") or t.get("kernel") or {}).get("law")
+    if not law:
+        return ""
+    s = f" Is sigma a power law? {law_text(law)}; rule: {law['rule']}."
+    if law["law"] == "not a power law":
+        s += (" So -(2 alpha_hat - 1) predicts nothing here: no exponent is judged against it, and the m_h^-(2 alpha - 1) "
+              "line is not a reference.")
+    return s
 
 
 def explicit_text(t: dict) -> str:
@@ -488,6 +523,8 @@ def verdict_lines(s: dict) -> list[str]:
         pred = f"{t['predicted_exponent']:+.2f}" if t["rank"] == "inf" else "none (exact once m_h >= r)"
         if t.get("explicit"):
             pred = f"{t['predicted_exponent']:+.2f} (alpha_hat = {t['alpha']:g}; exact once m_h >= {t['rank']})"
+        if not_power_law(t):
+            pred = "none: sigma is not a power law"
         L.append(f"| {target_title(t, widths)} | {cons} | {t.get('n_seeds', '?')} x {t.get('restarts', 1)} | {dg} | "
                  f"{format_exponent(e)}{f' ({seeds})' if seeds else ''} | {pred} | {verdict} |")
     return L
@@ -534,14 +571,14 @@ def _markdown(s: dict) -> str:
             vals = ", ".join(f"{v:.4g}" for v in e["sigma"][:16]) + (", ..." if e["K"] > 16 else "")
             L += [f"Spectrum: {explicit_text(t)}, sigma = ({vals}), rank {e['rank']} (its nonzero values). alpha_hat = "
                   f"{e['alpha_hat']:g}: the least-squares fit of log sigma_i against log i over the nonzero values; the "
-                  f"rate it is judged against: {PREDICTED_EXPLICIT}, {t['predicted_exponent']:+.2f}; "
-                  f"C1 = inf{{c : sigma_s <= c s^-alpha_hat}} = {t['C1']:.4g}.", ""]
+                  f"{judged_as(t)}: {PREDICTED_EXPLICIT}, {t['predicted_exponent']:+.2f}; "
+                  f"C1 = inf{{c : sigma_s <= c s^-alpha_hat}} = {t['C1']:.4g}.{law_sentence(t)}", ""]
         if t.get("kernel"):
             k = t["kernel"]
             L += [f"Coupling: {kernel_text(t)}, its numerical POD on {k['nodes']} Gauss-Legendre nodes, phi_i and psi_i "
                   f"extended between the nodes by the Nystrom formulas (synthetic/kernel_target.py); alpha_hat = "
-                  f"{k['alpha_hat']:g}: the least-squares decay of its POD sigma over the rank-inf truncation; the rate it "
-                  f"is judged against: {PREDICTED_KERNEL}, {t['predicted_exponent']:+.2f}.", ""]
+                  f"{k['alpha_hat']:g}: the least-squares decay of its POD sigma over the rank-inf truncation; "
+                  f"{judged_as(t)}: {PREDICTED_KERNEL}, {t['predicted_exponent']:+.2f}.{law_sentence(t)}", ""]
         phis = ("Nystrom", "Nystrom") if t.get("kernel") else (t.get("phi", "sin"), t.get("psi", "sin"))
         c0 = "" if math.isfinite(t["C0"]) else C0_UNKNOWN
         if t.get("features", "learned") == "learned":
@@ -969,6 +1006,12 @@ def report_hook(folder: Path) -> dict:
     for row in paper:
         if "lo" in row:
             row["quantity"] += "; in brackets its 95% bootstrap interval"
+    nopl = {explicit_text(t) if t.get("explicit") else f"{kernel_text(t)} (alpha_hat = {t['alpha']:g})"
+            for t in s["targets"] if not_power_law(t)}
+    for row in paper:          # sigma fails the power-law test: -(2 alpha_hat - 1) is no prediction
+        if any(row["quantity"].startswith(n) for n in nopl):
+            row["paper"] = None
+            row["quantity"] += " -- sigma is not a power law (jackson.rates.spectrum_law): no predicted exponent"
     notes = []
     for t in s["targets"]:
         ch = t.get("checks", {})
