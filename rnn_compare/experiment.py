@@ -50,6 +50,9 @@ def transformer_default() -> ModelConfig:
     return ModelConfig(n=32, d_v=32, width=128, depth=3, pos="learned", d_pos=32, tau_max=32)
 
 
+RNN_FIT_DEFAULT = FitConfig(steps=1500, batch_size=64, eval_size=1024)   # the RNN's budget unless told otherwise
+
+
 @dataclass(frozen=True)
 class CompareCell:
     kernel: str                 # exp | uniform
@@ -74,13 +77,15 @@ class CompareCell:
     ckpt_every_s: float = CKPT_EVERY_S  # seconds between resume checkpoints (not in the key)
 
     def key(self) -> str:
-        # rnn_retries changes nothing a Transformer cell computes, so it is left out of that cell's key
-        # (its finished cells are reused when only the RNN's retry budget changes); nor do the filter's taps,
+        # rnn_retries and the RNN's budget change nothing a Transformer cell computes, so they are left out of
+        # that cell's key (its finished cells are reused when only the RNN's budget changes: the hash reads the
+        # default RNN budget in their place, so cells made before keep their keys); nor do the filter's taps,
         # length or seed change an unmixed cell (a run with another filter reuses the original cells of a run
         # with the default one); where checkpoints go and how often change nothing any cell computes
         mixed = self.alteration == "mixed"
         ident = dataclasses.replace(self, ckpt_dir="", ckpt_every_s=CKPT_EVERY_S,
                                     rnn_retries=self.rnn_retries if self.model == "rnn" else 0,
+                                    rnn_fit=self.rnn_fit if self.model == "rnn" else RNN_FIT_DEFAULT,
                                     filter=self.filter if mixed else "",
                                     filter_length=self.filter_length if mixed else CompareCell.filter_length,
                                     filter_seed=self.filter_seed if mixed else CompareCell.filter_seed)
@@ -205,7 +210,7 @@ class CompareConfig:
     rnn: RNNConfig = field(default_factory=RNNConfig)                      # RNN
     transformer: ModelConfig = field(default_factory=transformer_default)  # Transformer
     fit: FitConfig = field(default_factory=lambda: FitConfig(steps=3000, batch_size=64, eval_size=1024))  # Transformer
-    rnn_fit: FitConfig = field(default_factory=lambda: FitConfig(steps=1500, batch_size=64, eval_size=1024))  # RNN
+    rnn_fit: FitConfig = field(default_factory=lambda: RNN_FIT_DEFAULT)  # RNN
     rnn_retries: int = 0         # RNN members whose fit diverged are retrained from up to this many fresh inits
     out: str = "reports/rnn_compare/default"  # output folder
     scheduler: str = ""          # Dask scheduler address; empty runs in-process

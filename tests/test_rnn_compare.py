@@ -559,6 +559,9 @@ def test_committed_cell_keys_are_unchanged_by_rnn_retries():
         assert cell.key() == meta["key"] == f.parent.name
         again = dataclasses.replace(cell, rnn_retries=cell.rnn_retries + 2)
         assert (again.key() == cell.key()) == (cell.model == "transformer")
+        # the RNN's budget enters an RNN cell's key, not a Transformer cell's: an equal-budget rerun reuses them
+        budget = dataclasses.replace(cell, rnn_fit=dataclasses.replace(cell.rnn_fit, steps=24000, batch_size=256))
+        assert (budget.key() == cell.key()) == (cell.model == "transformer")
 
 
 def test_a_diverged_rnn_member_is_retrained_from_a_fresh_init(tmp_path, monkeypatch):
