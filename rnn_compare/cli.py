@@ -120,3 +120,7 @@ def _spectrum(argv: list[str] | None) -> int:
     if a.out:
         print(f"run folder: {a.out} (summary.md, spectra.csv, mixing_spectrum.png, report.json)")
     return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(compare_main())

@@ -831,6 +831,16 @@ def _budget(fit: dict | None) -> int:
     return int(fit.get("steps", 0) or 0) * int(fit.get("batch_size", 0) or 0)
 
 
+def _budgets_text(run: Run) -> str:
+    """'; budgets (steps x batch): Transformer 24000 x 256, RNN 1500 x 64 (unequal)'."""
+    f, r = run.config.get("fit") or {}, run.config.get("rnn_fit") or {}
+    if not f or not r:
+        return ""
+    same = _budget(f) == _budget(r)
+    return (f"; budgets (steps x batch): Transformer {f.get('steps')} x {f.get('batch_size')}, RNN {r.get('steps')} x "
+            f"{r.get('batch_size')} ({'equal' if same else 'unequal'})")
+
+
 def _missing_terms(run: Run, alteration: str) -> str:
     """What the run's summary found of a mixed Transformer's drop (rnn_compare missing_terms_check: whether one
     missing block of the coupling's terms explains its hot positions).  Shown beside a verdict, never part of
@@ -867,7 +877,8 @@ drop when the ratio of medians is >= {DROP_FACTOR:g} (above the largest ratio th
 original seed; no drop when the ratio is < {DROP_FACTOR:g}; unclear otherwise (the seeds overlap). Reproduced when every
 model the claim names gets the paper's label; partly when some do; not reproduced when none; inconclusive when
 every model with a clear label gets the paper's and the others are unclear (the power condition: seeds that do
-not separate). Ties: the paper's mixing formula (mix_direction future)
+not separate). Control: each model's own original arm, trained alike. The row states both models' training budgets
+(steps x batch size), equal or not. Ties: the paper's mixing formula (mix_direction future)
 before the causal one, then the paper's random length-5 filter before taps given with --filter or another
 --filter-length, then seeds from 0 before inits added with --first-seed, then the larger training budget (steps
 x batch size in config.json; the Transformer's, then the RNN's).""")
@@ -892,7 +903,7 @@ def alteration(claim: Claim, run: Run) -> Outcome | None:
     if lo is not None:
         interval += ("; lo > 1 exactly when every altered seed lies above every original seed (the seed test of the "
                      "rule's drop)")
-    extra += _quality(p["kernel"], origs) + _missing_terms(run, p["alteration"])
+    extra += _quality(p["kernel"], origs) + _missing_terms(run, p["alteration"]) + _budgets_text(run)
     if unclear and all(parts):        # the decided models agree; the seeds of the others overlap
         verdict = INCONCLUSIVE
         extra += (f"; {', '.join(unclear)}: the median rises {DROP_FACTOR:g}x or more but the seeds overlap (the data "
