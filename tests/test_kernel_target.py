@@ -406,7 +406,7 @@ def test_kernel_with_alpha_from_python_is_refused():
 
 @pytest.mark.slow
 def test_kernel_sweep_end_to_end_lands_in_the_report(tmp_path, sweep_exe, sub_env):
-    from jackson.lab_report.page import find_runs
+    from jackson.lab_report.entries import find_runs
     out = tmp_path / "reports" / "kernel-run"
     r = subprocess.run([str(sweep_exe), "--quick", "--kernel", GAUSS, "--rank", "2,inf", "--steps", "20",
                         "--out", str(out)], capture_output=True, text=True, env=sub_env, timeout=300)

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from jackson.lab_report.page import (ReportConfig, browser_check, browser_report, build_report, check_html, chromium,
-                                     main)
+from jackson.lab_report.check import browser_check, browser_report, check_html, chromium
+from jackson.lab_report.page import ReportConfig, build_report, main
 from conftest import reports_copy_ignore
 
 REPO_REPORTS = Path(__file__).resolve().parent.parent / "reports"
@@ -488,7 +488,7 @@ def test_latex_of_the_ledger_and_of_every_headline_table(root):
     assert [r[:3] for r in task] == [["mean A on the nearest point", "1", "0.9"],
                                      ["a value the paper states in words", "identity", "0.01"]]
     assert "F\\_hat" not in tables and "$\\alpha$" in (
-        __import__("jackson.lab_report.page", fromlist=["x"])._tex_text("α_1 & 50%"))
+        __import__("jackson.lab_report.tables", fromlist=["x"])._tex_text("α_1 & 50%"))
 
 
 def _tex_key(text: str, tex: bool) -> str:
@@ -502,7 +502,8 @@ def test_tables_csv_holds_every_cell_of_tables_tex(root, tmp_path):
     """tables.csv is tables.tex long: the same tables in the same order, every cell (parsed from the .tex on
     its own), the paper and measured numbers as report.json has them; a rebuild elsewhere writes the same bytes."""
     import csv
-    from jackson.lab_report.page import HEADLINE, TABLES_CSV_COLUMNS
+    from jackson.lab_report.entries import HEADLINE
+    from jackson.lab_report.tables import TABLES_CSV_COLUMNS
     build_report(ReportConfig(root=str(root)))
     tex = (root / "tables.tex").read_text()
     tex_tables = {re.search(r"\\label\{([^}]*)\}", part).group(1): _tex_rows(part, "\\midrule", "\\bottomrule")
@@ -558,7 +559,7 @@ def test_tables_csv_holds_every_cell_of_tables_tex(root, tmp_path):
 def test_a_measured_interval_is_shown_and_compared_like_its_value():
     """Issue 15: 'exponents as differences with intervals': a headline row with lo/hi shows them beside the
     measured value and carries them into the comparison (difference for exponents, ratio for scales)."""
-    from jackson.lab_report.page import headline_rows
+    from jackson.lab_report.entries import headline_rows
     rows = headline_rows({"paper": [
         {"quantity": "alpha = 1: exponent of held-out MSE", "paper": -1.0, "measured": -0.166, "lo": -0.231, "hi": -0.119},
         {"quantity": "held-out MSE", "paper": 2e-5, "measured": 6e-5, "lo": 4e-5, "hi": 1e-4},

@@ -314,7 +314,7 @@ def test_paper_rows_are_attention_weights_compared_by_difference():
     """The headline rows beside the paper's values (from hand-made tables, no training): attention weights in
     [0, 1], each declaring that the report compares it by difference; the report then shows measured - paper."""
     from jackson.app_b.results import paper_rows
-    from jackson.lab_report.page import ratio
+    from jackson.lab_report.entries import ratio
     levels = pd.DataFrame({"target": [0.0, 1.0, 0.0, 1.0], "mean_A": [0.02, 0.95, 0.04, 0.93]})
     by_kind = pd.DataFrame({"kind": ["point", "x_pred"], "support_mass": [0.1, 0.9]})
     tabs = {"levels": levels, "by_kind": by_kind}

@@ -1,0 +1,181 @@
+"""Checking index.html: a parser pass (balanced tags, every image decodes or its file is there, every link
+stays in the page) and, where a Chromium is installed, a headless load that records what failed."""
+from __future__ import annotations
+
+import base64
+import html
+import json
+import re
+import shutil
+import subprocess
+from html.parser import HTMLParser
+from pathlib import Path
+
+from .entries import MAGIC, SAFE_LINK
+
+
+# ---- checking the page ------------------------------------------------------------------------------
+
+VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
+
+
+class _Checker(HTMLParser):
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.stack: list[str] = []
+        self.problems: list[str] = []
+        self.images = 0
+
+    def handle_starttag(self, tag, attrs):
+        href = dict(attrs).get("href")
+        if tag == "a" and href is not None and not SAFE_LINK.match(href):
+            self.problems.append(f"line {self.getpos()[0]}: <a href=\"{href[:60]}\"> breaks when the page travels alone")
+        if tag == "img":
+            self.images += 1
+            self._check_img(dict(attrs).get("src") or "")
+        if tag not in VOID:
+            self.stack.append(tag)
+
+    def handle_startendtag(self, tag, attrs):
+        if tag == "img":
+            self.images += 1
+            self._check_img(dict(attrs).get("src") or "")
+
+    def handle_endtag(self, tag):
+        if tag in VOID:
+            return
+        if not self.stack or self.stack[-1] != tag:
+            self.problems.append(f"line {self.getpos()[0]}: </{tag}> closes <{self.stack[-1] if self.stack else 'nothing'}>")
+            if tag in self.stack:
+                while self.stack.pop() != tag:
+                    pass
+            return
+        self.stack.pop()
+
+    def _check_img(self, src: str):
+        m = re.fullmatch(r"data:(image/[\w.+-]+);base64,([A-Za-z0-9+/=]+)", src)
+        if not m:
+            self.problems.append(f"line {self.getpos()[0]}: <img> is not an inline base64 image")
+            return
+        try:
+            data = base64.b64decode(m.group(2), validate=True)
+        except ValueError:
+            self.problems.append(f"line {self.getpos()[0]}: <img> base64 does not decode")
+            return
+        if not any(data.startswith(x) for x in MAGIC.get(m.group(1), (b"",))) or len(data) < 16:
+            self.problems.append(f"line {self.getpos()[0]}: <img> bytes are not a {m.group(1)}")
+
+
+def check_html(text: str) -> tuple[list[str], int]:
+    """(problems, number of images): balanced tags, every <img> an inline image whose bytes decode."""
+    c = _Checker()
+    c.feed(text)
+    c.close()
+    c.problems += [f"<{t}> never closed" for t in c.stack]
+    return c.problems, c.images
+
+
+def chromium() -> str | None:
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        if shutil.which(name):
+            return shutil.which(name)
+    return None
+
+
+# What the browser check injects first in <head> of a copy of the page: console.error, uncaught exceptions
+# and resources that fail to load are recorded from the start; at `load` the script writes, as JSON into
+# <pre id="__browser_check__">, the images that did not decode (naturalWidth 0), the "#id" links with no
+# element of that id (or <a name>), and the errors.  `--dump-dom` then prints the DOM with it.
+PROBE_ID = "__browser_check__"
+PROBE = """<script>(function () {
+  var errors = [];
+  var error = console.error;
+  console.error = function () {
+    errors.push("console.error: " + Array.prototype.map.call(arguments, String).join(" "));
+    return error.apply(console, arguments);
+  };
+  window.addEventListener("error", function (ev) {
+    var t = ev.target;
+    if (t && t !== window && t.tagName) {
+      var src = String(t.src || t.href || "");
+      errors.push("failed to load <" + t.tagName.toLowerCase() + "> " + (src.slice(0, 5) === "data:" ? src.slice(0, 40) : src));
+    } else {
+      errors.push("uncaught: " + ev.message);
+    }
+  }, true);
+  window.addEventListener("unhandledrejection", function (ev) { errors.push("unhandled rejection: " + ev.reason); });
+  window.addEventListener("load", function () {
+    var imgs = Array.prototype.slice.call(document.images);
+    var broken = [];
+    imgs.forEach(function (i, k) {
+      if (!i.complete || !(i.naturalWidth > 0)) {
+        broken.push("image #" + (k + 1) + " '" + (i.getAttribute("alt") || "") + "' ("
+                    + String(i.getAttribute("src") || "").slice(0, 40) + ")");
+      }
+    });
+    var links = Array.prototype.slice.call(document.querySelectorAll("a[href^='#']"));
+    var dangling = links.map(function (a) { return a.getAttribute("href"); }).filter(function (h) {
+      var id = h.slice(1);
+      try { id = decodeURIComponent(id); } catch (e) {}
+      return id !== "" && !document.getElementById(id) && document.getElementsByName(id).length === 0;
+    });
+    var outside = Array.prototype.slice.call(document.querySelectorAll("a[href]")).map(function (a) {
+      return a.getAttribute("href");
+    }).filter(function (h) { return !/^(#|https?:|mailto:)/i.test(h); });
+    var out = document.createElement("pre");
+    out.id = "__browser_check__";
+    out.textContent = JSON.stringify({images: imgs.length, broken: broken, links: links.length,
+                                      dangling: dangling, outside: outside, errors: errors});
+    document.body.appendChild(out);
+  });
+})();</script>"""
+
+
+def _probed(page: str, base: str) -> str:
+    """The page with <base> (relative URLs resolve as beside the original) and PROBE first in <head>."""
+    inject = f'<base href="{html.escape(base)}">' + PROBE
+    m = re.search(r"<head\b[^>]*>", page, re.I)
+    if m:
+        return page[:m.end()] + inject + page[m.end():]
+    m = re.search(r"<html\b[^>]*>", page, re.I)
+    at = m.end() if m else 0
+    return page[:at] + "<head>" + inject + "</head>" + page[at:]
+
+
+def browser_report(path: Path, exe: str, timeout: int = 120) -> dict:
+    """Load a copy of the page, with PROBE injected, in headless Chromium (`--dump-dom`, the command line
+    only) and return what PROBE found: images, broken, links, dangling, errors.  Raises RuntimeError
+    when Chromium fails or the page never reached `load`."""
+    import tempfile
+    path = Path(path).resolve()
+    with tempfile.TemporaryDirectory(prefix="browser-check-") as tmp:
+        copy = Path(tmp) / path.name
+        copy.write_text(_probed(path.read_text(encoding="utf-8"), path.parent.as_uri() + "/"), encoding="utf-8")
+        args = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-extensions",
+                f"--user-data-dir={tmp}/profile", "--virtual-time-budget=10000", "--dump-dom", copy.as_uri()]
+        try:
+            p = subprocess.run(args, capture_output=True, text=True, timeout=timeout)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            raise RuntimeError(f"{exe}: {e}") from None
+    m = re.search(rf'<pre id="{PROBE_ID}">(.*?)</pre>', p.stdout, re.S)
+    if p.returncode != 0 or not m:
+        raise RuntimeError(f"{path.name} did not finish loading in Chromium (exit {p.returncode}): "
+                           + p.stderr.strip()[-300:])
+    return json.loads(html.unescape(m.group(1)))
+
+
+def browser_check(path: Path, exe: str, timeout: int = 120) -> str | None:
+    """Load the page in headless Chromium: None if every <img> decoded, every "#id" link has its element
+    and nothing was logged as an error; else one line saying what went wrong."""
+    try:
+        r = browser_report(path, exe, timeout)
+    except RuntimeError as e:
+        return str(e)
+    problems = ([f"{len(r['broken'])} of {r['images']} images did not decode: " + "; ".join(r["broken"][:3])]
+                if r["broken"] else [])
+    problems += [f"{len(r['dangling'])} of {r['links']} internal links lead nowhere: " + ", ".join(r["dangling"][:5])] \
+        if r["dangling"] else []
+    problems += [f"{len(r['outside'])} links lead out of the page (they break when it travels alone): "
+                 + ", ".join(r["outside"][:5])] if r.get("outside") else []
+    problems += [f"{len(r['errors'])} console errors: " + "; ".join(r["errors"][:3])] if r["errors"] else []
+    return " | ".join(problems) or None

@@ -1,0 +1,303 @@
+"""The lab report's reading side: the result folders under a root (each one's report.json, provenance,
+whether it was quick or superseded), the sections they fall in, each run's headline rows (paper beside
+measured), and the claims ledger's cells as text.  Every renderer (page.py's markdown, html_page.py,
+tables.py) reads these; none of them is imported here."""
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+from pathlib import Path
+
+from ..config import UsageError, need
+from ..runfolder import rerunnable
+from . import claims
+
+# section key -> (heading, the command that produces its results)
+SECTIONS = {
+    "jackson": ("Jackson-type rate: error against m_h (Theorem 4.1, Fig. 1)",
+                "jackson-sweep --alpha 0.55,1.0,1.5 --rank 2,6,inf --out reports/jackson/fig1"),
+    "rnn_compare": ("RNN vs Transformer: temporal ordering and mixing (Tables 2-3)",
+                    "rnn-compare --out reports/rnn_compare/default"),
+    "vit_probe": ("ViT attention probe (Sec. 5)", "vit-probe spectra ... (see vit-probe --help)"),
+    "tasks": ("Appendix B.1 worked examples: nearest point, weighted averages, qSA (Figs. 4-6)",
+              "jackson-tasks all"),
+    "cot_dp": ("Efficient Transformers on CoT DP tasks (Yang et al.: Fig. 1, Table 2, locality)",
+               "cot-dp sweep --task arithmetic; cot-dp sweep --task ed,ed_local,lis"),
+}
+IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif",
+               ".svg": "image/svg+xml"}
+MAGIC = {"image/png": (b"\x89PNG\r\n\x1a\n",), "image/jpeg": (b"\xff\xd8\xff",), "image/gif": (b"GIF87a", b"GIF89a"),
+         "image/svg+xml": (b"<svg", b"<?xml")}
+
+
+# ---- finding result folders ---------------------------------------------------------------------
+
+def _read_json(p: Path) -> dict:
+    try:
+        return json.loads(p.read_text())
+    except (OSError, json.JSONDecodeError) as e:
+        raise UsageError(f"{p}: cannot read ({e})") from None
+
+
+def find_runs(root: Path) -> list[dict]:
+    """Every result folder under root as a normalised entry (hook or adapter), sorted by folder."""
+    entries = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d != "cells" and not d.startswith("."))
+        folder = Path(dirpath)
+        if "report.json" in filenames:
+            entries.append(from_hook(root, folder))
+    return sorted(entries, key=lambda e: e["folder"])
+
+
+def _rel(root: Path, p: Path) -> str:
+    return Path(os.path.relpath(p, root)).as_posix()
+
+
+def seeds_text(seeds) -> str:
+    if isinstance(seeds, (list, tuple)):
+        return f"{len(seeds)} ({', '.join(map(str, seeds))})"
+    return str(seeds)
+
+
+def provenance(folder: Path) -> str:
+    """Where and with what the run was made: from its environment.json (jackson/runfolder.py), else from the
+    provenance.json derived once from git history for a folder written before environment.json existed
+    (jackson/lab_report/provenance.py: what the run did not record is said to be not recorded), else that
+    nothing was recorded; then whether it was a quick run.  Read from the folder's files only (never git)."""
+    quick = f"quick run: {'yes' if is_quick(folder) else 'no'}"
+    env, derived = folder / "environment.json", folder / "provenance.json"
+    try:
+        d = json.loads(env.read_text()) if env.is_file() else None
+        p = json.loads(derived.read_text()) if d is None and derived.is_file() else None
+    except (OSError, ValueError):
+        return f"{'environment.json' if env.is_file() else 'provenance.json'} unreadable, {quick}"
+    if isinstance(d, dict):
+        pk = d.get("packages") or {}
+        commit = str(d.get("commit") or "")
+        parts = [f"commit {commit[:12]}{' (uncommitted changes)' if commit.endswith('+dirty') else ''}" if commit
+                 else "commit not recorded",
+                 f"started {str(d['started_utc'])[:10]}" if d.get("started_utc") else "start date not recorded",
+                 f"torch {pk['torch']}" if pk.get("torch") else "torch version not recorded",
+                 f"{d['torch_threads']} torch thread(s)" if d.get("torch_threads") else "torch threads not recorded",
+                 f"device {d['device']}" if d.get("device") else "device not recorded"]
+        earlier = [e for e in d.get("earlier") or [] if isinstance(e, dict)]
+        if earlier:   # a resumed or rebuilt run: say when the first invocation started, and on what commit
+            first, c0 = earlier[0], str(earlier[0].get("commit") or "")
+            parts.append(f"after {len(earlier)} earlier invocation(s), the first started "
+                         f"{str(first.get('started_utc') or 'on a date not recorded')[:10]} at "
+                         + (f"commit {c0[:12]}" if c0 else "a commit not recorded"))
+        return ", ".join(parts + [quick])   # a field the run left empty is said to be unrecorded
+    if isinstance(p, dict):
+        try:
+            return _derived_text(p, quick)
+        except (KeyError, TypeError):
+            return f"provenance.json unreadable, {quick}"
+    return f"not recorded (neither environment.json nor provenance.json), {quick}"
+
+
+def _derived_text(p: dict, quick: str) -> str:
+    """The report's line for a provenance.json (jackson/lab_report/provenance.py)."""
+    def when(c: dict) -> str:
+        return f"{c['commit'][:12]} on {str(c['date'])[:10]}"
+
+    def stated(k: str, what: str) -> str:
+        v = p.get(k) if isinstance(p.get(k), dict) else {}
+        return f"{what} {v['value']} ({v['from']})" if v.get("value") else f"{what} not recorded"
+    added, tables = p["results_added"], p.get("tables_changed")
+    parts = [f"results committed in {when(added)}"
+             + (f", tables last changed in {when(tables)}" if tables and tables["commit"] != added["commit"] else "")
+             + " (git history, provenance.json; the run itself recorded no environment.json)",
+             "code commit and package versions not recorded", stated("torch_threads", "torch threads"),
+             stated("device", "device"), quick]
+    return ", ".join(parts)
+
+
+def is_quick(folder: Path) -> bool:
+    cfg = folder / "config.json"
+    try:
+        quick = bool(json.loads(cfg.read_text()).get("quick")) if cfg.is_file() else False
+    except (OSError, ValueError, AttributeError):
+        quick = False
+    cmd = folder / "command.txt"
+    return quick or (cmd.is_file() and "--quick" in cmd.read_text().split())
+
+
+def from_hook(root: Path, folder: Path) -> dict:
+    r = _read_json(folder / "report.json")
+    need(isinstance(r, dict) and "title" in r, f"{folder / 'report.json'}: needs at least a 'title'")
+    for p in r.get("paper") or []:
+        need(p.get("compare", "ratio") in COMPARE,
+             f"{folder / 'report.json'}: paper row {p.get('quantity')!r}: compare must be one of {COMPARE}, "
+             f"got {p.get('compare')!r}")
+    e = {"folder": _rel(root, folder), "title": r["title"], "section": r.get("section") or "other",
+         "data": r.get("data", ""), "command": r.get("command", ""), "seeds": r.get("seeds", ""),
+         "paper": list(r.get("paper") or []), "text": r.get("text", ""), "figures": []}
+    ran = e["command"]                       # as recorded; shown as the command that reruns it from a clone
+    e["command"] = rerunnable(ran, f"{root.name}/{e['folder']}") if ran else ran
+    e["ran"] = ran if ran != e["command"] else ""
+    e["text"] = e["text"].replace(ran, e["command"]) if ran else e["text"]
+    for f in r.get("figures") or []:
+        cap = f.get("caption", "").replace(ran, e["command"]) if ran else f.get("caption", "")
+        extra = []
+        if e["data"] and e["data"] not in cap:
+            extra.append(f"Data: {e['data']}.")
+        if e["seeds"] != "" and "seed" not in cap.lower():
+            extra.append(f"Seeds: {seeds_text(e['seeds'])}.")
+        if e["command"] and e["command"] not in cap:
+            extra.append(f"Command: `{e['command']}`.")
+        e["figures"].append({"file": _rel(root, folder / f["file"]), "caption": " ".join([cap, *extra]).strip()})
+    e["links"] = [_rel(root, folder / n) for n in ("summary.md",) if (folder / n).exists()]
+    e["made"] = provenance(folder)
+    if is_quick(folder):                     # a smoke run: never evidence (the claims ledger leaves it out)
+        e["title"] = "[quick run] " + e["title"]
+    sup = folder / "SUPERSEDED.md"          # a later run replaced this one: say so in its title and text
+    if sup.exists():
+        e["title"] = "[superseded] " + e["title"]
+        e["text"] = ("SUPERSEDED: " + " ".join(sup.read_text().split()) + " " + e["text"]).strip()
+    return e
+
+
+def other_documents(root: Path) -> list[str]:
+    """Notes beside the runs: markdown files at the top of root and of its section folders."""
+    docs = [p for p in sorted(root.glob("*.md")) if p.name not in ("index.md", "README.md")]
+    docs += [p for p in sorted(root.glob("*/*.md"))]
+    return [_rel(root, p) for p in docs if not (p.parent / "summary.json").exists()]
+
+
+def sections(entries: list[dict]) -> list[tuple[str, str, str, list[dict]]]:
+    """[(key, heading, how to produce, entries)]: the known sections in order, then others by name."""
+    keys = list(SECTIONS) + sorted({e["section"] for e in entries} - set(SECTIONS))
+    out = []
+    for k in keys:
+        heading, how = SECTIONS.get(k, (k, ""))
+        es = [dict(e) for e in entries if e["section"] == k]
+        titles = [e["title"] for e in es]
+        for e in es:                              # two runs with one title: say which folder is which
+            if titles.count(e["title"]) > 1:
+                e["title"] = f"{e['title']} ({e['folder']})"
+        out.append((k, heading, how, es))
+    return out
+
+
+# ---- rendering ------------------------------------------------------------------------------------
+
+def _num(v) -> str:
+    if isinstance(v, bool) or v is None:
+        return "—" if v is None else str(v)
+    if isinstance(v, (int, float)):
+        return f"{v:.3g}"
+    return str(v)
+
+
+ADDITIVE = ("exponent", "accuracy", "gamma", " b in ")   # quantities compared by their difference
+COMPARE = ("difference", "ratio")   # what a report.json paper row may declare (its "compare"), overriding ADDITIVE
+
+
+def interval_of(row: dict) -> tuple[float, float] | None:
+    """A headline row's interval for its measured value (`lo`, `hi`, where its experiment gives one; what kind
+    of interval the row's quantity says), or None."""
+    lo, hi = row.get("lo"), row.get("hi")
+    ok = all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in (lo, hi))
+    return (float(lo), float(hi)) if ok else None
+
+
+def ratio(paper, measured, quantity: str = "", compare: str | None = None,
+          interval: tuple[float, float] | None = None) -> str:
+    """How far the measured value is from the paper's: the difference for exponents, accuracies and bounded
+    quantities (a ratio of two exponents, or of two weights in [0, 1] near 1 or at 0, means nothing), the
+    ratio for errors and other positive scales.  `compare`, when the row declares it, decides; else the
+    quantity's words (ADDITIVE).  With the measured value's `interval`, the same comparison of its ends."""
+    if isinstance(paper, (int, float)) and isinstance(measured, (int, float)) and not isinstance(paper, bool) \
+            and math.isfinite(paper) and math.isfinite(measured):
+        if compare == "difference" or (compare is None and any(w in quantity.lower() for w in ADDITIVE)):
+            ends = f" [{interval[0] - paper:+.3g}, {interval[1] - paper:+.3g}]" if interval else ""
+            return f"{measured - paper:+.3g}{ends} (difference)"
+        if paper != 0:
+            ends = sorted(v / paper for v in interval) if interval else None
+            return f"{measured / paper:.3g}x" + (f" [{ends[0]:.3g}x, {ends[1]:.3g}x]" if ends else "")
+    return "—"
+
+
+def measured_text(row: dict) -> str:
+    """A headline row's measured cell: the value, and its interval in brackets where the row gives one."""
+    iv = interval_of(row)
+    return _num(row.get("measured")) + (f" [{_num(iv[0])}, {_num(iv[1])}]" if iv else "")
+
+
+HEADLINE = ("quantity", "paper", "measured", "measured vs paper")   # the columns of a run's headline table
+
+
+def headline_rows(e: dict) -> list[dict[str, str]]:
+    """A run's headline table as every output shows it (the page, tables.tex, tables.csv): one row per
+    quantity its report.json gives a paper value for, the HEADLINE cells as text."""
+    return [dict(zip(HEADLINE, (p["quantity"], _num(p.get("paper")), measured_text(p),
+                                ratio(p.get("paper"), p.get("measured"), p.get("quantity", ""), p.get("compare"),
+                                      interval_of(p)))))
+            for p in e["paper"]]
+
+
+def headline_entries(secs) -> list[dict]:
+    """The runs with a headline table, in the page's order."""
+    return [e for _, _, _, es in secs for e in es if e["paper"]]
+
+
+INTRO = ("Built by `jackson-report` from the result folders under this folder: it trains nothing, it reads the "
+         "tables the runs wrote. Each caption says what the figure measures, on which data, with how many seeds "
+         "and the command that produced it; where the paper gives a number it stands beside the measured one "
+         "with their difference (exponents, accuracies) or ratio (errors). The claims ledger first gives each "
+         "claim its verdict. Sections without results say which command produces them. For a paper: the ledger "
+         "as a LaTeX longtable in `claims.tex`, every run's headline table in `tables.tex` (booktabs; pdfLaTeX "
+         "takes both as they are) and, as one long tidy table, in `tables.csv` (columns: `COLUMNS.md`), all beside "
+         "this page.")
+
+
+def readable_image(path: Path) -> bool:
+    """The file exists, is readable and starts with the signature of its type (a corrupt or truncated
+    figure is shown as missing, never embedded)."""
+    mime = IMAGE_TYPES.get(path.suffix.lower())
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(16)
+    except OSError:
+        return False
+    return mime is not None and any(head.startswith(m) for m in MAGIC[mime]) and path.stat().st_size > len(head)
+
+
+def missing_figures(root: Path, e: dict) -> list[str]:
+    return [f["file"] for f in e["figures"] if not readable_image(root / f["file"])]
+
+
+LEDGER_INTRO = ("Every quantitative claim of Jiang & Li (Jackson-type rates for the Transformer) and Yang et al. "
+                "(efficient Transformers on CoT dynamic programming), the run folder that tests it and a verdict "
+                "computed from that folder's files by the rule of its kind (the rules and their thresholds follow "
+                "the table; code: `jackson/lab_report/claims.py`), never typed. Quick runs, superseded and unfinished folders "
+                "never feed a verdict. The same rows, one per claim: `claims.csv` beside this page.")
+LEDGER_HEAD = ("id", "paper, where", "claim", "paper's value", "measured", "seeds", "folder", "verdict", "rule",
+               "other folders")
+
+
+def ledger_cells(r: claims.Row) -> list[str]:
+    """One ledger row as plain-text cells (`code` spans kept for the renderers)."""
+    c = r.claim
+    return [c.id, f"{c.paper}, {c.where}", c.text, c.paper_value, r.measured,
+            "" if r.n_seeds is None else str(r.n_seeds), f"`{r.folder}/`" if r.folder else "none",
+            r.verdict, f"`{c.kind}`", "; ".join(f"`{o.split(': ', 1)[0]}/`: {o.split(': ', 1)[1]}" for o in r.others)]
+
+
+def counts_text(rows: list[claims.Row]) -> str:
+    n = claims.counts(rows)
+    return f"{len(rows)} claims: " + ", ".join(f"{n[v]} {v}" for v in claims.VERDICTS) + "."
+
+
+def rules_of(rows: list[claims.Row]) -> list[tuple[str, str, list[str]]]:
+    """(kind, its rule's text, the claim ids it judges), in the order the ledger first uses them."""
+    kinds: dict[str, list[str]] = {}
+    for r in rows:
+        kinds.setdefault(r.claim.kind, []).append(r.claim.id)
+    return [(k, claims.KINDS[k].rule, ids) for k, ids in kinds.items()]
+
+
+SAFE_LINK = re.compile(r"(#|https?:|mailto:)", re.I)    # links that work wherever the page is opened
