@@ -27,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import datetime
 import json
+import gzip
 import os
 import platform
 import socket
@@ -42,7 +43,7 @@ LOCK = ".jackson-lab.lock"   # the run's own lock file (a user's `.lock` in a fo
 OWN = ("config.json", "command.txt", "environment.json")
 # names a lab command writes at the top of its run folder: in a folder it does not own (--force beside another
 # run or a user's files) any of these that exists already would be overwritten, so the run is refused up front
-WRITES = OWN + ("results.csv", "summary.md", "summary.json", "report.json", "cells", "checkpoints", "blocks.csv",
+WRITES = OWN + ("results.csv", "summary.md", "summary.json", "report.json", "cells", "checkpoints", "blocks.csv", "blocks.csv.gz",
                 "loss_curves.csv", "learned_spectrum.csv", "restarts.csv", "diagnostics.csv", "error_vs_mh.png",
                 "error_vs_mh.pdf", "learned_spectrum.png", "learned_spectrum.pdf", "loss_curves.png", "loss_curves.pdf",
                 "error_mh_x_mff.png", "error_mh_x_mff.pdf", "curve.csv", "heads.csv", "spectra.csv", "rows.csv")
@@ -76,6 +77,13 @@ def replace_via_temp(path: str | os.PathLike, write) -> None:
 def write_atomic(path: str | os.PathLike, text: str) -> None:
     """Write `text` to `path` through a temporary file and a rename: the file is complete or absent."""
     replace_via_temp(path, lambda tmp: tmp.write_text(text))
+
+
+def write_atomic_gz(path: str | os.PathLike, text: str) -> None:
+    """write_atomic for a large table: gzip-compressed (pandas reads it directly), with no timestamp in the gzip
+    header, so the same text gives the same bytes."""
+    data = gzip.compress(text.encode(), mtime=0)
+    replace_via_temp(path, lambda tmp: tmp.write_bytes(data))
 
 
 def save_atomic(path: str | os.PathLike, state) -> None:

@@ -316,8 +316,12 @@ def test_collect_concatenates_cell_tables(tmp_path):
     np.testing.assert_allclose(res.test_mse, parts.test_mse, rtol=1e-6)
     assert tabs["rows"]["rank"].tolist() == ["3"] * 6
     assert set(tabs["blocks"]["alpha"]) == {1.5, 2.0} and set(tabs["blocks"]["seed"]) == {0, 1}
-    for name in ("loss_curves.csv", "learned_spectrum.csv", "blocks.csv"):
+    for name in ("loss_curves.csv", "learned_spectrum.csv", "blocks.csv.gz"):
         assert (tmp_path / name).is_file()
+    folder_blocks = pd.read_csv(tmp_path / "blocks.csv.gz")                  # the cells' blocks, gzipped
+    cell_blocks = pd.concat([pd.read_csv(d / "blocks.csv") for d in dirs], ignore_index=True)
+    np.testing.assert_allclose(folder_blocks.mse, cell_blocks.mse, rtol=1e-6)
+    assert (tmp_path / "blocks.csv.gz").read_bytes()[:2] == b"\x1f\x8b"           # gzip
     s = summarize(tmp_path, tabs, (1, 2), "test")
     assert [(t["alpha"], t["rank"]) for t in s["targets"]] == [(1.5, "3"), (2.0, "3")]
     for t in s["targets"]:

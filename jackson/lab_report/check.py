@@ -6,12 +6,13 @@ import base64
 import html
 import json
 import re
+import urllib.parse
 import shutil
 import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
 
-from .entries import MAGIC, SAFE_LINK
+from .entries import IMAGE_TYPES, MAGIC, SAFE_LINK
 
 
 # ---- checking the page ------------------------------------------------------------------------------
@@ -20,15 +21,16 @@ VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "met
 
 
 class _Checker(HTMLParser):
-    def __init__(self):
+    def __init__(self, root: Path | None = None):
         super().__init__(convert_charrefs=True)
+        self.root = None if root is None else Path(root).resolve()
         self.stack: list[str] = []
         self.problems: list[str] = []
         self.images = 0
 
     def handle_starttag(self, tag, attrs):
         href = dict(attrs).get("href")
-        if tag == "a" and href is not None and not SAFE_LINK.match(href):
+        if tag == "a" and href is not None and not SAFE_LINK.match(href) and self._outside(href):
             self.problems.append(f"line {self.getpos()[0]}: <a href=\"{href[:60]}\"> breaks when the page travels alone")
         if tag == "img":
             self.images += 1
@@ -52,8 +54,26 @@ class _Checker(HTMLParser):
             return
         self.stack.pop()
 
+    def _outside(self, href: str) -> bool:
+        """A link that leaves the page: with no root (the page travels alone) any file link; with the page's
+        root, a link to a file that is not under it."""
+        if self.root is None:
+            return True
+        rel = urllib.parse.unquote(href.split("#", 1)[0])
+        if re.match(r"^[a-z][a-z0-9+.-]*:", rel, re.I) or rel.startswith("/") or ".." in Path(rel).parts:
+            return True
+        return not (self.root / rel).is_file()
+
+    def _check_file(self, src: str):
+        why = _image_file_problem(self.root, src)
+        if why:
+            self.problems.append(f"line {self.getpos()[0]}: {why}")
+
     def _check_img(self, src: str):
         m = re.fullmatch(r"data:(image/[\w.+-]+);base64,([A-Za-z0-9+/=]+)", src)
+        if not m and self.root is not None and not src.startswith("data:"):
+            self._check_file(src)
+            return
         if not m:
             self.problems.append(f"line {self.getpos()[0]}: <img> is not an inline base64 image")
             return
@@ -66,9 +86,34 @@ class _Checker(HTMLParser):
             self.problems.append(f"line {self.getpos()[0]}: <img> bytes are not a {m.group(1)}")
 
 
-def check_html(text: str) -> tuple[list[str], int]:
-    """(problems, number of images): balanced tags, every <img> an inline image whose bytes decode."""
-    c = _Checker()
+def _image_file_problem(root: Path, src: str) -> str:
+    """'' when src is a relative path to an image file under root; else what is wrong."""
+    rel = urllib.parse.unquote(src)
+    if re.match(r"^[a-z][a-z0-9+.-]*:", rel, re.I) or rel.startswith("/") or ".." in Path(rel).parts:
+        return f"<img src=\"{src[:60]}\"> is not a path inside the report's folder"
+    path = root / rel
+    mime = IMAGE_TYPES.get(path.suffix.lower())
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(16)
+    except OSError:
+        return f"<img src=\"{src[:60]}\">: no such file beside the page"
+    if not mime or not any(head.startswith(x) for x in MAGIC.get(mime, (b"",))):
+        return f"<img src=\"{src[:60]}\">: the file is not an image"
+    return ""
+
+
+def _beside(root: Path, href: str) -> bool:
+    rel = urllib.parse.unquote(href.split("#", 1)[0])
+    return not (re.match(r"^[a-z][a-z0-9+.-]*:", rel, re.I) or rel.startswith("/") or ".." in Path(rel).parts) \
+        and (root / rel).is_file()
+
+
+def check_html(text: str, root: Path | None = None) -> tuple[list[str], int]:
+    """(problems, number of images): balanced tags, every <img> an inline image whose bytes decode or, with the
+    page's folder `root`, a file under it (a relative path that stays inside root) whose bytes are an image;
+    every link inside the page, or with `root` to a file under it."""
+    c = _Checker(root)
     c.feed(text)
     c.close()
     c.problems += [f"<{t}> never closed" for t in c.stack]
@@ -124,15 +169,21 @@ PROBE = """<script>(function () {
     }).filter(function (h) { return !/^(#|https?:|mailto:)/i.test(h); });
     var out = document.createElement("pre");
     out.id = "__browser_check__";
+    var nav = performance.getEntriesByType("navigation")[0];
     out.textContent = JSON.stringify({images: imgs.length, broken: broken, links: links.length,
-                                      dangling: dangling, outside: outside, errors: errors});
+                                      dangling: dangling, outside: outside, errors: errors,
+                                      load_ms: nav ? nav.loadEventStart : performance.now()});
     document.body.appendChild(out);
   });
 })();</script>"""
 
 
-def _probed(page: str, base: str) -> str:
-    """The page with <base> (relative URLs resolve as beside the original) and PROBE first in <head>."""
+def _probed(page: str, base: str, eager: bool = True) -> str:
+    """The page with <base> (relative URLs resolve as beside the original) and PROBE first in <head>; with
+    `eager`, images load at once (a lazy image below the fold would never load in a headless window, so could
+    not be checked); without it, as a reader's browser loads the page (for its load time)."""
+    if eager:
+        page = page.replace(' loading="lazy"', "")
     inject = f'<base href="{html.escape(base)}">' + PROBE
     m = re.search(r"<head\b[^>]*>", page, re.I)
     if m:
@@ -142,7 +193,7 @@ def _probed(page: str, base: str) -> str:
     return page[:at] + "<head>" + inject + "</head>" + page[at:]
 
 
-def browser_report(path: Path, exe: str, timeout: int = 120) -> dict:
+def browser_report(path: Path, exe: str, timeout: int = 120, eager: bool = True) -> dict:
     """Load a copy of the page, with PROBE injected, in headless Chromium (`--dump-dom`, the command line
     only) and return what PROBE found: images, broken, links, dangling, errors.  Raises RuntimeError
     when Chromium fails or the page never reached `load`."""
@@ -150,7 +201,7 @@ def browser_report(path: Path, exe: str, timeout: int = 120) -> dict:
     path = Path(path).resolve()
     with tempfile.TemporaryDirectory(prefix="browser-check-") as tmp:
         copy = Path(tmp) / path.name
-        copy.write_text(_probed(path.read_text(encoding="utf-8"), path.parent.as_uri() + "/"), encoding="utf-8")
+        copy.write_text(_probed(path.read_text(encoding="utf-8"), path.parent.as_uri() + "/", eager), encoding="utf-8")
         args = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-extensions",
                 f"--user-data-dir={tmp}/profile", "--virtual-time-budget=10000", "--dump-dom", copy.as_uri()]
         try:
@@ -164,13 +215,18 @@ def browser_report(path: Path, exe: str, timeout: int = 120) -> dict:
     return json.loads(html.unescape(m.group(1)))
 
 
-def browser_check(path: Path, exe: str, timeout: int = 120) -> str | None:
+def browser_check(path: Path, exe: str, timeout: int = 120, alone: bool = True) -> str | None:
     """Load the page in headless Chromium: None if every <img> decoded, every "#id" link has its element
-    and nothing was logged as an error; else one line saying what went wrong."""
+    and nothing was logged as an error; else one line saying what went wrong.  With `alone` (a page that must
+    travel alone) every link to a file is an error; without it only a link to a file that is not beside the
+    page (under its folder)."""
     try:
         r = browser_report(path, exe, timeout)
     except RuntimeError as e:
         return str(e)
+    if not alone:
+        here = Path(path).resolve().parent
+        r["outside"] = [h for h in r.get("outside", []) if _image_file_problem(here, h) and not _beside(here, h)]
     problems = ([f"{len(r['broken'])} of {r['images']} images did not decode: " + "; ".join(r["broken"][:3])]
                 if r["broken"] else [])
     problems += [f"{len(r['dangling'])} of {r['links']} internal links lead nowhere: " + ", ".join(r["dangling"][:5])] \

@@ -79,8 +79,9 @@ CIFAR10_TEST = 10000   # vit-probe permute scores the whole CIFAR-10 test split 
 Z95 = 1.96             # two-sided 95% normal quantile
 PAPER_GAMMA = 0.27     # Fig. 3b: 1 / m_h^0.27 + 1.05
 
-PREFERENCE = ("Preferred folder where several test a claim: one whose data decide it (a folder whose own reference "
-              "says it could not show the effect is inconclusive, one whose grid cannot is untested, one outside the claim's setting not applicable), then the most seeds, then the kind's own "
+PREFERENCE = ("Preferred folder where several test a claim: one that tests it (an inconclusive one included: a "
+              "less apt folder does not overrule the best folder's own reference; a folder whose grid cannot test it is "
+              "untested, one outside the claim's setting not applicable), then the most seeds, then the kind's own "
               "order (its rule says which), then the folder name. Never used: quick or smoke runs (config.json "
               "\"quick\": true, or --quick in the command), superseded folders (SUPERSEDED.md), unfinished "
               "folders (no summary.json, or a summary.json of another command than command.txt's: a later "
@@ -1318,9 +1319,10 @@ def judge_claim(claim: Claim, runs: list[Run]) -> Row:
             left.append(f"{run.folder}: left out ({run.left_out})")
             continue
         judged.append((run, out))
-    # folders whose data decide the claim first, then those that cannot (inconclusive, then untested), then not
-    # applicable ones
-    weight = {INCONCLUSIVE: 1, UNTESTED: 2, NOT_APPLICABLE: 3}
+    # folders that test the claim first (an inconclusive verdict included: the best folder's own reference may say
+    # that it cannot decide, and a less apt folder does not overrule it), then those that cannot (untested), then
+    # not applicable ones
+    weight = {UNTESTED: 1, NOT_APPLICABLE: 2}
     judged.sort(key=lambda ro: (weight.get(ro[1].verdict, 0), -(ro[1].n_seeds or 0), ro[1].tiebreak, ro[0].folder))
     others = [f"{r.folder}: {o.verdict}, {_seeds_text(o.n_seeds)}"
               + (f" ({o.measured})" if o.verdict == NOT_APPLICABLE else "") for r, o in judged[1:]] + left

@@ -100,7 +100,7 @@ COLUMNS: dict[str, dict[str, str]] = {
         "steps": _FIT_STEPS,
         "chosen": "True for the restart reported in results.csv (lowest training MSE among those that did not diverge)",
     },
-    "jackson-sweep blocks.csv": {
+    "jackson-sweep blocks.csv.gz": {
         **{k: _SWEEP_TARGET[k] for k in ("alpha", "rank", "m_ff", "seed")},
         "m_h": "attention size m_h",
         "kind": "whose error: `test` (the reported trained member), `oracle` (rank-m_h rho), `oracle_self_exact` "
@@ -293,6 +293,38 @@ COLUMNS: dict[str, dict[str, str]] = {
         "exponent_hi": "97.5% bootstrap quantile of the exponent, resampling images",
         "erank": "effective rank exp(H(p)), p = s / sum s, of the mean spectrum (Roy & Vetterli 2007)",
         "r90": "number of leading singular values of the mean spectrum holding 90% of sum s^2",
+        "init_min": "the control (vit-probe spectra of a trained model): the smallest (steepest) exponent of any "
+                    "head of this layer over the random inits of the same architecture (init_heads.csv)",
+        "init_max": "the control: the largest exponent of any head of this layer over the random inits",
+        "init_median": "the control: the median exponent of this layer's heads over the random inits",
+        "steeper_than_init": "True when this head's whole 95% interval lies below init_min: training made it decay "
+                             "faster than every init head of its layer",
+    },
+    "vit-probe init_heads.csv": {
+        "init": "which random init of the model's architecture (its torch seed; no checkpoint loaded)",
+        "layer": _VIT_LAYER,
+        "head": _VIT_HEAD,
+        "n_images": "images whose logit matrices were decomposed (the same images as the trained model's)",
+        "tau": "tokens per image: the size of the logit matrix and the number of singular values",
+        "sigma1": "largest singular value of the mean spectrum (mean over images)",
+        "exponent": "slope of log mean singular value against log index over the fit range (capped at the rank "
+                    "bound m_h)",
+        "exponent_lo": "2.5% bootstrap quantile of the exponent, resampling images",
+        "exponent_hi": "97.5% bootstrap quantile of the exponent, resampling images",
+        "erank": "effective rank exp(H(p)), p = s / sum s, of the mean spectrum (Roy & Vetterli 2007)",
+        "r90": "number of leading singular values of the mean spectrum holding 90% of sum s^2",
+    },
+    "vit-probe init_spectra.csv": {
+        "init": "which random init of the model's architecture (its torch seed; no checkpoint loaded)",
+        "layer": _VIT_LAYER,
+        "head": _VIT_HEAD,
+        "i": "1-based index of the singular value, in decreasing order",
+        "mean": "mean over images of the i-th singular value of the random-init model's logit matrix",
+        "q05": "5% quantile over images of the i-th singular value",
+        "q25": "25% quantile over images of the i-th singular value",
+        "q50": "median over images of the i-th singular value",
+        "q75": "75% quantile over images of the i-th singular value",
+        "q95": "95% quantile over images of the i-th singular value",
     },
     "vit-probe violin_samples.csv": {
         "image": "0-based index of the image among those probed",
@@ -496,7 +528,7 @@ WRITTEN_BY: dict[str, str] = {
     "jackson-sweep results.csv": "one row per (target, seed, m_FF, m_h), the reported restart: "
                                  "`jackson/rate_sweep/cell.py` `measure` (rows.csv), gathered by `jackson/rate_sweep/results.py` `collect`",
     "jackson-sweep restarts.csv": "one row per restart of every m_h: `jackson/rate_sweep/cell.py` `measure`",
-    "jackson-sweep blocks.csv": "one row per (m_h, seed, kind, block): `jackson/rate_sweep/cell.py` `measure`",
+    "jackson-sweep blocks.csv.gz": "one row per (m_h, seed, kind, block): `jackson/rate_sweep/cell.py` `measure`",
     "jackson-sweep loss_curves.csv": "one row per (member, step): `jackson/fit.py` `fit` (curve), "
                                      "`jackson/rate_sweep/cell.py` `measure` (curve.csv)",
     "jackson-sweep learned_spectrum.csv": "one row per (target, seed, m_h): `jackson/pod.py` `learned_spectrum`, "
@@ -522,6 +554,9 @@ WRITTEN_BY: dict[str, str] = {
                              "(vit-probe spectra and sweep-mh)",
     "vit-probe heads.csv": "one row per ([m_h,] layer, head): `vit_probe/spectra.py` `head_table` "
                            "(vit-probe spectra and sweep-mh)",
+    "vit-probe init_heads.csv": "one row per (init, layer, head): `vit_probe/run_spectra.py` `init_control` "
+                                "(vit-probe spectra of a trained model: the control)",
+    "vit-probe init_spectra.csv": "one row per (init, layer, head, i): `vit_probe/run_spectra.py` `init_control`",
     "vit-probe violin_samples.csv": "one row per (image, i): `vit_probe` `run_spectra`",
     "vit-probe results.csv": "one row per (m_h, seed): `vit_probe` `MhCell.run` (vit-probe sweep-mh)",
     "vit-probe history.csv": "one row per epoch of each cell: `vit_probe/train.py` `train`, "

@@ -154,6 +154,7 @@ def from_hook(root: Path, folder: Path) -> dict:
     if is_quick(folder):                     # a smoke run: never evidence (the claims ledger leaves it out)
         e["title"] = "[quick run] " + e["title"]
     sup = folder / "SUPERSEDED.md"          # a later run replaced this one: say so in its title and text
+    e["superseded"] = sup.exists()
     if sup.exists():
         e["title"] = "[superseded] " + e["title"]
         e["text"] = ("SUPERSEDED: " + " ".join(sup.read_text().split()) + " " + e["text"]).strip()
@@ -165,6 +166,33 @@ def other_documents(root: Path) -> list[str]:
     docs = [p for p in sorted(root.glob("*.md")) if p.name not in ("index.md", "README.md")]
     docs += [p for p in sorted(root.glob("*/*.md"))]
     return [_rel(root, p) for p in docs if not (p.parent / "summary.json").exists()]
+
+
+def current_and_superseded(secs) -> tuple[list, list]:
+    """The sections with their current runs, and with their superseded ones (SUPERSEDED.md; sections without
+    any left out): the page shows the first, and the second in an appendix."""
+    cur = [(k, h, how, [e for e in es if not e.get("superseded")]) for k, h, how, es in secs]
+    old = [(k, h, how, [e for e in es if e.get("superseded")]) for k, h, how, es in secs]
+    return cur, [s for s in old if s[3]]
+
+
+def short(text: str, n: int = 90) -> str:
+    """text cut at a word boundary to at most n characters, with an ellipsis when cut."""
+    return text if len(text) <= n else text[:n].rsplit(" ", 1)[0].rstrip(",;:") + " …"
+
+
+def key_number(r: claims.Row) -> str:
+    """A ledger row's headline number for the summary: its quantity, value and interval, or what it lacks."""
+    o = r.outcome
+    if o is None or o.value is None:
+        return "—"
+    iv = f" [{o.lo:.3g}, {o.hi:.3g}]" if o.lo is not None and o.hi is not None else ""
+    return f"{o.quantity}: {o.value:.3g}{iv}"
+
+
+def run_id(folder: str) -> str:
+    """The page anchor of a run folder's section."""
+    return "run-" + re.sub(r"[^a-z0-9]+", "-", folder.lower()).strip("-")
 
 
 def sections(entries: list[dict]) -> list[tuple[str, str, str, list[dict]]]:

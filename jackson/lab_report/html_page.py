@@ -4,17 +4,34 @@ from __future__ import annotations
 
 import base64
 import html
+import urllib.parse
 import os
 import re
 from pathlib import Path
 
 from . import claims
-from .entries import HEADLINE, IMAGE_TYPES, INTRO, LEDGER_HEAD, LEDGER_INTRO, SAFE_LINK, counts_text, headline_rows, ledger_cells, readable_image, rules_of, seeds_text
+from .entries import (HEADLINE, IMAGE_TYPES, INTRO, LEDGER_HEAD, LEDGER_INTRO, SAFE_LINK, counts_text,
+                      current_and_superseded, headline_rows, key_number, ledger_cells, readable_image, rules_of,
+                      run_id, seeds_text, short)
 
 
 def _inline(text: str) -> str:
     """Escape text for HTML, then `code` spans -> <code>."""
     return re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(text, quote=False))
+
+
+def img_src(root: Path, path: Path, single_file: bool) -> str:
+    """An <img> src: the file itself, base64, when the page must travel alone (--single-file); else its path
+    relative to the page (the figures are files beside it, loaded as they scroll into view)."""
+    if single_file:
+        return _data_uri(path)
+    return urllib.parse.quote(Path(os.path.relpath(path, root)).as_posix())
+
+
+def _img(root: Path, path: Path, alt: str, single_file: bool, cls: str = "") -> str:
+    lazy = "" if single_file else ' loading="lazy"'
+    c = f'class="{cls}" ' if cls else ""
+    return f'<img {c}src="{img_src(root, path, single_file)}" alt="{html.escape(alt)}"{lazy}>'
 
 
 def _data_uri(path: Path) -> str:
@@ -30,7 +47,15 @@ CSS = ("body{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1
        "td.partly{background:#fdf3d8}td.not-reproduced{background:#f9dfdc}td.inconclusive{background:#e4ecf7}td.untested,td.not-applicable{background:#eee}"
        "details{margin:.6em 0}summary{cursor:pointer;color:#1a4c8a}div.doc{border-left:3px solid #ddd;"
        "padding:0 1em;margin:.4em 0;font-size:.92em}div.doc table{font-size:.85em}div.doc h1{font-size:1.3em}"
-       "div.doc h2{font-size:1.15em}div.doc h3{font-size:1em}")
+       "div.doc h2{font-size:1.15em}div.doc h3{font-size:1em}"
+       "table.glance{font-size:.8em;width:100%}table.glance td{padding:.1em .4em;line-height:1.25}"
+       "table.glance td:first-child,table.glance td.v{white-space:nowrap}"
+       ".badge{display:inline-block;padding:.1em .6em;margin:0 .3em .3em 0;border-radius:.8em;font-weight:bold}"
+       ".badge.reproduced{background:#e3f4e1}.badge.partly{background:#fdf3d8}.badge.not-reproduced{background:#f9dfdc}"
+       ".badge.inconclusive{background:#e4ecf7}.badge.untested,.badge.not-applicable{background:#eee}"
+       "div.grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(250px,1fr));gap:.6em;margin:1em 0}"
+       "div.grid a.cell{display:block;text-decoration:none;color:#333;font-size:.8em}"
+       "div.grid img{width:100%;height:170px;object-fit:contain;background:#fff}")
 
 
 def ledger_html(rows: list[claims.Row]) -> list[str]:
@@ -41,7 +66,8 @@ def ledger_html(rows: list[claims.Row]) -> list[str]:
         cells = [_inline(x) for x in ledger_cells(r)]
         cells[5] = f'<td class="n">{cells[5]}</td>'
         cells[7] = f'<td class="v {r.verdict.replace(" ", "-")}"><strong>{cells[7]}</strong></td>'
-        H.append("<tr>" + "".join(x if x.startswith("<td") else f"<td>{x}</td>" for x in cells) + "</tr>")
+        H.append(f'<tr id="claim-{html.escape(r.claim.id)}">' + "".join(x if x.startswith("<td") else f"<td>{x}</td>"
+                                                                  for x in cells) + "</tr>")
     H += ["</table>", f"<p>Rules (one function per kind in <code>jackson/lab_report/claims.py</code>, its text below). "
           f"{_inline(claims.PREFERENCE)}</p>", "<ul>"]
     H += [f"<li><code>{html.escape(k)}</code> ({html.escape(', '.join(ids))}): {_inline(text)}</li>"
@@ -53,7 +79,7 @@ def _doc_id(rel: str) -> str:
     return "doc-" + re.sub(r"[^a-z0-9]+", "-", rel.lower()).strip("-")
 
 
-def doc_html(root: Path, rel: str, inlined: set[str]) -> str:
+def doc_html(root: Path, rel: str, inlined: set[str], single_file: bool = False) -> str:
     """A markdown file beside the page (a run's summary.md, a note) as HTML for the page itself, so the
     page needs nothing beside it: headings get ids and "#x" links point at them under the document's own
     prefix; a link to another document of the page points at its block; a link to any other file
@@ -86,7 +112,7 @@ def doc_html(root: Path, rel: str, inlined: set[str]) -> str:
         src = html.unescape(m.group(1))
         path = root / os.path.normpath(os.path.join(here, src))
         if readable_image(path):
-            return f'<img src="{_data_uri(path)}" alt="{html.escape(src)}">'
+            return _img(root, path, src, single_file)
         return f"<em>(image <code>{html.escape(src)}</code> missing)</em>"
 
     body = re.sub(r'<a href="([^"]*)"[^>]*>(.*?)</a>', link, body, flags=re.S)
@@ -94,59 +120,117 @@ def doc_html(root: Path, rel: str, inlined: set[str]) -> str:
     return body
 
 
-def doc_details(root: Path, rel: str, inlined: set[str]) -> str:
-    """A collapsed block holding one document of the page (see doc_html)."""
+def doc_details(root: Path, rel: str, inlined: set[str], single_file: bool = False) -> str:
+    """A collapsed block holding one document of the page (see doc_html) when the page travels alone
+    (--single-file); else a link to the document, a file beside the page (the page stays small and fast)."""
+    if not single_file:
+        q = urllib.parse.quote(rel)
+        return f'<p class="doc-link">Details: <a href="{q}">{html.escape(rel)}</a></p>'
     return (f'<details id="{_doc_id(rel)}"><summary>{html.escape(rel)}</summary>'
-            f'<div class="doc">{doc_html(root, rel, inlined)}</div></details>')
+            f'<div class="doc">{doc_html(root, rel, inlined, single_file)}</div></details>')
 
 
-def render_html(root: Path, secs, docs: list[str], rows: list[claims.Row] | None = None) -> str:
+GLANCE_FIGURES = 8     # headline figures on the first screen: the first figure of each folder the ledger reads
+
+
+def glance_html(root: Path, rows: list[claims.Row], entries: list[dict], single_file: bool) -> list[str]:
+    """The first screen: the verdict counts, one compact row per claim (id, the claim in a few words, verdict, its
+    key number; the id opens the full row), and the headline figures as a grid (each opens its run)."""
+    n = claims.counts(rows)
+    H = ['<section id="at-a-glance">', "<h2>At a glance</h2>",
+         '<p class="counts">' + " ".join(f'<span class="badge {v.replace(" ", "-")}">{n[v]} {html.escape(v)}</span>'
+                                         for v in claims.VERDICTS if n[v]) + f" of {len(rows)} claims</p>",
+         '<table class="glance"><tr><th>claim</th><th>in a few words</th><th>verdict</th><th>key number</th></tr>']
+    for r in rows:
+        H.append(f'<tr><td><a href="#claim-{html.escape(r.claim.id)}">{html.escape(r.claim.id)}</a></td>'
+                 f"<td>{_inline(short(r.claim.text, 75))}</td>"
+                 f'<td class="v {r.verdict.replace(" ", "-")}">{html.escape(r.verdict)}</td>'
+                 f'<td class="n">{_inline(key_number(r))}</td></tr>')
+    H.append("</table>")
+    by_folder = {e["folder"]: e for e in entries}
+    shown, cells = set(), []
+    for r in rows:
+        e = by_folder.get(r.folder)
+        if not e or r.folder in shown or len(cells) >= GLANCE_FIGURES:
+            continue
+        shown.add(r.folder)
+        fig = next((f for f in e["figures"] if readable_image(root / f["file"])), None)
+        if fig:
+            cells.append(f'<a class="cell" href="#{run_id(e["folder"])}">{_img(root, root / fig["file"], e["folder"], single_file, "thumb")}'
+                         f"<span>{html.escape(e['folder'])}/</span></a>")
+    if cells:
+        H += ['<div class="grid">', *cells, "</div>"]
+    return H + ["</section>"]
+
+
+def _run_html(root: Path, e: dict, num: str, inlined: set[str], single_file: bool) -> list[str]:
+    """One run folder's block: title, command, data, text, headline table, figures, its summary collapsed."""
+    H = [f'<h3 id="{run_id(e["folder"])}">{num} {_inline(e["title"])}</h3>',
+         f'<p class="meta">Folder: <code>{html.escape(e["folder"])}/</code> · command: '
+         f'<code>{html.escape(e["command"])}</code>'
+         + (f' (as run: <code>{html.escape(e["ran"])}</code>)' if e.get("ran") else "")
+         + f' · seeds: {html.escape(seeds_text(e["seeds"]))}'
+         + (f' · made: {html.escape(e["made"])}' if e.get("made") else "") + "</p>",
+         f"<p>Data: {_inline(e['data'])}</p>"]
+    if e["text"]:
+        H.append(f"<p>{_inline(e['text'])}</p>")
+    if e["paper"]:
+        H.append("<table><tr>" + "".join(f"<th>{h}</th>" for h in HEADLINE) + "</tr>")
+        for row in headline_rows(e):
+            q, paper, measured, vs = row.values()
+            H.append(f"<tr><td>{_inline(q)}</td><td class=\"n\">{html.escape(paper)}</td>"
+                     f"<td class=\"n\">{html.escape(measured)}</td><td class=\"n\">{vs}</td></tr>")
+        H.append("</table>")
+    n = 0
+    for f in e["figures"]:
+        path = root / f["file"]
+        if not readable_image(path):
+            H.append(f"<p><em>(figure missing or unreadable: <code>{html.escape(f['file'])}</code>)</em></p>")
+            continue
+        n += 1
+        H += ["<figure>", _img(root, path, f"Figure {num}.{n}", single_file),
+              f"<figcaption><strong>Figure {num}.{n}.</strong> {_inline(f['caption'])}</figcaption>", "</figure>"]
+    return H + [doc_details(root, p, inlined, single_file) for p in e.get("links", [])]
+
+
+def render_html(root: Path, secs, docs: list[str], rows: list[claims.Row] | None = None,
+                single_file: bool = False) -> str:
+    """index.html: the answer first (glance_html), the full ledger one click away, then each section's current
+    runs; superseded runs in an appendix; the notes last."""
     inlined = set(docs) | {p for _, _, _, es in secs for e in es for p in e.get("links", [])}
+    current, superseded = current_and_superseded(secs)
     H = ["<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
+         '<meta name="viewport" content="width=device-width, initial-scale=1">',
          "<title>jackson-lab report</title>", f"<style>{CSS}</style>", "</head>", "<body>",
-         "<h1>jackson-lab report</h1>", f"<p>{_inline(INTRO)}</p>"]
-    H += ledger_html(rows) if rows else []
-    H.append("<ol>")
-    for i, (k, heading, _, es) in enumerate(secs, 1):
+         "<h1>jackson-lab report</h1>"]
+    if rows:
+        H += glance_html(root, rows, [e for _, _, _, es in current for e in es], single_file)
+        H += ["<details><summary>The claims ledger in full: what was measured, the folder, the rule, the other "
+              "folders</summary>", *ledger_html(rows), "</details>"]
+    H += [f"<p>{_inline(INTRO)}</p>", "<ol>"]
+    for k, heading, _, es in current:
         H.append(f'<li><a href="#{k.replace("_", "-")}">{_inline(heading)}</a>{"" if es else " (no results yet)"}</li>')
+    if superseded:
+        H.append('<li><a href="#appendix">Appendix: superseded runs</a></li>')
     H.append("</ol>")
-    for i, (k, heading, how, es) in enumerate(secs, 1):
-        H.append(f'<section id="{k.replace("_", "-")}">')
-        H.append(f"<h2>{i}. {_inline(heading)}</h2>")
+    for i, (k, heading, how, es) in enumerate(current, 1):
+        H += [f'<section id="{k.replace("_", "-")}">', f"<h2>{i}. {_inline(heading)}</h2>"]
         if not es:
             H.append(f"<p>No results yet. Produce them with <code>{html.escape(how)}</code>.</p>" if how
                      else "<p>No results yet.</p>")
         for j, e in enumerate(es, 1):
-            H += [f"<h3>{i}.{j} {_inline(e['title'])}</h3>",
-                  f'<p class="meta">Folder: <code>{html.escape(e["folder"])}/</code> · command: '
-                  f'<code>{html.escape(e["command"])}</code>'
-                  + (f' (as run: <code>{html.escape(e["ran"])}</code>)' if e.get("ran") else "")
-                  + f' · seeds: {html.escape(seeds_text(e["seeds"]))}'
-                  + (f' · made: {html.escape(e["made"])}' if e.get("made") else "") + "</p>",
-                  f"<p>Data: {_inline(e['data'])}</p>"]
-            if e["text"]:
-                H.append(f"<p>{_inline(e['text'])}</p>")
-            if e["paper"]:
-                H.append("<table><tr>" + "".join(f"<th>{h}</th>" for h in HEADLINE) + "</tr>")
-                for row in headline_rows(e):
-                    q, paper, measured, vs = row.values()
-                    H.append(f"<tr><td>{_inline(q)}</td><td class=\"n\">{html.escape(paper)}</td>"
-                             f"<td class=\"n\">{html.escape(measured)}</td><td class=\"n\">{vs}</td></tr>")
-                H.append("</table>")
-            n = 0
-            for f in e["figures"]:
-                path = root / f["file"]
-                if not readable_image(path):
-                    H.append(f"<p><em>(figure missing or unreadable: <code>{html.escape(f['file'])}</code>)</em></p>")
-                    continue
-                n += 1
-                H += ["<figure>", f'<img src="{_data_uri(path)}" alt="Figure {i}.{j}.{n}">',
-                      f"<figcaption><strong>Figure {i}.{j}.{n}.</strong> {_inline(f['caption'])}</figcaption>",
-                      "</figure>"]
-            H += [doc_details(root, p, inlined) for p in e.get("links", [])]
+            H += _run_html(root, e, f"{i}.{j}", inlined, single_file)
+        H.append("</section>")
+    if superseded:
+        H += ['<section id="appendix">', "<h2>Appendix: superseded runs</h2>",
+              "<p>Each was replaced by a later run (its SUPERSEDED.md says which and why); none feeds a verdict.</p>"]
+        for i, (k, heading, _, es) in enumerate(superseded, 1):
+            H.append(f"<h3>A.{i} {_inline(heading)}</h3>")
+            for j, e in enumerate(es, 1):
+                H += _run_html(root, e, f"A.{i}.{j}", inlined, single_file)
         H.append("</section>")
     if docs:
         H.append('<h2 id="notes">Notes beside the runs</h2>')
-        H += [doc_details(root, d, inlined) for d in docs]
+        H += [doc_details(root, d, inlined, single_file) for d in docs]
     H += ["</body>", "</html>", ""]
     return "\n".join(H)

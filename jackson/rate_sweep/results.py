@@ -10,8 +10,9 @@ import numpy as np
 import pandas as pd
 
 from ..figures import save
-from ..runfolder import write_atomic
+from ..runfolder import write_atomic, write_atomic_gz
 from ..rates import bootstrap_exponent, bound_terms, fit_power_law, law_text, predicted_exponent, spectrum_law
+from .blocks import BLOCKS, read_blocks
 from .terms import explain, ff_curves
 
 ORACLES = {"test": "trained (held-out)", "oracle": "oracle: rank-m_h rho",
@@ -83,7 +84,7 @@ def collect(out_dir: Path, cell_dirs: list[Path]) -> dict[str, pd.DataFrame]:
     write_atomic(out_dir / "results.csv", tabs["rows"].to_csv(index=False, float_format="%.6e"))
     write_atomic(out_dir / "loss_curves.csv", tabs["curve"].to_csv(index=False, float_format="%.6e"))
     write_atomic(out_dir / "learned_spectrum.csv", spectrum_long(tabs["learned_spectrum"]).to_csv(index=False, float_format="%.6e"))
-    write_atomic(out_dir / "blocks.csv", tabs["blocks"].to_csv(index=False, float_format="%.6e"))
+    write_atomic_gz(out_dir / BLOCKS, tabs["blocks"].to_csv(index=False, float_format="%.6e"))
     write_atomic(out_dir / "restarts.csv", tabs["restarts"].to_csv(index=False, float_format="%.6e"))
     write_atomic(out_dir / "diagnostics.csv", tabs["diagnostics"].to_csv(index=False, float_format="%.6e"))
     tabs["meta"] = {(m["cell"]["alpha"], str(m["cell"]["rank"]), _width(m)): m for m in metas}
@@ -126,8 +127,7 @@ def reference_run(folder: str | Path, config: dict | None = None) -> dict:
     s = json.loads((folder / "summary.json").read_text())
     other = json.loads((folder / "config.json").read_text()) if (folder / "config.json").exists() else {}
     differs = [k for k in SAME_DATA if config is not None and k in other and k in config and other[k] != config[k]]
-    blocks = (pd.read_csv(folder / "blocks.csv", dtype={"rank": str}) if (folder / "blocks.csv").exists()
-              else None)
+    blocks = read_blocks(folder)
     return {"folder": str(folder), "attention": s.get("attention", "softmax"), "command": s.get("command", ""),
             "fit_range": s.get("fit_range"), "differs": differs, "blocks": blocks,
             "targets": {(float(t["alpha"]), str(t["rank"])): {

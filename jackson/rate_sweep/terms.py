@@ -32,6 +32,7 @@ import pandas as pd
 
 from ..figures import save
 from ..runfolder import environment, write_atomic, write_report
+from .blocks import BLOCKS, blocks_path, read_blocks
 
 N_BOOT = 1000             # bootstrap replicates of each ratio
 SHARE_LIMIT = 0.5         # a term "limits" the curve at m_h when it is >= this share of e_full and the other < this x it
@@ -49,8 +50,8 @@ def describe(folder: Path) -> dict:
         cfg = json.loads((folder / "config.json").read_text())
     except (OSError, ValueError) as e:
         raise TermsError(f"{folder}: no readable config.json of a jackson-sweep run ({e})") from None
-    if not (folder / "blocks.csv").is_file():
-        raise TermsError(f"{folder}: no blocks.csv (not a finished jackson-sweep run)")
+    if blocks_path(folder) is None:
+        raise TermsError(f"{folder}: no {BLOCKS} (not a finished jackson-sweep run)")
     model = cfg.get("model", {})
     phi, psi = {"paper": ("sin", "sin"), "trace-free": ("sin", "cos")}.get(cfg.get("construction", ""),
                                                                           (cfg.get("phi"), cfg.get("psi")))
@@ -66,7 +67,7 @@ def ffn_class(d: dict) -> str:
 
 
 def _blocks(folder: Path) -> pd.DataFrame:
-    b = pd.read_csv(Path(folder) / "blocks.csv", dtype={"rank": str})
+    b = read_blocks(Path(folder))
     if "m_ff" not in b:
         b["m_ff"] = 128
     return b
