@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from jackson.config import Option, UsageError, check_out_dir, cli_run, fail, install_signals, need
-from jackson.runfolder import check_run_folder, open_run
+from jackson.runfolder import check_figure_file, check_run_folder, open_run
 from jackson.schedule import MAX_SEED
 from .model import ArchConfig, ModelConfig
 from .sweep import CPU_TRAIN
@@ -96,6 +96,10 @@ def make_data(cfg: DataConfig, command: str) -> dict:
                 if meta is not None else "is not empty and is not a cot-dp dataset folder (no readable meta.json)")
         need(same or cfg.force, f"--out: {out} {what}; give a new or empty folder, or --force to write the "
                                 "dataset's files into it (nothing else there is touched)")
+        try:
+            data.check_no_links(out)
+        except data.DataError as e:
+            raise UsageError(f"--out: {e}") from None
         for name in data.OWNED_FILES:
             f = out / name
             need(not f.parent.exists() or f.parent.is_dir(), f"--out: {f.parent} exists and is not a folder")
@@ -106,6 +110,8 @@ def make_data(cfg: DataConfig, command: str) -> dict:
         raise UsageError(str(e)) from None
     try:
         data.write_dataset(out, task, tr, te, cfg.seed, command)
+    except data.DataError as e:
+        raise UsageError(f"--out: {e}") from None
     except OSError as e:
         raise UsageError(f"--out: cannot write the dataset into {out} ({e.strerror or e}); "
                          "whatever it held before is unchanged") from None
@@ -193,9 +199,9 @@ def resolve_task(cfg: TrainRunConfig, folder: Path) -> TaskConfig:
     need(bool(task.name) and task.size > 0, f"--task, --size: {folder} has no meta.json; say which task and size made it")
     task.check()
     if task.name == "lis" and not (folder / "meta.json").exists():
-        top = data.largest_number(folder)
+        top, where = data.largest_number_at(folder)
         if top >= task.params.value_range:
-            need(top < 2048, f"{folder}: numbers up to {top}; LIS values must be below 2048")
+            need(top < 2048, f"{where}: number {top}; LIS values must be below 2048")
             task = dataclasses.replace(task, params=dataclasses.replace(task.params, value_range=top + 1))
             print(f"data: {folder} holds numbers up to {top}: --value-range raised from {cfg.params.value_range} "
                   f"to {top + 1} (taken from the data)")
@@ -268,7 +274,8 @@ class MaskConfig:
     length: int = 64     # sequence length L (B = 2^floor(log2 sqrt L))
     c: int = 1           # summary tokens per block
     k: int = 1           # blocks in the local window
-    png: str = ""        # also save a picture here
+    png: str = ""        # also save a picture here (a .png gets its .pdf copy beside it)
+    force: bool = False  # replace an existing --png file (and its .pdf copy); without it one is refused
 
 
 def show_mask(cfg: MaskConfig, command: str) -> dict:
@@ -283,6 +290,7 @@ def show_mask(cfg: MaskConfig, command: str) -> dict:
         need(not png.exists() or png.is_file(), f"--png: {png} exists and is not a file")
         need(png.parent.is_dir() and os.access(png.parent, os.W_OK | os.X_OK),
              f"--png: cannot write into {png.parent.resolve()} (no such folder, or not writable)")
+        check_figure_file(png, cfg.force)
     m = sparse_mask(cfg.length, B, cfg.c, cfg.k)
     if cfg.png:
         from .sweep import plot_mask

@@ -73,14 +73,38 @@ def dataset_meta(task: TaskConfig, train, test, seed: int, command: str = "") ->
             "command": command}
 
 
-def write_dataset(folder, task: TaskConfig, train, test, seed: int, command: str = "") -> Path:
+def check_no_links(folder, root=None) -> None:
+    """Refuse (DataError, one line) a dataset folder that `write_dataset` would write through a symbolic
+    link: no path below `root` (default: `folder` itself) on the way to a file it writes -- the folders
+    between root and `folder`, chain/, decoder/, and the files -- may be a link, so no write follows one
+    out of the folder the user named.  `root` itself may be a link: it is the folder named."""
+    folder = Path(folder)
+    root = folder if root is None else Path(root)
+    try:
+        between = folder.relative_to(root).parts
+    except ValueError:
+        raise DataError(f"{folder}: not inside {root}") from None
+    for name in OWNED_FILES:
+        p = root
+        for part in (*between, *Path(name).parts):
+            p = p / part
+            if p.is_symlink():
+                raise DataError(f"{p} is a symbolic link (to {os.readlink(p)}); a dataset is written only "
+                                f"inside {root}, never through a link: remove the link or pick another folder")
+            if not p.exists():
+                break
+
+
+def write_dataset(folder, task: TaskConfig, train, test, seed: int, command: str = "", root=None) -> Path:
     """Write the chain/ and decoder/ splits and meta.json into `folder`, atomically; nothing else in
-    `folder` is touched.
+    `folder` is touched, and nothing is written through a symbolic link below `root` (default: `folder`;
+    `check_no_links`).
 
     Everything is written into a fresh temporary folder first.  A new `folder` is that temporary
     folder renamed; into an existing one the files are moved one by one (os.replace) after its old
     meta.json is removed, and the new meta.json goes in last, so a run killed at any moment leaves
     either the previous complete dataset or files without a meta.json, never a mix that looks complete."""
+    check_no_links(folder, root)
     folder = Path(folder).resolve()
     sep = task.sep
     folder.parent.mkdir(parents=True, exist_ok=True)
@@ -149,11 +173,33 @@ def task_from_meta(folder) -> TaskConfig:
 def largest_number(folder) -> int:
     """The largest integer token in <folder>/chain/{train,test}_data.txt (-1 if there is none): what
     a vocabulary must reach to read the files (LIS: the value range)."""
-    best = -1
+    return largest_number_at(folder)[0]
+
+
+MAX_DIGITS = 9       # an integer token longer than this reaches no task's vocabulary (LIS: values below 2048)
+
+
+def largest_number_at(folder) -> tuple[int, str]:
+    """(largest integer token, "<file> line <n>" where it is) of <folder>/chain/{train,test}_data.txt;
+    (-1, "") if there is none.  A token of more than MAX_DIGITS digits is a DataError naming its file and
+    line (no vocabulary reaches it; Python would not even convert one of 4,300 digits)."""
+    best, where = -1, ""
     for name in ("train_data.txt", "test_data.txt"):
-        for _, toks in _split_lines(Path(folder) / "chain" / name):
-            best = max([best, *(int(t) for t in toks if t.isascii() and t.isdigit())])
-    return best
+        path = Path(folder) / "chain" / name
+        for n, toks in _split_lines(path):
+            for t in toks:
+                if not (t.isascii() and t.isdigit()):
+                    continue
+                if len(t.lstrip("0")) > MAX_DIGITS:
+                    raise DataError(f"{path} line {n}: number {_short(t)} is beyond any task's vocabulary")
+                if int(t) > best:
+                    best, where = int(t), f"{path} line {n}"
+    return best, where
+
+
+def _short(token: str, width: int = 20) -> str:
+    """A token as a message shows it: quoted, and cut with its length said when it is long."""
+    return f"'{token}'" if len(token) <= width else f"'{token[:width]}...' ({len(token)} characters)"
 
 
 # ---- reading -----------------------------------------------------------------------------------
@@ -195,7 +241,7 @@ def read_lines(path: Path, task: TaskConfig, tok: Tokenizer, answers: list[str] 
             raise DataError(f"{where}: empty line")
         bad = next((t for t in toks if t not in tok.ids or t in ("<pad>", "<eos>")), None)
         if bad is not None:
-            raise DataError(f"{where}: token '{bad}' is not in the {task.name} vocabulary")
+            raise DataError(f"{where}: token {_short(bad)} is not in the {task.name} vocabulary")
         if task.sep not in toks:
             raise DataError(f"{where}: no '{task.sep}' ends a prompt")
         k = toks.index(task.sep) + 1

@@ -21,8 +21,8 @@ from tqdm.auto import tqdm
 
 from jackson.attention import block_size, sparse_mask
 from jackson.config import Option, UsageError, need
-from jackson.figures import save
-from jackson.runfolder import check_run_folder, check_scheduler, open_run, write_report
+from jackson.figures import pyplot, save
+from jackson.runfolder import check_run_folder, check_scheduler, open_run, replace_via_temp, write_atomic, write_report
 from jackson.schedule import MAX_SEED
 from jackson.sweep import checkpoint_progress, non_default, run_cells
 from . import data, flops
@@ -31,6 +31,13 @@ from .tasks import TASKS, TaskConfig, TaskParams
 from .tasks import edit_distance as ed
 from .tokenizer import Tokenizer
 from .train import TrainConfig, accuracy, position_accuracy, train
+
+
+def write_csv(df: pd.DataFrame, path: Path, **kwargs) -> None:
+    """df.to_csv (no index) through a temporary file and a rename (jackson.runfolder.replace_via_temp): the file
+    is complete or absent, a symbolic link in its place is replaced, never written through, and a file that was
+    there before the run in a folder it does not own is refused."""
+    replace_via_temp(path, lambda tmp: df.to_csv(tmp, index=False, **kwargs))
 
 
 @dataclass(frozen=True)
@@ -95,14 +102,14 @@ class CotCell:
                "train_s": res.wall_s, "eval_s": time.perf_counter() - t1, "device": self.device}
         # after the row, so that eval_s stays the generation's time alone
         by_pos = position_accuracy(model, ds.test, ds.tokenizer.ids.get(","), self.device, self.train.gen_batch)
-        pd.DataFrame([row]).to_csv(folder / "rows.csv", index=False)
-        pd.DataFrame(res.curve).to_csv(folder / "curve.csv", index=False)
-        by_pos.to_csv(folder / "position_accuracy.csv", index=False, float_format="%.6g")
+        write_csv(pd.DataFrame([row]), folder / "rows.csv")
+        write_csv(pd.DataFrame(res.curve), folder / "curve.csv")
+        write_csv(by_pos, folder / "position_accuracy.csv", float_format="%.6g")
         # wall_s: this process's time on the cell; fit_wall_s: training time over every process that trained it
         meta = {"cell": dataclasses.asdict(self), "key": self.key(), "wall_s": time.perf_counter() - t0,
                 "fit_wall_s": res.wall_s,
                 "vocab": len(ds.tokenizer), "block": getattr(model.blocks[0].attn, "block", None)}
-        (folder / "cell.json").write_text(json.dumps(meta, indent=1, default=str))
+        write_atomic(folder / "cell.json", json.dumps(meta, indent=1, default=str))
 
 
 # ---- presets -----------------------------------------------------------------------------------
@@ -297,7 +304,10 @@ def make_datasets(cfg: SweepConfig, command: str, progress: bool = True) -> None
                     tr, te = data.generate(task, cfg.n_train, cfg.n_test, cfg.data_seed)
                 except data.DataError as e:
                     raise UsageError(str(e)) from None
-                data.write_dataset(folder, task, tr, te, cfg.data_seed, command)
+                try:
+                    data.write_dataset(folder, task, tr, te, cfg.data_seed, command, root=cfg.resolved_out())
+                except data.DataError as e:
+                    raise UsageError(f"--out: {e}") from None
             L = data.read_meta(folder)["max_len"]
             need(not cfg.max_len or cfg.max_len >= L, f"--max-len: {t} size {s} has sequences of {L} tokens; "
                                                       f"a model built for {cfg.max_len} positions cannot fit them")
@@ -357,7 +367,7 @@ def _f3(x: float | None) -> str:
 
 def summarize(out: Path, res: pd.DataFrame, cfg: SweepConfig, command: str) -> dict:
     mg = min_gflops(res, cfg.target_acc)
-    mg.to_csv(out / "min_gflops.csv", index=False)
+    write_csv(mg, out / "min_gflops.csv")
     pct = f"{cfg.target_acc:.0%}"
     md = [f"# cot-dp sweep summary ({cfg.preset_label})", "", f"Command: `{command}`", "",
           f"Preset: **{cfg.preset}**{cfg.changes_note}. Data: synthetic CoT datasets generated here (seed {cfg.data_seed}; "
@@ -420,8 +430,8 @@ def summarize(out: Path, res: pd.DataFrame, cfg: SweepConfig, command: str) -> d
                "(standard), 256/512/512/512 (linear), 128/256/256/256 (sparse); our GFLOPs column also counts "
                "attention and the output head (formula in cot_dp/flops.py).", ""]
     md += _claims(summary, cfg, res, out)
-    (out / "summary.md").write_text("\n".join(md))
-    (out / "summary.json").write_text(json.dumps(summary, indent=1, default=float))
+    write_atomic(out / "summary.md", "\n".join(md))
+    write_atomic(out / "summary.json", json.dumps(summary, indent=1, default=float))
     return summary
 
 
@@ -507,9 +517,7 @@ def plot_heatmaps(out: Path, res: pd.DataFrame, cfg: SweepConfig) -> list[Path]:
     model.  With results.csv's baseline column, each size's constant-answer accuracy is written under it and
     the cells at or below it are hatched (`at_or_below_baseline`): the accuracy a model must beat to have
     learnt anything."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
     from matplotlib.patches import Patch, Rectangle
     paths = []
     for task in cfg.task_list():
@@ -574,9 +582,7 @@ def plot_locality(out: Path, res: pd.DataFrame, cfg: SweepConfig) -> Path | None
     sizes with several D: the largest D's cells are drawn (the title says which)."""
     if not {"ed", "ed_local"} <= set(cfg.task_list()):
         return None
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
     r = res[res.task.isin(["ed", "ed_local"])]
     dims = sorted(int(d) for d in r.d_model.unique())
     D = dims[-1]
@@ -699,9 +705,7 @@ def sparse_misses(task: TaskConfig, L: int, c: int = 1, k: int = 1, n_pairs: int
 
 def plot_mask(path: Path, L: int, c: int = 1, k: int = 1) -> Path:
     """A picture of the Eq. (6) mask for sequences of length L (B = 2^floor(log2 sqrt L))."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
     B = block_size(L)
     fig, ax = plt.subplots(figsize=(4, 4))
     ax.imshow(sparse_mask(L, B, c, k).numpy(), cmap="Greys", interpolation="nearest")
@@ -815,7 +819,7 @@ def estimate(cfg: SweepConfig, out: Path, n_steps: int = 8, progress: bool = Tru
                      "steps": total, "gen_s": gen * n_eval / n_gen,
                      "projected_s": total * step + curve + gen * n_eval / n_gen})
     est = pd.DataFrame(rows)
-    est.to_csv(out / "estimate.csv", index=False, float_format="%.4g")
+    write_csv(est, out / "estimate.csv", float_format="%.4g")
     return est
 
 
@@ -846,7 +850,7 @@ def run_sweep(cfg: SweepConfig, command: str, progress: bool = True) -> dict:
         base = {(t, s): answer_baseline(cfg.data_dir(t, s), cfg.task_cfg(t, s), cfg.n_eval)
                 for t in cfg.task_list() for s in cfg.sizes_of(t)}
         res["baseline"] = [base[(t, s)] for t, s in zip(res.task, res["size"])]
-        res.to_csv(out / "results.csv", index=False, float_format="%.6g")
+        write_csv(res, out / "results.csv", float_format="%.6g")
         summary = summarize(out, res, cfg, command)
         figs = plot_heatmaps(out, res, cfg)
         loc = plot_locality(out, res, cfg)

@@ -360,14 +360,23 @@ def install_signals() -> None:
     signal.signal(signal.SIGTERM, _on_signal)
 
 
+class RunFailed(Exception):
+    """A run that cannot produce its result from what it computed (every fit of a target diverged): one line,
+    exit 1; what it finished stays on disk and no summary claims more."""
+
+
 def guarded(prog: str, body):
-    """Run body() with the lab's exit contract: UsageError -> one line, exit 2; Ctrl-C -> one line, exit
-    130; SIGTERM -> one line, exit 143; an OS error (full disk, permissions) -> one line, exit 1."""
+    """Run body() with the lab's exit contract: UsageError -> one line, exit 2; RunFailed -> one line, exit 1;
+    Ctrl-C -> one line, exit 130; SIGTERM -> one line, exit 143; an OS error (full disk, permissions) -> one
+    line, exit 1."""
     install_signals()
     try:
         return body()
     except UsageError as e:
         fail(prog, str(e))
+    except RunFailed as e:
+        sys.stderr.write(f"{prog}: failed: {e}\n")
+        raise SystemExit(1)
     except Terminated:
         sys.stderr.write(f"\n{prog}: terminated (SIGTERM); finished cells are kept, rerun the same command to resume\n")
         raise SystemExit(143)

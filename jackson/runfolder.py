@@ -151,6 +151,22 @@ def set_aside(path: str | os.PathLike, why: str, desc: str) -> Path:
     return dest
 
 
+def check_figure_file(path: str | os.PathLike, force: bool, option: str = "--png") -> list[Path]:
+    """The files `jackson.figures.save` writes for `path` (a PNG and its .pdf copy beside it; a .pdf or .svg
+    alone), checked before anything is computed: one that exists already is refused in one line unless `force`
+    (then it is replaced, a symbolic link included, never written through), and a folder or other non-file in
+    its place is refused even then."""
+    from .figures import VECTOR, vector_path
+    path = Path(path)
+    files = [path] if path.suffix.lower() in VECTOR else [path, vector_path(path)]
+    for f in files:
+        twin = "" if f == path else f" (the figure's .pdf copy, written beside {path.name})"
+        need(f.is_symlink() or not f.exists() or f.is_file(), f"{option}: {f}{twin} exists and is not a file")
+        need(force or not (f.exists() or f.is_symlink()),
+             f"{option}: {f}{twin} exists; give --force to replace it, or another file name")
+    return files
+
+
 def write_report(folder: str | os.PathLike, entry: dict, indent: int = 1) -> Path:
     """report.json, the one interface jackson-report reads, written atomically beside a run's summary."""
     path = Path(folder) / "report.json"

@@ -41,7 +41,11 @@ def spectrum_parser() -> OneLineParser:
     p.add_argument("--b", type=float, default=1.0, help="weight of x2 in the mixed second input")
     p.add_argument("--k", type=int, default=6, help="how many singular values to print")
     p.add_argument("--png", default=argparse.SUPPRESS,    # SUPPRESS: no "(default: )" in --help
-                   help="also save a plot here (missing parent folders are created; default: no plot)")
+                   help="also save a plot here, a .png with its .pdf copy beside it (missing parent folders are "
+                        "created; an existing file is refused without --force; default: no plot)")
+    p.add_argument("--force", action="store_true", default=argparse.SUPPRESS,
+                   help="replace an existing --png file (and its .pdf copy); write --out into a non-empty folder "
+                        "that holds no run of this command (nothing there is deleted)")
     p.add_argument("--out", default=argparse.SUPPRESS,
                    help="also write a run folder here (spectra.csv, summary, figure, report.json for "
                         "jackson-report; default: none, print only)")
@@ -62,11 +66,12 @@ def _spectrum(argv: list[str] | None) -> int:
 
     from jackson.config import UsageError, check_out_dir, need
     from jackson.expr import Expression
+    from jackson.runfolder import check_figure_file, check_run_folder
     from .mixing import spectra_before_after
 
     prog = "rnn-mixing-spectrum"
     a = spectrum_parser().parse_args(sys.argv[1:] if argv is None else argv)
-    a.png, a.out = getattr(a, "png", ""), getattr(a, "out", "")
+    a.png, a.out, a.force = getattr(a, "png", ""), getattr(a, "out", ""), getattr(a, "force", False)
     n = 256                      # quadrature nodes of the POD (spectra_before_after's default)
     try:   # every option checked before any compute or write; then the (cheap) spectra, whose kernel
            # values are checked finite on both grids
@@ -78,6 +83,7 @@ def _spectrum(argv: list[str] | None) -> int:
             png = Path(a.png)
             need(not png.is_dir(), f"--png: {png} is a folder; give a file name such as {png / 'd3.png'}")
             check_out_dir(png.resolve().parent, "--png")
+            check_figure_file(png, a.force)
             fmt = png.suffix[1:].lower()
             if fmt:
                 import matplotlib
@@ -86,8 +92,7 @@ def _spectrum(argv: list[str] | None) -> int:
                 known = FigureCanvasBase.get_supported_filetypes()
                 need(fmt in known, f"--png: cannot write .{fmt} figures; use one of {', '.join(sorted(known))}")
         if a.out:
-            from jackson.runfolder import check_run_folder
-            check_run_folder(a.out, prog)
+            check_run_folder(a.out, prog, force=a.force)
         r = spectra_before_after(k, a.a, a.b, n=n, k=a.k)
     except UsageError as e:
         fail(prog, str(e))
@@ -97,7 +102,7 @@ def _spectrum(argv: list[str] | None) -> int:
         command = command_line(prog, sys.argv[1:] if argv is None else argv)
         config = {"kernel": a.kernel, "a": a.a, "b": a.b, "k": a.k, "quadrature_nodes": n}
         try:
-            with open_run(a.out, prog, command, config) as out:
+            with open_run(a.out, prog, command, config, force=a.force) as out:
                 write_spectrum_folder(out, command, a.kernel, a.a, a.b, n, r)
         except UsageError as e:
             fail(prog, str(e))

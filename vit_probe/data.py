@@ -23,11 +23,13 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import lzma
 import os
 import pickle
 import re
 import shutil
 import tarfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -210,7 +212,7 @@ def _read_official(root: Path, split: str) -> tuple[np.ndarray, np.ndarray]:
         except UsageError:      # a refused global: already one line
             raise
         except Exception as e:  # corrupt pickle, wrong keys, truncated file
-            raise UsageError(f"--data: {root / name} is not a readable CIFAR-10 batch ({type(e).__name__}: {e})")
+            raise UsageError(f"--data: {root / name} is not a readable CIFAR-10 batch ({_one_line(e)})")
         if data.ndim != 2 or data.shape[1] != 3072 or len(labels) != len(data):
             raise UsageError(f"--data: {root / name} has data of shape {data.shape}, expected (N, 3072)")
         xs.append(data.reshape(-1, 3, 32, 32).transpose(0, 2, 3, 1))
@@ -249,24 +251,94 @@ def _read_folder(root: Path, split: str) -> tuple[np.ndarray, np.ndarray]:
     return np.stack(xs), np.asarray(ys, dtype=np.int64)
 
 
+def _one_line(e: BaseException) -> str:
+    """An exception in one line: its type and the first non-blank line of its message, if any."""
+    lines = [ln.strip() for ln in str(e).splitlines() if ln.strip()]
+    return f"{type(e).__name__}: {lines[0][:160]}" if lines else type(e).__name__
+
+
+def _stamp(p: Path) -> str:
+    """What a cache of `p` is keyed by: its size and modification time in nanoseconds, so a file rewritten
+    (even within the same second, or back to the same size) is read again."""
+    st = p.stat()
+    return f"{st.st_size}:{st.st_mtime_ns}"
+
+
+def _ends_cleanly(tf: tarfile.TarFile) -> bool:
+    """Whether a tar archive whose members were all read ends with its end-of-archive marker (a zero block)
+    right after the last member.  tarfile itself stops silently at a header cut short or damaged past the
+    first member, taking the members before it for the whole archive."""
+    tf.fileobj.seek(tf.offset)
+    return tf.fileobj.read(tarfile.BLOCKSIZE) == tarfile.NUL * tarfile.BLOCKSIZE
+
+
 def _unpack(archive: Path, cache: Path) -> Path:
-    """Unpack once into cache/<name>-<digest>/ (atomic: a half-unpacked folder is never used)."""
-    st = archive.stat()
-    digest = hashlib.sha1(f"{archive.resolve()}:{st.st_size}:{int(st.st_mtime)}".encode()).hexdigest()[:10]
+    """Unpack once into cache/<name>-<digest>/, the digest keyed by the archive's path, size and mtime.
+
+    Atomic: the archive is unpacked into a temporary folder renamed into place only when every member
+    was read and the archive ended with its end-of-archive marker; an empty, unreadable, truncated or
+    damaged archive is one line (UsageError) and leaves no unpacked folder behind."""
+    digest = hashlib.sha1(f"{archive.resolve()}:{_stamp(archive)}".encode()).hexdigest()[:10]
     dest = cache / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', archive.name)}-{digest}"
     if dest.is_dir():
         return dest
-    cache.mkdir(parents=True, exist_ok=True)
-    tmp = cache / f".tmp-{dest.name}-{os.getpid()}"
-    shutil.rmtree(tmp, ignore_errors=True)
+    if archive.stat().st_size == 0:
+        raise UsageError(f"--data: cannot unpack {archive}: it is empty (0 bytes); "
+                         "give a .tar.gz, .tgz or .tar of CIFAR-10")
     try:
-        with tarfile.open(archive) as tf:
+        tf = tarfile.open(archive)
+    except tarfile.ReadError:
+        raise UsageError(f"--data: cannot unpack {archive}: it is not a tar archive (plain, gzip, bzip2 or xz); "
+                         "give a .tar.gz, .tgz or .tar of CIFAR-10") from None
+    tmp = cache / f".tmp-{dest.name}-{os.getpid()}"
+    try:
+        with tf:
+            cache.mkdir(parents=True, exist_ok=True)
+            shutil.rmtree(tmp, ignore_errors=True)
             tf.extractall(tmp, filter="data")
-    except (tarfile.TarError, OSError, EOFError) as e:
+            complete, members = _ends_cleanly(tf), len(tf.members)
+    except BaseException as e:
         shutil.rmtree(tmp, ignore_errors=True)
-        raise UsageError(f"--data: cannot unpack {archive} ({type(e).__name__}: {e})")
-    os.replace(tmp, dest)
+        # a damaged stream: tarfile's errors, a gzip/bzip2/xz stream cut short or corrupt (an OSError with
+        # no errno); an OSError with one (disk full, permissions) is the machine's, not the archive's
+        if isinstance(e, (tarfile.TarError, EOFError, zlib.error, lzma.LZMAError)) or \
+                (isinstance(e, OSError) and e.errno is None):
+            raise UsageError(f"--data: cannot unpack {archive}: it is truncated or damaged ({_one_line(e)}); "
+                             "nothing was cached, give a complete copy") from None
+        raise
+    if not complete:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise UsageError(f"--data: cannot unpack {archive}: it is truncated or damaged (it ends after {members} "
+                         "entries without a tar's end-of-archive marker); nothing was cached, give a complete copy")
+    try:
+        os.replace(tmp, dest)
+    except OSError:
+        if not dest.is_dir():            # not another process unpacking the same archive first
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        shutil.rmtree(tmp, ignore_errors=True)
     return dest
+
+
+def _fingerprint(path: Path, kind: str, split: str) -> str:
+    """What the decoded `split` of CIFAR-10 at `path` depends on, for the .npz cache's key: the archive's
+    size and mtime, the split's batch files' (official layout), or every file's of the split's class folders
+    (image-folder tree).  A file changed in place is read again."""
+    if kind == "archive":
+        return _stamp(path)
+    if kind == "official":
+        root = _find_official(path)
+        return ";".join(f"{n}:{_stamp(root / n)}" for n in (OFFICIAL_TRAIN if split == "train" else (OFFICIAL_TEST,)))
+    base = _find_folder_tree(path) / split
+    h = hashlib.sha1()
+    for d in sorted(q for q in base.iterdir() if q.is_dir()):
+        for f in sorted(os.scandir(d), key=lambda e: e.name):
+            try:
+                st = f.stat()
+                h.update(f"{d.name}/{f.name}:{st.st_size}:{st.st_mtime_ns}\n".encode())
+            except OSError:              # a dangling link: the decoder names it
+                h.update(f"{d.name}/{f.name}:unreadable\n".encode())
+    return h.hexdigest()
 
 
 def describe(path: Path) -> str:
@@ -292,7 +364,7 @@ def load(path: str | os.PathLike | None, split: str, cache: str | os.PathLike | 
         return _download(cache, split)
     path = Path(path).expanduser()
     kind = layout(path)
-    key = hashlib.sha1(f"{path.resolve()}:{kind}".encode()).hexdigest()[:10]
+    key = hashlib.sha1(f"{path.resolve()}:{kind}:{_fingerprint(path, kind, split)}".encode()).hexdigest()[:10]
     npz = cache / f"cifar10-{key}-{split}.npz"
     source = describe(path)
     if npz.is_file():

@@ -198,7 +198,7 @@ def create_timm(name: str, pretrained: bool, num_classes: int | None = None, **k
     try:
         return timm.create_model(name, pretrained=pretrained, **kw)
     except Exception as e:
-        raise UsageError(f"--model {name}: could not create it ({type(e).__name__}: {str(e).splitlines()[0][:200]})")
+        raise UsageError(f"--model {name}: could not create it ({_why(e, 200)})")
 
 
 def _weights_cached(name: str) -> bool:
@@ -224,14 +224,32 @@ def _weights_cached(name: str) -> bool:
     return False
 
 
+def _why(e: BaseException, width: int = 160) -> str:
+    """An exception in one line: its type and the first non-blank line of its message, if any."""
+    lines = [ln.strip() for ln in str(e).splitlines() if ln.strip()]
+    return f"{type(e).__name__}: {lines[0][:width]}" if lines else type(e).__name__
+
+
+class StateDict(dict):
+    """A state dict read from a file (`read_checkpoint`); `path` names that file in `load_weights`' refusals."""
+    path: Path | None = None
+
+
 def read_checkpoint(path: str | Path) -> tuple[dict, dict]:
     """(state dict, metadata) of a weights file: safetensors, or a torch file read with
     weights_only=True (no code runs).  Metadata is what the file says about the architecture:
     'arch' (the spec our own training stores beside the weights) and 'num_heads' (a top-level
-    entry, or one in a 'config' / 'cfg' / 'args' / 'model_config' dict); empty when it says nothing."""
+    entry, or one in a 'config' / 'cfg' / 'args' / 'model_config' dict); empty when it says nothing.
+
+    Refused in one line naming the file (UsageError): an empty or unreadable file, one that holds no
+    state dict of tensors, a complex tensor (no model vit-probe reads has complex weights), and a
+    floating tensor holding nan or inf (named: the first such tensor in the file's order), which no
+    probe can take a spectrum of."""
     path = Path(path).expanduser()
     if not path.is_file():
         raise UsageError(f"--checkpoint: {path} does not exist")
+    if path.stat().st_size == 0:
+        raise UsageError(f"--checkpoint: {path} is empty (0 bytes); {CHECKPOINT_KINDS}")
     try:
         if path.suffix == ".safetensors":
             from safetensors import safe_open
@@ -241,9 +259,8 @@ def read_checkpoint(path: str | Path) -> tuple[dict, dict]:
                 top = dict(f.metadata() or {})
         else:
             sd = top = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as e:   # a pickled whole model, TorchScript, or not weights at all
-        raise UsageError(f"--checkpoint: cannot read {path} as weights ({type(e).__name__}: "
-                         f"{str(e).splitlines()[0][:160]}); {CHECKPOINT_KINDS}")
+    except Exception as e:   # a pickled whole model, TorchScript, truncated, or not weights at all
+        raise UsageError(f"--checkpoint: cannot read {path} as weights ({_why(e)}); {CHECKPOINT_KINDS}")
     meta = {}
     if isinstance(top, dict):
         if isinstance(top.get("arch"), str):
@@ -257,7 +274,21 @@ def read_checkpoint(path: str | Path) -> tuple[dict, dict]:
             sd = sd[k]
     if not isinstance(sd, dict) or not all(torch.is_tensor(v) for v in sd.values()):
         raise UsageError(f"--checkpoint: {path} holds no state dict of tensors; {CHECKPOINT_KINDS}")
-    return sd, meta
+    for k, v in sd.items():
+        if v.is_complex() or v.is_quantized:
+            raise UsageError(f"--checkpoint: {path}: tensor {k} is {_dtype(v)}, not real floating point or "
+                             f"integer; vit-probe loads real weights (float32, float16, bfloat16, float64)")
+        if v.is_floating_point() and v.numel() and not bool(torch.isfinite(v).all()):
+            bad = int((~torch.isfinite(v)).sum())
+            raise UsageError(f"--checkpoint: {path}: tensor {k} holds non-finite values ({bad} of {v.numel()} are "
+                             f"nan or inf); vit-probe probes finite weights only")
+    out = StateDict(sd)
+    out.path = path
+    return out, meta
+
+
+def _dtype(t: torch.Tensor) -> str:
+    return str(t.dtype).removeprefix("torch.")
 
 
 def read_state_dict(path: str | Path) -> dict:
@@ -348,7 +379,10 @@ def load_checkpoint(model: nn.Module, path: str | Path, arch: str = "") -> str:
 
 
 def load_weights(model: nn.Module, sd: dict, source: str = "--checkpoint") -> None:
-    """Strict load; missing, unexpected and shape-mismatched keys are named in one line."""
+    """Strict load; missing, unexpected and shape-mismatched keys are named in one line.  A tensor of
+    another kind than the model's (integer or bool where the model holds floating point, or the
+    reverse) is refused in one line naming it, not cast: an int8 or bool checkpoint is not the
+    float weights it would be cast to."""
     own = model.state_dict()
     missing = [k for k in own if k not in sd]
     unexpected = [k for k in sd if k not in own]
@@ -361,7 +395,22 @@ def load_weights(model: nn.Module, sd: dict, source: str = "--checkpoint") -> No
                  f"missing: {few(missing)}" if missing else "",
                  f"unexpected: {few(unexpected)}" if unexpected else ""]
         raise UsageError(f"{source} does not fit the architecture: " + "; ".join(p for p in parts if p))
+    for k, mine in own.items():
+        theirs = sd[k]
+        if _kind(theirs) != _kind(mine):
+            where = f"{source}: {sd.path}" if getattr(sd, "path", None) else source
+            raise UsageError(f"{where}: tensor {k} is {_dtype(theirs)} where the model's is {_dtype(mine)}; "
+                             f"give {_kind(mine)} weights (vit-probe does not cast a checkpoint)")
     model.load_state_dict(sd, strict=True)
+
+
+def _kind(t: torch.Tensor) -> str:
+    """floating point, complex, bool or integer: what a load must not change."""
+    if t.is_complex():
+        return "complex"
+    if t.is_floating_point():
+        return "floating-point"
+    return "bool" if t.dtype == torch.bool else "integer"
 
 
 def qk_dim(attn: nn.Module) -> int:

@@ -126,20 +126,49 @@ def is_quick(folder: Path) -> bool:
 
 
 def from_hook(root: Path, folder: Path) -> dict:
-    r = _read_json(folder / "report.json")
-    need(isinstance(r, dict) and "title" in r, f"{folder / 'report.json'}: needs at least a 'title'")
-    for p in r.get("paper") or []:
+    """A run folder's entry from its report.json.  The file is checked before anything is built from it, each
+    fault one line naming the file and the entry (UsageError): a JSON object with a string 'title'; 'section',
+    'data', 'command' and 'text' strings where given; 'paper' a list of objects, each with a string 'quantity'
+    and a 'compare' of COMPARE where given; 'figures' a list of objects, each with a string 'file' (a path
+    beside report.json) and a string 'caption' where given."""
+    where = folder / "report.json"
+
+    def shown(v) -> str:
+        t = json.dumps(v) if isinstance(v, (list, dict, str, int, float, bool, type(None))) else repr(v)
+        return t if len(t) <= 60 else t[:57] + "..."
+    try:
+        r = _read_json(where)
+    except UnicodeDecodeError:
+        raise UsageError(f"{where}: cannot read (not UTF-8 text)") from None
+    need(isinstance(r, dict) and "title" in r, f"{where}: needs at least a 'title'")
+    need(isinstance(r["title"], str), f"{where}: 'title' must be a string, got {shown(r['title'])}")
+    for k in ("section", "data", "command", "text"):
+        need(r.get(k) is None or isinstance(r[k], str), f"{where}: '{k}' must be a string, got {shown(r.get(k))}")
+    paper, figures = r.get("paper") or [], r.get("figures") or []
+    need(isinstance(paper, list), f"{where}: 'paper' must be a list of rows (objects with a 'quantity', 'paper' "
+                                  f"and 'measured'), got {shown(paper)}")
+    for i, p in enumerate(paper, 1):
+        need(isinstance(p, dict), f"{where}: paper row {i} must be an object (with a 'quantity', 'paper' and "
+                                  f"'measured'), got {shown(p)}")
+        need(isinstance(p.get("quantity"), str), f"{where}: paper row {i}: 'quantity' must be a string, "
+                                                 f"got {shown(p.get('quantity'))}")
         need(p.get("compare", "ratio") in COMPARE,
-             f"{folder / 'report.json'}: paper row {p.get('quantity')!r}: compare must be one of {COMPARE}, "
-             f"got {p.get('compare')!r}")
+             f"{where}: paper row {p.get('quantity')!r}: compare must be one of {COMPARE}, got {p.get('compare')!r}")
+    need(isinstance(figures, list), f"{where}: 'figures' must be a list of objects (each a 'file' beside "
+                                    f"report.json and its 'caption'), got {shown(figures)}")
+    for i, f in enumerate(figures, 1):
+        need(isinstance(f, dict) and isinstance(f.get("file"), str) and f["file"] != "",
+             f"{where}: figure {i} must be an object with a 'file' (a path beside report.json), got {shown(f)}")
+        need(isinstance(f.get("caption", ""), str), f"{where}: figure {i}: 'caption' must be a string, "
+                                                    f"got {shown(f.get('caption'))}")
     e = {"folder": _rel(root, folder), "title": r["title"], "section": r.get("section") or "other",
-         "data": r.get("data", ""), "command": r.get("command", ""), "seeds": r.get("seeds", ""),
-         "paper": list(r.get("paper") or []), "text": r.get("text", ""), "figures": []}
+         "data": r.get("data") or "", "command": r.get("command") or "", "seeds": r.get("seeds", ""),
+         "paper": list(paper), "text": r.get("text") or "", "figures": []}
     ran = e["command"]                       # as recorded; shown as the command that reruns it from a clone
     e["command"] = rerunnable(ran, f"{root.name}/{e['folder']}") if ran else ran
     e["ran"] = ran if ran != e["command"] else ""
     e["text"] = e["text"].replace(ran, e["command"]) if ran else e["text"]
-    for f in r.get("figures") or []:
+    for f in figures:
         cap = f.get("caption", "").replace(ran, e["command"]) if ran else f.get("caption", "")
         extra = []
         if e["data"] and e["data"] not in cap:

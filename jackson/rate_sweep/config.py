@@ -226,6 +226,7 @@ def _finite_floats(cfg) -> None:
 
 
 MAX_ALPHA = 50.0     # sigma_2 = 2^-alpha is below float64 resolution (1e-15) past this
+MAX_LR = 1.0         # Adam moves every weight by up to lr a step: past 1 (measured: --quick at --lr 3) every fit diverges
 
 
 # --features given: the given-features model trains only W_Q, W_K and (a, b), and needs a faster, larger-batch
@@ -376,9 +377,17 @@ def validate(cfg: SweepConfig) -> None:
     need(m.attention in ATTENTIONS, f"--attention: choose {', '.join(ATTENTIONS)}, got {m.attention}")
     need(ft.steps >= 1 and ft.batch_size >= 1 and ft.eval_every >= 1 and ft.eval_size >= 1,
          "--steps, --batch-size, --eval-every, --eval-size: must be >= 1")
-    need(ft.lr > 0 and 0 < ft.min_lr <= ft.lr, f"--lr, --min-lr: need 0 < min-lr <= lr, got {ft.lr}, {ft.min_lr}")
+    need(0 < ft.lr <= MAX_LR, f"--lr: Adam's peak learning rate must be in 0 < lr <= {MAX_LR:g} (each step moves "
+                              f"a weight by up to lr; larger ones diverge), got {ft.lr:g}")
+    need(0 < ft.min_lr <= ft.lr, f"--lr, --min-lr: need 0 < min-lr <= lr, got {ft.lr}, {ft.min_lr}")
     need(ft.schedule in ("plateau", "cosine"), f"--schedule: choose plateau or cosine, got {ft.schedule}")
     need(0 < ft.lr_decay < 1, f"--lr-decay: must be in (0, 1), got {ft.lr_decay}")
+    need(ft.warmup >= 0, f"--warmup: must be >= 0, got {ft.warmup}")
+    need(ft.patience >= 1, f"--patience: must be >= 1, got {ft.patience}")
+    need(0 <= ft.min_improve < 1, f"--min-improve: must be in [0, 1), got {ft.min_improve:g}")
+    need(0 <= ft.converged_lr_frac <= 1, f"--converged-lr-frac: must be in [0, 1], got {ft.converged_lr_frac:g}")
+    need(ft.explode > 1, f"--explode: must be > 1 (a multiple of E[y^2], the zero predictor's MSE: at or below it "
+                         f"every fit counts as diverged), got {ft.explode:g}")
     try:
         for c in cfg.cells():
             if c.seed == cfg.seeds[0]:
