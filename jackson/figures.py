@@ -1,6 +1,6 @@
 """Saving a figure, the one way every experiment does it (issue 15: paper-ready figures).
 
-`save(fig, path)` writes the PNG at `DPI` (>= 200) and a vector copy beside it (same stem, `.pdf`), then
+`pyplot()` gives matplotlib.pyplot with the lab's one style (paper.mplstyle beside this module); `save(fig, path)` writes the PNG at `DPI` (>= 200) and a vector copy beside it (same stem, `.pdf`), then
 closes the figure.  Each file is written to a temporary name beside it and renamed into place, so a process killed
 at any instant leaves the old file or the new one, never a truncated one.  A path that already names a vector format (`.pdf`, `.svg`: `cot-dp mask --png m.pdf`)
 is written as that file alone.  The lab report embeds the PNGs; the PDFs are for papers.
@@ -13,6 +13,16 @@ from pathlib import Path
 
 DPI = 200
 VECTOR = (".pdf", ".svg")
+STYLE = Path(__file__).with_name("paper.mplstyle")   # the one style of every figure of the lab
+
+
+def pyplot():
+    """matplotlib.pyplot on the Agg backend with the lab's style (STYLE) applied: every plot starts here."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    plt.style.use(STYLE)
+    return plt
 
 
 def vector_path(path: Path | str) -> Path:

@@ -21,7 +21,7 @@ from jackson.config import Option, UsageError, need
 from jackson.config import options as config_options
 from jackson.schedule import MAX_SEED
 from jackson.runfolder import check_run_folder, check_scheduler, open_run
-from jackson.figures import save
+from jackson.figures import pyplot, save
 from jackson.fit import FitConfig, evaluate, fit
 from jackson.models import ACTIVATIONS, ModelConfig, TransformerBank
 from jackson.schedule import derive_seed, derive_seeds
@@ -440,9 +440,7 @@ def plot_positions(out: Path, pos: pd.DataFrame, cfg: CompareConfig, refs: dict 
     from min to max, original and altered targets together, the exchanged blocks shaded where a panel has a
     permuted target; dashed, where `refs` has the panel, the error of a model that loses only the block of terms
     missing_terms_check found (block_references)."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
     panels = list(dict.fromkeys(zip(pos.kernel, pos.model)))
     ncols = min(2, len(panels))
     nrows = math.ceil(len(panels) / ncols)
@@ -572,43 +570,64 @@ def tables(out: Path, rows: pd.DataFrame, metas: dict, cfg: CompareConfig, comma
     return summary
 
 
-def plot(out: Path, long: pd.DataFrame, inits: str = "") -> Path:
-    """The bars of Tables 2-3 (measured mean +- sd over seeds, the paper's value as a tick); `inits` names the
-    model inits when they do not start at 0 (report.seed_range)."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    fig, ax = plt.subplots(figsize=(7.5, 4))
+def plot(out: Path, long: pd.DataFrame, inits: str = "", rows: pd.DataFrame | None = None) -> Path:
+    """Tables 2-3 as a point-range plot on a log axis (no bars: a bar's length means nothing there): per target
+    and model, each seed's held-out MSE (small dots; diverged members left out, as in the tables), their median
+    (large marker) and min-max range; the paper's value as a labelled black diamond.  `rows` is results.csv
+    (per seed); without it, the mean and sd of tables_long.csv.  `inits` names the model inits when they do not
+    start at 0 (report.seed_range)."""
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(7.5, 3.8))
     present = set(zip(long.kernel, long.alteration))
     order = [t for t in dict.fromkeys(t for ts in TABLES.values() for t in ts) if t in present]
     order.sort(key=lambda t: (t[0] != "exp", ["original", "permuted", "mixed"].index(t[1])))
     labels = [f"{k}\n{a}" for k, a in order]
     xs = np.arange(len(labels))
-    clipped = False
+    ok = None
+    if rows is not None:
+        ok = rows[~rows.status.astype(str).str.startswith("diverged")]
     for j, m in enumerate(MODELS):
         d = long[long.model == m].set_index(["kernel", "alteration"])
-        x = xs + (j - 0.5) * 0.38
-        # a (target, model) whose every seed diverged has no row in tables_long: no bar, a note at its place
-        mean = np.array([d.loc[t, "mean"] if t in d.index else np.nan for t in order], dtype=float)
-        sd = np.array([d.loc[t, "std"] if t in d.index and d.loc[t, "count"] > 1 else 0.0 for t in order], dtype=float)
-        low = np.where(sd >= mean, 0.95 * mean, sd)     # log axis: a bar to mean - sd <= 0 would leave the plot
-        clipped |= bool(np.any(sd >= mean))
-        ax.bar(x, mean, 0.36, yerr=[low, sd], label=f"{m} (measured)", color=f"C{j}", capsize=3)
-        ax.scatter(x, [d.loc[t, "paper"] if t in d.index else PAPER.get((*t, m), np.nan) for t in order],
-                   color="k", marker="_", s=200, zorder=3, label="paper" if j == 0 else None)
-        for xi, mi in zip(x, mean):
-            if not np.isfinite(mi):
+        x = xs + (j - 0.5) * 0.34
+        for xi, t in zip(x, order):
+            if ok is not None:
+                v = ok[(ok.kernel == t[0]) & (ok.alteration == t[1]) & (ok.model == m)].test_mse.to_numpy(float)
+            else:
+                v = np.array([d.loc[t, "mean"]], dtype=float) if t in d.index else np.array([])
+            if not len(v):
                 ax.annotate("all seeds\ndiverged", (xi, 0.02), xycoords=("data", "axes fraction"), ha="center",
                             fontsize=6, rotation=90)
-    ax.set(yscale="log", xticks=xs, xticklabels=labels, ylabel="held-out MSE (mean over seeds, bar: ±1 sd)")
-    ax.legend(fontsize=8, title=("lower bar ends clipped at 5% of the mean where sd >= mean" if clipped else None),
-              title_fontsize=7)
+                continue
+            ax.scatter(np.full(len(v), xi) + np.linspace(-0.06, 0.06, len(v)), v, s=9, color=f"C{j}", alpha=0.6,
+                       lw=0, zorder=2)
+            ax.plot([xi, xi], [v.min(), v.max()], color=f"C{j}", lw=1.2, zorder=2)
+            ax.scatter([xi], [np.median(v)], s=38, color=f"C{j}", edgecolor="white", lw=0.6, zorder=3)
+        paper = [d.loc[t, "paper"] if t in d.index else PAPER.get((*t, m), np.nan) for t in order]
+        ax.scatter(x + 0.1, paper, color="k", marker="D", s=16, zorder=4)
+        ax.scatter([], [], s=38, color=f"C{j}", label=f"{m} (median; dots: seeds; line: range)")
+    ax.scatter([], [], color="k", marker="D", s=16, label="the paper's value, beside each model")
+    ax.set(yscale="log", xticks=xs, xticklabels=labels, ylabel="held-out MSE")
+    ax.grid(False, axis="x")
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=3)
     fig.suptitle("RNN vs Transformer under temporal ordering and mixing (synthetic linear targets)"
                  + (f"; model inits{inits}" if inits else ""), fontsize=9)
     fig.tight_layout()
     path = out / "mse_bars.png"
     save(fig, path)
     return path
+
+
+def redraw(folder) -> list[Path]:
+    """A finished rnn-compare folder's Tables 2-3 figure (mse_bars.png) drawn again from its tables_long.csv and
+    results.csv with `plot`, what the run calls; nothing else is written."""
+    from jackson.config import need
+    folder = Path(folder)
+    missing = [n for n in ("tables_long.csv", "results.csv", "config.json") if not (folder / n).is_file()]
+    need(not missing, f"{folder}: no {', '.join(missing)} (not a finished rnn-compare folder)")
+    cfg = json.loads((folder / "config.json").read_text())
+    seeds = cfg.get("seeds", 1)
+    inits = seed_range(seeds, cfg.get("first_seed", 0)) if isinstance(seeds, int) else ""
+    return [plot(folder, pd.read_csv(folder / "tables_long.csv"), inits, pd.read_csv(folder / "results.csv"))]
 
 
 RANK_TOL = 1e-8     # a singular value below this fraction of sigma_1 counts as zero (numerical rank)
@@ -829,9 +848,7 @@ def missing_terms_section(check: pd.DataFrame) -> list[str]:
 
 
 def plot_coupling(out: Path, spec: pd.DataFrame) -> Path:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(5.5, 3.6))
     styles = {"original": ("C0", "-"), "permuted": ("C3", ":"), "mixed": ("C2", "--")}
     for (k, a), g in spec.groupby(["kernel", "alteration"], sort=False):
@@ -897,6 +914,6 @@ def run_compare(cfg: CompareConfig, command: str, progress: bool = True) -> dict
         spec.to_csv(out / "coupling_spectra.csv", index=False, float_format="%.6e")
         plot_coupling(out, spec)
         summary = tables(out, rows, metas, cfg, command, pos, spec, check)
-        plot(out, pd.read_csv(out / "tables_long.csv"), seed_range(cfg.seeds, cfg.first_seed))
+        plot(out, pd.read_csv(out / "tables_long.csv"), seed_range(cfg.seeds, cfg.first_seed), rows)
         write_report_json(out)
     return summary

@@ -7,6 +7,7 @@ import math
 from pathlib import Path
 
 from jackson.runfolder import write_report
+from jackson.figures import pyplot
 
 
 def seed_range(n: int, first: int) -> str:
@@ -44,8 +45,9 @@ def report_hook(folder: Path) -> dict:
             if isinstance(v.get("paper_ratio"), (int, float)) and math.isfinite(v["paper_ratio"]):
                 paper.append({"quantity": f"{name}: {m}, altered / original MSE", "paper": v["paper_ratio"],
                               "measured": v["ratio"]})
-    cap = ("Held-out MSE (mean ± sd over seeds) of the linear RNN (App. C) and the Eq. (5) Transformer with a learned "
-           "positional encoding, on the original, permuted and mixed targets; black ticks: the paper's Tables 2-3.")
+    cap = ("Held-out MSE of the linear RNN (App. C) and the Eq. (5) Transformer with a learned positional encoding, on "
+           "the original, permuted and mixed targets: each seed (dots), their median (large marker) and range (line), "
+           "diverged members left out; black diamonds: the paper's Tables 2-3.")
     return {"section": "rnn_compare",
             "title": f"rnn-compare: {cfg.get('table', 'all')} table(s), mixing direction '{direction}' ({folder.name})",
             "data": data, "command": command, "seeds": seeds, "paper": paper,
@@ -92,9 +94,7 @@ def spectrum_figure(before, after, a: float, b: float, paper: bool):
     """The singular values before (circles) and after (squares) the mixing, log scale; the paper's values
     after it (crosses) where `paper`; the numerical ranks in the title.  rnn-mixing-spectrum draws it for
     --png and for --out."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
     import numpy as np
     fig, ax = plt.subplots(figsize=(4.8, 3.4))
     i = np.arange(1, len(before) + 1)
@@ -113,10 +113,10 @@ def write_spectrum_folder(out: Path, command: str, kernel: str, a: float, b: flo
     """rnn-mixing-spectrum --out: spectra.csv (tidy: form, i, sigma), summary.json / summary.md (the
     spectra, their numerical ranks, App. D.3's numbers where the kernel and mixing are the paper's),
     mixing_spectrum.png + .pdf, report.json.  `out` was opened by jackson.runfolder.open_run."""
-    import matplotlib.pyplot as plt
     import pandas as pd
     from jackson.figures import save
     from jackson.runfolder import write_atomic
+    plt = pyplot()
 
     before, after = [float(x) for x in spectra["before"]], [float(x) for x in spectra["after"]]
     rows = [{"form": f, "i": i + 1, "sigma": s} for f, sig in (("before", before), ("after", after))

@@ -130,14 +130,16 @@ def test_the_error_caption_says_what_error_vs_mh_draws(rel, n_seeds, tmp_path, m
     assert "mean over seeds" not in caption and "bars: sd" not in caption
     if n_seeds == 1:
         assert not bands and trained[0].get_label().endswith("trained, 1 seed")
-        assert "(dots; one seed, no band)" in caption and "band" not in fig.get_suptitle()
+        legend = " ".join(t.get_text() for t in fig.axes[0].get_legend().get_texts())
+        assert "(dots; one seed, no band)" in caption and "band" not in legend
     else:
         (band,) = bands
         y = band.get_paths()[0].vertices[:, 1]
         assert np.isclose(y.min(), rows.test_mse.min()) and np.isclose(y.max(), rows.test_mse.max())
         assert f"median of {n_seeds} seeds" in trained[0].get_label()
         assert f"(dots; median over the {n_seeds} seeds, shaded band: min-max over them)" in caption
-        assert "band: min-max over seeds" in fig.get_suptitle()
+        legend = " ".join(t.get_text() for t in fig.axes[0].get_legend().get_texts())
+        assert f"median of {n_seeds} seeds (band: min-max)" in legend
 
 
 def _exit2(args, capsys) -> str:

@@ -560,7 +560,7 @@ def test_committed_cell_keys_are_unchanged_by_rnn_retries():
         again = dataclasses.replace(cell, rnn_retries=cell.rnn_retries + 2)
         assert (again.key() == cell.key()) == (cell.model == "transformer")
         # the RNN's budget enters an RNN cell's key, not a Transformer cell's: an equal-budget rerun reuses them
-        budget = dataclasses.replace(cell, rnn_fit=dataclasses.replace(cell.rnn_fit, steps=24000, batch_size=256))
+        budget = dataclasses.replace(cell, rnn_fit=dataclasses.replace(cell.rnn_fit, steps=cell.rnn_fit.steps + 1000))
         assert (budget.key() == cell.key()) == (cell.model == "transformer")
 
 

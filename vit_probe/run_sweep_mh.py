@@ -19,7 +19,7 @@ import pandas as pd
 import torch
 
 from jackson.config import Option, need
-from jackson.figures import save
+from jackson.figures import pyplot, save
 from jackson.runfolder import check_run_folder, check_scheduler, open_run
 from jackson.sweep import checkpoint_progress, non_default, run_cells
 
@@ -239,9 +239,7 @@ def error_caption(fit: dict, n_eval_train: int, where: str, preset: str) -> str:
 
 
 def _plot_sweep(out: Path, res: pd.DataFrame, spec: pd.DataFrame, fit: dict, layer: int, head: int, where: str) -> None:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
     d = spec[(spec.layer == layer) & (spec["head"] == head)]
     ms = sorted(d.m_h.unique())
     cmap = plt.get_cmap("viridis")

@@ -18,7 +18,7 @@ import pandas as pd
 import torch
 from tqdm.auto import tqdm
 
-from jackson.figures import save
+from jackson.figures import pyplot, save
 from jackson.rates import fit_power_law
 
 from .data import MEAN, STD, normalise
@@ -136,9 +136,7 @@ def head_table(sv: dict[tuple[int, int], np.ndarray], fit_range: tuple[int, int]
 
 def plot_violin(sv: np.ndarray, k_show: int, title: str, path) -> None:
     """Figure 2: the distribution over images of each of the first k_show singular values."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
     import seaborn as sns
     k = min(k_show, sv.shape[1])
     df = pd.DataFrame({"index": np.tile(np.arange(1, k + 1), len(sv)), "singular value": sv[:, :k].ravel()})
@@ -155,9 +153,7 @@ def plot_violin(sv: np.ndarray, k_show: int, title: str, path) -> None:
 
 def plot_grid(spec: pd.DataFrame, heads_tab: pd.DataFrame, title: str, path) -> None:
     """Mean spectrum (with 5-95% band) of every probed (layer, head), log-log, one panel each."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
     layers = sorted(spec.layer.unique())
     heads = sorted(spec["head"].unique())
     fig, axes = plt.subplots(len(layers), len(heads), figsize=(2.3 * len(heads) + 0.5, 1.9 * len(layers) + 0.6),
@@ -202,9 +198,7 @@ def compare_to_init(heads_tab: pd.DataFrame, init_heads: pd.DataFrame) -> pd.Dat
 def plot_trained_vs_init(spec: pd.DataFrame, init_spec: pd.DataFrame, max_rank: int, title: str, path) -> None:
     """One panel per probed layer: each trained head's mean spectrum, normalised by its sigma_1 (coloured),
     over every init head's (grey), up to the logit matrices' rank bound (beyond it sigma_i is round-off)."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
     layers = sorted(spec.layer.unique())
     fig, axes = plt.subplots(1, len(layers), figsize=(2.6 * len(layers) + 0.6, 2.8), squeeze=False, sharey=True)
     for ax, l in zip(axes[0], layers):

@@ -17,15 +17,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..figures import save
+from ..figures import pyplot, save
 
 CMAP = "viridis"
 
 
 def _plt():
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
     return plt
 
 

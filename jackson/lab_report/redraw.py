@@ -49,6 +49,16 @@ def _cot_dp(folder: Path) -> list[Path]:
     return redraw(folder)
 
 
+def _rnn_compare(folder: Path) -> list[Path]:
+    from rnn_compare.experiment import redraw
+    return redraw(folder)
+
+
+def _rnn_compare_report(folder: Path) -> Path:
+    from rnn_compare.report import write_report_json
+    return write_report_json(folder)
+
+
 def _rate_sweep_report(folder: Path) -> Path:
     from ..rate_sweep.results import write_report_json
     return write_report_json(folder)
@@ -61,9 +71,9 @@ def _cot_dp_report(folder: Path) -> Path:
 
 # the command that made a folder -> the redraw of its experiment
 REDRAW = {"jackson-sweep": _rate_sweep, "vit-probe spectra": _spectra, "vit-probe sweep-mh": _sweep_mh,
-          "cot-dp sweep": _cot_dp}
+          "cot-dp sweep": _cot_dp, "rnn-compare": _rnn_compare}
 # -> its report.json written again from the folder's own files (--report-json)
-REPORT = {"jackson-sweep": _rate_sweep_report, "cot-dp sweep": _cot_dp_report}
+REPORT = {"jackson-sweep": _rate_sweep_report, "cot-dp sweep": _cot_dp_report, "rnn-compare": _rnn_compare_report}
 
 
 def redraw(folder: str | Path, report_json: bool = False) -> list[Path]:

@@ -20,7 +20,7 @@ import pandas as pd
 
 from synthetic.pod_target import PODTarget, Spectrum
 from ..config import parse_float_list, parse_int_list
-from ..figures import save
+from ..figures import pyplot, save
 from ..runfolder import environment, write_atomic, write_report
 from ..rates import fit_power_law, predicted_exponent
 
@@ -50,9 +50,7 @@ def slopes(t: pd.DataFrame) -> pd.DataFrame:
 
 
 def plot(t: pd.DataFrame, path: Path) -> list[Path]:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(8.4, 3.4), sharex=True)
     for (alpha, g), c in zip(t.groupby("alpha"), ("C0", "C1", "C2", "C3", "C4")):
         axes[0].loglog(g.m_h, g.mse, "o-", ms=3, color=c, label=f"α = {alpha:g}")

@@ -9,8 +9,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..figures import save
+from ..figures import pyplot, save
 from ..runfolder import write_atomic, write_atomic_gz
+from ..config import RunFailed
 from ..rates import bootstrap_exponent, bound_terms, fit_power_law, law_text, predicted_exponent, spectrum_law
 from .blocks import BLOCKS, read_blocks
 from .terms import explain, ff_curves
@@ -296,6 +297,10 @@ def summarize(out_dir: Path, tabs: dict, fit_range: tuple[int, int], command: st
         sel = all_sel[~div]
         meta = tabs["meta"][(alpha, rank, width)]
         curve = target_curve(all_sel)
+        if curve.empty:
+            raise RunFailed(f"every fit of the target alpha={alpha:g} rank={rank} diverged (training MSE above "
+                            f"explode x E[y^2]): there is no curve to summarise; results.csv and the cells are kept "
+                            f"in {out_dir}; try a smaller --lr")
         diverged = [{"m_h": int(r.m_h), "seed": int(r.seed), "status": r.status} for _, r in all_sel[div].iterrows()]
         ms = curve.m_h.to_numpy()
         lo, hi = fit_range
@@ -728,11 +733,35 @@ def _grid(plt, n: int, height: float):
     return fig, flat[:n]
 
 
+ROUNDOFF_FLOOR = 1e-12   # error_vs_mh draws no value below this: float64 oracle round-off (~1e-16 and below) and
+                         # float32 model outputs (eps^2 E[y^2] ~ 1e-15) sit there; a trained value below is drawn on it
+
+
+def _mh_colours(plt, mhs):
+    """(cmap, norm): one viridis colour per m_h, spaced by log m_h, as a discrete map (a colour bar of few
+    levels stays vector in the PDF)."""
+    from matplotlib.colors import BoundaryNorm, ListedColormap
+    ms = sorted(set(float(m) for m in mhs)) or [1.0]
+    logs = np.log(ms)
+    span = (logs[-1] - logs[0]) or 1.0
+    cmap = ListedColormap([plt.get_cmap("viridis")((x - logs[0]) / span * 0.95) for x in logs])
+    edges = [ms[0] - 0.5] + [(a + b) / 2 for a, b in zip(ms, ms[1:])] + [ms[-1] + 0.5]
+    return cmap, BoundaryNorm(edges, cmap.N)
+
+
+def _mh_colourbar(plt, fig, ax, cmap, norm, mhs) -> None:
+    from matplotlib.cm import ScalarMappable
+    cb = fig.colorbar(ScalarMappable(norm=norm, cmap=cmap), ax=ax, pad=0.02, fraction=0.05)
+    ticks = list(mhs) if len(mhs) <= 8 else list(mhs)[::max(1, len(mhs) // 6)]
+    cb.set_ticks(ticks)
+    cb.set_ticklabels([str(int(m)) for m in ticks])
+    cb.minorticks_off()
+    cb.set_label("$m_h$")
+
+
 def plot(out_dir: Path, tabs: dict, summary: dict) -> list[Path]:
     """error_vs_mh.png, learned_spectrum.png, loss_curves.png."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
     import seaborn as sns
 
     rows = tabs["rows"]
@@ -745,7 +774,9 @@ def plot(out_dir: Path, tabs: dict, summary: dict) -> list[Path]:
     name = lambda t: f"r={t['rank']}" + (f", m_FF={t['m_ff']}" if len(widths) > 1 else "")  # noqa: E731
     paths = []
 
-    fig, axes = plt.subplots(1, len(alphas), figsize=(4.6 * len(alphas) + 2.4, 4.4), squeeze=False)
+    from matplotlib.lines import Line2D
+    fig, axes = plt.subplots(1, len(alphas), figsize=(4.2 * len(alphas) + 2.6, 4.0), squeeze=False)
+    clipped_any = False
     for ax, a in zip(axes[0], alphas):
         for t in summary["targets"]:
             if t["alpha"] != a:
@@ -753,31 +784,45 @@ def plot(out_dir: Path, tabs: dict, summary: dict) -> list[Path]:
             c = pd.DataFrame(t["curve"])
             col = colors[(t["rank"], t["m_ff"])]
             n = t.get("n_seeds", 1)
-            deg = " (flagged: " + ", ".join(w for w in ("degenerate", "uninformative") if t.get("degenerate", {}).get(w)) + ")" \
-                if t.get("degenerate", {}).get("flag") else ""
-            ax.plot(c.m_h, c.test_median, color=col, marker="o", ms=4,
-                    label=f"{name(t)} trained, " + (f"median of {n} seeds" if n > 1 else "1 seed") + deg)
+            # no round-off drawn as data: a value below ROUNDOFF_FLOOR is drawn on it, as an open triangle
+            med, low = c.test_median.clip(lower=ROUNDOFF_FLOOR), c.test_median < ROUNDOFF_FLOOR
+            ax.plot(c.m_h, med, color=col, marker="o",     # the legend is built from keys below; the label names the line
+                    label=f"{name(t)} trained, " + (f"median of {n} seeds" if n > 1 else "1 seed"))
+            if low.any():
+                clipped_any = True
+                ax.plot(c.m_h[low], med[low], ls="none", marker="v", ms=6, mfc="white", color=col)
             if n > 1:                # the band report_hook's caption describes (seeds_drawn)
-                ax.fill_between(c.m_h, c.test_min, c.test_max, color=col, alpha=0.18, lw=0)
-            pos = lambda v: v.where(v > 0)  # noqa: E731  (exact oracle, m_h >= r: nothing to draw on a log axis)
-            ax.plot(c.m_h, pos(c.oracle_mse), color=col, ls="--", lw=1, label=f"{name(t)} oracle")
-            ax.plot(c.m_h, pos(c.oracle_self_exact_mse), color=col, ls=":", lw=1, label=f"{name(t)} oracle s=t exact")
+                ax.fill_between(c.m_h, c.test_min.clip(lower=ROUNDOFF_FLOOR), c.test_max.clip(lower=ROUNDOFF_FLOOR),
+                                color=col, alpha=0.18, lw=0)
+            shown = lambda v: v.where(v > ROUNDOFF_FLOOR)  # noqa: E731  (exact or round-off: not drawn)
+            ax.plot(c.m_h, shown(c.oracle_mse), color=col, ls="--", lw=1)
+            ax.plot(c.m_h, shown(c.oracle_self_exact_mse), color=col, ls=":", lw=1)
             if "reference" in t:   # --compare-to: the other run's trained curve, hollow markers
                 rc = pd.DataFrame(t["reference"]["curve"])
-                ax.plot(rc.m_h, rc.reference_test_mse, color=col, marker="s", ms=4, mfc="none", lw=1, alpha=0.7,
-                        label=f"{name(t)} trained ({t['reference']['attention']}, reference)")
+                ax.plot(rc.m_h, rc.reference_test_mse, color=col, marker="s", mfc="none", lw=1, alpha=0.7)
         ms = np.arange(1, rows.m_h.max() + 1)
         anchor = rows[(rows.alpha == a)].oracle_mse.max()
-        ax.plot(ms, anchor * ms ** predicted_exponent(a), color="grey", ls=(0, (1, 3)), lw=2,
-                label=r"$m_h^{-(2\alpha-1)}$")
-        ax.set(xscale="log", yscale="log", xlabel="$m_h$", ylabel="held-out MSE", title=f"alpha = {a:g}")
-        ax.grid(True, which="both", alpha=0.3)
-    axes[0][-1].legend(fontsize=7, loc="center left", bbox_to_anchor=(1.02, 0.5))
+        ax.plot(ms, anchor * ms ** predicted_exponent(a), color="grey", ls=(0, (1, 3)), lw=2)
+        ax.axhline(ROUNDOFF_FLOOR, color="0.5", lw=0.6, ls=(0, (4, 4)))
+        ax.set(xscale="log", yscale="log", xlabel="$m_h$", ylabel="held-out MSE", title=f"$\\alpha$ = {a:g}")
+        ax.set_ylim(bottom=ROUNDOFF_FLOOR / 3)
+    n_max = max(t.get("n_seeds", 1) for t in summary["targets"])
+    keys = [Line2D([], [], color=colors[k], marker="o", label=name({"rank": k[0], "m_ff": k[1]})) for k in lines]
+    keys += [Line2D([], [], color="0.3", marker="o", label="trained" + (f", median of {n_max} seeds (band: min-max)"
+                                                                       if n_max > 1 else "")),
+             Line2D([], [], color="0.3", ls="--", lw=1, label="rank-$m_h$ oracle"),
+             Line2D([], [], color="0.3", ls=":", lw=1, label="oracle, $s = t$ part exact"),
+             Line2D([], [], color="grey", ls=(0, (1, 3)), lw=2, label=r"$m_h^{-(2\alpha-1)}$")]
+    if any("reference" in t for t in summary["targets"]):
+        keys.append(Line2D([], [], color="0.3", marker="s", mfc="none", lw=1, label="trained, the reference run"))
+    keys.append(Line2D([], [], color="0.5", lw=0.6, ls=(0, (4, 4)), marker="v" if clipped_any else None, mfc="white",
+                       label=f"round-off floor {ROUNDOFF_FLOOR:g}" + (" (values below drawn on it)" if clipped_any else "")))
+    flagged = [name(t) + f", alpha {t['alpha']:g}" for t in summary["targets"] if t.get("degenerate", {}).get("flag")]
+    axes[0][-1].legend(handles=keys, loc="center left", bbox_to_anchor=(1.02, 0.5),
+                       title=("flagged: " + "; ".join(flagged)) if flagged else None, title_fontsize=6.5)
     import textwrap                # one line per ~13 characters per inch of figure at fontsize 9: never cut off
     fig.suptitle(textwrap.fill(f"Held-out MSE vs attention size m_h (synthetic POD targets), model: {att} attention, "
-                               f"{feats} features" + ("; band: min-max over seeds" if any(
-                                   t.get("n_seeds", 1) > 1 for t in summary["targets"]) else ""),
-                               int(13 * fig.get_figwidth())), fontsize=9)
+                               f"{feats} features", int(13 * fig.get_figwidth())), fontsize=9)
     fig.tight_layout()
     paths.append(out_dir / "error_vs_mh.png")
     save(fig, paths[-1])
@@ -800,24 +845,25 @@ def plot(out_dir: Path, tabs: dict, summary: dict) -> list[Path]:
 
     spec = tabs["learned_spectrum"]
     tg = summary["targets"]
-    fig, axes = _grid(plt, len(tg), 3.8)
+    fig, axes = _grid(plt, len(tg), 3.6)
     for ax, t in zip(axes, tg):
         s = spec[(spec.alpha == t["alpha"]) & (spec["rank"].astype(str) == t["rank"]) & (spec.m_ff == t["m_ff"])]
         s = s.groupby("m_h").mean(numeric_only=True)
         cols = [c for c in s.columns if c[0] == "s" and c[1:].isdigit()]  # s1, s2, ... (not "seed")
-        k = np.arange(1, len(cols) + 1)
         sig = np.asarray(tabs["meta"][(t["alpha"], t["rank"], t["m_ff"])]["sigma_head"])[:len(cols)]
-        ax.plot(np.arange(1, len(sig) + 1), sig, "k-", lw=2.5, label="target sigma")
-        cmap = plt.get_cmap("viridis")
-        top = max(float(s[cols].to_numpy().max()) if len(s) else 1.0, float(sig.max()))
-        for j, (m, r) in enumerate(s.iterrows()):
-            ax.plot(k, np.maximum(r[cols].to_numpy(float), 1e-8), color=cmap(j / max(1, len(s) - 1)),
-                    lw=1, marker=".", ms=3, label=f"m_h={m}" if j in (0, len(s) - 1) else None)
-        ax.set(yscale="log", ylim=(1e-4, 2 * top), xlabel="index i", ylabel="singular value",
-               title=target_title(t, widths))
-        ax.legend(fontsize=7)
+        ax.plot(np.arange(1, len(sig) + 1), sig, "k-", lw=2.5, label="target $\\sigma_i$")
+        mhs = list(s.index)
+        cmap, norm = _mh_colours(plt, mhs)
+        for m, r in s.iterrows():    # rho_hat = q k^T has rank <= m_h: past index m_h a value is round-off, not drawn
+            v = r[cols].to_numpy(float)[:int(m)]
+            ax.plot(np.arange(1, len(v) + 1), np.where(v > 0, v, np.nan), color=cmap(norm(m)), lw=1, marker=".", ms=3)
+        ax.set(xscale="log", yscale="log", xlabel="index i", ylabel="singular value", title=target_title(t, widths))
+        ax.legend(loc="lower left")
+        if mhs:
+            _mh_colourbar(plt, fig, ax, cmap, norm, mhs)
     what = "log(phi(q).phi(k)) (linear attention's effective coupling)" if att == "linear" else "rho_hat"
-    fig.suptitle(f"Learned {what} spectrum\n(v-centred, a line per m_h) vs target sigma; model: {att} attention", fontsize=9)
+    fig.suptitle(f"Learned {what} spectrum (v-centred; a line per m_h, drawn up to its rank m_h) against the target's "
+                 f"sigma; model: {att} attention", fontsize=9)
     fig.tight_layout()
     paths.append(out_dir / "learned_spectrum.png")
     save(fig, paths[-1])
@@ -829,13 +875,13 @@ def plot(out_dir: Path, tabs: dict, summary: dict) -> list[Path]:
         if "chosen" in c:
             c = c[c.chosen.astype(bool)]
         mhs = sorted(c.m_h.unique()) if len(c) else []
-        cmap = plt.get_cmap("viridis")
-        for j, m in enumerate(mhs):
+        cmap, norm = _mh_colours(plt, mhs)
+        for m in mhs:
             cc = c[c.m_h == m].groupby("step").train_mse.mean()
-            ax.plot(cc.index, cc.values, color=cmap(j / max(1, len(mhs) - 1)), lw=1,
-                    label=f"m_h={m}" if j in (0, len(mhs) - 1) else None)
+            ax.plot(cc.index, cc.values, color=cmap(norm(m)), lw=1)
         ax.set(yscale="log", xlabel="step", ylabel="train MSE", title=target_title(t, widths))
-        ax.legend(fontsize=7)
+        if mhs:
+            _mh_colourbar(plt, fig, ax, cmap, norm, mhs)
     fig.suptitle(f"Loss curves (training-subset MSE, a line per m_h)\nmodel: {att} attention", fontsize=9)
     fig.tight_layout()
     paths.append(out_dir / "loss_curves.png")
@@ -846,6 +892,15 @@ def plot(out_dir: Path, tabs: dict, summary: dict) -> list[Path]:
 # ---- a finished folder's figures drawn again from its tables (no training) ---------------------------
 
 REDRAW_FILES = ("results.csv", "learned_spectrum.csv", "loss_curves.csv", "summary.json")
+
+
+def _rank_text(v: str) -> str:
+    """A rank as the tables key it ('2', 'inf'), also when a CSV wrote it as a float ('2.000000e+00')."""
+    try:
+        f = float(v)
+    except ValueError:
+        return v
+    return str(int(f)) if math.isfinite(f) and f == int(f) else v
 
 
 def folder_tables(folder: Path) -> tuple[dict, dict]:
@@ -871,7 +926,7 @@ def folder_tables(folder: Path) -> tuple[dict, dict]:
         if "m_ff" not in t:               # written before --m-ff: one width, the cells' own
             need(len(widths) == 1, f"{folder}: tables without an m_ff column but cells of widths {widths}")
             t["m_ff"] = widths[0]
-        t["rank"] = t["rank"].astype(str)
+        t["rank"] = t["rank"].astype(str).map(_rank_text)
     tabs = {"rows": rows, "learned_spectrum": spec, "curve": curve,
             "meta": {(m["cell"]["alpha"], str(m["cell"]["rank"]), _width(m)): m for m in metas}}
     summary.setdefault("attention", ", ".join(sorted({attention_of(m) for m in metas})))

@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..figures import save
+from ..figures import pyplot, save
 from ..runfolder import environment, write_atomic, write_report
 from .blocks import BLOCKS, blocks_path, read_blocks
 
@@ -238,9 +238,7 @@ def eff_table(folders) -> pd.DataFrame:
 
 def plot_terms(t: pd.DataFrame, path: Path) -> list[Path]:
     """e_full, e_attn, e_FF and their sum against m_h: a panel per (alpha, FFN class, m_FF)."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
     keys = list(t.groupby(["alpha", "ffn", "m_ff"]).groups)
     cols = min(3, len(keys))
     rows = -(-len(keys) // cols)
@@ -269,9 +267,7 @@ def plot_terms(t: pd.DataFrame, path: Path) -> list[Path]:
 def plot_eff_heatmap(e: pd.DataFrame, path: Path) -> list[Path]:
     """e_FF (median over seeds) / oracle over (m_FF, m_h), log colour scale: a panel per (alpha, FFN class); below 1 the
     FFN term is smaller than the attention term's reference."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
     keys = list(e.groupby(["alpha", "ffn"]).groups)
     cols = min(3, len(keys))
     rows = -(-len(keys) // cols)
@@ -294,8 +290,9 @@ def plot_eff_heatmap(e: pd.DataFrame, path: Path) -> list[Path]:
         ax.set_xlabel("$m_h$")
         ax.set_ylabel("$m_{FF}$")
         ax.set_title(f"α = {alpha:g}, {ffn}", fontsize=9)
+    from matplotlib.ticker import FuncFormatter
     fig.colorbar(im, ax=list(axes.flat), label="$e_{FF}$ (median over seeds) / rank-$m_h$ oracle", shrink=0.9,
-                 ticks=[-2, -1, 0, 1, 2], format=matplotlib.ticker.FuncFormatter(lambda v, _: f"{10.0 ** v:g}"))
+                 ticks=[-2, -1, 0, 1, 2], format=FuncFormatter(lambda v, _: f"{10.0 ** v:g}"))
     return save(fig, path)
 
 
