@@ -689,6 +689,20 @@ TERM_TEXT = {
           "oracle columns still compare the truncation with the target itself"}
 
 
+def ffn_title(summary: dict) -> str:
+    """', FFN: sin (in-scale 60), width 128; term: feed-forward alone' for a figure's title: what the learned-features
+    targets' f_hat and F_hat were ('' with given features)."""
+    ts = [t for t in summary["targets"] if t.get("features", "learned") == "learned"]
+    if not ts:
+        return ""
+    classes = sorted({t.get("activation", "gelu") + (f" (in-scale {t.get('in_scale', 3.0):g})"
+                                                     if t.get("activation", "gelu") == "sin" else "") for t in ts})
+    widths = sorted({t["m_ff"] for t in ts})
+    terms = sorted({t.get("term", "full") for t in ts})
+    return (f", FFN: {' / '.join(classes)}, width {', '.join(map(str, widths))}"
+            + ("; term: the feed-forward term alone" if terms == ["ff"] else ""))
+
+
 def ffn_text(t: dict) -> str:
     """The FFN class and the term a learned-features target was fitted for."""
     act = t.get("activation", "gelu")
@@ -776,7 +790,7 @@ def plot(out_dir: Path, tabs: dict, summary: dict) -> list[Path]:
 
     from matplotlib.lines import Line2D
     fig, axes = plt.subplots(1, len(alphas), figsize=(4.2 * len(alphas) + 2.6, 4.0), squeeze=False)
-    clipped_any = False
+    clipped_any = near_floor = False
     for ax, a in zip(axes[0], alphas):
         for t in summary["targets"]:
             if t["alpha"] != a:
@@ -803,9 +817,12 @@ def plot(out_dir: Path, tabs: dict, summary: dict) -> list[Path]:
         ms = np.arange(1, rows.m_h.max() + 1)
         anchor = rows[(rows.alpha == a)].oracle_mse.max()
         ax.plot(ms, anchor * ms ** predicted_exponent(a), color="grey", ls=(0, (1, 3)), lw=2)
-        ax.axhline(ROUNDOFF_FLOOR, color="0.5", lw=0.6, ls=(0, (4, 4)))
         ax.set(xscale="log", yscale="log", xlabel="$m_h$", ylabel="held-out MSE", title=f"$\\alpha$ = {a:g}")
-        ax.set_ylim(bottom=ROUNDOFF_FLOOR / 3)
+        lows = [pd.DataFrame(t["curve"]).test_min.min() for t in summary["targets"] if t["alpha"] == a and t["curve"]]
+        if lows and min(lows) < 100 * ROUNDOFF_FLOOR:     # the floor is drawn where the data come near it
+            near_floor = True
+            ax.axhline(ROUNDOFF_FLOOR, color="0.5", lw=0.6, ls=(0, (4, 4)))
+            ax.set_ylim(bottom=ROUNDOFF_FLOOR / 3)
     n_max = max(t.get("n_seeds", 1) for t in summary["targets"])
     keys = [Line2D([], [], color=colors[k], marker="o", label=name({"rank": k[0], "m_ff": k[1]})) for k in lines]
     keys += [Line2D([], [], color="0.3", marker="o", label="trained" + (f", median of {n_max} seeds (band: min-max)"
@@ -815,14 +832,16 @@ def plot(out_dir: Path, tabs: dict, summary: dict) -> list[Path]:
              Line2D([], [], color="grey", ls=(0, (1, 3)), lw=2, label=r"$m_h^{-(2\alpha-1)}$")]
     if any("reference" in t for t in summary["targets"]):
         keys.append(Line2D([], [], color="0.3", marker="s", mfc="none", lw=1, label="trained, the reference run"))
-    keys.append(Line2D([], [], color="0.5", lw=0.6, ls=(0, (4, 4)), marker="v" if clipped_any else None, mfc="white",
-                       label=f"round-off floor {ROUNDOFF_FLOOR:g}" + (" (values below drawn on it)" if clipped_any else "")))
+    if near_floor:
+        keys.append(Line2D([], [], color="0.5", lw=0.6, ls=(0, (4, 4)), marker="v" if clipped_any else None,
+                           mfc="white", label=f"round-off floor {ROUNDOFF_FLOOR:g}"
+                                           + (" (values below drawn on it)" if clipped_any else "")))
     flagged = [name(t) + f", alpha {t['alpha']:g}" for t in summary["targets"] if t.get("degenerate", {}).get("flag")]
     axes[0][-1].legend(handles=keys, loc="center left", bbox_to_anchor=(1.02, 0.5),
                        title=("flagged: " + "; ".join(flagged)) if flagged else None, title_fontsize=6.5)
     import textwrap                # one line per ~13 characters per inch of figure at fontsize 9: never cut off
     fig.suptitle(textwrap.fill(f"Held-out MSE vs attention size m_h (synthetic POD targets), model: {att} attention, "
-                               f"{feats} features", int(13 * fig.get_figwidth())), fontsize=9)
+                               f"{feats} features{ffn_title(summary)}", int(13 * fig.get_figwidth())), fontsize=9)
     fig.tight_layout()
     paths.append(out_dir / "error_vs_mh.png")
     save(fig, paths[-1])
