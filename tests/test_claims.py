@@ -993,7 +993,7 @@ def test_report_puts_the_ledger_first_and_writes_claims_csv(tmp_path):
     assert "`jackson/r/`" in row and "**reproduced**" in row and "`rate`" in row
     assert "- `rate` (JL-rate-a0.55, JL-rate-a1, JL-rate-a1.5, JL-rate-a0.55-sin, JL-rate-a1-sin, JL-rate-a1.5-sin): Theorem 4.1, rank inf" in md
     page = (tmp_path / "index.html").read_text()
-    assert re.findall(r"<section id=\"([^\"]+)\"", page)[0] == "claims"
+    assert re.findall(r"<section id=\"([^\"]+)\"", page)[:2] == ["at-a-glance", "claims"]   # the answer, then the ledger
     assert page.index("<h2>Claims ledger</h2>") < page.index("<ol>")
     table = list(csv.DictReader(io.StringIO((tmp_path / "claims.csv").read_text())))
     assert [t["id"] for t in table] == [c.id for c in CLAIMS] and tuple(table[0]) == claims.CSV_COLUMNS
