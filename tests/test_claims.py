@@ -305,7 +305,9 @@ def test_vit_sweep_fit_and_convergence(tmp_path):
     assert judge(tmp_path, "JL-fig3b-fit").verdict == PARTLY                # a power law, 0.27 outside its interval
     folder(tmp_path, "vit_probe/mh", sweep_mh(0.001, 0.4, False, 0.2), cfg)
     fit, conv = judge(tmp_path, "JL-fig3b-fit"), judge(tmp_path, "JL-fig3a-converge")
-    assert (fit.verdict, conv.verdict) == (NOT_REPRODUCED, NOT_REPRODUCED) and "NOT identified" in fit.measured
+    assert (fit.verdict, conv.verdict) == (INCONCLUSIVE, NOT_REPRODUCED) and "NOT identified" in fit.measured
+    folder(tmp_path, "vit_probe/mh", sweep_mh(-0.3, 0.05, True, 0.05), cfg)         # identified, error rising in m_h
+    assert judge(tmp_path, "JL-fig3b-fit").verdict == NOT_REPRODUCED
     # made before class-stratified subsets (no subset_seed): at most partly
     folder(tmp_path, "vit_probe/mh", sweep_mh(0.3, 0.05, True, 0.05), {"seeds": [0, 1], "quick": False})
     fit, conv = judge(tmp_path, "JL-fig3b-fit"), judge(tmp_path, "JL-fig3a-converge")

@@ -502,7 +502,9 @@ def _seed_curves(run: Run, chosen: dict[float, dict[str, dict]]) -> dict[str, di
 @kind("rank_order", "jackson", """Fig. 1: at a fixed m_h the error increases with the rank r of the target. For every
 alpha and every pair of ranks r < r' in one folder, at every m_h < r' (where the rank-r' target cannot
 be exact), the held-out MSE (mean over seeds) of rank r is at most that of rank r'. Reproduced when every
-comparison holds; partly when more than half hold; not reproduced otherwise. Ties: features learned
+comparison holds; partly when more than half hold; not reproduced otherwise. Reference: the rank-m_h oracle,
+ordered so by construction (a rank-r target loses no more than a rank-r' one at the same m_h). Power: the
+share of comparisons is bootstrapped over seeds and each seed's own share is printed. Ties: features learned
 before given.""")
 def rank_order(claim: Claim, run: Run) -> Outcome | None:
     by_alpha: dict[float, dict[str, list]] = {}
@@ -685,7 +687,8 @@ def _seed_spectra(run: Run, m_hs: tuple[int, ...]) -> dict[str, dict[int, list[f
 relative L2 distance between the normalised mean spectra of successive m_h (spectrum_convergence in
 summary.json): reproduced when the last pair's is <= {SETTLED_L2:g} (this ledger's choice; every distance is
 printed); not reproduced otherwise. A folder whose spectra come from class-sorted test images (config.json
-without subset_seed) gets at most partly.""")
+without subset_seed) gets at most partly. Control: the earlier pairs' distances,
+printed. Power: the last distance is bootstrapped over seeds (interval shown; one seed has none).""")
 def vit_converge(claim: Claim, run: Run) -> Outcome | None:
     s = run.summary or {}
     conv = [c for c in s.get("convergence", []) if isinstance(c.get("rel_l2"), (int, float)) and not math.isnan(c["rel_l2"])]
@@ -719,8 +722,10 @@ def vit_converge(claim: Claim, run: Run) -> Outcome | None:
 @kind("vit_fit", "vit_probe", f"""Fig. 3(b): the training error follows a / m_h^gamma + b with gamma = {PAPER_GAMMA:g}.
 The sweep's fit (summary.json): reproduced when the data identify it (the sweep's own test: every
 standard error below its value) and {PAPER_GAMMA:g} lies within gamma +- {Z95:g} s.e.; partly when identified
-with gamma > 0 (a power-law decrease) but {PAPER_GAMMA:g} outside; not reproduced otherwise, a fit the data
-do not identify included (no rate is measured). Class-sorted training-loss subsets: at most partly.""")
+with gamma > 0 (a power-law decrease) but {PAPER_GAMMA:g} outside; not reproduced when identified with gamma
+<= 0. Power condition: a fit the data do not identify is inconclusive (no rate is measured, so none can
+disagree). Control: the log-log slope of the training loss, printed beside the fit. Class-sorted training-loss
+subsets: at most partly.""")
 def vit_fit(claim: Claim, run: Run) -> Outcome | None:
     s = run.summary or {}
     fit = s.get("fit")
@@ -729,9 +734,11 @@ def vit_fit(claim: Claim, run: Run) -> Outcome | None:
     g, se = fit["gamma"], fit.get("gamma_se", math.inf)
     lo, hi = g - Z95 * se, g + Z95 * se
     ident = bool(fit.get("identified"))
-    if ident and lo <= PAPER_GAMMA <= hi:
+    if not ident:
+        v = INCONCLUSIVE          # the power condition: the data do not pin down gamma
+    elif lo <= PAPER_GAMMA <= hi:
         v = REPRODUCED
-    elif ident and g > 0:
+    elif g > 0:
         v = PARTLY
     else:
         v = NOT_REPRODUCED
@@ -918,7 +925,8 @@ def alteration(claim: Claim, run: Run) -> Outcome | None:
 @kind("gap", "rnn_compare", f"""Table 3: the RNN cannot learn the uniform-kernel target, the Transformer can. On the
 original and the permuted arm, the RNN's median held-out MSE over seeds is at least {GAP_FACTOR:g}x the
 Transformer's (the paper: at least {PAPER_GAP:.2g}x). Reproduced on both arms; partly on one; not reproduced on none.
-Ties: as for the alteration rule (mixing formula, then training budget).""")
+Ties: as for the alteration rule (mixing formula, then training budget). Control: the Transformer on the same arm,
+trained alike (its fit quality against the paper's MSE is printed); the budgets of both models are stated.""")
 def gap(claim: Claim, run: Run) -> Outcome | None:
     parts, got, gaps, origs = [], [], [], {}
     for arm in ("original", "permuted"):
@@ -944,7 +952,8 @@ def gap(claim: Claim, run: Run) -> Outcome | None:
 attention and F_hat∘f_hat recovers F∘f. Per seed (summary.json): the attention mass on the target's support
 >= {SUPPORT_MIN:g}, and the relative MSE of F_hat∘f_hat against F∘f <= {FOF_REL_MAX:g}. Reproduced when both hold in
 every seed; not reproduced when neither holds in any seed; partly otherwise. Ties: the command with fewer
-options (the task's defaults).""")
+options (the task's defaults). Reference: the target's own attention
+and F∘f (closed form, Prop. B.1); control: the seeds' spread, each seed judged alone.""")
 def b1_task(claim: Claim, run: Run) -> Outcome | None:
     s = run.summary or {}
     if s.get("task") != claim.p["task"]:
@@ -975,7 +984,8 @@ D3_REL_TOL = 0.05              # "numerically estimate": agreement within 5% (re
 from 2 to 3, with sigma_1..3 = {", ".join(f"{x:g}" for x in D3_AFTER)} after it. From an rnn-mixing-spectrum folder on
 the paper's kernel and mixing (a = b = 1): reproduced when the numerical rank (sigma_i > 1e-8 sigma_1) is 2 before and
 3 after and each of sigma_1..3 after is within {D3_REL_TOL:.0%} of the paper's; partly when the rank rises but a value
-is further off; not reproduced when the rank does not rise.""")
+is further off; not reproduced when the rank does not rise. Reference: the paper's printed values;
+control: the spectrum before mixing, computed the same way (its rank must read 2).""")
 def d3_mixing(claim: Claim, run: Run) -> Outcome | None:
     s = run.summary or {}
     if s.get("kind") != "rnn-mixing-spectrum" or not s.get("paper") or len(s.get("after", [])) < 3:
@@ -1107,7 +1117,9 @@ size and > at some; for sparse and for linear, D non-decreasing in size and larg
 the smallest; some one D at which the standard model reaches the target at every size. Reproduced when all five
 hold; partly when some; not reproduced when none; untested when no model reaches the target at any size (the
 grid cannot tell the dimensions apart). Between folders with as many seeds, the one sweeping more D values is
-preferred.""")
+preferred. Control: the standard Transformer on
+the same grid and budget; power: untested where no model reaches the target (the grid cannot tell the models
+apart); the share is bootstrapped over seeds where there are several.""")
 def dp_fig1(claim: Claim, run: Run) -> Outcome | None:
     task = claim.p["task"]
     need = _need(run.summary or {}, task)
@@ -1158,7 +1170,9 @@ def _fig1_share(need: dict[str, dict[int, float]], fixed: list[float]) -> float 
 on Arithmetic at every length. Per size (min_gflops.csv; a model that never reaches the target: infinite),
 the standard model's minimum GFLOPs is the lowest. Reproduced at every size; partly at some; not reproduced
 at none; untested when no model reaches the target at any size. Absolute GFLOPs are not compared: the
-lengths differ from the paper's.""")
+lengths differ from the paper's. Control: the standard Transformer on
+the same grid and budget; power: untested where no model reaches the target (the grid cannot tell the models
+apart); the share is bootstrapped over seeds where there are several.""")
 def dp_flops(claim: Claim, run: Run) -> Outcome | None:
     rows = [r for r in run.table("min_gflops.csv") if r.get("task") == claim.p["task"]]
     if not rows:
@@ -1208,7 +1222,9 @@ have, ED_Local's smallest D reaching the target accuracy (summary.json; none rea
 model learns ED at a fixed D, and where it does not, the training budget, not locality, is what ED lacks.
 Reproduced when it holds for both models; partly for one; not reproduced for none; untested when the standard
 model reaches the target on ED at no size, or no efficient model reaches it on either task at a counted size.
-Between folders with as many seeds, the one sweeping more D values is preferred.""")
+Between folders with as many seeds, the one sweeping more D values is preferred. Control: the standard Transformer on
+the same grid and budget; power: untested where no model reaches the target (the grid cannot tell the models
+apart); the share is bootstrapped over seeds where there are several.""")
 def dp_locality(claim: Claim, run: Run) -> Outcome | None:
     s = run.summary or {}
     ed, loc = _need(s, "ed"), _need(s, "ed_local")
