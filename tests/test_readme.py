@@ -12,11 +12,15 @@ import pytest
 README = Path(__file__).resolve().parent.parent / "README.md"
 
 
+PYTHON_DOC = README.parent / "docs" / "python.md"
+
+
 def python_blocks() -> list[str]:
+    """The README's "Use it from Python" blocks, then docs/python.md's, in order."""
     text = README.read_text()
     sec = text[text.index("## Use it from Python"):]
     sec = sec[:sec.index("\n## ", 1)]
-    return re.findall(r"```python\n(.*?)```", sec, re.S)
+    return re.findall(r"```python\n(.*?)```", sec + PYTHON_DOC.read_text(), re.S)
 
 
 @pytest.mark.slow
