@@ -42,11 +42,11 @@ def main(out: str = "runs/examples/own-kernel") -> dict:
     print("rank-m oracle MSE", {m: f"{np.mean((oracle['truncated'][m] - y) ** 2):.2e}" for m in (1, 2, 4)})
 
     cfg = sweep_config(quick=True, kernel=kernel, F=F, f=f, m_h=(1, 2, 3), fit={"steps": 30}, out=out)
-    summary = run_sweep(cfg, command="python examples/own_kernel.py", progress=False)
-    (t,) = summary["targets"]
+    result = run_sweep(cfg, command="python examples/own_kernel.py", progress=False)
+    (t,) = result.targets
     print(f"fitted exponent {t['exponents']['test']['slope']:+.2f}, oracle {t['exponents']['oracle']['slope']:+.2f}, "
           f"predicted {t['predicted_exponent']:+.2f}; results in {cfg.resolved_out()}")
-    return summary
+    return result.summary
 
 
 if __name__ == "__main__":

@@ -39,11 +39,11 @@ def main(out: str = "runs/examples/own-spectrum") -> dict:
     print("alpha_hat", round(target.decay(), 4), "C0", round(c["C0"], 4), "C1", round(c["C1"], 4))
 
     cfg = sweep_config(quick=True, sigma=SIGMA, phi=cheb, psi=cheb, m_h=(1, 2, 3), fit={"steps": 30}, out=out)
-    summary = run_sweep(cfg, command="python examples/own_spectrum.py", progress=False)
-    (t,) = summary["targets"]
+    result = run_sweep(cfg, command="python examples/own_spectrum.py", progress=False)
+    (t,) = result.targets
     print(f"fitted exponent {t['exponents']['test']['slope']:+.2f}, predicted {t['predicted_exponent']:+.2f}; "
           f"results in {cfg.resolved_out()}")
-    return summary
+    return result.summary
 
 
 if __name__ == "__main__":

@@ -9,12 +9,12 @@ m_h, and read the rate:
     >>> target(x).shape                               # H_t(x) for every t
     (4, 8)
 
-A whole sweep (cells, fits, oracles, exponents, figures, summary.md) from Python, the same run as
-`jackson-sweep --quick --out runs/py-quick`:
+A whole sweep (cells, fits, oracles, exponents, figures, summary.md) of that target from Python, with the
+command line's options and checks (`jackson-sweep --quick` for the target's own spectrum, bases and tau):
 
-    from jackson import run_sweep, sweep_config
-    summary = run_sweep(sweep_config(quick=True, out="runs/py-quick"), command="python: sweep_config(quick=True)")
-    summary["targets"][0]["exponents"]["test"]["slope"]
+    from jackson import run_sweep
+    result = run_sweep(target, quick=True, seeds=(0, 1), out="runs/py-quick")
+    result.exponents, result.results, result.paths["figures"]
 
 The names below are the public interface; everything is imported on first use (so `import jackson`
 does not load torch).  ARCHITECTURE.md says where every quantity of the paper lives.
@@ -41,7 +41,7 @@ _EXPORTS = {
     "bound_terms": "jackson.rates",
     # the rate sweep (Fig. 1)
     "SweepConfig": "jackson.rate_sweep.config", "sweep_config": "jackson.rate_sweep.config",
-    "run_sweep": "jackson.rate_sweep.experiment",
+    "run_sweep": "jackson.rate_sweep.experiment", "SweepResult": "jackson.rate_sweep.experiment",
     "RateCell": "jackson.rate_sweep.cell",
     # the shared core
     "run_cells": "jackson.sweep", "function_id": "jackson.sweep", "open_run": "jackson.runfolder", "Expression": "jackson.expr",

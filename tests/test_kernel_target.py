@@ -271,9 +271,9 @@ def test_callable_basis_sweep_end_to_end(tmp_path, capsys):
     from jackson.rate_sweep.cli import sweep_main
     out = tmp_path / "btq"
     cfg = sweep_config(quick=True, sigma=(1.0, 0.5, 0.25, 0.1), phi=cheb, psi=cheb, fit={"steps": 20}, out=str(out))
-    summary = run_sweep(cfg, command="test", progress=False)
+    result = run_sweep(cfg, command="test", progress=False)
     fid = function_id(cheb)
-    (t,) = summary["targets"]
+    (t,) = result.targets
     assert (t["phi"], t["psi"]) == (fid, fid) and math.isnan(t["C0"]) and "test" in t["exponents"]
     conf = json.loads((out / "config.json").read_text())
     assert (conf["phi"], conf["psi"]) == (fid, fid) and "0x" not in json.dumps(conf)

@@ -34,7 +34,12 @@ def test_use_it_from_python_runs(tmp_path, monkeypatch, capsys):
     out = capsys.readouterr().out
     assert "predicted exponent -2.0" in out
     assert (tmp_path / "runs" / "readme-quick" / "summary.md").is_file()
-    assert {t["rank"] for t in ns["summary"]["targets"]} == {"2", "inf"}
+    import json
+    conf = json.loads((tmp_path / "runs" / "readme-quick" / "config.json").read_text())
+    assert (conf["tau"], conf["phi"], conf["psi"], conf["alpha"], conf["rank"]) == (16, "sin", "cos", [1.5], ["inf"])
+    assert conf["model"]["activation"] == "sin" and conf["m_h"] == [1, 2, 3]    # the options, as the CLI takes them
+    assert [(t["alpha"], t["rank"]) for t in ns["summary"]["targets"]] == [(1.5, "inf")]
+    assert list(ns["result"].results.m_h.unique()) == [1, 2, 3] and ns["result"].paths["figures"]
 
 
 def test_quick_from_python_equals_quick_from_the_command_line():

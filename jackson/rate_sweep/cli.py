@@ -8,7 +8,8 @@ from ..config import cli_run, guarded, install_signals
 
 def sweep_main(argv: list[str] | None = None) -> int:
     install_signals()     # before the heavy imports: Ctrl-C during start-up is one line too
-    cfg, summary = guarded("jackson-sweep", lambda: _sweep(sys.argv[1:] if argv is None else argv))
+    cfg, result = guarded("jackson-sweep", lambda: _sweep(sys.argv[1:] if argv is None else argv))
+    summary = result.summary
     out = cfg.resolved_out()
     print(f"results: {out}/results.csv")
     print(f"summary: {out}/summary.md")

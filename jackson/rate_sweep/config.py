@@ -263,14 +263,23 @@ def sweep_config(**options) -> SweepConfig:
             base_v = getattr(SweepConfig(), k)
             given.update({f"{k}.{f.name}": getattr(v, f.name) for f in dataclasses.fields(v)
                           if getattr(v, f.name) != getattr(base_v, f.name)})
-        else:
+        elif hasattr(v, "tolist") and not isinstance(v, (str, bytes)):     # a numpy array (or scalar)
+            v = v.tolist()
             given[k] = tuple(v) if isinstance(v, list) else v
+        else:
+            given[k] = tuple(v) if isinstance(v, (list, range)) else v
+    for axis in ("alpha", "rank", "m_h", "seeds", "m_ff", "sigma"):       # one value where a sequence belongs
+        if axis in given and isinstance(given[axis], (int, float)) and not isinstance(given[axis], bool):
+            given[axis] = (given[axis],)
     if "rank" in given:
         given["rank"] = tuple(float(r) for r in given["rank"])
     from ..config import from_args
     preset = presets(given)
     base = dataclasses.replace(SweepConfig(), **preset) if preset else SweepConfig()
-    return from_args(SweepConfig, given, base)
+    cfg = from_args(SweepConfig, given, base)
+    if cfg.sigma:                                  # as the command line checks --sigma, before anything runs
+        check_sigma(cfg.sigma, cfg.m_h)
+    return cfg
 
 
 def presets(given: dict) -> dict:
