@@ -141,3 +141,21 @@ def test_mixing_spectrum_png_refuses_an_existing_file_without_force(tmp_path, ca
     assert spectrum_main(["--k", "2", "--png", str(png), "--force"]) == 0
     assert png.read_bytes().startswith(PNG) and (tmp_path / "d3.pdf").is_file()
     assert (tmp_path / "d3.svg").read_bytes() == b"mine too"
+
+# reports/RELIABILITY.md is generated from this list (tests/reliability.py); each case's test is named.
+FAULT_CASES = [
+    {"id": 'data-force-through-symlink', "class": 'own', "command": 'cot-dp data --force --out d   # d/chain is a link out of d', "expect": 'exit 2, one line: d/chain is a symbolic link; nothing outside d is written',
+     "test": "tests/test_hardening_cot_dp.py::test_data_force_never_writes_through_a_link_inside_out"},
+    {"id": 'dataset-link-between-root-and-folder', "class": 'own', "command": 'cot-dp sweep --out d   # a link between d and a dataset folder', "expect": 'refused in one line; nothing written through it',
+     "test": "tests/test_hardening_cot_dp.py::test_write_dataset_refuses_a_link_between_root_and_the_folder"},
+    {"id": 'lis-5000-digit-token', "class": 'input', "command": 'cot-dp train --data lis/   # a 5000-digit number in test_data.txt', "expect": 'exit 2, one line naming the file and line (the token cut short)',
+     "test": "tests/test_hardening_cot_dp.py::test_a_5000_digit_token_names_the_file_and_line"},
+    {"id": 'lis-number-out-of-range', "class": 'input', "command": 'cot-dp train --data lis/   # a number above the LIS range', "expect": 'exit 2, one line naming the file and line',
+     "test": "tests/test_hardening_cot_dp.py::test_a_number_above_the_lis_range_names_the_file_and_line"},
+    {"id": 'mask-png-exists', "class": 'own', "command": "cot-dp mask --png m.png   # m.png (or m.pdf) is the user's", "expect": 'exit 2, one line: exists; give --force; the file is untouched',
+     "test": "tests/test_hardening_cot_dp.py::test_mask_png_refuses_an_existing_file_without_force"},
+    {"id": 'mask-png-force-link', "class": 'own', "command": 'cot-dp mask --png m.png --force   # m.png is a link', "expect": 'the link is replaced, its target untouched',
+     "test": "tests/test_hardening_cot_dp.py::test_mask_png_force_replaces_a_link_and_leaves_its_target"},
+    {"id": 'mixing-spectrum-png-exists', "class": 'own', "command": "rnn-mixing-spectrum --png d3.png   # d3.png is the user's", "expect": 'exit 2, one line: exists; give --force',
+     "test": "tests/test_hardening_cot_dp.py::test_mixing_spectrum_png_refuses_an_existing_file_without_force"},
+]

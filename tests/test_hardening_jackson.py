@@ -107,3 +107,19 @@ def test_a_target_whose_every_fit_diverged_ends_in_one_line_not_a_summary(tmp_pa
     assert e.value.code == 1 and len(err) == 1
     assert "every fit of the target alpha=1.5 rank=inf diverged" in err[0] and "Traceback" not in err[0]
     assert (tmp_path / "run" / "results.csv").is_file() and not (tmp_path / "run" / "summary.json").exists()
+
+# reports/RELIABILITY.md is generated from this list (tests/reliability.py); each case's test is named.
+FAULT_CASES = [
+    {"id": 'lr-out-of-range', "class": 'input', "command": 'jackson-sweep --quick --lr 1e308   # or 1000, 1.5, 0, -0.1', "expect": 'exit 2, one line: 0 < lr <= 1; nothing written',
+     "test": "tests/test_hardening_jackson.py::test_sweep_refuses_a_learning_rate_outside_0_1_before_training"},
+    {"id": 'lr-out-of-range-config', "class": 'input', "command": 'jackson-sweep --config c.json   # "fit": {"lr": 1e308}', "expect": 'exit 2, the same line as the option',
+     "test": "tests/test_hardening_jackson.py::test_sweep_refuses_the_same_learning_rate_from_a_config_file"},
+    {"id": 'fit-settings-that-cannot-train', "class": 'input', "command": 'jackson-sweep --quick --explode 1   # or --patience 0, --warmup -1, ...', "expect": 'exit 2, one line naming the option',
+     "test": "tests/test_hardening_jackson.py::test_sweep_refuses_other_fit_settings_that_cannot_train"},
+    {"id": 'report-json-wrong-shape', "class": 'input', "command": 'jackson-report   # a folder\'s report.json has "paper": [1, 2]', "expect": 'exit 2, one line naming the report.json and the row; nothing written',
+     "test": "tests/test_hardening_jackson.py::test_report_refuses_a_report_json_of_the_wrong_shape"},
+    {"id": 'report-json-not-utf8', "class": 'input', "command": 'jackson-report   # a report.json that is not UTF-8', "expect": 'exit 2, one line naming it',
+     "test": "tests/test_hardening_jackson.py::test_report_refuses_a_report_json_that_is_not_utf8"},
+    {"id": 'every-fit-diverged', "class": 'one-line', "command": 'jackson-sweep ...   # every member of a target diverges', "expect": "exit 1, one line 'failed: every fit ... diverged'; results.csv kept, no summary",
+     "test": "tests/test_hardening_jackson.py::test_a_target_whose_every_fit_diverged_ends_in_one_line_not_a_summary"},
+]

@@ -179,3 +179,31 @@ def test_a_changed_batch_file_is_read_again(tmp_path, official):
     other = cdata.write_official_fixture(tmp_path / "other", n_train_per_batch=12, n_test=10, seed=7)
     shutil.copy(other / "test_batch", root / "test_batch")
     assert not np.array_equal(first.images, cdata.load(root, "test", cache=cache).images)
+
+# reports/RELIABILITY.md is generated from this list (tests/reliability.py); each case's test is named.
+FAULT_CASES = [
+    {"id": 'checkpoint-empty', "class": 'input', "command": 'vit-probe spectra --checkpoint empty.pth --arch A --data D', "expect": 'exit 2, one line: the file is empty (0 bytes)',
+     "test": "tests/test_hardening_vit_probe.py::test_an_empty_checkpoint_is_one_line"},
+    {"id": 'checkpoint-blank-error', "class": 'one-line', "command": 'vit-probe spectra --checkpoint unreadable.pth ...', "expect": "one line naming the file, even when the reader's error has no message",
+     "test": "tests/test_hardening_vit_probe.py::test_an_unreadable_checkpoint_with_a_blank_message_is_one_line"},
+    {"id": 'checkpoint-int8-int64-bool', "class": 'input', "command": 'vit-probe spectra --checkpoint int8.pth ...', "expect": "exit 2, one line: tensor K is int8 where the model's is float32; nothing is cast",
+     "test": "tests/test_hardening_vit_probe.py::test_an_integer_or_bool_checkpoint_is_refused_not_cast"},
+    {"id": 'checkpoint-complex', "class": 'input', "command": 'vit-probe spectra --checkpoint complex.pth ...', "expect": 'exit 2, one line: tensor K is complex64, not real floating point',
+     "test": "tests/test_hardening_vit_probe.py::test_a_complex_checkpoint_is_refused"},
+    {"id": 'checkpoint-nan-inf', "class": 'input', "command": 'vit-probe spectra --checkpoint nan.pth ...', "expect": 'exit 2, one line naming the file and the first non-finite tensor',
+     "test": "tests/test_hardening_vit_probe.py::test_non_finite_weights_name_the_file_and_the_first_bad_tensor"},
+    {"id": 'checkpoint-nan-safetensors', "class": 'input', "command": 'vit-probe spectra --checkpoint nan.safetensors ...', "expect": 'exit 2, one line naming the tensor',
+     "test": "tests/test_hardening_vit_probe.py::test_non_finite_safetensors_are_refused_too"},
+    {"id": 'archive-empty', "class": 'input', "command": 'vit-probe spectra --data empty.tar.gz ...', "expect": 'exit 2, one line: it is empty (0 bytes)',
+     "test": "tests/test_hardening_vit_probe.py::test_an_empty_archive_is_one_line"},
+    {"id": 'archive-not-tar', "class": 'input', "command": 'vit-probe spectra --data notes.tar.gz ...', "expect": 'exit 2, one line: not a tar archive',
+     "test": "tests/test_hardening_vit_probe.py::test_a_file_that_is_no_tar_is_one_line"},
+    {"id": 'archive-truncated-tar', "class": 'input', "command": 'vit-probe spectra --data cut.tar ...   # cut inside a header or at a member boundary', "expect": 'exit 2, one line: truncated or damaged; nothing cached',
+     "test": "tests/test_hardening_vit_probe.py::test_a_truncated_plain_tar_is_refused_and_nothing_is_cached"},
+    {"id": 'archive-truncated-tar-gz', "class": 'input', "command": 'vit-probe spectra --data cut.tar.gz ...', "expect": 'exit 2, one line: truncated or damaged; nothing cached',
+     "test": "tests/test_hardening_vit_probe.py::test_a_truncated_tar_gz_is_refused_and_nothing_is_cached"},
+    {"id": 'archive-changed', "class": 'input', "command": 'vit-probe spectra --data D ...   # D replaced by another archive', "expect": "read again: the cache is keyed by the archive's size and mtime",
+     "test": "tests/test_hardening_vit_probe.py::test_a_changed_archive_is_read_again"},
+    {"id": 'batch-file-changed', "class": 'input', "command": 'vit-probe spectra --data batches/ ...   # a batch file replaced', "expect": "read again: the cache is keyed by the files' size and mtime",
+     "test": "tests/test_hardening_vit_probe.py::test_a_changed_batch_file_is_read_again"},
+]
