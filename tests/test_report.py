@@ -523,7 +523,10 @@ def _tex_well_formed(tex: str) -> None:
         assert depth >= 0
     assert depth == 0
     text = "\n".join(line for line in tex.splitlines() if not line.startswith("%"))
-    assert not re.search(r"(?<!\\)[%#_$]", re.sub(r"\$(?:(?:\\[a-zA-Z]+)+|[<>|]|\^2)\$", "", text))   # specials escaped
+    # specials escaped outside math; math spans hold only symbols, sub- and superscripts (no stray $ or %)
+    maths = re.findall(r"\$([^$]*)\$", text)
+    assert all(re.fullmatch(r"[A-Za-z0-9\\{}_^()+\-*/ .,<>|=]*", m) for m in maths), [m for m in maths][:5]
+    assert not re.search(r"(?<!\\)[%#_$]", re.sub(r"\$[^$]*\$", "", text))
 
 
 def test_latex_of_the_ledger_and_of_every_headline_table(root):
@@ -532,12 +535,18 @@ def test_latex_of_the_ledger_and_of_every_headline_table(root):
     the LaTeX specials escaped."""
     import csv
     build_report(ReportConfig(root=str(root)))
-    ledger = (root / "claims.tex").read_text()
+    ledger, full = (root / "claims.tex").read_text(), (root / "claims-full.tex").read_text()
     _tex_well_formed(ledger)
-    rows = _tex_rows(ledger, "\\endlastfoot", "\\end{longtable}")
+    _tex_well_formed(full)
+    rows = _tex_rows(full, "\\endlastfoot", "\\end{longtable}")
     with open(root / "claims.csv", newline="") as fh:
-        want = [(r["id"], r["verdict"], r["n_seeds"]) for r in csv.DictReader(fh)]
+        table = list(csv.DictReader(fh))
+    want = [(r["id"], r["verdict"], r["n_seeds"]) for r in table]
     assert [(r[0], r[7], r[5]) for r in rows] == want and all(len(r) == 8 for r in rows)
+    compact = _tex_rows(ledger, "\\endlastfoot", "\\end{longtable}")       # the portrait one: id, words, verdict, number
+    assert [(r[0], r[2]) for r in compact] == [(r["id"], r["verdict"]) for r in table] and all(len(r) == 4 for r in compact)
+    for tex in (ledger, full):                                                  # the paper's symbols in math mode
+        assert "textasciicircum" not in tex and "m\\_h" not in tex and not re.search(r"(?<![\\$-])\balpha\b", tex)
     tables = (root / "tables.tex").read_text()
     _tex_well_formed(tables)
     hooks = [json.loads(p.read_text()) for p in sorted(root.rglob("report.json")) if "cells" not in p.parts]
@@ -638,15 +647,28 @@ def test_committed_latex_is_current():
 
 @pytest.mark.skipif(shutil.which("pdflatex") is None, reason="no pdflatex here (Debian: texlive-latex-base, "
                     "texlive-latex-recommended); the well-formedness test above runs everywhere")
-def test_latex_compiles_with_pdflatex(root, tmp_path):
-    build_report(ReportConfig(root=str(root)))
-    doc = tmp_path / "doc.tex"
-    doc.write_text("\\documentclass{article}\\usepackage[landscape,margin=1.5cm]{geometry}"
+def _pdflatex(tmp_path, name: str, geometry: str, inputs: list[Path]) -> str:
+    """Compile the inputs in an article with the given geometry; the log."""
+    doc = tmp_path / f"{name}.tex"
+    doc.write_text(f"\\documentclass{{article}}\\usepackage[{geometry}]{{geometry}}"
                    "\\usepackage{booktabs,longtable,array}\\begin{document}"
-                   f"\\input{{{root / 'claims.tex'}}}\\input{{{root / 'tables.tex'}}}\\end{{document}}\n")
+                   + "".join(f"\\input{{{p}}}" for p in inputs) + "\\end{document}\n")
     p = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", doc.name], cwd=tmp_path,
                        capture_output=True, text=True, timeout=120)
-    assert p.returncode == 0 and (tmp_path / "doc.pdf").stat().st_size > 1000, p.stdout[-800:]
+    assert p.returncode == 0 and (tmp_path / f"{name}.pdf").stat().st_size > 1000, p.stdout[-800:]
+    return (tmp_path / f"{name}.log").read_text(errors="replace")
+
+
+def test_latex_compiles_with_pdflatex_without_overfull_boxes(tmp_path):
+    """The committed folders' tables: claims.tex and tables.tex in portrait on a 6.5 in text width (letter, 1 in
+    margins), claims-full.tex on a landscape page; pdfLaTeX reports no overfull box in either."""
+    dst = tmp_path / "reports"
+    shutil.copytree(REPO_REPORTS, dst, ignore=reports_copy_ignore("index.*", "*.tex", "tables.csv"))
+    build_report(ReportConfig(root=str(dst)))
+    log = _pdflatex(tmp_path, "portrait", "letterpaper,margin=1in", [dst / "claims.tex", dst / "tables.tex"])
+    assert "Overfull" not in log, [l for l in log.splitlines() if "Overfull" in l][:5]
+    log = _pdflatex(tmp_path, "landscape", "letterpaper,landscape,margin=1in", [dst / "claims-full.tex"])
+    assert "Overfull" not in log, [l for l in log.splitlines() if "Overfull" in l][:5]
 
 
 @pytest.mark.slow

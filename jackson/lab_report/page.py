@@ -37,7 +37,7 @@ from .entries import (HEADLINE, INTRO, LEDGER_HEAD, LEDGER_INTRO, counts_text, c
                       headline_rows, ledger_cells, missing_figures, other_documents, readable_image, rules_of, sections,
                       seeds_text)
 from .html_page import render_html
-from .tables import claims_tex, tables_csv, tables_tex
+from .tables import claims_full_tex, claims_tex, tables_csv, tables_tex
 
 
 @dataclass(frozen=True)
@@ -134,6 +134,7 @@ def build_report(cfg: ReportConfig, command: str = "jackson-report") -> dict:
     write_atomic(root / "index.html", page)
     write_atomic(root / "claims.csv", claims.csv_text(rows))
     write_atomic(root / "claims.tex", claims_tex(rows))
+    write_atomic(root / "claims-full.tex", claims_full_tex(rows))
     write_atomic(root / "tables.tex", tables_tex(secs))
     write_atomic(root / "tables.csv", tables_csv(secs))
     return {"entries": entries, "sections": [(k, len(es)) for k, _, _, es in secs],

@@ -9,7 +9,7 @@ import math
 import re
 
 from . import claims
-from .entries import HEADLINE, counts_text, headline_entries, headline_rows, interval_of, seeds_text
+from .entries import HEADLINE, counts_text, headline_entries, headline_rows, interval_of, key_number, seeds_text
 
 
 # ---- LaTeX -----------------------------------------------------------------------------------------
@@ -36,7 +36,36 @@ def _tex_text(text: str) -> str:
     one = pd.DataFrame({"x": [text.replace("`", "\x00")]}).to_latex(index=False, header=False, escape=True)
     body = one.split("\\midrule\n", 1)[-1] if "\\midrule" in one else one.split("\\toprule\n", 1)[1]
     body = body.rsplit("\\\\\n\\bottomrule", 1)[0].strip()
-    return _tex_chars(re.sub("\x00(.*?)\x00", r"\\texttt{\1}", body))
+    return _tex_chars(_math(re.sub("\x00(.*?)\x00", r"\\texttt{\1}", body)))
+
+
+MATH_WORDS = ((r"m\\_h", "m_h"), (r"m\\_\{?FF\}?", "m_{FF}"), (r"sigma\\_i", r"\sigma_i"),
+              (r"rho\\_hat", r"\hat\rho"), (r"alpha\\_hat", r"\hat\alpha"), (r"alpha", r"\alpha"),
+              (r"gamma", r"\gamma"), (r"beta", r"\beta"), (r"tau", r"\tau"), (r"sigma", r"\sigma"),
+              (r"rho", r"\rho"))
+CARET = r"\\textasciicircum(?:\{\}| )"          # what pandas' escaper makes of ^
+
+
+def _math(tex: str) -> str:
+    """The paper's symbols of an escaped text in math mode: a power such as m_h^-(2 alpha - 1) becomes
+    $m_h^{-(2\\alpha - 1)}$, and alpha, m_h, m_FF, sigma_i, rho_hat, ... become $\\alpha$, $m_h$, ... (outside
+    \\texttt).  Applied after escaping, so it sees m\\_h and \\textasciicircum."""
+    def symbols(text: str) -> str:
+        for pat, sym in MATH_WORDS:
+            text = re.sub(rf"(?<![A-Za-z\\]){pat}(?![A-Za-z])", lambda _, s=sym: s, text)
+        return text
+
+    def power(m: re.Match) -> str:
+        return f"${symbols(m.group(1))}^{{{symbols(m.group(2))}}}$"
+    tex = re.sub(rf"([A-Za-z0-9]+(?:\\_[A-Za-z0-9{{}}]+)?){CARET}(-?\([^()]*\)|-?[A-Za-z0-9.]+)", power, tex)
+    parts = re.split(r"(\\texttt\{[^}]*\}|\$[^$]*\$)", tex)        # leave code and what is math already
+    for i in range(0, len(parts), 2):
+        for pat, sym in MATH_WORDS:
+            parts[i] = re.sub(rf"(?<![A-Za-z\\$-]){pat}(?![A-Za-z-])", lambda _, s=sym: f"${s}$", parts[i])
+    for i in range(len(parts)):          # a folder path or a long name may break after / and _ (not inside math)
+        if not parts[i].startswith("$"):
+            parts[i] = re.sub(r"(/|\\_)(?=[A-Za-z0-9])", r"\1\\allowbreak{}", parts[i])
+    return "".join(parts)
 
 
 def _tex_chars(tex: str) -> str:
@@ -54,29 +83,54 @@ def _tex_table(df, caption: str, label: str, column_format: str, longtable: bool
     return body.replace("\x01", _tex_text(caption))
 
 
+SMALL = "\\footnotesize\\setlength{\\tabcolsep}{4pt}"   # the tables' type and column padding: they fit 6.5 in portrait
+
+
+def _compact(text: str, n: int) -> str:
+    """text cut at a word boundary to at most n characters (with an ellipsis), for a compact portrait column."""
+    return text if len(text) <= n else text[:n].rsplit(" ", 1)[0].rstrip(",;:") + " ..."
+
+
 def claims_tex(rows: list[claims.Row]) -> str:
-    """The claims ledger as one LaTeX longtable (booktabs): what a paper would cite."""
+    """The claims ledger as a compact LaTeX longtable (booktabs) that fits a 6.5 in portrait text width: each
+    claim's id, the claim in a few words, its verdict and key number.  The full ledger (what was measured, the
+    folder, the paper's value) is claims-full.tex, and claims.csv."""
+    import pandas as pd
+    df = pd.DataFrame([{"claim": r.claim.id, "in a few words": _compact(r.claim.text, 110), "verdict": r.verdict,
+                        "key number": key_number(r)} for r in rows])
+    body = _tex_table(df, "Claims ledger of jackson-lab: " + counts_text(rows) + " The full ledger: claims-full.tex "
+                          "and claims.csv; the rules: docs/claims.md.", "tab:claims",
+                      "".join(RAGGED + f"p{{{w}cm}}" for w in (2.9, 6.4, 1.8, 4.0)), longtable=True)
+    return TEX_PREAMBLE + "{" + SMALL + "\n" + body + "}\n"
+
+
+def claims_full_tex(rows: list[claims.Row]) -> str:
+    """The whole claims ledger as one LaTeX longtable (booktabs), for a landscape page (geometry's landscape):
+    the claim, where in the paper, the paper's value, what was measured, seeds, folder and verdict."""
     import pandas as pd
     df = pd.DataFrame([{"id": r.claim.id, "paper, where": f"{r.claim.paper}, {r.claim.where}",
                         "claim": r.claim.text, "paper's value": r.claim.paper_value, "measured": r.measured,
                         "seeds": "" if r.n_seeds is None else str(r.n_seeds),
                         "folder": r.folder or "none", "verdict": r.verdict} for r in rows])
-    return TEX_PREAMBLE + _tex_table(
-        df, "Claims ledger of jackson-lab: " + counts_text(rows) + " Rules: jackson/lab_report/claims.py.",
-        "tab:claims", "".join(RAGGED + f"p{{{w}cm}}" if w else "r" for w in (2.2, 1.8, 3.4, 1.8, 4.6, 0, 2.2, 1.6)),
-        longtable=True)
+    return TEX_PREAMBLE.replace("pdfLaTeX", "a landscape page (geometry); pdfLaTeX") + "{" + SMALL + "\n" + _tex_table(
+        df, "Claims ledger of jackson-lab, in full: " + counts_text(rows) + " Rules: docs/claims.md.",
+        "tab:claims-full", "".join(RAGGED + f"p{{{w}cm}}" if w else "r" for w in (2.4, 2.0, 3.6, 2.0, 5.9, 0, 2.4, 1.6)),
+        longtable=True) + "}\n"
 
 
 def tables_tex(secs) -> str:
     """Every run's headline table (the paper's numbers beside the measured ones, as in the page), one
-    LaTeX table each, labelled tab:<folder>."""
+    LaTeX table each, labelled tab:<folder>, fitting a 6.5 in portrait text width.  The command that made a
+    table is in its folder's command.txt and on the page (a command line cannot break across lines)."""
     import pandas as pd
     out = [TEX_PREAMBLE]
     for e in headline_entries(secs):
         df = pd.DataFrame(headline_rows(e), columns=list(HEADLINE))
         label = "tab:" + re.sub(r"[^A-Za-z0-9]+", "-", e["folder"]).strip("-")
-        out.append(_tex_table(df, f"{e['title']}. Folder {e['folder']}/; seeds: {seeds_text(e['seeds'])}; "
-                                  f"command: `{e['command']}`.", label, RAGGED + "p{6cm}rrr"))
+        out.append("{" + SMALL + "\n" + _tex_table(df, f"{e['title']}. Folder {e['folder']}/; seeds: "
+                                                       f"{seeds_text(e['seeds'])}.", label,
+                                                   "".join(RAGGED + f"p{{{w}cm}}" for w in (6.4, 1.8, 3.5, 3.4)))
+                   + "}")
     return "\n".join(out)
 
 
