@@ -308,7 +308,7 @@ INTRO = ("Built by `jackson-report` from the result folders under this folder: i
          "claim its verdict. Sections without results say which command produces them. For a paper: the ledger "
          "as LaTeX longtables in `claims.tex` (compact, for a portrait page) and `claims-full.tex` (landscape), every "
          "run's headline table in `tables.tex` (booktabs, portrait; pdfLaTeX "
-         "takes both as they are) and, as one long tidy table, in `tables.csv` (columns: `COLUMNS.md`), all beside "
+         "takes them as they are) and, as one long tidy table, in `tables.csv` (columns: `COLUMNS.md`), all beside "
          "this page.")
 
 
