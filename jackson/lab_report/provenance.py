@@ -8,8 +8,8 @@ none, and what was not recorded cannot be recovered.  This writes `provenance.js
 what can be known, each value with where it comes from:
 
 - `results_added`: the commit that first added files of the folder, its date and subject line (`git log
-  --diff-filter=A`); `tables_changed`: the last commit that changed one of its tables (*.csv, cells
-  included).  Both say when the results entered the repository, not which code made them: a run is
+  --diff-filter=A`); `tables_changed`: the last commit that added or changed one of its tables (*.csv, cells
+  included; a table deleted, or re-encoded as a .csv.gz that pandas reads as is, changed no number).  Both say when the results entered the repository, not which code made them: a run is
   committed after it ends, often with code that was not committed yet (`code_commit`: not recorded).
   Renames are not followed: a folder moved into place counts as added by the move.
 - `torch_threads` and `device` where the folder's own files state them (cells/*/cell.json `torch_threads`
@@ -60,7 +60,7 @@ def from_git(folder: Path) -> dict:
     fmt = "--format=%H%x00%cI%x00%s"
     added = _git(root, "log", "--diff-filter=A", fmt, "--", rel).splitlines()
     need(added, f"{folder}: no commit adds a file of it (is it committed?)")
-    tables = _git(root, "log", "-1", fmt, "--", f":(glob){rel}/**/*.csv").splitlines()
+    tables = _git(root, "log", "-1", "--diff-filter=ACMRT", fmt, "--", f":(glob){rel}/**/*.csv").splitlines()
     return {"results_added": _commit(added[-1]), "tables_changed": _commit(tables[0]) if tables else None}
 
 
