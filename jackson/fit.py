@@ -48,6 +48,9 @@ from .runfolder import load_checkpoint, save_atomic, set_aside
 from .schedule import EpochSampler, Plateau, lr_at
 
 
+MAX_LR = 1.0         # Adam moves every weight by up to lr a step: past 1 (measured: jackson-sweep --quick at --lr 3) every fit diverges
+
+
 @dataclass(frozen=True)
 class FitConfig:
     steps: int = 6000          # budget: most optimiser steps for the bank

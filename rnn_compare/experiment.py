@@ -22,7 +22,7 @@ from jackson.config import options as config_options
 from jackson.schedule import MAX_SEED
 from jackson.runfolder import check_run_folder, check_scheduler, open_run
 from jackson.figures import pyplot, save
-from jackson.fit import FitConfig, evaluate, fit
+from jackson.fit import MAX_LR, FitConfig, evaluate, fit
 from jackson.models import ACTIVATIONS, ModelConfig, TransformerBank
 from jackson.schedule import derive_seed, derive_seeds
 from jackson.sweep import checkpoint_progress, config_hash, run_cells
@@ -309,7 +309,8 @@ def validate(cfg: CompareConfig) -> None:
                        ("eval-size", f.eval_size), ("patience", f.patience)):
             need(v >= 1, f"{o}{opt}: must be >= 1, got {v}")
         need(f.warmup >= 0, f"{o}warmup: must be >= 0, got {f.warmup}")
-        need(f.lr > 0, f"{o}lr: must be > 0, got {f.lr:g}")
+        need(0 < f.lr <= MAX_LR, f"{o}lr: Adam's peak learning rate must be in 0 < lr <= {MAX_LR:g} (each step moves "
+                                  f"a weight by up to lr; larger ones diverge), got {f.lr:g}")
         need(0 <= f.min_lr <= f.lr, f"{o}min-lr: must be in 0..{o}lr ({f.lr:g}; the schedule ends there), got {f.min_lr:g}")
         need(0 < f.lr_decay < 1, f"{o}lr-decay: must be in (0, 1), got {f.lr_decay:g}")
         need(0 <= f.min_improve < 1, f"{o}min-improve: must be in [0, 1), got {f.min_improve:g}")

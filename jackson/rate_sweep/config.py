@@ -12,7 +12,7 @@ from pathlib import Path
 
 from synthetic.pod_target import TargetError
 from ..config import UsageError, need
-from ..fit import FitConfig
+from ..fit import MAX_LR, FitConfig
 from ..models import ACTIVATIONS, ATTENTIONS, FEATURES, ModelConfig
 from ..runfolder import check_run_folder, check_scheduler
 from ..schedule import MAX_SEED
@@ -226,7 +226,6 @@ def _finite_floats(cfg) -> None:
 
 
 MAX_ALPHA = 50.0     # sigma_2 = 2^-alpha is below float64 resolution (1e-15) past this
-MAX_LR = 1.0         # Adam moves every weight by up to lr a step: past 1 (measured: --quick at --lr 3) every fit diverges
 
 
 # --features given: the given-features model trains only W_Q, W_K and (a, b), and needs a faster, larger-batch
