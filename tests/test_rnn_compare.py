@@ -314,7 +314,7 @@ _COMPARE = [
     ("compare-fit-eval-size-zero", "--fit-eval-size 0", "--fit-eval-size"),
     ("compare-fit-patience-zero", "--fit-patience 0", "--fit-patience"),
     ("compare-fit-warmup-negative", "--fit-warmup -1", "--fit-warmup"),
-    ("compare-fit-lr-zero", "--fit-lr 0", "--fit-lr: must be > 0"),
+    ("compare-fit-lr-zero", "--fit-lr 0", "--fit-lr: Adam's peak learning rate must be in 0 < lr <= 1"),
     ("compare-fit-lr-nan", "--fit-lr nan", "argument --fit-lr: cannot read 'nan' (nan is not a finite number)"),
     ("compare-rnn-fit-lr-inf", "--rnn-fit-lr inf", "argument --rnn-fit-lr: cannot read 'inf' (inf is not a finite number)"),
     ("compare-fit-min-lr-above-lr", "--fit-min-lr 1", "--fit-min-lr: must be in 0..--fit-lr"),
