@@ -176,3 +176,14 @@ def _committed():
             parts = f.split("/")
             paths.update("/".join(parts[:i]) for i in range(1, len(parts) + 1))
     return paths
+
+
+def one_line_exit(run, argv, capsys) -> str:
+    """run(argv) (a command's main, in-process) exits 2 with exactly one line on stderr, which is returned."""
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as e:
+        run(argv)
+    assert e.value.code == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1, lines
+    return lines[0]

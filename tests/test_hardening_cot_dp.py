@@ -10,19 +10,11 @@ import pytest
 from cot_dp import data
 from cot_dp.cli import main as cot_main
 from cot_dp_helpers import PNG, task
+from conftest import one_line_exit as _exit2
 
 DATA = ["data", "--task", "arithmetic", "--size", "2", "--n-train", "32", "--n-test", "8", "--threads", "1"]
 
 
-def _exit2(run, argv, capsys) -> str:
-    """run(argv) exits 2 with exactly one line on stderr, which is returned."""
-    capsys.readouterr()
-    with pytest.raises(SystemExit) as e:
-        run(argv)
-    assert e.value.code == 2
-    lines = capsys.readouterr().err.strip().splitlines()
-    assert len(lines) == 1, lines
-    return lines[0]
 
 
 # ---- no write through a link out of the named folder

@@ -8,17 +8,9 @@ import pytest
 
 from jackson.lab_report.page import main as report_main
 from jackson.rate_sweep.cli import sweep_main
+from conftest import one_line_exit as _exit2
 
 
-def _exit2(run, argv, capsys) -> str:
-    """run(argv) exits 2 with exactly one line on stderr, which is returned."""
-    capsys.readouterr()
-    with pytest.raises(SystemExit) as e:
-        run(argv)
-    assert e.value.code == 2
-    lines = capsys.readouterr().err.strip().splitlines()
-    assert len(lines) == 1, lines
-    return lines[0]
 
 
 LR = "jackson-sweep: error: --lr: Adam's peak learning rate must be in 0 < lr <= 1"

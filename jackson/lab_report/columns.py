@@ -47,6 +47,15 @@ _TASK_CHECKS = {
 _VIT_M_H = "attention size per head m_h (query/key dimension) of the trained ViT (sweep-mh only)"
 _VIT_LAYER = "0-based index of the transformer block probed"
 _VIT_HEAD = "0-based index of the attention head probed"
+_VIT_HEAD_FIT = {   # the columns of a head's spectrum summary (vit_probe/spectra.py head_table), trained or at init
+    "tau": "tokens per image: the size of the logit matrix and the number of singular values",
+    "sigma1": "largest singular value of the mean spectrum (mean over images)",
+    "exponent": "slope of log mean singular value against log index over the fit range (capped at the rank bound m_h)",
+    "exponent_lo": "2.5% bootstrap quantile of the exponent, resampling images",
+    "exponent_hi": "97.5% bootstrap quantile of the exponent, resampling images",
+    "erank": "effective rank exp(H(p)), p = s / sum s, of the mean spectrum (Roy & Vetterli 2007)",
+    "r90": "number of leading singular values of the mean spectrum holding 90% of sum s^2",
+}
 _COT_KEYS = {
     "task": "CoT DP task: arithmetic, ed (edit distance), ed_local, lis",
     "size": "problem size of the task (its `--size`)",
@@ -285,14 +294,7 @@ COLUMNS: dict[str, dict[str, str]] = {
         "layer": _VIT_LAYER,
         "head": _VIT_HEAD,
         "n_images": "images whose logit matrices were decomposed",
-        "tau": "tokens per image: the size of the logit matrix and the number of singular values",
-        "sigma1": "largest singular value of the mean spectrum (mean over images)",
-        "exponent": "slope of log mean singular value against log index over the fit range (capped at the rank "
-                    "bound m_h)",
-        "exponent_lo": "2.5% bootstrap quantile of the exponent, resampling images",
-        "exponent_hi": "97.5% bootstrap quantile of the exponent, resampling images",
-        "erank": "effective rank exp(H(p)), p = s / sum s, of the mean spectrum (Roy & Vetterli 2007)",
-        "r90": "number of leading singular values of the mean spectrum holding 90% of sum s^2",
+        **_VIT_HEAD_FIT,
         "init_min": "the control (vit-probe spectra of a trained model): the smallest (steepest) exponent of any "
                     "head of this layer over the random inits of the same architecture (init_heads.csv)",
         "init_max": "the control: the largest exponent of any head of this layer over the random inits",
@@ -305,14 +307,7 @@ COLUMNS: dict[str, dict[str, str]] = {
         "layer": _VIT_LAYER,
         "head": _VIT_HEAD,
         "n_images": "images whose logit matrices were decomposed (the same images as the trained model's)",
-        "tau": "tokens per image: the size of the logit matrix and the number of singular values",
-        "sigma1": "largest singular value of the mean spectrum (mean over images)",
-        "exponent": "slope of log mean singular value against log index over the fit range (capped at the rank "
-                    "bound m_h)",
-        "exponent_lo": "2.5% bootstrap quantile of the exponent, resampling images",
-        "exponent_hi": "97.5% bootstrap quantile of the exponent, resampling images",
-        "erank": "effective rank exp(H(p)), p = s / sum s, of the mean spectrum (Roy & Vetterli 2007)",
-        "r90": "number of leading singular values of the mean spectrum holding 90% of sum s^2",
+        **_VIT_HEAD_FIT,
     },
     "vit-probe init_spectra.csv": {
         "init": "which random init of the model's architecture (its torch seed; no checkpoint loaded)",
