@@ -14,6 +14,7 @@ import torch
 from vit_probe import experiment as E
 from vit_probe import models
 from vit_probe.train import TrainConfig, train
+from conftest import one_line_exit
 
 TINY = "vit_p8_d32_l2_h2"
 
@@ -46,10 +47,4 @@ def _cli(args, env, timeout=240):
 def _exit2(args: list[str], capsys) -> str:
     """Run vit-probe in-process; it must exit 2 with exactly one line on stderr, which is returned."""
     from vit_probe.cli import main
-    capsys.readouterr()
-    with pytest.raises(SystemExit) as e:
-        main(args)
-    assert e.value.code == 2
-    lines = capsys.readouterr().err.strip().splitlines()
-    assert len(lines) == 1, lines
-    return lines[0]
+    return one_line_exit(main, args, capsys)
