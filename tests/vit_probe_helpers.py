@@ -8,7 +8,6 @@ import tarfile
 from pathlib import Path
 
 import numpy as np
-import pytest
 import torch
 
 from vit_probe import experiment as E
