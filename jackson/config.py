@@ -389,6 +389,15 @@ def guarded(prog: str, body):
         raise SystemExit(1)
 
 
+SHARED_OPTIONS = ("--config", "--threads", "--force")
+
+
+def shared_options(cls) -> tuple[str, ...]:
+    """The shared options a command takes: its config's SHARED (a command with no run folder and no training,
+    such as jackson-report, takes none of them), else all of SHARED_OPTIONS."""
+    return tuple(getattr(cls, "SHARED", SHARED_OPTIONS))
+
+
 def command_parser(cls, prog: str, description: str = "", status: bool = False) -> ConfigParser:
     """The parser a command built by `cli_run` reads its options with: the config's options, then the
     shared --config, --threads and --force (where the config does not declare one itself), and --status for
@@ -396,8 +405,9 @@ def command_parser(cls, prog: str, description: str = "", status: bool = False) 
     them out of argv first."""
     parser = build_parser(cls, prog, description)
     own = frozenset(f.name for f in dataclasses.fields(cls))
+    takes = shared_options(cls)
     for opt, text in GLOBAL_HELP.items():
-        if opt[2:] in own or (opt == "--status" and not status):
+        if opt[2:] in own or (opt == "--status" and not status) or (opt != "--status" and opt not in takes):
             continue
         flag = opt in ("--force", "--status")
         parser.add_argument(opt, action="store_true" if flag else None, default=argparse.SUPPRESS,
@@ -417,7 +427,8 @@ def cli_run(prog: str, cls, description: str, quick: dict, run, argv: list[str],
     def body():
         from . import runfolder
         own = frozenset(f.name for f in dataclasses.fields(cls))
-        opts, rest = split_global(prog, argv, own)
+        refused = frozenset(o[2:] for o in SHARED_OPTIONS if o not in shared_options(cls))   # left to argparse,
+        opts, rest = split_global(prog, argv, own | refused)                                  # which refuses them
         if opts["status"] and grid is None:
             raise UsageError("--status: this command runs no grid of cells; its run folder's summary says what it did")
         given = vars(command_parser(cls, prog, description, status=grid is not None).parse_args(rest))

@@ -697,3 +697,19 @@ def test_the_page_loads_as_fast_as_a_plain_page_of_its_size_and_figures(tmp_path
         base.append(browser_report(plain, _chromium(), eager=False)["load_ms"])
     ours, base = sorted(ours)[1], sorted(base)[1]
     assert ours <= 1.5 * base + 50, f"index.html loads in {ours:.0f} ms, a plain page of its size in {base:.0f} ms"
+
+
+@pytest.mark.parametrize("opt", [["--threads", "2"], ["--force"], ["--config", "c.json"]])
+def test_jackson_report_offers_no_option_that_does_nothing(opt, tmp_path, capsys):
+    """jackson-report trains nothing and writes no run folder: --threads, --force and --config mean nothing to it,
+    so its --help lists none of them and it refuses each in one line."""
+    with pytest.raises(SystemExit) as e:
+        main(["--help"])
+    assert e.value.code == 0
+    shown = capsys.readouterr().out
+    assert "--threads" not in shown and "--force" not in shown and "--config" not in shown
+    with pytest.raises(SystemExit) as e:
+        main([*opt, "--root", str(tmp_path)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert e.value.code == 2 and len(err) == 1 and "unrecognized arguments" in err[0] and opt[0] in err[0]
+    assert not (tmp_path / "index.html").exists()

@@ -46,6 +46,8 @@ class ReportConfig:
     claims: str = ""        # a claims file (TOML, docs/claims.md) judged instead of the lab's two papers' claims
     single_file: bool = False   # embed every figure in index.html (one file that travels alone; large and slower to open)
 
+    SHARED = ()   # no run folder, no training, no config.json: none of --config, --threads, --force means anything here
+
 
 def ledger_markdown(rows: list[claims.Row]) -> list[str]:
     L = ['<a id="claims"></a>', "", "## Claims ledger", "", LEDGER_INTRO, "", "Verdicts: " + counts_text(rows), "",
