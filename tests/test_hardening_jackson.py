@@ -75,7 +75,7 @@ def _root(tmp_path, report: dict):
 def test_report_refuses_a_report_json_of_the_wrong_shape(bad, says, tmp_path, capsys):
     root = _root(tmp_path, {"title": "a run", "section": "tasks", **bad})
     before = sorted(p.relative_to(root) for p in root.rglob("*"))
-    line = _exit2(report_main, ["--root", str(root), "--threads", "1"], capsys)
+    line = _exit2(report_main, ["--root", str(root)], capsys)
     assert line == f"jackson-report: error: {root / 'tasks' / 'x' / 'report.json'}: {says}", line
     assert sorted(p.relative_to(root) for p in root.rglob("*")) == before     # nothing written
 
@@ -83,7 +83,7 @@ def test_report_refuses_a_report_json_of_the_wrong_shape(bad, says, tmp_path, ca
 def test_report_refuses_a_report_json_that_is_not_utf8(tmp_path, capsys):
     root = _root(tmp_path, {})
     (root / "tasks" / "x" / "report.json").write_bytes(b'{"title": "\xff"}')
-    line = _exit2(report_main, ["--root", str(root), "--threads", "1"], capsys)
+    line = _exit2(report_main, ["--root", str(root)], capsys)
     assert line.endswith("report.json: cannot read (not UTF-8 text)"), line
 
 
