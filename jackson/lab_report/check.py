@@ -57,12 +57,7 @@ class _Checker(HTMLParser):
     def _outside(self, href: str) -> bool:
         """A link that leaves the page: with no root (the page travels alone) any file link; with the page's
         root, a link to a file that is not under it."""
-        if self.root is None:
-            return True
-        rel = urllib.parse.unquote(href.split("#", 1)[0])
-        if re.match(r"^[a-z][a-z0-9+.-]*:", rel, re.I) or rel.startswith("/") or ".." in Path(rel).parts:
-            return True
-        return not (self.root / rel).is_file()
+        return self.root is None or not _beside(self.root, href)
 
     def _check_file(self, src: str):
         why = _image_file_problem(self.root, src)
@@ -86,12 +81,20 @@ class _Checker(HTMLParser):
             self.problems.append(f"line {self.getpos()[0]}: <img> bytes are not a {m.group(1)}")
 
 
+def _inside(root: Path, ref: str) -> Path | None:
+    """The file a page's (percent-encoded) relative reference names under root; None for a URL, an absolute
+    path or a path that climbs out of root."""
+    rel = urllib.parse.unquote(ref)
+    if re.match(r"^[a-z][a-z0-9+.-]*:", rel, re.I) or rel.startswith("/") or ".." in Path(rel).parts:
+        return None
+    return root / rel
+
+
 def _image_file_problem(root: Path, src: str) -> str:
     """'' when src is a relative path to an image file under root; else what is wrong."""
-    rel = urllib.parse.unquote(src)
-    if re.match(r"^[a-z][a-z0-9+.-]*:", rel, re.I) or rel.startswith("/") or ".." in Path(rel).parts:
+    path = _inside(root, src)
+    if path is None:
         return f"<img src=\"{src[:60]}\"> is not a path inside the report's folder"
-    path = root / rel
     mime = IMAGE_TYPES.get(path.suffix.lower())
     try:
         with open(path, "rb") as fh:
@@ -104,9 +107,9 @@ def _image_file_problem(root: Path, src: str) -> str:
 
 
 def _beside(root: Path, href: str) -> bool:
-    rel = urllib.parse.unquote(href.split("#", 1)[0])
-    return not (re.match(r"^[a-z][a-z0-9+.-]*:", rel, re.I) or rel.startswith("/") or ".." in Path(rel).parts) \
-        and (root / rel).is_file()
+    """A link (its #fragment aside) to a file under root."""
+    path = _inside(root, href.split("#", 1)[0])
+    return path is not None and path.is_file()
 
 
 def check_html(text: str, root: Path | None = None) -> tuple[list[str], int]:
@@ -226,7 +229,7 @@ def browser_check(path: Path, exe: str, timeout: int = 120, alone: bool = True) 
         return str(e)
     if not alone:
         here = Path(path).resolve().parent
-        r["outside"] = [h for h in r.get("outside", []) if _image_file_problem(here, h) and not _beside(here, h)]
+        r["outside"] = [h for h in r.get("outside", []) if not _beside(here, h)]
     problems = ([f"{len(r['broken'])} of {r['images']} images did not decode: " + "; ".join(r["broken"][:3])]
                 if r["broken"] else [])
     problems += [f"{len(r['dangling'])} of {r['links']} internal links lead nowhere: " + ", ".join(r["dangling"][:5])] \

@@ -211,6 +211,6 @@ def lab_claims() -> tuple:
     return tuple(c for name in LAB_PAPERS for c in read_claims(PAPERS_DIR / name))
 
 
-def match_folders(claim, folders: list[str]) -> list[str]:
-    """The run folders (relative to --root) that a claim's `folders` patterns name."""
-    return [f for f in folders if any(fnmatch.fnmatchcase(f, pat.strip("/")) for pat in claim.folders)]
+def match_folders(patterns, folders: list[str]) -> list[str]:
+    """The run folders (relative to --root) that glob `patterns` (a claim's `folders`) name."""
+    return [f for f in folders if any(fnmatch.fnmatchcase(f, pat.strip("/")) for pat in patterns)]

@@ -1080,14 +1080,15 @@ def _fixed_d(acc: dict[tuple, dict[str, float]], target: float, resample: list[s
     return sorted(d for d, zs in ok.items() if sizes and zs == sizes)
 
 
-def _dp_bootstrap(run: Run, share: Callable[..., float | None], what: str):
+def _dp_bootstrap(run: Run, share: Callable[..., float | None], what: str, cells: tuple | None = None):
     """(lo, hi, interval) of a cot-dp rule's share: `share(need_of)` recomputed with need_of(task) read from the
     seed-mean accuracy of each resample of the folder's seeds (results.csv, read once; `_need_of_seeds`,
     `_seed_bootstrap`); need_of(task, by_gflops=True) gives the smallest GFLOPs instead of the smallest D, and
-    need_of(task, fixed=True) the D values at which the standard model reaches the target at every size."""
+    need_of(task, fixed=True) the D values at which the standard model reaches the target at every size.
+    `cells`: `_dp_cells(run)` where the rule has read them already."""
     if run.seeds() == 1:
         return None, None, ONE_SEED
-    acc, gflops, target, seeds = _dp_cells(run)
+    acc, gflops, target, seeds = cells or _dp_cells(run)
 
     def need_of(rs, task, by_gflops=False, fixed=False):
         if fixed:
@@ -1128,11 +1129,13 @@ def dp_fig1(claim: Claim, run: Run) -> Outcome | None:
     base = f"smallest D reaching {_target_acc(run)} by size: {_need_text(need)}; {_dims(run, task)}"
     if all(d == math.inf for m in need.values() for d in m.values()):
         return Outcome(UNTESTED, base + _best(run, task), run.seeds(), tiebreak=_dp_order(run, (task,)))
-    acc, _, target, seeds = _dp_cells(run)
+    cells = _dp_cells(run)
+    acc, _, target, seeds = cells
     fixed = _fixed_d(acc.get(task, {}), target, seeds) if acc else _fixed_from_need(need)
     parts = _fig1_parts(need, fixed)
     lo, hi, interval = _dp_bootstrap(run, lambda need_of: _fig1_share(need_of(task), need_of(task, fixed=True)),
-                                     "the same share, each D read from the resample's mean accuracy (results.csv)")
+                                     "the same share, each D read from the resample's mean accuracy (results.csv)",
+                                     cells)
     text = (base + "; standard reaches it at every size with D " + (", ".join(f"{d:g}" for d in fixed) if fixed
                                                                     else "(none: no one D does)")
             + f"; {sum(parts)} of 5 parts hold")
@@ -1313,7 +1316,7 @@ def judge_claim(claim: Claim, runs: list[Run]) -> Row:
     k = KINDS[claim.kind]
     judged: list[tuple[Run, Outcome]] = []
     left: list[str] = []
-    named = set(match_folders(claim, [r.folder for r in runs])) if claim.folders else None
+    named = set(match_folders(claim.folders, [r.folder for r in runs])) if claim.folders else None
     for run in runs:
         if named is not None:             # the claim names its folders: those, whatever their section
             if run.folder not in named:
@@ -1362,7 +1365,7 @@ def ledger(root: str | os.PathLike, claims: tuple[Claim, ...] | None = None) -> 
     folders = [r.folder for r in runs]
     for c in claims:
         for pat in c.folders:
-            if not match_folders(Claim(c.id, "", "", "", "", c.kind, "", folders=(pat,)), folders):
+            if not match_folders((pat,), folders):
                 there = (Path(root) / pat).is_dir()
                 raise UsageError(f"claim {c.id!r}: folder {pat!r} " + ("holds no run of this lab (no config.json or "
                                  "summary.json)" if there else "is not under") + f" --root {root}")

@@ -30,7 +30,7 @@ def _sweep(argv: list[str]):
 def exponent_lines(summary: dict) -> list[str]:
     """One line per target: its fitted exponent, and on the same line what would make it untrustworthy
     (members not converged or diverged, a degenerate target, the finite-rank knee verdict)."""
-    from .results import format_exponent as _fmt_exp   # here, not at the top: --help and usage errors load no pandas
+    from .results import format_exponent as _fmt_exp, not_power_law, target_law   # here: --help loads no pandas
     out = []
     for t in summary["targets"]:
         e = t["exponents"].get("test")
@@ -49,8 +49,8 @@ def exponent_lines(summary: dict) -> list[str]:
             head = (f"explicit spectrum ({ex['K']} values{src}, rank {ex['rank']}, alpha_hat={t['alpha']:g}){w} "
                     f"({t['attention']} attention, {t.get('features', 'learned')} features): ")
             pred = f"predicted -(2 alpha_hat - 1) = {t['predicted_exponent']:+.2f} from the fitted decay of the given sigma"
-        law = (t.get("explicit") or t.get("kernel") or {}).get("law")
-        if law and law["law"] == "not a power law":
+        if not_power_law(t):
+            law = target_law(t)
             pred = (f"no predicted exponent: sigma is not a power law (an exponential decay fits log sigma_i better, "
                     f"cross-validated squared error {law['cv_mse_exponential']:.2g} vs {law['cv_mse_power']:.2g})")
         if t.get("term", "full") == "ff":     # the feed-forward term alone: no rate of Theorem 4.1 to judge

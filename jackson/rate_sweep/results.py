@@ -364,8 +364,7 @@ def summarize(out_dir: Path, tabs: dict, fit_range: tuple[int, int], command: st
             "curve": curve.to_dict(orient="records"), "bound": bounds,
             **explicit_fields(meta["cell"], source, meta["sigma_head"])})
         t = summary["targets"][-1]
-        law = (t.get("explicit") or t.get("kernel") or {}).get("law")
-        if law and law["law"] == "not a power law" and "tracking" in checks:   # no power law: no m_h^-(2a-1) line to track
+        if not_power_law(t) and "tracking" in checks:   # no power law: no m_h^-(2a-1) line to track
             tr = checks["tracking"]
             tr["tracks"] = [x for x in tr["tracks"] if x != LINE_REF]
     ffc = ff_curves(Path(ff_from)) if ff_from else {}
@@ -437,9 +436,15 @@ def explicit_fields(cell: dict, source: str, sigma_head=()) -> dict:
     return out
 
 
+def target_law(t: dict) -> dict | None:
+    """The power-law test of a target's explicit or kernel spectrum (jackson.rates.spectrum_law); None for the
+    alpha/rank targets, whose spectrum is a power law by construction."""
+    return (t.get("explicit") or t.get("kernel") or {}).get("law")
+
+
 def not_power_law(t: dict) -> bool:
-    """An explicit or kernel spectrum that fails the power-law test (jackson.rates.spectrum_law)."""
-    law = (t.get("explicit") or t.get("kernel") or {}).get("law")
+    """An explicit or kernel spectrum that fails the power-law test."""
+    law = target_law(t)
     return bool(law) and law["law"] == "not a power law"
 
 
@@ -451,7 +456,7 @@ def judged_as(t: dict) -> str:
 
 def law_sentence(t: dict) -> str:
     """summary.md's sentence on the power-law test of an explicit or kernel spectrum ('' for the others)."""
-    law = (t.get("explicit") or t.get("kernel") or {}).get("law")
+    law = target_law(t)
     if not law:
         return ""
     s = f" Is sigma a power law? {law_text(law)}; rule: {law['rule']}."
