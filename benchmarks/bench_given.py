@@ -24,7 +24,7 @@ import torch
 from torch import nn
 
 from jackson.rate_sweep.given import TORCH_F, GivenFeatureBank
-from jackson.models import ModelConfig
+from jackson.hparams import ModelConfig
 
 
 def reference_forward(bank: GivenFeatureBank, hv: torch.Tensor) -> torch.Tensor:

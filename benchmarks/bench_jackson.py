@@ -27,8 +27,9 @@ from pathlib import Path
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
-from jackson.fit import FitConfig, fit
-from jackson.models import ModelConfig, TransformerBank
+from jackson.fit import fit
+from jackson.hparams import FitConfig, ModelConfig
+from jackson.models import TransformerBank
 from jackson.schedule import member_seed
 
 M_HS = tuple(range(1, 17))
@@ -111,7 +112,8 @@ def bank_vs_loop(steps: int, batches=(64, 32)) -> list[str]:
 
 def rnn_paths(reps: int = 100) -> list[str]:
     """Linear RNN: Eq. (74) Toeplitz convolution vs the step-by-step recurrence, same bank, same input."""
-    from rnn_compare.models import RNNBank, RNNConfig
+    from rnn_compare.models import RNNBank
+    from rnn_compare.settings import RNNConfig
     b = RNNBank(RNNConfig(), (0, 1, 2))
     g = torch.Generator().manual_seed(0)
     x, y = torch.rand(64, 32, generator=g), torch.rand(64, 32, generator=g)

@@ -9,13 +9,15 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from jackson.config import Option, UsageError, check_out_dir, cli_run, fail, install_signals, need
-from jackson.runfolder import check_figure_file, check_run_folder, open_run
-from jackson.schedule import MAX_SEED
-from .model import ArchConfig, ModelConfig
-from .sweep import CPU_TRAIN
+from jackson.command import cli_run
+from jackson.config import Option, UsageError, check_out_dir, fail, install_signals, need
+from jackson.figures import check_figure_file
+from jackson.runfolder import check_run_folder, open_run
+from jackson.hparams import MAX_SEED
+from .settings import ArchConfig, ModelConfig
+from .grid import CPU_TRAIN
 from .tasks import TaskConfig, TaskParams
-from .train import TrainConfig
+from .settings import TrainConfig
 
 USAGE = """usage: cot-dp COMMAND [options]
 
@@ -43,7 +45,7 @@ COMMANDS = ("data", "sweep", "train", "mask")
 
 
 def run_cli(prog: str, cls, description: str, run, argv: list[str], presets: dict | None = None, grid=None):
-    """jackson.config.cli_run with named presets: a boolean field named like a preset swaps the
+    """jackson.command.cli_run with named presets: a boolean field named like a preset swaps the
     defaults for the preset's before the options given on the command line are applied."""
     def preset(given: dict) -> dict:
         out: dict = {}
@@ -133,7 +135,15 @@ def data_main(argv: list[str]) -> int:
 # ---- cot-dp sweep ------------------------------------------------------------------------------
 
 def sweep_main(argv: list[str]) -> int:
-    from .sweep import PRESETS, SweepConfig, run_sweep, sweep_grid
+    from .grid import PRESETS, SweepConfig
+
+    def run_sweep(cfg, command):
+        from .sweep import run_sweep        # torch: only for a run, never for --help or a bad option
+        return run_sweep(cfg, command)
+
+    def sweep_grid(cfg):
+        from .sweep import sweep_grid
+        return sweep_grid(cfg)
     presets = {"quick": PRESETS["quick"], "full": PRESETS["full"]}
     cfg, summary = run_cli("cot-dp sweep", SweepConfig, "Train standard, sparse and linear Transformers on CoT "
                            "DP tasks over D and problem size; accuracy heatmaps (Fig. 1) and min GFLOPs to 90% "
@@ -149,14 +159,24 @@ def sweep_main(argv: list[str]) -> int:
         print(f"projected: {tot / 3600:.2f} h in one process ({len(est)} cells, {cfg.preset} preset, {cfg.device}); "
               f"per cell: {out}/estimate.csv")
         return 0
+    for line in sweep_headline(summary, cfg.target_acc):
+        print(line)
     print(f"results: {out}/results.csv ({cfg.preset_label})")
     print(f"summary: {out}/summary.md, {out}/min_gflops.csv, {out}/report.json")
-    print("figures: " + ", ".join(f"{out}/accuracy_{t}.png" for t in cfg.task_list()))
-    for task, ms in summary["tasks"].items():
-        for m, v in ms.items():
-            print(f"{task:10s} {m:8s} D for {cfg.target_acc:.0%} by size {v['sizes']}: "
-                  f"{['-' if d is None else d for d in v['min_d']]} ({v['trend']})")
+    print("figures: " + ", ".join(f"{out}/accuracy_{t}.png" for t in cfg.task_list())
+          + (f", {out}/locality_ed_vs_ed_local.png" if {"ed", "ed_local"} <= set(cfg.task_list()) else ""))
     return 0
+
+
+def sweep_headline(summary: dict, target_acc: float) -> list[str]:
+    """One line per task: the smallest D that reaches the target accuracy at each size, per model ('-': none)."""
+    lines = []
+    for task, ms in summary["tasks"].items():
+        sizes = next(iter(ms.values()))["sizes"] if ms else []
+        lines.append(f"{task}: smallest D reaching {target_acc:.0%} accuracy at size {', '.join(map(str, sizes))}: "
+                     + "; ".join(f"{m} {', '.join('-' if d is None else str(d) for d in v['min_d'])} ({v['trend']})"
+                                 for m, v in ms.items()))
+    return lines
 
 
 # ---- cot-dp train ------------------------------------------------------------------------------
@@ -211,7 +231,7 @@ def resolve_task(cfg: TrainRunConfig, folder: Path) -> TaskConfig:
 def train_one(cfg: TrainRunConfig, command: str) -> dict:
     import pandas as pd
     from . import data
-    from .sweep import CotCell
+    from .cell import CotCell
     # the options first: nothing is read, computed or written before they all pass
     try:
         cfg.train.check()
@@ -279,7 +299,8 @@ class MaskConfig:
 
 
 def show_mask(cfg: MaskConfig, command: str) -> dict:
-    from jackson.attention import block_size, mask_ascii, sparse_mask
+    from jackson.attention import mask_ascii, sparse_mask
+    from jackson.hparams import block_size
     need(1 <= cfg.length <= 4096, f"--length: must be in 1..4096, got {cfg.length}")
     B = block_size(cfg.length)
     need(cfg.k >= 1 and 0 <= cfg.c <= B, f"--c, --k: need k >= 1 and 0 <= c <= B = {B}, got c={cfg.c}, k={cfg.k}")
@@ -293,7 +314,7 @@ def show_mask(cfg: MaskConfig, command: str) -> dict:
         check_figure_file(png, cfg.force)
     m = sparse_mask(cfg.length, B, cfg.c, cfg.k)
     if cfg.png:
-        from .sweep import plot_mask
+        from .plots import plot_mask
         plot_mask(Path(cfg.png), cfg.length, cfg.c, cfg.k)
     return {"B": B, "ascii": mask_ascii(m) if cfg.length <= 128 else "", "density": float(m.sum()) / (cfg.length * (cfg.length + 1) / 2)}
 

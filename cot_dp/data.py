@@ -128,10 +128,17 @@ def write_dataset(folder, task: TaskConfig, train, test, seed: int, command: str
     return folder
 
 
+MAX_META_BYTES = 1 << 20     # a meta.json is a few hundred bytes; a larger one is refused unread
+MAX_LINE_BYTES = 1 << 20     # one line of a split file (the longest CoT line of any preset is under 40 kB)
+
+
 def read_meta(folder) -> dict:
-    """<folder>/meta.json as a dict; DataError naming the file if it is unreadable or not a JSON object."""
+    """<folder>/meta.json as a dict; DataError naming the file if it is unreadable, larger than MAX_META_BYTES or
+    not a JSON object."""
     path = Path(folder) / "meta.json"
     try:
+        if path.stat().st_size > MAX_META_BYTES:
+            raise DataError(f"{path}: {path.stat().st_size:,} bytes, more than a meta.json's limit of {MAX_META_BYTES:,}")
         meta = json.loads(path.read_text(encoding="utf-8"))
     except UnicodeDecodeError:
         raise DataError(f"{path}: not UTF-8 text") from None
@@ -211,7 +218,9 @@ def _split_lines(path: Path):
         raise DataError(f"{path}: no such file")
     try:
         with open(path, "rb") as f:
-            for n, raw in enumerate(f, 1):
+            for n, raw in enumerate(iter(lambda: f.readline(MAX_LINE_BYTES + 1), b""), 1):
+                if len(raw) > MAX_LINE_BYTES:        # read no further into a line than the limit
+                    raise DataError(f"{path} line {n}: longer than {MAX_LINE_BYTES:,} bytes (no task writes such a line)")
                 try:
                     line = raw.decode("utf-8")
                 except UnicodeDecodeError:

@@ -23,7 +23,8 @@ attention or head.  The paper's Table 2 values are within 5% of it with D = 64 /
 """
 from __future__ import annotations
 
-from jackson.attention import block_size, sparse_mask
+from jackson.attention import sparse_mask
+from jackson.hparams import block_size
 
 # Yang et al., Table 2: minimum GFLOPs to reach 90% accuracy on Arithmetic, by CoT length
 PAPER_TABLE2_LENGTHS = (87, 221, 355, 505)

@@ -15,56 +15,15 @@ total, and `tests/test_cot_dp_model.py` checks it gives the same logits as `forw
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 
 import torch
 from torch import nn
 
-from jackson.attention import (block_size, causal_mask, linear_attention,
-                               linear_attention_pattern, linear_attention_step, softmax_attention,
-                               sparse_mask)
+from jackson.attention import causal_mask, linear_attention, linear_attention_pattern, linear_attention_step, softmax_attention, sparse_mask
+from jackson.hparams import block_size
 from jackson.models import sinusoidal_table
 
-MODELS = {"standard": "softmax", "sparse": "sparse", "linear": "linear"}   # model name -> attention kind
-
-
-@dataclass(frozen=True)
-class ArchConfig:
-    n_layers: int = 3           # Transformer blocks M (Sec. 6.1: 3; App. D: 5)
-    n_heads: int = 4            # attention heads H per block (Sec. 6.1: 4)
-    dropout: float = 0.1        # dropout on embeddings, attention and FFN outputs (Sec. 6.1: 0.1)
-    sparse_c: int = 1           # sparse: summary tokens at the end of every block, c in Eq. (6) (Sec. 6.1: 1)
-    sparse_k: int = 1           # sparse: blocks in the local window, k in Eq. (6)
-    linear_chunk: int = 64      # linear: chunk length of the prefix sums (speed only; results agree to rounding)
-
-
-@dataclass(frozen=True)
-class ModelConfig:
-    model: str = "standard"     # attention: standard (softmax) | sparse (Eq. 6 blocks) | linear (elu + 1 features)
-    d_model: int = 128          # D, the embedding dimension (Sec. 6.1 sweeps 32..1024)
-    arch: ArchConfig = field(default_factory=ArchConfig)   # everything else, shared by a sweep's models
-
-    @property
-    def kind(self) -> str:
-        return MODELS[self.model]
-
-    def check(self, max_len: int | None = None) -> None:
-        """Raise ValueError naming the option and its valid range."""
-        a = self.arch
-        if self.model not in MODELS:
-            raise ValueError(f"--model: choose from {', '.join(MODELS)}, got {self.model}")
-        if not 1 <= a.n_heads <= 64:
-            raise ValueError(f"--n-heads: must be in 1..64, got {a.n_heads}")
-        if not (8 <= self.d_model <= 8192 and self.d_model % a.n_heads == 0):
-            raise ValueError(f"--d-model: D must be in 8..8192 and a multiple of --n-heads ({a.n_heads}), got {self.d_model}")
-        if not 1 <= a.n_layers <= 48:
-            raise ValueError(f"--n-layers: must be in 1..48, got {a.n_layers}")
-        if not 0 <= a.dropout < 1:
-            raise ValueError(f"--dropout: must be in [0, 1), got {a.dropout}")
-        if a.sparse_k < 1 or a.sparse_c < 0 or a.linear_chunk < 1:
-            raise ValueError("--sparse-k, --linear-chunk: must be >= 1 and --sparse-c >= 0")
-        if max_len is not None and self.model == "sparse" and a.sparse_c > block_size(max_len):
-            raise ValueError(f"--sparse-c: must be <= the block size B = {block_size(max_len)}, got {a.sparse_c}")
+from .settings import ModelConfig
 
 
 class Attention(nn.Module):

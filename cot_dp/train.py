@@ -14,7 +14,6 @@ one line on stderr (`jackson.runfolder.set_aside`), never deleted, and training 
 """
 from __future__ import annotations
 
-import math
 import sys
 import time
 from dataclasses import dataclass, field
@@ -32,51 +31,7 @@ from jackson.sweep import non_default
 from .data import Split
 from .model import CotTransformer
 from .tokenizer import EOS_ID
-
-
-
-
-@dataclass(frozen=True)
-class TrainConfig:
-    steps: int = 3000            # optimiser steps (used when epochs = 0)
-    epochs: float = 0.0          # passes over the training set; > 0 replaces steps (the paper: 100)
-    batch_size: int = 64         # sequences per step (the paper: 512)
-    lr: float = 1e-4             # AdamW peak learning rate (Sec. 6.1: 1e-4)
-    weight_decay: float = 0.01   # AdamW weight decay (Sec. 6.1: 0.01)
-    beta1: float = 0.9           # AdamW beta_1
-    beta2: float = 0.999         # AdamW beta_2
-    warmup: int = 0              # steps of linear learning-rate warm-up
-    schedule: str = "constant"   # learning rate after warm-up: constant | cosine (to 0 at the last step)
-    grad_clip: float = 1.0       # clip the global gradient norm to this (0: no clipping)
-    eval_every: int = 250        # steps between loss-curve points (teacher-forced loss on eval_size test lines)
-    eval_size: int = 256         # test sequences behind each loss-curve point
-    gen_batch: int = 256         # sequences per greedy-generation batch
-
-    def check(self) -> None:
-        """Raise ValueError naming the option and its valid range (nan and inf fail every test below)."""
-        finite = math.isfinite
-        if not (self.steps >= 1 and self.batch_size >= 1):
-            raise ValueError(f"--steps, --batch-size: must be >= 1, got {self.steps}, {self.batch_size}")
-        if not (finite(self.epochs) and self.epochs >= 0):
-            raise ValueError(f"--epochs: must be a finite number >= 0, got {self.epochs}")
-        if not (finite(self.lr) and self.lr > 0):
-            raise ValueError(f"--lr: must be a finite number > 0, got {self.lr}")
-        if not (finite(self.weight_decay) and self.weight_decay >= 0):
-            raise ValueError(f"--weight-decay: must be a finite number >= 0, got {self.weight_decay}")
-        if not (0 <= self.beta1 < 1 and 0 <= self.beta2 < 1):
-            raise ValueError(f"--beta1, --beta2: must be in [0, 1), got {self.beta1}, {self.beta2}")
-        if self.schedule not in ("constant", "cosine"):
-            raise ValueError(f"--schedule: constant or cosine, got {self.schedule}")
-        if not (finite(self.grad_clip) and self.grad_clip >= 0):
-            raise ValueError(f"--grad-clip: must be a finite number >= 0 (0: no clipping), got {self.grad_clip}")
-        if not (self.warmup >= 0 and self.eval_every >= 1 and self.eval_size >= 1 and self.gen_batch >= 1):
-            raise ValueError(f"--warmup, --eval-every, --eval-size, --gen-batch: need warmup >= 0 and the others "
-                             f">= 1, got {self.warmup}, {self.eval_every}, {self.eval_size}, {self.gen_batch}")
-
-    def total_steps(self, n_train: int) -> int:
-        if self.epochs > 0:
-            return max(1, math.ceil(self.epochs * n_train / self.batch_size))
-        return self.steps
+from .settings import TrainConfig
 
 
 @dataclass

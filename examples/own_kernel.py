@@ -16,7 +16,7 @@ import sys
 
 import numpy as np
 
-from jackson import PODTarget, run_sweep, sweep_config
+from jackson import KernelTarget, run_sweep, sweep_config
 
 
 def kernel(u, v):
@@ -33,7 +33,7 @@ def f(x):
 
 
 def main(out: str = "runs/examples/own-kernel") -> dict:
-    target = PODTarget.from_kernel(kernel, rank=float("inf"), F=F, f=f, tau=8)
+    target = KernelTarget(kernel=kernel, rank=float("inf"), F=F, f=f, tau=8)
     print(f"POD: K = {len(target.sigma)} terms, sigma = {np.round(target.sigma, 4).tolist()}, "
           f"alpha_hat = {target.alpha_hat:.3f}, tail beyond K = {target.resolved()['tail_energy']:.2e}")
     x = target.sample(256, seed=0)

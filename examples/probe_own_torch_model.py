@@ -47,7 +47,8 @@ def build() -> OwnViT:
 def main(out: Path) -> None:
     from vit_probe import data as cdata
     from vit_probe.probe import LogitProbe
-    from vit_probe.run_spectra import SpectraConfig, run_spectra
+    from vit_probe.configs import SpectraConfig
+    from vit_probe.run_spectra import run_spectra
 
     torch.manual_seed(0)
     model = build().eval()

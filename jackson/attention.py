@@ -40,13 +40,6 @@ KINDS = ("softmax", "sparse", "linear")
 
 # ---- masks -----------------------------------------------------------------------------------
 
-def block_size(max_len: int) -> int:
-    """Sec. 6.1: B = 2^floor(log2 sqrt(L)), L the longest sequence the model will see."""
-    if max_len < 1:
-        raise ValueError(f"block_size: the sequence length must be >= 1, got {max_len}")
-    return 1 << (math.isqrt(max_len).bit_length() - 1)   # floor(log2 sqrt L) = floor(log2 isqrt L)
-
-
 def causal_mask(T: int, device=None) -> torch.Tensor:
     """(T, T) bool, True where query i may attend to key j (j <= i)."""
     return torch.ones(T, T, dtype=torch.bool, device=device).tril()

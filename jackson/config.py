@@ -14,7 +14,7 @@ class declares the spelling in a class attribute `CLI`, keyed by the dotted path
 that class, so an outer config may rename a nested config's field ("train.lr"); a nested class may
 declare its own, and the outer declaration wins:
 
-    CLI = {"mh": Option("--m-h", old=("--mh",))}        # vit_probe.run_sweep_mh.SweepMhConfig
+    CLI = {"mh": Option("--m-h", old=("--mh",))}        # vit_probe.configs.SweepMhConfig
 
 `COMMON` gives one spelling to a field name in every config (`scheduler` -> `--dask-scheduler`).  An
 old spelling still parses, as `--mh 4` or `--mh=4`, and prints one line to stderr,
@@ -37,6 +37,7 @@ import math
 import os
 import re
 import signal
+import stat
 import sys
 import typing
 from pathlib import Path
@@ -262,60 +263,8 @@ def _named(conv, opt):
     return parse
 
 
-GLOBAL_HELP = {
-    "--config": "start from this config.json (one a run wrote) instead of the defaults; options given win; "
-                "presets (--quick, --gpu, ...) are not re-applied: the file holds their resolved values",
-    "--threads": "torch threads for this process (default: the cores it may use, or $OMP_NUM_THREADS if smaller)",
-    "--force": "write into a non-empty --out that holds no run of this command (nothing there is deleted)",
-    "--status": "print where this command's run stands in its --out (finished cells, fits in progress with their "
-                "step and time left, cells not started) and exit; trains and writes nothing, safe beside a live run",
-}
-
-
 def usable_cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-
-
-def split_global(prog: str, argv: list[str], own: frozenset = frozenset()) -> tuple[dict, list[str]]:
-    """Take the options every command shares (--threads N, --force, --config FILE, --status) out of argv; one that
-    the command's config declares itself (a field in `own`, e.g. cot-dp data's `force`) is left to it."""
-    opts = {"threads": None, "force": False, "config": None, "status": False}
-    rest: list[str] = []
-    i = 0
-    while i < len(argv):
-        a = argv[i]
-        if a.lstrip("-").split("=", 1)[0] in own:
-            rest.append(a)
-        elif a == "--force":
-            opts["force"] = True
-        elif a == "--status":
-            opts["status"] = True
-        elif a == "--config" or a.startswith("--config="):
-            if "=" in a:
-                opts["config"] = a.split("=", 1)[1]
-            elif i + 1 < len(argv):
-                i += 1
-                opts["config"] = argv[i]
-            else:
-                fail(prog, "argument --config: expected one argument")
-        elif a == "--threads" or a.startswith("--threads="):
-            if "=" in a:
-                v = a.split("=", 1)[1]
-            elif i + 1 < len(argv):
-                i += 1
-                v = argv[i]
-            else:
-                fail(prog, "argument --threads: expected one argument")
-            try:
-                opts["threads"] = int(v)
-            except ValueError:
-                fail(prog, f"argument --threads: cannot read '{v}'")
-            if not 1 <= opts["threads"] <= 4096:
-                fail(prog, f"argument --threads: must be in 1..4096, got {opts['threads']}")
-        else:
-            rest.append(a)
-        i += 1
-    return opts, rest
 
 
 def apply_threads(threads: int | None) -> int:
@@ -389,79 +338,22 @@ def guarded(prog: str, body):
         raise SystemExit(1)
 
 
-SHARED_OPTIONS = ("--config", "--threads", "--force")
+MAX_TEXT_BYTES = 16 * 2 ** 20   # a config, spectrum, model description or run-folder JSON larger than this is refused
+                                # unread (the largest the lab writes, a sweep's summary.json, is under 1 MB)
 
 
-def shared_options(cls) -> tuple[str, ...]:
-    """The shared options a command takes: its config's SHARED (a command with no run folder and no training,
-    such as jackson-report, takes none of them), else all of SHARED_OPTIONS."""
-    return tuple(getattr(cls, "SHARED", SHARED_OPTIONS))
-
-
-def command_parser(cls, prog: str, description: str = "", status: bool = False) -> ConfigParser:
-    """The parser a command built by `cli_run` reads its options with: the config's options, then the
-    shared --config, --threads and --force (where the config does not declare one itself), and --status for
-    a command that runs a grid of cells.  The shared ones are only listed here for --help: split_global takes
-    them out of argv first."""
-    parser = build_parser(cls, prog, description)
-    own = frozenset(f.name for f in dataclasses.fields(cls))
-    takes = shared_options(cls)
-    for opt, text in GLOBAL_HELP.items():
-        if opt[2:] in own or (opt == "--status" and not status) or (opt != "--status" and opt not in takes):
-            continue
-        flag = opt in ("--force", "--status")
-        parser.add_argument(opt, action="store_true" if flag else None, default=argparse.SUPPRESS,
-                            **({} if flag else {"metavar": "FILE" if opt == "--config" else "N"}),
-                            help=text)
-    return parser
-
-
-def cli_run(prog: str, cls, description: str, quick: dict, run, argv: list[str], grid=None):
-    """The shape every entry point shares: options -> config (--quick shrinks the defaults -- `quick` is
-    that preset, or a function of the given options returning the preset to apply -- options given on
-    the command line win) -> run(cfg, command) -> (cfg, result).  Bad input exits 2 in one line; see
-    `guarded` for signals and OS errors.  --threads and --force are shared by every command.
-    grid: for a command that runs a grid of cells, grid(cfg) -> (its run folder, its cells) after checking
-    cfg as run would; then `--status` prints where that grid stands (jackson.sweep.grid_status) and exits 0."""
-
-    def body():
-        from . import runfolder
-        own = frozenset(f.name for f in dataclasses.fields(cls))
-        refused = frozenset(o[2:] for o in SHARED_OPTIONS if o not in shared_options(cls))   # left to argparse,
-        opts, rest = split_global(prog, argv, own | refused)                                  # which refuses them
-        if opts["status"] and grid is None:
-            raise UsageError("--status: this command runs no grid of cells; its run folder's summary says what it did")
-        given = vars(command_parser(cls, prog, description, status=grid is not None).parse_args(rest))
-        for k in ("threads", "force", "config", "status"):
-            if k not in own:
-                given.pop(k, None)
-        apply_threads(opts["threads"])
-        runfolder.FORCE = opts["force"]
-        if opts["config"]:
-            base = read_config(cls, opts["config"])
-        else:
-            preset = quick(given) if callable(quick) else (quick if given.get("quick") else {})
-            base = dataclasses.replace(cls(), **preset) if preset else cls()
-        cfg = from_args(cls, given, base)
-        if opts["status"]:
-            show_status(prog, *grid(cfg))
-            raise SystemExit(0)
-        command = runfolder.command_line(prog, argv)
-        return cfg, run(cfg, command)
-
-    return guarded(prog, body)
-
-
-def show_status(prog: str, out, cells) -> None:
-    """`--status`: where the grid of `cells` stands in the run folder `out` (read only)."""
-    from .runfolder import folder_kind, same_kind
-    from .sweep import format_status, grid_status
-    out = Path(out).expanduser().resolve()
-    if out.exists():
-        need(out.is_dir(), f"--status: {out} is not a folder")
-        held = folder_kind(out)
-        need(held is None or same_kind(held, prog), f"--status: {out} holds a `{held}` run, not `{prog}`")
-    print(format_status(prog, out, grid_status(cells, out)), flush=True)
+def read_capped(path, option: str, limit: int = MAX_TEXT_BYTES) -> str:
+    """The text of a file a command reads whole (a config, a spectrum, a run folder's JSON), read only when it is a
+    regular file of at most `limit` bytes: a larger one, a FIFO, a device (/dev/zero never ends) or a folder is a
+    UsageError naming `option` and the file, before anything is read.  OSError and UnicodeDecodeError pass on."""
+    p = Path(path)
+    st = p.stat()
+    need(stat.S_ISREG(st.st_mode), f"{option}: {p} is not a regular file")
+    need(st.st_size <= limit, f"{option}: {p} is {st.st_size:,} bytes, more than the limit of {limit:,} for it")
+    with open(p, encoding="utf-8") as fh:
+        text = fh.read(limit + 1)        # a file that grew since the stat is still read no further than the limit
+    need(len(text) <= limit, f"{option}: {p} is more than the limit of {limit:,} bytes for it")
+    return text
 
 
 def read_config(cls, path: str):
@@ -469,7 +361,9 @@ def read_config(cls, path: str):
     import json
     p = Path(path)
     try:
-        d = json.loads(p.read_text())
+        d = json.loads(read_capped(p, "--config"))
+    except UsageError:
+        raise
     except (OSError, UnicodeDecodeError, ValueError) as e:
         raise UsageError(f"--config: cannot read {p} as JSON ({getattr(e, 'strerror', None) or e})") from None
     need(isinstance(d, dict), f"--config: {p} holds no JSON object")

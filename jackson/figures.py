@@ -9,7 +9,11 @@ No experiment calls `savefig` itself (tests/test_figures.py greps the package so
 """
 from __future__ import annotations
 
+import os
 from pathlib import Path
+
+from .config import need
+from .runfolder import replace_via_temp
 
 DPI = 200
 VECTOR = (".pdf", ".svg")
@@ -52,5 +56,19 @@ def save(fig, path: Path | str, **kwargs) -> list[Path]:
 
 def _atomic(fig, path: Path, fmt: str, kwargs: dict) -> None:
     """fig.savefig through a temporary file beside `path` and a rename (jackson.runfolder.replace_via_temp)."""
-    from .runfolder import replace_via_temp
     replace_via_temp(path, lambda tmp: fig.savefig(tmp, format=fmt, **kwargs))
+
+
+def check_figure_file(path: str | os.PathLike, force: bool, option: str = "--png") -> list[Path]:
+    """The files `jackson.figures.save` writes for `path` (a PNG and its .pdf copy beside it; a .pdf or .svg
+    alone), checked before anything is computed: one that exists already is refused in one line unless `force`
+    (then it is replaced, a symbolic link included, never written through), and a folder or other non-file in
+    its place is refused even then."""
+    path = Path(path)
+    files = [path] if path.suffix.lower() in VECTOR else [path, vector_path(path)]
+    for f in files:
+        twin = "" if f == path else f" (the figure's .pdf copy, written beside {path.name})"
+        need(f.is_symlink() or not f.exists() or f.is_file(), f"{option}: {f}{twin} exists and is not a file")
+        need(force or not (f.exists() or f.is_symlink()),
+             f"{option}: {f}{twin} exists; give --force to replace it, or another file name")
+    return files

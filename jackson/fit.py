@@ -42,30 +42,11 @@ from pathlib import Path
 
 import torch
 
+from .hparams import FitConfig
 from .models import TransformerBank
 from .progress import bar as progress_bar
 from .runfolder import load_checkpoint, save_atomic, set_aside
 from .schedule import EpochSampler, Plateau, lr_at
-
-
-MAX_LR = 1.0         # Adam moves every weight by up to lr a step: past 1 (measured: jackson-sweep --quick at --lr 3) every fit diverges
-
-
-@dataclass(frozen=True)
-class FitConfig:
-    steps: int = 6000          # budget: most optimiser steps for the bank
-    batch_size: int = 64       # sequences per step (per member; all members see the same batch)
-    lr: float = 3e-3           # peak Adam learning rate
-    warmup: int = 200          # linear warm-up steps
-    schedule: str = "cosine"   # "cosine" (decay over the budget) or "plateau" (per-member reduce-on-plateau)
-    eval_every: int = 250      # steps between plateau checks / loss-curve points
-    patience: int = 2          # checks without improvement before the lr is cut
-    min_improve: float = 0.05  # relative improvement that counts as progress
-    lr_decay: float = 0.3      # lr factor on a plateau
-    min_lr: float = 1e-5       # cosine: final lr; plateau: below this a member has converged
-    eval_size: int = 2048      # training sequences used for the plateau checks
-    converged_lr_frac: float = 0.1   # cosine: "converged" is judged only on checks where lr >= this x its peak
-    explode: float = 10.0      # diverged once the training-subset MSE exceeds this x E[y^2] (the zero predictor's MSE)
 
 
 @dataclass

@@ -25,59 +25,21 @@ m_h is a member attribute (`bank.m_hs`); rho_hat lives in `TransformerBank.rho_h
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import NamedTuple
 
 import torch
 from torch import nn
 
-from .attention import block_size, linear_attention, linear_attention_pattern, phi, sparse_mask
+from .hparams import ACTIVATIONS, ATTENTIONS, ModelConfig
+from .attention import linear_attention, linear_attention_pattern, phi, sparse_mask
+from .hparams import block_size
 
-ATTENTIONS = ("softmax", "sparse", "linear")
 SPARSE_C, SPARSE_K = 1, 1   # Eq. (6): summary tokens per block, blocks in the local window (Sec. 6.1)
-
-
-@dataclass(frozen=True)
-class ModelConfig:
-    d_in: int = 1          # input dimension d of x(s) (scalar inputs in App. C)
-    n: int = 32            # output width of f_hat, the token embedding (App. C: n = 32)
-    d_v: int = 32          # value dimension (App. C: d_v = 32)
-    width: int = 128       # hidden width of both MLPs (App. C)
-    depth: int = 3         # linear layers per MLP (App. C "depth 3"): 2 hidden GELU layers
-    qk_init: float = 3.0   # W_Q, W_K init scale x PyTorch default; >1 leaves the uniform-attention saddle sooner
-    in_scale: float = 3.0  # f_hat first-layer init scale x PyTorch default; >1 spreads GELU kinks over [0, 1] (sin: the first layer's frequencies, U(-in_scale, in_scale) for scalar inputs)
-    activation: str = "gelu"  # the FFN class of f_hat and F_hat, between layers: gelu (App. C's dense network) | relu | sin (periodic: represents the sin/cos POD bases; use with --in-scale 30 or more)
-    pos: str = "none"      # positional encoding x(t) -> A x(t) + e(t) (Sec. 4.1): none | learned | sinusoidal
-    d_pos: int = 16        # d', the width of A x(t) + e(t) when pos != none
-    tau_max: int = 64      # longest sequence the positional table e(t) covers
-    attention: str = "softmax"  # softmax (Eq. 5) | linear (feature map elu(x) + 1, non-causal) | sparse (two-sided Eq. 6 pattern)
-    features: str = "learned"  # learned: f_hat, F_hat are MLPs (Eq. 5) | given: fixed features holding the target's basis, only W_Q, W_K and an affine value map (a, b) trained -- the attention term of Eq. (17) alone
-    given_qk_sd: float = 1.0   # given features: initial logit sd (W_Q, W_K scaled by 1/(sqrt(dim) m_h^(1/4)))
-    features_k: int = 16   # given features: the target's phi_i and psi_i for i <= features_k (and f(x) for the value)
-
-    @property
-    def f_in(self) -> int:
-        """Input width of f_hat: d, or d' after a positional encoding."""
-        return self.d_in if self.pos == "none" else self.d_pos
-
-    def validate_m_h(self, m_h: int) -> None:
-        if not 1 <= m_h <= self.n:
-            raise ValueError(f"--m-h: each m_h must be in 1..{self.n} (n, the embedding width), got {m_h}")
-        if self.pos not in ("none", "learned", "sinusoidal"):
-            raise ValueError(f"--pos: choose none, learned or sinusoidal, got {self.pos}")
-        if self.attention not in ATTENTIONS:
-            raise ValueError(f"--attention: choose {', '.join(ATTENTIONS)}, got {self.attention}")
-        if self.features not in FEATURES:
-            raise ValueError(f"--features: choose {', '.join(FEATURES)}, got {self.features}")
-        if self.activation not in ACTIVATIONS:
-            raise ValueError(f"--activation: choose {', '.join(ACTIVATIONS)}, got {self.activation}")
-
-
-FEATURES = ("learned", "given")
 
 # The FFN class F^(m_FF) of Sec. 4 (the activation between the layers of f_hat and F_hat).  The theorem allows any
 # class, with its own beta; App. C's "dense network" is read as GELU (the default, bit-for-bit the committed runs).
-ACTIVATIONS = {"gelu": nn.functional.gelu, "relu": torch.relu, "sin": torch.sin}
+ACTIVATION_FNS = {"gelu": nn.functional.gelu, "relu": torch.relu, "sin": torch.sin}
+assert tuple(ACTIVATION_FNS) == ACTIVATIONS
 
 
 def sinusoidal_table(tau: int, d: int) -> torch.Tensor:
@@ -142,7 +104,7 @@ class TransformerBank(nn.Module):
         if cfg.activation not in ACTIVATIONS:
             raise ValueError(f"--activation: choose {', '.join(ACTIVATIONS)}, got {cfg.activation}")
         if cfg.attention != "softmax" and type(self).forward is not TransformerBank.forward:
-            # a subclass with its own forward (jackson/app_b/experiment.py's TaskBank) computes softmax only
+            # a subclass with its own forward (jackson/app_b/cell.py's TaskBank) computes softmax only
             raise ValueError(f"--attention: {type(self).__name__} implements softmax only, got {cfg.attention}")
         self.cfg = cfg
         self.m_hs, self.seeds = tuple(int(m) for m in m_hs), tuple(int(s) for s in seeds)
@@ -169,7 +131,7 @@ class TransformerBank(nn.Module):
     def _mlp(self, h, params):
         """h: (M, N, fan_in) -> (M, N, fan_out); the FFN class's activation (cfg.activation) between layers,
         none after the last."""
-        act = ACTIVATIONS[self.cfg.activation]
+        act = ACTIVATION_FNS[self.cfg.activation]
         n_layers = len(params) // 2
         for j in range(n_layers):
             h = torch.baddbmm(params[2 * j + 1], h, params[2 * j])

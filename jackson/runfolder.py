@@ -28,6 +28,7 @@ import contextlib
 import datetime
 import json
 import gzip
+import io
 import os
 import platform
 import socket
@@ -38,7 +39,7 @@ from urllib.parse import urlsplit
 
 from .config import COMMON, UsageError, check_out_dir, need
 
-FORCE = False            # set by the command line's --force (jackson.config.cli_run); open_run(force=...) wins
+FORCE = False            # set by the command line's --force (jackson.command.cli_run); open_run(force=...) wins
 LOCK = ".jackson-lab.lock"   # the run's own lock file (a user's `.lock` in a folder is the user's, never touched)
 OWN = ("config.json", "command.txt", "environment.json")
 # names a lab command writes at the top of its run folder: in a folder it does not own (--force beside another
@@ -46,7 +47,9 @@ OWN = ("config.json", "command.txt", "environment.json")
 WRITES = OWN + ("results.csv", "summary.md", "summary.json", "report.json", "cells", "checkpoints", "blocks.csv", "blocks.csv.gz",
                 "loss_curves.csv", "learned_spectrum.csv", "restarts.csv", "diagnostics.csv", "error_vs_mh.png",
                 "error_vs_mh.pdf", "learned_spectrum.png", "learned_spectrum.pdf", "loss_curves.png", "loss_curves.pdf",
-                "error_mh_x_mff.png", "error_mh_x_mff.pdf", "curve.csv", "heads.csv", "spectra.csv", "rows.csv")
+                "error_mh_x_mff.png", "error_mh_x_mff.pdf", "curve.csv", "heads.csv", "spectra.csv", "rows.csv",
+                "loss_curves.csv.gz", "learned_spectrum.csv.gz", "spectra.csv.gz", "init_spectra.csv.gz",
+                "violin_samples.csv.gz")
 MAX_FOREIGN = 10_000          # entries of a folder a run does not own that are recorded (and protected) at most
 PROTECTED: set[str] = set()   # absolute paths that were in a folder this process's run does not own: never written
 
@@ -69,6 +72,10 @@ def replace_via_temp(path: str | os.PathLike, write) -> None:
     try:
         write(tmp)
         os.replace(tmp, path)
+    except OSError as e:      # a full disk fails inside write(), with no file name: name the file it was writing
+        if not e.filename or str(e.filename) == str(tmp):
+            raise OSError(e.errno, e.strerror or str(e), str(path)) from None
+        raise
     finally:
         if tmp.exists():
             tmp.unlink()
@@ -80,10 +87,40 @@ def write_atomic(path: str | os.PathLike, text: str) -> None:
 
 
 def write_atomic_gz(path: str | os.PathLike, text: str) -> None:
-    """write_atomic for a large table: gzip-compressed (pandas reads it directly), with no timestamp in the gzip
-    header, so the same text gives the same bytes."""
-    data = gzip.compress(text.encode(), mtime=0)
+    """write_atomic for a large table: gzip-compressed (pandas reads it directly), its header fixed (mtime 0, no
+    file name, OS "unknown"; Python's own writer on every version), so the same text gives the same bytes."""
+    buf = io.BytesIO()
+    with gzip.GzipFile(filename="", mode="wb", fileobj=buf, mtime=0) as gz:
+        gz.write(text.encode())
+    data = buf.getvalue()
     replace_via_temp(path, lambda tmp: tmp.write_bytes(data))
+
+
+GZ = ".gz"   # what a large table's name gets (`write_table`): NAME.csv.gz, which pandas.read_csv reads as it is
+
+
+def table_path(folder: str | os.PathLike, name: str) -> Path:
+    """Where a run folder's table `name` (its plain name, "curve.csv") is: `name.gz`, as runs write their large
+    tables (`write_table`), when the folder has it, else `name` (a folder written before those tables were
+    compressed, or a table that stays plain).  The one place readers look a table up; the path need not exist:
+    `table_path(folder, name).is_file()` says whether the folder holds the table in either form."""
+    folder = Path(folder)
+    gz = folder / (name + GZ)
+    return gz if gz.is_file() else folder / name
+
+
+def write_table(folder: str | os.PathLike, name: str, frame, **to_csv) -> Path:
+    """A large, regenerable table of a run folder (`frame`, a pandas DataFrame; `to_csv` as pandas takes it,
+    index=False always) written as `name.gz` (`write_atomic_gz`: atomic, gzip, the same frame gives the same
+    bytes); readers find it with `table_path`.  A plain `name` the run wrote before its tables were compressed
+    (a resumed older folder) is removed once `name.gz` is in place, so no stale copy is left beside it; one that
+    was there before this run in a folder it does not own (`protect`) is left alone.  Returns the path written."""
+    path = Path(folder) / (name + GZ)
+    write_atomic_gz(path, frame.to_csv(index=False, **to_csv))
+    plain = Path(folder) / name
+    if plain.is_file() and os.path.abspath(plain) not in PROTECTED:
+        plain.unlink()
+    return path
 
 
 def save_atomic(path: str | os.PathLike, state) -> None:
@@ -149,22 +186,6 @@ def set_aside(path: str | os.PathLike, why: str, desc: str) -> Path:
     print(f"{desc}: cannot resume from {path} ({why}); set aside as {dest.name}, training from scratch",
           file=sys.stderr, flush=True)
     return dest
-
-
-def check_figure_file(path: str | os.PathLike, force: bool, option: str = "--png") -> list[Path]:
-    """The files `jackson.figures.save` writes for `path` (a PNG and its .pdf copy beside it; a .pdf or .svg
-    alone), checked before anything is computed: one that exists already is refused in one line unless `force`
-    (then it is replaced, a symbolic link included, never written through), and a folder or other non-file in
-    its place is refused even then."""
-    from .figures import VECTOR, vector_path
-    path = Path(path)
-    files = [path] if path.suffix.lower() in VECTOR else [path, vector_path(path)]
-    for f in files:
-        twin = "" if f == path else f" (the figure's .pdf copy, written beside {path.name})"
-        need(f.is_symlink() or not f.exists() or f.is_file(), f"{option}: {f}{twin} exists and is not a file")
-        need(force or not (f.exists() or f.is_symlink()),
-             f"{option}: {f}{twin} exists; give --force to replace it, or another file name")
-    return files
 
 
 def write_report(folder: str | os.PathLike, entry: dict, indent: int = 1) -> Path:
@@ -446,5 +467,9 @@ def open_run(out: str | os.PathLike, kind: str, command: str, config: dict | Non
             env["earlier"] = earlier_environments(out / "environment.json")
             write_atomic(out / "environment.json", json.dumps(env, indent=1) + "\n")
         yield out
+    except OSError as e:      # one that names no file (a full disk fails inside a write): name the run folder
+        if not e.filename:
+            raise OSError(e.errno, e.strerror or str(e), str(out)) from None
+        raise
     finally:
         lock.close()

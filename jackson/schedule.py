@@ -39,7 +39,6 @@ import zlib
 import numpy as np
 import torch
 
-MAX_SEED = 2 ** 63 - 1   # every seed: torch.Generator.manual_seed and numpy take a non-negative int64
 SHAPES = ("cosine", "constant")
 
 

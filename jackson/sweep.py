@@ -22,6 +22,9 @@ from typing import Protocol
 
 from tqdm.auto import tqdm
 
+from .config import UsageError
+from .runfolder import LOCK
+
 
 def non_default(cfg) -> dict:
     """A dataclass config as a dict of the fields that differ from their defaults (recursively).
@@ -232,7 +235,6 @@ def run_cells(cells: list[CellLike], out_dir: str | os.PathLike, scheduler: str 
         try:
             client = Client(scheduler, timeout=10)
         except (OSError, TimeoutError, ValueError) as e:
-            from .config import UsageError
             raise UsageError(f"--dask-scheduler {scheduler}: cannot connect ({e})") from None
         with client:
             futs = {client.submit(run_cell, c, str(cells_dir), False, pure=False, retries=1,
@@ -300,7 +302,6 @@ def grid_status(cells: list[CellLike], out_dir: str | os.PathLike) -> list[dict]
 
 def live_run(out_dir: str | os.PathLike) -> str | None:
     """'pid N since T' of the run writing into `out_dir` now (its lock file names a live process), else None."""
-    from .runfolder import LOCK
     try:
         text = (Path(out_dir) / LOCK).read_text().strip()
     except (OSError, UnicodeDecodeError):

@@ -19,7 +19,10 @@ __getattr__, __dir__, __all__ = _lazy.attach(__name__, submod_attrs={
     "targets": ["KERNELS", "kernel", "apply_linear", "mixed_kernel", "complexity"],
     "alterations": ["swap_ends", "permute", "invert_permutation", "random_filter", "mix"],
     "mixing": ["spectra_before_after"],
-    "models": ["RNNConfig", "RNNBank"],
-    "experiment": ["CompareConfig", "CompareCell", "run_compare", "TABLES", "MODELS", "PAPER"],
+    "models": ["RNNBank"],
+    "settings": ["RNNConfig", "TABLES", "MODELS", "PAPER"],
+    "config": ["CompareConfig"],
+    "cell": ["CompareCell"],
+    "experiment": ["run_compare"],
     "report": ["numerical_rank", "write_spectrum_folder"],
 })

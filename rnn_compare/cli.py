@@ -3,31 +3,106 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from jackson.figures import save
-from jackson.config import OneLineParser, cli_run, fail
+from jackson.command import cli_run
+from jackson.config import OneLineParser, fail
+
+
+def _take(argv: list[str], opt: str) -> tuple[str | None, list[str]]:
+    """(the value of `opt` in argv or None, argv without it); `opt V` and `opt=V` both read."""
+    rest, value, i = [], None, 0
+    while i < len(argv):
+        a = argv[i]
+        if a == opt:
+            if i + 1 >= len(argv):
+                fail("rnn-compare", f"argument {opt}: expected one argument")
+            value, i = argv[i + 1], i + 2
+            continue
+        if a.startswith(opt + "="):
+            value = a.split("=", 1)[1]
+        else:
+            rest.append(a)
+        i += 1
+    return value, rest
+
+
+def seeds_from_count(argv: list[str]) -> list[str]:
+    """The older spelling of the bank's seeds, a count and a start (--n-seeds N [--first-seed F]), as the seeds
+    themselves (--seeds F,...,F+N-1), with a note; the commands in older folders' command.txt run as written."""
+    n, rest = _take(argv, "--n-seeds")
+    first, rest = _take(rest, "--first-seed")
+    if n is None and first is None:
+        return argv
+    if any(a == "--seeds" or a.startswith("--seeds=") for a in rest):
+        fail("rnn-compare", "--n-seeds / --first-seed: give the seeds themselves with --seeds alone")
+    try:
+        count, start = int(n if n is not None else 3), int(first if first is not None else 0)
+    except ValueError:
+        fail("rnn-compare", f"--n-seeds / --first-seed: cannot read {n!r} / {first!r} as integers")
+    if not (1 <= count <= 1000 and start >= 0):
+        fail("rnn-compare", f"--n-seeds: must be in 1..1000 and --first-seed >= 0, got {count}, {start}")
+    seeds = ",".join(str(s) for s in range(start, start + count))
+    old = " ".join(o for o, v in (("--n-seeds", n), ("--first-seed", first)) if v is not None)
+    sys.stderr.write(f"rnn-compare: note: {old} {'are' if ' ' in old else 'is'} deprecated; use --seeds {seeds}\n")
+    return rest + ["--seeds", seeds]
 
 
 def compare_main(argv: list[str] | None = None) -> int:
-    from .experiment import QUICK, CompareConfig, compare_grid, run_compare
+    from .config import CompareConfig, QUICK
 
     def run(cfg, command):
+        from .experiment import run_compare    # torch: only for a run, never for --help or a bad option
         return run_compare(cfg, command)   # checks every option before anything is written or trained
+
+    def compare_grid(cfg):
+        from .experiment import compare_grid
+        return compare_grid(cfg)
 
     cfg, summary = cli_run("rnn-compare", CompareConfig,
                            "RNN vs Transformer under temporal ordering and mixing (Jiang & Li, Tables 2-3): "
                            "measured tables beside the paper's. --quick writes to runs/rnn_compare-quick "
                            "unless --out is given.", QUICK, run,
-                           sys.argv[1:] if argv is None else argv, compare_grid)
-    print(f"tables:  {cfg.out}/summary.md, {cfg.out}/tables.tex, {cfg.out}/tables_long.csv")
-    print(f"figure:  {cfg.out}/mse_bars.png")
+                           seeds_from_count(sys.argv[1:] if argv is None else argv), compare_grid)
     for d in summary.get("diverged", []):
         print(f"diverged, left out of the means: {d['model']}, {d['kernel']} kernel, {d['alteration']}, seed {d['seed']}")
     for name, t in summary["tables"].items():
         for m, v in t.items():
             print(f"{name:9s} {m:11s} original {v['original']:.2e}  altered {v['altered']:.2e}  "
                   f"ratio {v['ratio']:.3g} (paper {v['paper_ratio']:.3g})")
+    if summary["tables"]:
+        print(compare_headline(summary["tables"]))
+    out = Path(cfg.out)
+    print(f"results: {out / 'results.csv'}")
+    print(f"tables:  {out / 'summary.md'}, {out / 'tables.tex'}, {out / 'tables_long.csv'}")
+    figures = _figures(out)
+    if figures:
+        print("figures: " + ", ".join(str(f) for f in figures))
     return 0
+
+
+def compare_headline(tables: dict) -> str:
+    """One line: each table's altered/original MSE ratio, RNN vs Transformer, beside the paper's."""
+    def ratio(v: dict, key: str) -> str:
+        return "all seeds diverged" if v[key] != v[key] else f"{v[key]:.3g}"
+    parts = []
+    for name, t in tables.items():
+        rnn, tf = t.get("rnn"), t.get("transformer")
+        if rnn is None or tf is None:
+            continue
+        parts.append(f"{name} {ratio(rnn, 'ratio')} vs {ratio(tf, 'ratio')} "
+                     f"(paper {ratio(rnn, 'paper_ratio')} vs {ratio(tf, 'paper_ratio')})")
+    return "altered/original held-out MSE, RNN vs Transformer: " + "; ".join(parts)
+
+
+def _figures(out) -> list:
+    """The figures a finished run folder's report.json lists, as paths (none when it has no report.json)."""
+    import json
+    rep = Path(out) / "report.json"
+    if not rep.is_file():
+        return []
+    return [Path(out) / f["file"] for f in json.loads(rep.read_text()).get("figures", [])]
 
 
 def spectrum_parser() -> OneLineParser:
@@ -49,6 +124,9 @@ def spectrum_parser() -> OneLineParser:
     p.add_argument("--out", default=argparse.SUPPRESS,
                    help="also write a run folder here (spectra.csv, summary, figure, report.json for "
                         "jackson-report; default: none, print only)")
+    p.add_argument("--threads", type=int, default=argparse.SUPPRESS, metavar="N",
+                   help="threads of the linear algebra (the SVDs; numpy's BLAS through threadpoolctl; default: the "
+                        "cores this process may use, or $OMP_NUM_THREADS if smaller)")
     return p
 
 
@@ -66,12 +144,19 @@ def _spectrum(argv: list[str] | None) -> int:
 
     from jackson.config import UsageError, check_out_dir, need
     from jackson.expr import Expression
-    from jackson.runfolder import check_figure_file, check_run_folder
+    from jackson.figures import check_figure_file
+    from jackson.runfolder import check_run_folder
     from .mixing import spectra_before_after
 
     prog = "rnn-mixing-spectrum"
     a = spectrum_parser().parse_args(sys.argv[1:] if argv is None else argv)
     a.png, a.out, a.force = getattr(a, "png", ""), getattr(a, "out", ""), getattr(a, "force", False)
+    threads = getattr(a, "threads", None)
+    if threads is not None and not 1 <= threads <= 4096:
+        fail(prog, f"argument --threads: must be in 1..4096, got {threads}")
+    from threadpoolctl import threadpool_limits
+    from jackson.config import apply_threads
+    threadpool_limits(apply_threads(threads))     # numpy is loaded already: its BLAS is limited in place
     n = 256                      # quadrature nodes of the POD (spectra_before_after's default)
     try:   # every option checked before any compute or write; then the (cheap) spectra, whose kernel
            # values are checked finite on both grids
@@ -117,13 +202,18 @@ def _spectrum(argv: list[str] | None) -> int:
             fail(prog, f"--png: cannot write {png} ({e.strerror or e})")
         finally:
             plt.close(fig)
+    from .report import RANK_TOL, numerical_rank
     print(f"rho(u, v) = {a.kernel};  mixing x~ = (x1, {a.a:g} x1 + {a.b:g} x2)")
     print("before: " + "  ".join(f"{s:.4f}" for s in r["before"]))
     print("after:  " + "  ".join(f"{s:.4f}" for s in r["after"]))
-    if a.png:
-        print(f"figure: {a.png}")
+    print(f"numerical rank {numerical_rank(r['before'])} before the mixing, {numerical_rank(r['after'])} after "
+          f"(sigma_i > {RANK_TOL:g} sigma_1, first {a.k} singular values)")
+    figures = ([str(Path(a.out) / "mixing_spectrum.png")] if a.out else []) + ([a.png] if a.png else [])
     if a.out:
-        print(f"run folder: {a.out} (summary.md, spectra.csv, mixing_spectrum.png, report.json)")
+        print(f"results: {Path(a.out) / 'spectra.csv'}")
+        print(f"summary: {Path(a.out) / 'summary.md'}")
+    if figures:
+        print(f"figure{'s' if len(figures) > 1 else ''}: {', '.join(figures)}")
     return 0
 
 

@@ -11,23 +11,13 @@ independent (own W, U, c, own Adam group) and run together with batched matmuls,
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import torch
 from torch import nn
 
+from .settings import RNNConfig
 
-@dataclass(frozen=True)
-class RNNConfig:
-    hidden: int = 128          # hidden units (App. C)
-    activation: str = "linear"  # linear (App. C) or tanh
-    d_in: int = 1              # input dimension
 
-    def validate(self):
-        if self.activation not in ("linear", "tanh"):
-            raise ValueError(f"--activation: choose linear or tanh, got {self.activation}")
-        if self.hidden < 1:
-            raise ValueError(f"--hidden: must be >= 1, got {self.hidden}")
 
 
 class RNNMember(nn.Module):

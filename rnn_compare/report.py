@@ -10,9 +10,26 @@ from jackson.runfolder import write_report
 from jackson.figures import pyplot
 
 
-def seed_range(n: int, first: int) -> str:
-    """' s..t' naming the bank's seeds when they do not start at 0 (--first-seed), else ''."""
-    return "" if not first else f" {first}" if n == 1 else f" {first}..{first + n - 1}"
+def seed_members(cfg: dict) -> list[int]:
+    """The bank members' seeds a config.json names: its list `seeds`, or, in a folder written before rnn-compare
+    took the seeds themselves, the count `seeds` from `first_seed` on."""
+    s = cfg.get("seeds")
+    if isinstance(s, list):
+        return [int(x) for x in s]
+    if isinstance(s, int) and not isinstance(s, bool):
+        first = int(cfg.get("first_seed", 0) or 0)
+        return list(range(first, first + s))
+    return []
+
+
+def seed_range(seeds) -> str:
+    """' s..t' (or ' a, b, c') naming the bank's seeds when they are not 0..n-1, else ''."""
+    seeds = [int(s) for s in seeds]
+    if not seeds or seeds == list(range(len(seeds))):
+        return ""
+    if seeds == list(range(seeds[0], seeds[0] + len(seeds))):
+        return f" {seeds[0]}" if len(seeds) == 1 else f" {seeds[0]}..{seeds[-1]}"
+    return " " + ", ".join(map(str, seeds))
 
 
 def report_hook(folder: Path) -> dict:
@@ -22,7 +39,8 @@ def report_hook(folder: Path) -> dict:
     s = json.loads((folder / "summary.json").read_text())
     cfg = json.loads((folder / "config.json").read_text())
     command = (folder / "command.txt").read_text().strip()
-    n_seeds = cfg.get("seeds", "?")
+    members = seed_members(cfg)
+    n_seeds = len(members) if members else "?"
     direction = cfg.get("mix_direction", "future")
     data = (f"synthetic linear targets H_t = sum_s rho(s) x(t-s), x ~ U[0,1], tau = {cfg.get('tau', '?')}; "
             f"{cfg.get('n_train', '?')} training / {cfg.get('n_test', '?')} held-out sequences; ordering: first and "
@@ -30,8 +48,7 @@ def report_hook(folder: Path) -> dict:
             + (f"the filter ({cfg['filter']})" if cfg.get("filter") else
                f"a random length-{cfg.get('filter_length', '?')} filter (seed {cfg.get('filter_seed', '?')})")
             + f", direction '{direction}'")
-    first = cfg.get("first_seed", 0)
-    seeds = f"{n_seeds} (model inits{seed_range(n_seeds, first) if isinstance(n_seeds, int) else ''})"
+    seeds = f"{n_seeds} (model inits{seed_range(members)})"
     paper = []
     long_csv = folder / "tables_long.csv"
     if long_csv.exists():

@@ -9,7 +9,8 @@ kernel (its numerical POD), and the App. B.1 tasks (nearest point, weighted aver
     >>> y = t(t.sample(3, seed=0))            # H_t(x) for 3 sequences of 4 scalars
     >>> y.shape
     (3, 4)
-    >>> k = PODTarget.from_kernel("exp(-(u - v)**2 / 0.1)", rank=3, tau=4)   # a kernel of one's own
+    >>> from synthetic import KernelTarget
+    >>> k = KernelTarget(kernel="exp(-(u - v)**2 / 0.1)", rank=3, tau=4)   # a kernel of one's own
     >>> len(k.sigma)
     3
 

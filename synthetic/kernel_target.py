@@ -30,6 +30,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from jackson.config import UsageError
+from jackson.expr import Expression
+from jackson.pod import pod
+
 from .pod_target import GRID, PODTarget, Spectrum, TargetError, _label, _python_id, decay_exponent
 
 RANK_RTOL = 1e-10     # numerical rank: sigma_i > RANK_RTOL * sigma_1 (the Nystrom formulas divide by sigma_i)
@@ -45,8 +49,6 @@ class KernelFunction:
     evaluation is checked (shape, finite); a failure is a one-line TargetError naming the kernel."""
 
     def __init__(self, kernel):
-        from jackson.config import UsageError
-        from jackson.expr import Expression
         self.kernel = kernel
         if isinstance(kernel, str):
             _python_id(kernel, "--kernel")
@@ -61,7 +63,6 @@ class KernelFunction:
             raise TargetError(f"kernel: give an expression in u, v (text) or a Python callable kernel(u, v), got {kernel!r}")
 
     def __call__(self, u: np.ndarray, v: np.ndarray) -> np.ndarray:
-        from jackson.config import UsageError
         u, v = np.asarray(u, dtype=np.float64).reshape(-1, 1), np.asarray(v, dtype=np.float64).reshape(1, -1)
         try:
             with np.errstate(all="ignore"):
@@ -126,7 +127,6 @@ class KernelTarget(PODTarget):
     pod_sigma: np.ndarray = field(default=None, init=False, compare=False, repr=False)   # all n POD values
 
     def __post_init__(self):
-        from jackson.pod import pod
         if not (isinstance(self.nodes, int) and 2 <= self.nodes <= 4096):
             raise TargetError(f"--pod-nodes: must be an integer in 2..4096, got {self.nodes}")
         r = self.rank

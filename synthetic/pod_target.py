@@ -28,6 +28,9 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.special import eval_legendre, zeta
 
+from jackson.config import UsageError
+from jackson.expr import Expression
+
 
 class TargetError(ValueError):
     """A target specification that cannot be built (message names the option)."""
@@ -118,8 +121,6 @@ def F_map(name, f_name="identity"):
 
 
 def _expression(text: str, opt: str):
-    from jackson.config import UsageError
-    from jackson.expr import Expression
     if not isinstance(text, str):
         raise TargetError(f"{opt[2:]}: give a registry name, an expression in x or a Python callable, got {text!r}")
     _python_id(text, opt)
@@ -146,8 +147,6 @@ def _call_user(fn, args: tuple, opt: str, calling: str) -> np.ndarray:
 
 def _on(e, x: np.ndarray, opt: str, where: str) -> np.ndarray:
     """e at the points x, checked: finite, elementwise (x's shape).  One-line TargetError otherwise."""
-    from jackson.config import UsageError
-    from jackson.expr import Expression
     if isinstance(e, Expression):
         try:
             return np.asarray(e(x=x), dtype=np.float64) * np.ones_like(x)
@@ -300,18 +299,6 @@ class PODTarget:
     F: str = "identity"       # outer map F: a name of F_MAPS, an expression in x ("tanh(2*x)") or a callable
     f: str = "identity"       # inner (value) map f: a name of f_MAPS, an expression in x ("x**3") or a callable
     tau: int = 16             # sequence length
-
-    @classmethod
-    def from_kernel(cls, kernel, rank: float = math.inf, **options) -> "PODTarget":
-        """The target whose coupling rho(u, v) is `kernel` (an expression in u and v, or a Python callable):
-        its numerical POD, truncated at `rank` (synthetic.kernel_target.KernelTarget, which lists the options).
-
-            >>> t = PODTarget.from_kernel("exp(-(u - v)**2 / 0.1)", rank=4, f=lambda x: x ** 3, tau=8)
-            >>> t.sigma.round(4).tolist()
-            [0.4801, 0.3035, 0.1439, 0.0526]
-        """
-        from .kernel_target import KernelTarget
-        return KernelTarget(kernel=kernel, rank=rank, **options)
 
     def __post_init__(self):
         for opt, name, table in (("--phi", self.phi, BASES), ("--psi", self.psi, BASES)):

@@ -187,3 +187,30 @@ def one_line_exit(run, argv, capsys) -> str:
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1, lines
     return lines[0]
+
+
+def ends_with_paths(stdout: str, n: int, expect=()) -> list[Path]:
+    """A command's run ends with its headline and the paths it wrote: the paths named in the last `n` lines it
+    printed ('label: PATH, PATH (note)' or 'label: what PATH, NAME': a bare NAME is beside the path before it),
+    each of which must exist, `expect` among them; and what it printed holds no Python repr (a list shown as
+    "['-', '-']") and no development-workflow word."""
+    import re
+    assert not re.search(r"\[['\"]|\[\]|\(\)", stdout), stdout
+    assert not re.search(r"\b(issue|session)s?\b|#\d", stdout, re.I), stdout
+    lines = [ln for ln in stdout.strip().splitlines() if ln.strip()][-n:]
+    named = []
+    for ln in lines:
+        before = None
+        for tok in ln.partition(": ")[2].split(", "):
+            words = tok.split(" (")[0].split()
+            if words and re.fullmatch(r"\S+\.(csv|csv\.gz|png|md|tex|json|txt)", words[-1]):
+                path = Path(words[-1])
+                path = before.parent / path if before is not None and len(path.parts) == 1 else path
+                named.append(path)
+                before = path
+    assert named, lines
+    missing = [p for p in named if not p.exists()]
+    assert not missing, (missing, lines)
+    resolved = {p.resolve() for p in named}
+    assert not [e for e in expect if Path(e).resolve() not in resolved], (expect, lines)
+    return named

@@ -21,7 +21,7 @@ DOC = ROOT / "ARCHITECTURE.md"
 # the shared core: used by every experiment, imports none of them
 CORE = ("jackson.config", "jackson.runfolder", "jackson.sweep", "jackson.progress", "jackson.expr",
         "jackson.fit", "jackson.schedule", "jackson.models", "jackson.attention", "jackson.pod", "jackson.rates",
-        "jackson.figures")
+        "jackson.figures", "jackson.verdict", "jackson.command", "jackson.column_words", "jackson.hparams")
 # experiment packages the core must not import (a name or anything under it)
 EXPERIMENTS = ("jackson.rate_sweep", "jackson.app_b", "jackson.lab_report", "rnn_compare", "vit_probe", "cot_dp")
 LIBRARY = ("jackson", "synthetic", "rnn_compare", "vit_probe", "cot_dp")   # packages whose modules need a line
@@ -92,7 +92,7 @@ def forbidden(names: set[str]) -> list[str]:
 
 @pytest.mark.parametrize("source, hit", [
     ("from .rate_sweep.experiment import SweepConfig", "jackson.rate_sweep.experiment"),
-    ("from .rate_sweep.results import collect", "jackson.rate_sweep.results"),
+    ("from .rate_sweep.tables import collect", "jackson.rate_sweep.tables"),
     ("from . import lab_report", "jackson.lab_report"),
     ("def f():\n    from .app_b.results import collect\n", "jackson.app_b.results"),
     ("import rnn_compare.models as m", "rnn_compare.models"),
@@ -125,6 +125,25 @@ def test_core_module_imports_no_target(module):
     names = imported_names(path.read_text(), module, path.name == "__init__.py")
     bad = sorted(n for n in names if n == "synthetic" or n.startswith("synthetic."))
     assert not bad, f"{module} (core) imports a target module: {', '.join(bad)}"
+
+
+REPORT = "jackson.lab_report"
+OWNED = ("jackson.rate_sweep", "jackson.app_b", "rnn_compare", "vit_probe", "cot_dp", "synthetic")
+
+
+def report_modules() -> list[str]:
+    return sorted(".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+                  for p in module_file(REPORT).parent.glob("*.py"))
+
+
+@pytest.mark.parametrize("module", report_modules())
+def test_the_report_imports_no_experiment(module):
+    """The report knows run folders, report.json and claims files; the experiments' rules, redraws and report.json
+    writers reach it through entry points (pyproject.toml), not imports."""
+    path = module_file(module)
+    names = imported_names(path.read_text(), module, path.name == "__init__.py")
+    bad = sorted(n for n in names for e in OWNED if n == e or n.startswith(e + "."))
+    assert not bad, f"{module} (the report) imports experiment code: {', '.join(bad)}"
 
 
 def test_the_map_marks_exactly_the_core():
@@ -225,3 +244,75 @@ def test_the_map_names_no_module_that_is_gone():
     named = set(re.findall(rf"`((?:{'|'.join(LIBRARY)})/[\w/]+\.py)`", section("Module map")))
     gone = sorted(p for p in named if not (ROOT / p).is_file())
     assert not gone, f"ARCHITECTURE.md names modules that do not exist: {gone}"
+
+
+# ---- (d) no circles, no module over 500 lines --------------------------------------------------------------
+
+def import_graph() -> dict[str, set[str]]:
+    """module -> the library modules it imports (anywhere in it; a package's own parents left out)."""
+    mods = {}
+    for pkg in LIBRARY:
+        for p in (ROOT / pkg).rglob("*.py"):
+            parts = p.relative_to(ROOT).with_suffix("").parts
+            mods[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = p
+    graph = {}
+    for m, p in mods.items():
+        deps = set()
+        for n in imported_names(p.read_text(), m, p.name == "__init__.py"):
+            while n and n not in mods:
+                n = n.rpartition(".")[0]
+            if n and n != m and not m.startswith(n + "."):
+                deps.add(n)
+        graph[m] = deps
+    return graph
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan, iterative)."""
+    index, low, stack, on, out, counter = {}, {}, [], set(), [], [0]
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = counter[0]; counter[0] += 1; stack.append(root); on.add(root)
+        while work:
+            v, it = work[-1]
+            w = next(it, None)
+            if w is not None:
+                if w not in index:
+                    index[w] = low[w] = counter[0]; counter[0] += 1; stack.append(w); on.add(w)
+                    work.append((w, iter(sorted(graph.get(w, ())))))
+                elif w in on:
+                    low[v] = min(low[v], index[w])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[v])
+            if low[v] == index[v]:
+                comp = []
+                while True:
+                    w = stack.pop(); on.discard(w); comp.append(w)
+                    if w == v:
+                        break
+                if len(comp) > 1:
+                    out.append(sorted(comp))
+    return out
+
+
+def test_the_circle_check_finds_a_circle():
+    assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert circles({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_import_circle():
+    """No two modules import each other, directly or round a loop, a function-local import included."""
+    assert circles(import_graph()) == []
+
+
+MAX_LINES = 500
+
+
+def test_no_module_over_500_lines():
+    long = {f"{p.relative_to(ROOT)}": n for pkg in LIBRARY for p in (ROOT / pkg).rglob("*.py")
+            if (n := len(p.read_text().splitlines())) > MAX_LINES}
+    assert not long, f"modules over {MAX_LINES} lines (split them by responsibility): {long}"

@@ -6,8 +6,8 @@ import math
 import pytest
 import torch
 
-from jackson.attention import (block_size, causal_mask, linear_attention, linear_attention_pattern,
-                               linear_attention_step, mask_ascii, softmax_attention, sparse_mask)
+from jackson.attention import causal_mask, linear_attention, linear_attention_pattern, linear_attention_step, mask_ascii, softmax_attention, sparse_mask
+from jackson.hparams import block_size
 
 
 def qkv(T, d=4, d_v=3, lead=(2, 3), seed=0):

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 import torch
 
-from jackson.fit import FitConfig, evaluate, fit
+from jackson.fit import evaluate, fit
+from jackson.hparams import FitConfig
 from jackson.models import TransformerBank
 from synthetic.pod_target import PODTarget, Spectrum
 from conftest import TINY_MODEL

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from jackson.config import UsageError
-from jackson.lab_report import claims
-from jackson.lab_report.claim_files import FORMAT_EXAMPLE, LAB_PAPERS, PAPERS_DIR, RULE_PARAMS, read_claims
-from jackson.lab_report.claims import CLAIMS, KINDS, VERDICTS, ledger, rules_markdown
+from jackson.lab_report.claim_files import FORMAT_EXAMPLE, LAB_PAPERS, PAPERS_DIR, read_claims
+from jackson.lab_report.claims import CLAIMS, ledger, rules_markdown
+from jackson.verdict import KINDS, UNTESTED, VERDICTS, rules
 from jackson.lab_report.page import main as report_main
 
 REPO = Path(__file__).resolve().parents[1]
@@ -24,7 +24,9 @@ def test_the_lab_ledger_is_its_two_claims_files_in_order():
     got = [c for name in LAB_PAPERS for c in read_claims(PAPERS_DIR / name)]
     assert tuple(got) == CLAIMS and len(CLAIMS) == 38
     assert [c.paper for c in CLAIMS] == ["Jiang & Li"] * 33 + ["Yang et al."] * 5
-    assert set(RULE_PARAMS) == set(KINDS)
+    assert {k.module for k in rules().values()} == {
+        "jackson.verdict", "jackson.rate_sweep.rules", "jackson.app_b.rules", "rnn_compare.rules", "vit_probe.rules",
+        "cot_dp.rules"}                                  # each experiment's rules beside it, found by entry point
     assert [c.params for c in CLAIMS if c.id == "JL-tab2-ordering"] == [
         (("kernel", "exp"), ("alteration", "permuted"), ("expect", (("rnn", "drop"), ("transformer", "no drop"))))]
 
@@ -121,7 +123,7 @@ def test_own_claims_are_judged_on_the_named_folders_whatever_their_place(tmp_pat
     (row,) = ledger(root, own)
     lab = {r.claim.id: r for r in ledger(root)}["JL-rate-a1.5"]
     assert row.folder == "mine/a1" and row.verdict == lab.verdict and row.measured == lab.measured
-    assert row.verdict in VERDICTS and row.verdict != claims.UNTESTED
+    assert row.verdict in VERDICTS and row.verdict != UNTESTED
     (row,) = ledger(root, own[:0] + (own[0].__class__(**{**own[0].__dict__, "folders": ()}),))
     assert row.folder == "jackson/fig1-given"                      # no folders: the rule's section, as before
 
@@ -148,3 +150,79 @@ def test_the_worked_example_runs_as_its_readme_says(tmp_path):
     rows = list(csv.DictReader(open(tmp_path / "my_runs" / "claims.csv")))
     assert [x["id"] for x in rows] == ["ME-knee-r2", "ME-rate-a1"]
     assert all(x["folder"] == "a1" and x["verdict"] in VERDICTS for x in rows)
+
+
+# ---- rules of a researcher's own package, found through the jackson_lab.rules entry points -------------------
+
+OWN_RULES = '''
+from jackson.verdict import REPRODUCED, NOT_REPRODUCED, Outcome, positive_number, rule
+
+
+@rule("min_seeds", "mine", "Reproduced when the folder's config names at least `n` seeds.",
+      {"n": (True, positive_number)})
+def min_seeds(claim, run):
+    n = run.seeds()
+    if n is None:
+        return None
+    return Outcome(REPRODUCED if n >= claim.p["n"] else NOT_REPRODUCED, f"{n} seeds", n, float(n))
+'''
+
+
+@pytest.fixture
+def own_rules(tmp_path, monkeypatch):
+    """A package of the researcher's own, declared under the jackson_lab.rules entry points (as its pyproject.toml
+    would); the lab's registry restored afterwards."""
+    from importlib import metadata
+
+    from jackson import verdict
+    pkg = tmp_path / "site" / "myrules"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "rules.py").write_text(OWN_RULES)
+    (pkg / "broken.py").write_text("raise RuntimeError('my mistake')\n")
+    (pkg / "twice.py").write_text(OWN_RULES.replace('"min_seeds", "mine"', '"knee", "mine"'))
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    monkeypatch.setattr(verdict, "KINDS", dict(rules()))
+    monkeypatch.setattr(verdict, "_LOADED", set(verdict._LOADED))
+    lab = list(metadata.entry_points(group=verdict.ENTRY_POINTS))
+
+    def declare(*values):
+        extra = [metadata.EntryPoint(v.split(".")[-1], v, verdict.ENTRY_POINTS) for v in values]
+        monkeypatch.setattr(verdict.metadata, "entry_points", lambda group: lab + extra)
+    yield declare
+    for m in ("myrules", "myrules.rules", "myrules.broken", "myrules.twice"):
+        sys.modules.pop(m, None)
+
+
+def test_a_rule_of_your_own_package_judges_your_claims(tmp_path, own_rules):
+    own_rules("myrules.rules")
+    root = tmp_path / "root"
+    run_folder(root, "mine/a1")
+    path = write(tmp_path, 'paper = "Mine"\n[[claim]]\nid = "M-1"\nclaim = "three seeds"\nrule = "min_seeds"\n'
+                           'params = { n = 3 }\n')
+    (row,) = ledger(root, read_claims(path))
+    seeds = json.loads((root / "mine" / "a1" / "config.json").read_text())["seeds"]
+    n = len(seeds) if isinstance(seeds, list) else seeds
+    assert row.folder == "mine/a1" and row.measured == f"{n} seeds"
+    assert row.verdict == ("reproduced" if n >= 3 else "not reproduced")
+    assert rules()["min_seeds"].module == "myrules.rules" and "min_seeds" in rules_markdown()
+    bad = write(tmp_path, 'paper = "Mine"\n[[claim]]\nid = "M-2"\nclaim = "x"\nrule = "min_seeds"\n'
+                          'params = { n = -1 }\n')
+    with pytest.raises(UsageError, match=r"claim 'M-2': params.n = -1 is not a positive number"):
+        read_claims(bad)
+
+
+@pytest.mark.parametrize("module, says", [
+    ("myrules.broken", "rules module 'myrules.broken' (entry point 'broken' of jackson_lab.rules) does not import: "
+                       "RuntimeError: my mistake"),
+    ("myrules.twice", "rule 'knee' is defined twice: in jackson.rate_sweep.rules and in myrules.twice"),
+])
+def test_a_bad_rules_module_is_one_line_naming_it(tmp_path, own_rules, capsys, module, says):
+    own_rules(module)
+    root = tmp_path / "root"
+    run_folder(root, "mine/a1")
+    path = write(tmp_path, CLAIM)
+    with pytest.raises(SystemExit) as ex:
+        report_main(["--claims", str(path), "--root", str(root)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert ex.value.code == 2 and len(err) == 1 and says in err[0], err

@@ -15,8 +15,12 @@ from pathlib import Path
 import pytest
 
 from jackson.lab_report import claims
-from jackson.lab_report.claims import (CLAIMS, INCONCLUSIVE, KINDS, NOT_APPLICABLE, NOT_REPRODUCED, PARTLY, REPRODUCED, UNTESTED,
-                                       VERDICTS, find_runs, judge_claim, ledger)
+from jackson.lab_report.claims import CLAIMS, judge_claim, ledger
+from jackson.rate_sweep.rules import tail_exponent
+from jackson.runfolder import table_path
+from jackson.verdict import (INCONCLUSIVE, KINDS, NOT_APPLICABLE, NOT_REPRODUCED, PARTLY, REPRODUCED, UNTESTED, VERDICTS,
+                             find_runs, rules, seed_bootstrap)
+from rnn_compare import rules as rnn_rules
 from jackson.lab_report.page import ReportConfig, build_report
 from conftest import reports_copy_ignore
 
@@ -126,8 +130,8 @@ def test_rate_rule_against_the_finite_range_tail(tmp_path, alpha, tail, slope, l
 
 def test_tail_exponent_is_the_least_squares_slope_of_the_summary_tail():
     t = rate_target(1.0, -0.9, -1, -0.8, tail_slope=-0.88)
-    assert claims.tail_exponent(t) == pytest.approx(-0.88)
-    assert claims.tail_exponent({"fit_m_h": [1, 2], "bound": []}) is None
+    assert tail_exponent(t) == pytest.approx(-0.88)
+    assert tail_exponent({"fit_m_h": [1, 2], "bound": []}) is None
 
 
 def test_knee_without_power_is_inconclusive(tmp_path):
@@ -359,7 +363,7 @@ def test_alteration_and_gap(tmp_path):
     # beside the verdict, how far each fit is from the paper's MSE on the original target (2.18e-5, 1.02e-7)
     assert ("original-target MSE / paper's: rnn 0.098x-0.294x (3 of 3 seeds <= 3x), "
             "transformer 45.9x-138x (0 of 3 seeds <= 3x)") in r.measured
-    assert claims.QUALITY_FACTOR == 3.0
+    assert rnn_rules.QUALITY_FACTOR == 3.0
     assert judge(tmp_path, "JL-tab2-mixing").verdict == UNTESTED           # this folder has no mixed rows
     # mixing: both models x3 but the Transformer's seeds overlap -> unclear; the RNN drops: neither matches
     rnn_folder(tmp_path, [("exp", "original", "rnn", [1e-8, 2e-8, 3e-8]), ("exp", "mixed", "rnn", [5e-8, 6e-8, 7e-8]),
@@ -400,7 +404,7 @@ def test_equal_seeds_prefer_the_longer_trained_folder(tmp_path):
     r = judge(tmp_path, "JL-tab2-ordering")
     assert (r.folder, r.verdict) == ("rnn_compare/b-long", PARTLY)
     assert any(o.startswith("rnn_compare/a-short: reproduced") for o in r.others)
-    assert "larger training budget" in claims.KINDS["alteration"].rule
+    assert "larger training budget" in rules()["alteration"].rule
 
 
 def test_the_papers_random_filter_gives_the_mixing_row_before_given_taps(tmp_path):
@@ -414,20 +418,20 @@ def test_the_papers_random_filter_gives_the_mixing_row_before_given_taps(tmp_pat
     r = judge(tmp_path, "JL-tab2-mixing")
     assert (r.folder, r.verdict) == ("rnn_compare/b-random", REPRODUCED)
     assert any(o.startswith("rnn_compare/a-given: partly") for o in r.others)
-    assert "taps given with --filter" in claims.KINDS["alteration"].rule
+    assert "taps given with --filter" in rules()["alteration"].rule
     # a random filter of another length (--filter-length 8) is a diagnostic too, even trained longer
     rnn_folder(tmp_path, rows([1e-4, 2e-4, 3e-4]), name="a-len8", steps=48000, length=8)
     r = judge(tmp_path, "JL-tab2-mixing")
     assert (r.folder, r.verdict) == ("rnn_compare/b-random", REPRODUCED)
     assert any(o.startswith("rnn_compare/a-len8: partly") for o in r.others)
-    assert "random length-5 filter before taps given with --filter or another --filter-length" in claims.KINDS["alteration"].rule
-    # inits added beside it (--first-seed 3) are listed beside it, even trained longer; a folder written before
+    assert "random length-5 filter before taps given with --filter or another --filter-length" in rules()["alteration"].rule
+    # inits added beside it (seeds 3..5) are listed beside it, even trained longer; a folder written before
     # the option existed (no first_seed in its config.json) counts as seeds from 0
     rnn_folder(tmp_path, rows([1e-4, 2e-4, 3e-4]), name="a-more-inits", steps=48000, first_seed=3)
     r = judge(tmp_path, "JL-tab2-mixing")
     assert (r.folder, r.verdict) == ("rnn_compare/b-random", REPRODUCED)
     assert any(o.startswith("rnn_compare/a-more-inits: partly") for o in r.others)
-    assert "seeds from 0 before inits added with --first-seed" in claims.KINDS["alteration"].rule
+    assert "seeds from 0 before inits added beside them (other --seeds)" in rules()["alteration"].rule
 
 
 # ---- App. B.1 ----------------------------------------------------------------------------------------------
@@ -448,6 +452,23 @@ def test_b1_tasks(tmp_path):
     assert (r.folder, r.verdict) == ("tasks/wa", NOT_REPRODUCED)               # tie on seeds: fewer options first
     assert r.others == ["tasks/wa-pos: partly, 2 seeds"]
     assert judge(tmp_path, "JL-B1-selection-average").verdict == UNTESTED
+
+
+def test_b1_control_is_uniform_attention_and_decides_power(tmp_path):
+    """The control of the attention test is uniform attention, whose mass on the support is the support's share of
+    the entries (summary.json levels); where that share is itself >= SUPPORT_MIN the folder cannot decide."""
+    from jackson.app_b.rules import SUPPORT_MIN, chance_mass
+    levels = [{"target": 0.0, "n_entries": 500}, {"target": 1.0, "n_entries": 100}]      # 1 of 6 tokens selected
+    s = {**task_summary("nearest-point", [0.95, 0.97], [1e-4, 2e-4]), "levels": levels}
+    assert chance_mass(s) == pytest.approx(1 / 6) and chance_mass({"levels": []}) is None
+    folder(tmp_path, "tasks/np", s, command="jackson-tasks nearest-point")
+    r = judge(tmp_path, "JL-B1-nearest-point")
+    assert r.verdict == REPRODUCED and "uniform attention, the control: 0.167" in r.measured
+    wide = {**s, "levels": [{"target": 0.0, "n_entries": 5}, {"target": 1.0, "n_entries": 95}]}   # the support is 95%
+    assert chance_mass(wide) >= SUPPORT_MIN
+    folder(tmp_path, "tasks/np", wide, command="jackson-tasks nearest-point")
+    r = judge(tmp_path, "JL-B1-nearest-point")
+    assert r.verdict == INCONCLUSIVE and "uniform attention would pass" in r.measured
 
 
 # ---- Yang et al. ------------------------------------------------------------------------------------------
@@ -715,12 +736,12 @@ def test_seed_bootstrap_weights_match_every_ordered_resample():
     import numpy as np
     x = {"0": 1.0, "1": 2.0, "2": 4.0, "3": 8.0}
     mean = lambda rs: float(np.mean([x[s] for s in rs]))          # noqa: E731
-    lo, hi, interval = claims._seed_bootstrap(list(x), mean, "the mean")
+    lo, hi, interval = seed_bootstrap(list(x), mean, "the mean")
     every = [mean(rs) for rs in itertools.product(list(x), repeat=4)]
     want = np.quantile(every, [0.025, 0.975], method="inverted_cdf")
     assert (lo, hi) == pytest.approx(tuple(want)) and min(every) < lo < hi < max(every)
     assert interval.startswith("95% bootstrap over seeds (exhaustive: all 35 distinct resamples of the 4 seeds")
-    assert claims._seed_bootstrap(["0"], mean, "the mean") == (None, None, "none: 1 seed")
+    assert seed_bootstrap(["0"], mean, "the mean") == (None, None, "none: 1 seed")
 
 
 def per_seed_sweep_folder(root, per_seed: dict[str, dict[str, list[float]]], ms=(1, 2, 3)) -> Path:
@@ -867,7 +888,7 @@ def test_committed_folders_intervals_from_their_own_csvs():
         assert (r.outcome.lo, r.outcome.hi) == pytest.approx((pairs.min(), pairs.max()), rel=1e-6), cid
 
     r = rows["JL-fig3a-converge"]                               # vit-probe sweep-mh: spectra.csv's seed column
-    spec = pd.read_csv(REPO_REPORTS / r.folder / "spectra.csv")
+    spec = pd.read_csv(table_path(REPO_REPORTS / r.folder, "spectra.csv"))
     seeds = sorted(spec.seed.unique())
     every = [_sweep_distance(spec, rs) for rs in itertools.product(seeds, repeat=len(seeds))]
     assert r.outcome.value == pytest.approx(_sweep_distance(spec, seeds), rel=1e-9)
@@ -942,18 +963,20 @@ def test_declared_claims_are_complete_and_consistent():
 
 def test_docstring_example_runs():
     import doctest
-    r = doctest.testmod(claims)
+
+    from jackson import verdict
+    r = doctest.testmod(verdict)
     assert r.failed == 0 and r.attempted >= 1
 
 
 def test_paper_values_of_tables_2_3_are_rnn_compares():
-    from rnn_compare.experiment import PAPER
-    assert claims.PAPER_MSE == PAPER
+    from rnn_compare.settings import PAPER
+    assert rnn_rules.PAPER_MSE == PAPER
 
 
 def test_paper_values_of_app_d3_are_rnn_mixing_spectrums():
     from rnn_compare.report import PAPER_D3
-    assert claims.D3_AFTER == PAPER_D3["after"]
+    assert rnn_rules.D3_AFTER == PAPER_D3["after"]
 
 
 def test_ledger_covers_every_claim_in_order(tmp_path):

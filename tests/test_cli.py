@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from conftest import assert_paper_figure
+from conftest import assert_paper_figure, ends_with_paths
 from jackson.config import build_parser, from_args, parse_int_list, parse_rank_list
 from jackson.rate_sweep.experiment import QUICK, SweepConfig, validate
 from jackson.config import UsageError
@@ -45,6 +45,7 @@ def test_quick_exits_zero_and_writes_artifacts(quick_run):
         assert data[:8] == PNG and len(data) > 1000, name
         assert_paper_figure(out / name)          # >= 200 dpi, a PDF beside it (jackson/figures.py)
     assert f"results: {out}/results.csv" in proc.stdout
+    ends_with_paths(proc.stdout, 4, [out / "results.csv", out / "summary.md", out / "error_vs_mh.png"])   # + headline
 
 
 @pytest.mark.slow
@@ -137,7 +138,7 @@ def test_quick_linear_attention_is_named_everywhere(tmp_path, sweep_exe, sub_env
     assert res.m_h.tolist() == list(QUICK["m_h"]) and np.isfinite(res.test_mse).all()
     cell = json.loads(next((out / "cells").iterdir()).joinpath("cell.json").read_text())
     assert cell["cell"]["model"]["attention"] == "linear"
-    spec = pd.read_csv(out / "learned_spectrum.csv")                 # tidy: one row per (member, i)
+    spec = pd.read_csv(out / "learned_spectrum.csv.gz")              # tidy: one row per (member, i); gzipped
     assert list(spec.columns) == ["alpha", "rank", "seed", "m_ff", "m_h", "i", "sigma"]
     assert np.isfinite(spec.sigma).all() and spec.groupby("m_h").i.apply(list).map(len).nunique() == 1
     for png in ("error_vs_mh.png", "learned_spectrum.png", "loss_curves.png"):
@@ -156,7 +157,7 @@ def test_quick_linear_attention_is_named_everywhere(tmp_path, sweep_exe, sub_env
 
 
 def test_non_softmax_runs_get_their_own_default_folder():
-    from jackson.models import ModelConfig
+    from jackson.hparams import ModelConfig
     assert SweepConfig(model=ModelConfig(attention="linear")).resolved_out() == Path("reports/jackson/sweep-a1.5-rinf-linear")
     assert SweepConfig(model=ModelConfig(attention="sparse"), quick=True).resolved_out().name == "sweep-a1.5-rinf-sparse-quick"
 

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import csv
+import gzip
 
 from jackson.lab_report import columns
 
 
 def _header(path) -> list[str]:
-    with open(path, newline="") as fh:
+    with (gzip.open(path, "rt", newline="") if path.name.endswith(".gz") else open(path, newline="")) as fh:
         return next(csv.reader(fh), [])
 
 
@@ -35,7 +36,7 @@ def test_every_line_is_one_nonempty_line_and_every_kind_says_who_writes_it():
 
 
 def test_pattern_columns_match_numbered_families_only():
-    k = "jackson-sweep learned_spectrum.csv"
+    k = "jackson-sweep learned_spectrum.csv.gz"
     assert columns.meaning(k, "s1") == columns.meaning(k, "s24") == columns.COLUMNS[k]["s<k>"]
     assert columns.meaning(k, "sx") is None and columns.meaning(k, "s") is None
     assert columns.meaning(k, "no_such_column") is None
@@ -53,6 +54,17 @@ def test_kind_of_reads_the_run_folders_command(tmp_path):
     assert columns.kind_of(tmp_path / "tables.csv", tmp_path) == "jackson-report tables.csv"
     (tmp_path / "stray.csv").write_text("a\n")
     assert columns.kind_of(tmp_path / "stray.csv", tmp_path) is None
+    sweep = tmp_path / "sweep"                     # a table runs write gzipped, and an older folder's plain one
+    sweep.mkdir()
+    (sweep / "command.txt").write_text("jackson-sweep --quick\n")
+    for name in ("loss_curves.csv.gz", "loss_curves.csv", "blocks.csv", "results.csv"):
+        (sweep / name).write_text("")
+    assert columns.kind_of(sweep / "loss_curves.csv.gz", tmp_path) == "jackson-sweep loss_curves.csv.gz"
+    assert columns.kind_of(sweep / "loss_curves.csv", tmp_path) == "jackson-sweep loss_curves.csv.gz"
+    assert columns.kind_of(sweep / "blocks.csv", tmp_path) == "jackson-sweep blocks.csv.gz"
+    assert columns.kind_of(sweep / "results.csv", tmp_path) == "jackson-sweep results.csv"
+    assert sorted(p.name for p in columns.committed_csvs(sweep)) == ["blocks.csv", "loss_curves.csv",
+                                                                      "loss_curves.csv.gz", "results.csv"]
 
 
 def test_the_page_is_a_fresh_rendering():

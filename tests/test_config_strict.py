@@ -49,14 +49,14 @@ def test_every_committed_sweep_config_reads_back(request):
 
 def test_every_committed_cot_dp_config_reads_back(request):
     from pathlib import Path
-    from cot_dp.sweep import SweepConfig as CotConfig
+    from cot_dp.grid import SweepConfig as CotConfig
     for f in sorted((Path(request.config.rootdir) / "reports" / "cot_dp").glob("*/config.json")):
         read_config(CotConfig, str(f))
 
 
 def test_every_committed_task_config_reads_back(request):
     from pathlib import Path
-    from jackson.app_b.experiment import RUNS
+    from jackson.app_b.config import RUNS
     root = Path(request.config.rootdir) / "reports" / "tasks"
     for name, cls in RUNS.items():
         for f in sorted(root.glob(f"{name}*/config.json")):

@@ -13,6 +13,7 @@ import pytest
 
 from cot_dp import data
 from cot_dp.cli import main as cot_main
+from conftest import ends_with_paths
 from cot_dp_helpers import PNG, task
 from jackson.attention import sparse_mask
 from jackson.config import Terminated
@@ -250,7 +251,8 @@ _case("train-benchmark-lis-values-to-249", f"cot-dp train --data lis --task lis 
       "trains: --value-range raised from 150 to 250, taken from the data, and said so (it was refused: token '249')",
       setup=_benchmark_lis, code=0, says=["--value-range raised from 150 to 250 (taken from the data)"],
       check=lambda p, t: json.loads((p / "lis/runs/standard-d8-s0/config.json").read_text())
-      ["task_resolved"]["params"]["value_range"] == 250)
+      ["task_resolved"]["params"]["value_range"] == 250
+      and bool(ends_with_paths(t, 2, [p / "lis/runs/standard-d8-s0/results.csv", p / "lis/runs/standard-d8-s0/curve.csv"])))
 _case("train-benchmark-arithmetic-no-heldout-cot", f"cot-dp train --data ar --task arithmetic --size 2 {TINY}",
       "trains; held-out loss reported as NaN (printed n/a), not 0.0: no test line carries a CoT",
       setup=_benchmark_arithmetic, code=0, says=["held-out loss n/a"],
@@ -358,7 +360,7 @@ def test_fault_case(case, tmp_path, monkeypatch, capsys):
     how = _HOW[case["id"]]
     monkeypatch.chdir(tmp_path)
     if how["code"] == 2:   # a refused command computes nothing (and a regression cannot start a long training)
-        monkeypatch.setattr("cot_dp.sweep.train", lambda *a, **k: pytest.fail("trained despite the bad input"))
+        monkeypatch.setattr("cot_dp.cell.train", lambda *a, **k: pytest.fail("trained despite the bad input"))
     if how["setup"]:
         how["setup"](tmp_path, monkeypatch)
     argv = shlex.split(case["command"], comments=True)   # "   # ..." says what the setup did
@@ -410,6 +412,7 @@ def test_killed_data_run_leaves_the_earlier_dataset_or_nothing(tmp_path):
 def test_data_rerun_over_a_dataset_with_runs_inside_keeps_them(tmp_path, capsys):
     args = ["data", *DATA.split(), "--out", str(tmp_path / "d")]
     assert cot_main(args) == 0
+    ends_with_paths(capsys.readouterr().out, 1, [tmp_path / "d/chain/train_data.txt", tmp_path / "d/chain/test_data.txt"])
     (tmp_path / "d/runs/standard-d8-s0").mkdir(parents=True)
     (tmp_path / "d/runs/standard-d8-s0/rows.csv").write_text("accuracy\n1\n")
     before = {f: (tmp_path / "d" / f).stat().st_mtime_ns for f in data.OWNED_FILES}
@@ -427,6 +430,7 @@ def test_mask_command_prints_the_pattern(capsys, tmp_path):
     assert all(("".join("#" if c else "." for c in r.tolist())) == rows[i]
                for i, r in enumerate(sparse_mask(16, 4, 1, 1)))
     assert (tmp_path / "m.png").read_bytes()[:8] == PNG
+    assert out[-1] == f"figure: {tmp_path / 'm.png'}"
 
 
 @pytest.mark.parametrize("command", ["data", "sweep", "train", "mask"])

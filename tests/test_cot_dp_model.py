@@ -5,9 +5,11 @@ import pytest
 import torch
 
 from cot_dp import flops
-from cot_dp.model import ArchConfig, CotTransformer, ModelConfig
+from cot_dp.model import CotTransformer
+from cot_dp.settings import ArchConfig, ModelConfig
 from cot_dp.tokenizer import EOS_ID
-from jackson.attention import block_size, sparse_mask
+from jackson.attention import sparse_mask
+from jackson.hparams import block_size
 
 
 # ---- the model -----------------------------------------------------------------------------------

@@ -11,14 +11,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from conftest import assert_paper_figure
+from conftest import assert_paper_figure, ends_with_paths
 from cot_dp.cli import main as cot_main
 from cot_dp.tasks import edit_distance
 from cot_dp_helpers import PNG, task
 
 
 def test_summaries_write_n_a_where_there_is_no_heldout_cot(tmp_path):
-    from cot_dp.sweep import SweepConfig, summarize
+    from cot_dp.grid import SweepConfig
+    from cot_dp.tables import summarize
     cfg = SweepConfig(task="ed,ed_local", models="standard", dims=(64,), sizes=(4,), out=str(tmp_path))
     res = pd.DataFrame([{"task": t, "model": "standard", "size": 4, "d_model": 64, "seed": 0, "accuracy": 0.5,
                          "cot_exact": np.nan, "test_loss": np.nan, "n_eval": 8, "gflops": 1.0, "gflops_params": 0.5,
@@ -31,7 +32,7 @@ def test_summaries_write_n_a_where_there_is_no_heldout_cot(tmp_path):
 
 
 def test_quick_presets_never_default_under_reports():
-    from cot_dp.sweep import SweepConfig
+    from cot_dp.grid import SweepConfig
     assert SweepConfig(quick=True).resolved_out() == Path("runs/cot_dp/quick-arithmetic")
     assert SweepConfig(quick=True, task="ed,lis").resolved_out() == Path("runs/cot_dp/quick-ed_lis")
     assert SweepConfig().resolved_out() == Path("reports/cot_dp/cpu-arithmetic")   # the committed results' folder
@@ -70,6 +71,7 @@ def test_quick_sweep_writes_results_figures_and_report(quick_sweep):
     assert set(rep) >= {"title", "data", "command", "seeds", "figures", "paper", "text"}
     assert "Preset: **quick**" in (out / "summary.md").read_text()
     assert (out / "data/arithmetic-2/chain/train_data.txt").is_file()
+    ends_with_paths(proc.stdout, 5, [out / "results.csv", out / "accuracy_lis.png"])   # headline, then the paths
 
 
 @pytest.mark.slow
@@ -97,7 +99,7 @@ def test_sweep_on_dask_gives_the_in_process_numbers(tmp_path):
 
 def test_presets_and_options_on_top(tmp_path):
     from cot_dp.cli import run_cli
-    from cot_dp.sweep import PRESETS, SweepConfig, validate
+    from cot_dp.grid import PRESETS, SweepConfig, validate
     get = lambda argv: run_cli("cot-dp sweep", SweepConfig, "", lambda c, cmd: c, argv,  # noqa: E731
                                {"quick": PRESETS["quick"], "full": PRESETS["full"]})[0]
     full = get(["--full", "--lr", "3e-4", "--task", "arithmetic,ed,lis", "--out", str(tmp_path / "f")])
@@ -118,7 +120,7 @@ def test_titles_name_every_setting_changed_from_the_preset(tmp_path):
     """A sweep run with the preset's grid but other training says so in its titles: "cpu preset" alone only
     when nothing but the grid (and speed-only settings) differs from the preset."""
     from cot_dp.cli import run_cli
-    from cot_dp.sweep import PRESETS, SweepConfig
+    from cot_dp.grid import PRESETS, SweepConfig
     get = lambda argv: run_cli("cot-dp sweep", SweepConfig, "", lambda c, cmd: c, argv,  # noqa: E731
                                {"quick": PRESETS["quick"], "full": PRESETS["full"]})[0]
     grid_only = ["--task", "ed", "--size", "4", "--d-model", "128", "--model", "standard", "--seeds", "0,1",
@@ -134,7 +136,7 @@ def test_titles_name_every_setting_changed_from_the_preset(tmp_path):
 
 
 def test_min_gflops_takes_the_cheapest_d_that_reaches_the_target():
-    from cot_dp.sweep import _trend, min_gflops
+    from cot_dp.tables import _trend, min_gflops
     rows = [("standard", 2, 32, 0.95, 1.0), ("standard", 2, 64, 0.99, 4.0), ("standard", 3, 32, 0.5, 2.0),
             ("standard", 3, 64, 0.91, 8.0), ("linear", 2, 32, 0.2, 1.0), ("linear", 2, 64, 0.3, 4.0),
             ("linear", 3, 32, 0.1, 2.0), ("linear", 3, 64, 0.2, 8.0)]
@@ -149,7 +151,7 @@ def test_min_gflops_takes_the_cheapest_d_that_reaches_the_target():
 
 
 def test_answer_baseline_is_the_share_of_test_answers_equal_to_the_train_mode(tmp_path):
-    from cot_dp.sweep import answer_baseline
+    from cot_dp.tables import answer_baseline
     chain = tmp_path / "chain"
     chain.mkdir()
     ed = task("ed", 4)   # answers need not be right: read as load(check_answers=False) reads
@@ -164,7 +166,9 @@ def test_answer_baseline_is_the_share_of_test_answers_equal_to_the_train_mode(tm
 
 
 def test_locality_summary_and_figure_state_the_measured_means(tmp_path):
-    from cot_dp.sweep import SweepConfig, plot_locality, summarize
+    from cot_dp.grid import SweepConfig
+    from cot_dp.plots import plot_locality
+    from cot_dp.tables import summarize
     cfg = SweepConfig(task="ed,ed_local", models="standard,linear", dims=(64,), sizes=(4, 6), out=str(tmp_path))
     rng = np.random.default_rng(0)
     res = pd.DataFrame([{"task": t, "model": m, "size": s, "d_model": 64, "seed": 0, "accuracy": rng.uniform(),
@@ -190,9 +194,11 @@ def test_one_size_locality_figure_times_each_cell_to_the_loss_mark(tmp_path, mon
     below LOSS_MARK, read from cells/<key>/curve.csv (steps_to_loss, checked here against curves made by hand:
     strictly below, the first such step even after a spike, NaN for a cell that never gets there, which the figure
     names as 'never' with its count of seeds), each seed a point, the mean a bar."""
-    import cot_dp.sweep
+    import cot_dp.plots
     from conftest import keep_figures
-    from cot_dp.sweep import LOSS_MARK, SweepConfig, plot_locality, steps_to_loss, summarize
+    from cot_dp.grid import SweepConfig
+    from cot_dp.plots import LOSS_MARK, plot_locality, steps_to_loss
+    from cot_dp.tables import summarize
     cfg = SweepConfig(task="ed,ed_local", models="standard,linear", dims=(64,), sizes=(3,), out=str(tmp_path))
     losses = {("ed", "standard", 0): [0.5, 0.2, LOSS_MARK, 0.005, 0.001],        # == the mark is not below it
               ("ed", "standard", 1): [0.5, 0.009, 0.3, 0.004, 0.001],            # a spike after the first crossing
@@ -222,7 +228,7 @@ def test_one_size_locality_figure_times_each_cell_to_the_loss_mark(tmp_path, mon
     assert summary["steps_to_loss"]["steps"] == {"ed": {"linear": [None, None], "standard": [400, 200]},
                                                  "ed_local": {"linear": [500, 200], "standard": [100, 200]}}
     assert "-- standard 100, 200 vs 400, 200; linear 500, 200 vs never, never." in (tmp_path / "summary.md").read_text()
-    kept = keep_figures(monkeypatch, cot_dp.sweep)
+    kept = keep_figures(monkeypatch, cot_dp.plots)
     plot_locality(tmp_path, pd.DataFrame(rows), cfg)
     fig = kept["locality_ed_vs_ed_local.png"]
     axes = fig.get_axes()
@@ -255,7 +261,7 @@ def test_one_size_locality_figure_times_each_cell_to_the_loss_mark(tmp_path, mon
     axes = fig.get_axes()
     assert len(axes) == 8 and [axes[i].get_xlabel() for i in (0, 4)] == ["model (size 3, D = 32)", "model (size 3, D = 64)"]
     assert fig._suptitle.get_text().startswith("ED vs ED_Local at D = 32, 64")
-    from cot_dp.sweep import _caption                   # the caption names the rows per D only where there are some
+    from cot_dp.plots import figure_caption as _caption  # the caption names the rows per D only where there are some
     path = tmp_path / "locality_ed_vs_ed_local.png"
     assert "a row per embedding dimension D" in _caption(path, two, True)
     assert "a row per embedding dimension D" not in _caption(path, cfg, True)
@@ -265,8 +271,8 @@ def test_sparse_misses_agree_with_the_eq6_rule_by_hand():
     """sparse_misses against Eq. (6) written out: the query predicting dp[i][j] sits one position before it and reads
     key `at` when at > q - kB (the local window) or `at` is one of the last c of its block (0-based at mod B >= B - c);
     the previous token is always readable; a window longer than the sequence misses nothing."""
-    from cot_dp.sweep import sparse_misses
-    from jackson.attention import block_size
+    from cot_dp.plots import sparse_misses
+    from jackson.hparams import block_size
     for name, size, c, k in (("ed", 4, 1, 1), ("ed_local", 4, 1, 1), ("ed_local", 5, 2, 2)):
         cfg = task(name, size, ed_lengths="equal", ins_cost=1, del_cost=1, sub_cost=1)
         L = len(cfg.sample(np.random.default_rng(0)))
@@ -287,7 +293,9 @@ def test_sparse_misses_agree_with_the_eq6_rule_by_hand():
 
 
 def test_summary_states_what_one_sparse_layer_can_read(tmp_path):
-    from cot_dp.sweep import SweepConfig, sparse_misses, summarize
+    from cot_dp.grid import SweepConfig
+    from cot_dp.plots import sparse_misses
+    from cot_dp.tables import summarize
     cfg = SweepConfig(task="ed_local", models="sparse", dims=(64,), sizes=(4,), out=str(tmp_path))
     res = pd.DataFrame([{"task": "ed_local", "model": "sparse", "size": 4, "d_model": 64, "seed": 0, "accuracy": 0.4,
                          "cot_exact": 0.1, "test_loss": 0.5, "n_eval": 512, "gflops": 1.0, "gflops_params": 0.5, "L": 84}])
@@ -313,9 +321,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _cell_from_json(meta: dict):
-    from cot_dp.model import ModelConfig
-    from cot_dp.sweep import CotCell
-    from cot_dp.train import TrainConfig
+    from cot_dp.settings import ModelConfig
+    from cot_dp.cell import CotCell
+    from cot_dp.settings import TrainConfig
     from jackson.config import from_dict
     base = CotCell(task=task("arithmetic", 2), model=ModelConfig(), train=TrainConfig(), n_train=1, n_test=1, data_seed=0)
     return from_dict(CotCell, meta["cell"], base)
@@ -336,7 +344,8 @@ def test_committed_cells_keep_their_keys_and_the_checkpoint_fields_are_not_in_th
         assert moved.key() == cell.key() and moved.ckpt_path() == Path(f"/elsewhere/checkpoints/{cell.key()}.pt")
 
 
-def test_a_sweep_checkpoints_each_cell_and_removes_the_checkpoint_once_its_results_are_in_place(tmp_path, monkeypatch):
+def test_a_sweep_checkpoints_each_cell_and_removes_the_checkpoint_once_its_results_are_in_place(tmp_path, monkeypatch,
+                                                                                              capsys):
     import cot_dp.sweep as S
     import cot_dp.train as T
     saved, removed = set(), []
@@ -356,6 +365,9 @@ def test_a_sweep_checkpoints_each_cell_and_removes_the_checkpoint_once_its_resul
     monkeypatch.chdir(tmp_path)                                 # the cells' checkpoint paths must not depend on it
     assert cot_main(["sweep", "--quick", "--task", "arithmetic", "--model", "linear,standard", "--size", "2",
                      "--ckpt-every-s", "0", "--out", "s"]) == 0
+    printed = capsys.readouterr().out.strip().splitlines()   # it ends with its headline and the paths it wrote
+    assert printed[-4].startswith("arithmetic: smallest D reaching 90% accuracy at size 2: linear ")
+    ends_with_paths("\n".join(printed), 3, [out / "results.csv", out / "summary.md", out / "accuracy_arithmetic.png"])
     keys = sorted(d.name for d in (out / "cells").iterdir())
     want = {(out / "checkpoints" / f"{k}.pt").resolve() for k in keys}
     assert len(keys) == 2 and saved == want                     # absolute paths, one per cell
@@ -374,7 +386,8 @@ def test_a_sweep_checkpoints_each_cell_and_removes_the_checkpoint_once_its_resul
 def _finished_folder(folder: Path, baseline: bool = True) -> pd.DataFrame:
     """A cot-dp sweep folder as a run leaves it (config.json, command.txt, results.csv, summary, min GFLOPs),
     with hand-set accuracies, two seeds, and cells exactly at, just above and below their size's baseline."""
-    from cot_dp.sweep import SweepConfig, summarize
+    from cot_dp.grid import SweepConfig
+    from cot_dp.tables import summarize
     cfg = SweepConfig(task="ed,ed_local", models="standard,linear", dims=(16, 32), sizes=(4, 5), seeds=(0, 1),
                       out=str(folder))
     folder.mkdir()
@@ -420,14 +433,14 @@ def test_a_redraw_hatches_exactly_the_cells_at_or_below_the_constant_answer(tmp_
     results.csv, including a cell exactly at it and one 1/512 above), a legend and the caption saying what
     the hatching means.  Drawn by python -m jackson.lab_report.redraw, which picks cot-dp by the folder's
     command; --report-json writes the captions again."""
-    import cot_dp.sweep
+    import cot_dp.plots
     from conftest import keep_figures
     from jackson.lab_report.redraw import REDRAW, main
     from jackson.runfolder import folder_kind
     folder = tmp_path / "run"
     res = _finished_folder(folder)
     assert folder_kind(folder) == "cot-dp sweep" and "cot-dp sweep" in REDRAW
-    kept = keep_figures(monkeypatch, cot_dp.sweep)
+    kept = keep_figures(monkeypatch, cot_dp.plots)
     assert main(["--report-json", str(folder)]) == 0
     assert set(kept) == {"accuracy_ed.png", "accuracy_ed_local.png", "locality_ed_vs_ed_local.png"}
     mean = res.groupby(["task", "model", "size", "d_model"]).agg(acc=("accuracy", "mean"), base=("baseline", "first"))
@@ -449,12 +462,12 @@ def test_a_redraw_hatches_exactly_the_cells_at_or_below_the_constant_answer(tmp_
 
 def test_a_folder_without_baselines_redraws_without_marks(tmp_path, monkeypatch):
     """results.csv written before the baseline column: no hatching, no legend, no promise in the caption."""
-    import cot_dp.sweep
+    import cot_dp.plots
     from conftest import keep_figures
     from jackson.lab_report.redraw import redraw
     folder = tmp_path / "old"
     _finished_folder(folder, baseline=False)
-    kept = keep_figures(monkeypatch, cot_dp.sweep)
+    kept = keep_figures(monkeypatch, cot_dp.plots)
     redraw(folder, report_json=True)
     fig = kept["accuracy_ed.png"]
     assert not fig.legends and not any(p.get_hatch() for ax in fig.axes for p in ax.patches)

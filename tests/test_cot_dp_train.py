@@ -8,8 +8,10 @@ import pytest
 import torch
 
 from cot_dp import data
-from cot_dp.model import ArchConfig, CotTransformer, ModelConfig
-from cot_dp.train import TrainConfig, accuracy, batch_loss, heldout_loss, position_accuracy, train
+from cot_dp.model import CotTransformer
+from cot_dp.settings import ArchConfig, ModelConfig
+from cot_dp.settings import TrainConfig
+from cot_dp.train import accuracy, batch_loss, heldout_loss, position_accuracy, train
 from cot_dp_helpers import task
 
 

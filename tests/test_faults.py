@@ -299,8 +299,10 @@ def test_a_swallowed_signal_still_stops_the_next_training_step():
     raised again at the next progress update of any training loop."""
     import torch
     from jackson import config
-    from jackson.fit import FitConfig, fit
-    from jackson.models import ModelConfig, TransformerBank
+    from jackson.fit import fit
+    from jackson.hparams import FitConfig
+    from jackson.models import TransformerBank
+    from jackson.hparams import ModelConfig
     bank = TransformerBank(ModelConfig(n=4, d_v=4, width=8), [1], [0])
     x, y = torch.rand(64, 8), torch.rand(64, 8)               # (N, T) scalars, as fit takes them
     config.STOP[:] = [signal.SIGTERM]
@@ -337,21 +339,41 @@ FAULT_CASES.append({"id": "signal-at-start-up", "command": "jackson-sweep ...   
 
 @case("disk-full", "jackson-sweep ...   # the disk fills while a cell writes (ENOSPC injected)",
       "exit 1, one line naming the file and 'No space left on device'; no half-written cell left")
-def test_full_disk_mid_cell(tmp_path, capsys, monkeypatch):
+@case("disk-full-no-file-name", "jackson-sweep ...   # the disk fills inside a write; the OSError names no file",
+      "exit 1, one line naming the run folder being written and 'No space left on device'")
+@pytest.mark.parametrize("named", [True, False], ids=["names-its-file", "names-no-file"])
+def test_full_disk_mid_cell(tmp_path, capsys, monkeypatch, named):
     import jackson.rate_sweep.cell as rc_mod
     real = rc_mod.measure
 
     def measure(cell, folder, progress=True):
         real(cell, folder, progress)
-        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(Path(folder) / "learned_spectrum.csv"))
+        where = (str(Path(folder) / "learned_spectrum.csv"),) if named else ()   # a full disk fails inside write()
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), *where)
 
     monkeypatch.setattr(rc_mod, "measure", measure)
     out = tmp_path / "run"
     rc, so, se = sweep([*QUICK, "--out", str(out)], capsys)
     assert rc == 1
-    lines = se.strip().splitlines()
-    assert len(lines) == 1 and "No space left on device" in lines[0] and "learned_spectrum.csv" in lines[0], se
+    line = one_line(se)
+    assert "No space left on device" in line, se
+    assert ("learned_spectrum.csv" in line) if named else (f"cannot write or read {out}: " in line), line
     assert list((out / "cells").iterdir()) == []               # neither a finished-looking cell nor debris
+
+
+@case("disk-full-atomic-write", "jackson-sweep ...   # the disk fills while a table, figure or summary is written",
+      "the error names the file being written (not its temporary twin); the temporary file is removed")
+def test_a_write_that_fills_the_disk_names_its_file(tmp_path):
+    from jackson.runfolder import replace_via_temp
+
+    def write(tmp):
+        tmp.write_text("half")
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    with pytest.raises(OSError) as e:
+        replace_via_temp(tmp_path / "summary.md", write)
+    assert e.value.errno == errno.ENOSPC and e.value.filename == str(tmp_path / "summary.md")
+    assert list(tmp_path.iterdir()) == []
 
 
 @case("threads-bad", "jackson-sweep --threads 0", "exit 2, one line")
@@ -433,7 +455,7 @@ def test_report_with_a_corrupt_png(tmp_path, capsys):
       "writes under runs/ (never into reports/, which holds committed results)")
 def test_quick_runs_default_outside_reports():
     from jackson.rate_sweep.experiment import SweepConfig
-    from jackson.app_b.experiment import RUNS, resolved_out
+    from jackson.app_b.config import resolved_out, RUNS
     assert SweepConfig(quick=True).resolved_out().parts[0] == "runs"
     for cls in RUNS.values():
         assert resolved_out(cls(quick=True)).parts[0] == "runs"

@@ -14,7 +14,8 @@ from torch import nn
 from conftest import TINY_FIT, TINY_MODEL, tiny_cell
 from jackson.config import UsageError
 from jackson.fit import evaluate, fit
-from jackson.models import ModelConfig, TransformerBank
+from jackson.models import TransformerBank
+from jackson.hparams import ModelConfig
 from jackson.rate_sweep.cell import measure, member_targets
 from jackson.rate_sweep.experiment import QUICK, SweepConfig, validate
 from synthetic.pod_target import PODTarget, Spectrum
@@ -128,7 +129,7 @@ def test_ff_cell_rows_carry_term_activation_and_the_l1_error(ff_cell_folder):
         assert r.oracle_l1 == pytest.approx(np.abs(orc[m] - y).sum(axis=1).mean(), rel=1e-6)
         # L1 and MSE of one model obey Jensen: (E |e| / tau)^2 <= E e^2
         assert (r.test_l1 / cell.tau) ** 2 <= r.test_mse * (1 + 1e-6)
-    blocks = pd.read_csv(folder / "blocks.csv")          # a cell's own block table (the folder's is gzipped)
+    blocks = pd.read_csv(folder / "blocks.csv.gz")       # a cell's own block table, gzipped like the folder's
     assert {"test_l1", "oracle_l1"} <= set(blocks.kind)
 
 

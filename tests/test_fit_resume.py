@@ -8,7 +8,8 @@ import pytest
 import torch
 
 from jackson import fit as fit_mod
-from jackson.fit import FitConfig, fit
+from jackson.fit import fit
+from jackson.hparams import FitConfig
 from jackson.models import TransformerBank
 from synthetic.pod_target import PODTarget, Spectrum
 from conftest import TINY_MODEL
@@ -108,9 +109,9 @@ def test_an_unusable_checkpoint_is_set_aside_and_the_fit_starts_over(tmp_path, d
 def test_a_stopped_rnn_compare_cell_resumes_and_cleans_up(tmp_path, monkeypatch, capsys):
     """A Transformer cell stopped in its fit: the rerun resumes from the checkpoint (a line says so), writes the
     numbers of a cell never stopped, and removes the checkpoint once its folder is in place."""
-    from jackson.models import ModelConfig
+    from jackson.hparams import ModelConfig
     from jackson.sweep import run_cell
-    from rnn_compare.experiment import CompareCell
+    from rnn_compare.cell import CompareCell
     f = FitConfig(steps=20, batch_size=16, warmup=3, eval_every=5, eval_size=32)
     kw = dict(kernel="exp", alteration="permuted", model="transformer", seeds=(0, 1), tau=6, n_train=64, n_test=32,
               swap=2, transformer=ModelConfig(n=4, d_v=4, width=8, pos="learned", d_pos=4, tau_max=6), fit=f)
@@ -161,7 +162,7 @@ def test_rnn_compare_stopped_mid_fit_resumes(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     base = ["--quick", "--table", "ordering", "--ckpt-every-s", "0"]
     assert compare_main(base + ["--out", "ref"]) == 0
-    import rnn_compare.experiment as ex
+    import rnn_compare.cell as ex
     real_batch, real_fit = fit_mod.EpochSampler.batch, fit_mod.fit
     calls, hit = [], []          # the desc of each fit begun ("transformer exp original", ...); the stop
 

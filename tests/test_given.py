@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 import torch
 
-from jackson.fit import FitConfig, evaluate, fit
+from jackson.fit import evaluate, fit
+from jackson.hparams import FitConfig, ModelConfig
 from jackson.rate_sweep.given import GivenFeatureBank, given_features
-from jackson.models import ModelConfig
 from jackson.pod import learned_spectrum
 from synthetic.pod_target import PODTarget, Spectrum, basis_matrix
 

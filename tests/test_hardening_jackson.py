@@ -100,7 +100,7 @@ def test_a_target_whose_every_fit_diverged_ends_in_one_line_not_a_summary(tmp_pa
     assert "every fit of the target alpha=1.5 rank=inf diverged" in err[0] and "Traceback" not in err[0]
     assert (tmp_path / "run" / "results.csv").is_file() and not (tmp_path / "run" / "summary.json").exists()
 
-@pytest.mark.parametrize("opt", ["--fit-lr", "--rnn-fit-lr"])
+@pytest.mark.parametrize("opt", ["--lr", "--rnn-lr"])
 def test_rnn_compare_bounds_both_learning_rates_as_the_sweep_does(opt, tmp_path, capsys):
     from rnn_compare.cli import compare_main
     with pytest.raises(SystemExit) as e:
@@ -124,7 +124,7 @@ FAULT_CASES = [
      "test": "tests/test_hardening_jackson.py::test_report_refuses_a_report_json_that_is_not_utf8"},
     {"id": 'every-fit-diverged', "class": 'one-line', "command": 'jackson-sweep ...   # every member of a target diverges', "expect": "exit 1, one line 'failed: every fit ... diverged'; results.csv kept, no summary",
      "test": "tests/test_hardening_jackson.py::test_a_target_whose_every_fit_diverged_ends_in_one_line_not_a_summary"},
-    {"id": "rnn-compare-lr-out-of-range", "class": "input", "command": "rnn-compare --fit-lr 1e308   # or --rnn-fit-lr",
+    {"id": "rnn-compare-lr-out-of-range", "class": "input", "command": "rnn-compare --lr 1e308   # or --rnn-lr",
      "expect": "exit 2, one line: 0 < lr <= 1; nothing written",
      "test": "tests/test_hardening_jackson.py::test_rnn_compare_bounds_both_learning_rates_as_the_sweep_does"},
 ]

@@ -105,7 +105,7 @@ def test_nystrom_gives_back_the_node_values_and_the_kernel():
 
 
 def test_callable_kernel_equals_the_expression():
-    a, b = KernelTarget(kernel=GAUSS, rank=5, tau=6), PODTarget.from_kernel(_gauss, rank=5, tau=6)
+    a, b = KernelTarget(kernel=GAUSS, rank=5, tau=6), KernelTarget(kernel=_gauss, rank=5, tau=6)
     x = a.sample(16, seed=2)
     np.testing.assert_allclose(a.sigma, b.sigma, atol=1e-14)
     np.testing.assert_allclose(a(x), b(x), atol=1e-12)
@@ -311,8 +311,8 @@ def test_function_id_is_stable_and_names_the_code():
 def test_new_fields_at_their_defaults_keep_every_committed_cell_key():
     """Every committed jackson-sweep cell (fig1-full is being written by a live run: left alone) rebuilt from its
     cell.json hashes to its folder's name (old v1 folders lack only the scheme tag, not the hash)."""
-    from jackson.fit import FitConfig
-    from jackson.models import ModelConfig
+    from jackson.hparams import FitConfig
+    from jackson.hparams import ModelConfig
     from jackson.rate_sweep.cell import RateCell
     names = {f.name for f in dataclasses.fields(RateCell)}
     seen = 0

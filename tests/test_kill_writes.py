@@ -26,7 +26,7 @@ def whole(path: Path) -> str:
     data = path.read_bytes()
     if not data:
         return "empty"
-    if path.suffix == ".csv":
+    if path.suffix == ".csv" or path.name.endswith(".csv.gz"):     # NAME.csv.gz: a cut gzip stream does not read
         try:
             pd.read_csv(path)
         except Exception as e:          # noqa: BLE001 -- any parse failure is a truncated table

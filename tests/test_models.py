@@ -6,7 +6,8 @@ import pytest
 import torch
 from torch import nn
 
-from jackson.models import Member, ModelConfig, TransformerBank
+from jackson.models import Member, TransformerBank
+from jackson.hparams import ModelConfig
 from conftest import TINY_MODEL
 
 M_HS = (1, 3, 8)
@@ -187,7 +188,8 @@ POS = dict(n=8, d_v=8, width=16, d_pos=6, tau_max=20)
 
 @pytest.mark.parametrize("pos", ["learned", "sinusoidal"])
 def test_positional_encoding_breaks_equivariance_and_feeds_f_hat(pos):
-    from jackson.models import ModelConfig, TransformerBank
+    from jackson.models import TransformerBank
+    from jackson.hparams import ModelConfig
     cfg = ModelConfig(pos=pos, **POS)
     bank = TransformerBank(cfg, (1, 3), (0, 1))
     x = torch.rand(4, 12, generator=torch.Generator().manual_seed(0))
@@ -219,7 +221,8 @@ def test_sinusoidal_table_matches_formula():
 
 
 def test_positional_encoding_options_and_limits():
-    from jackson.models import ModelConfig, TransformerBank
+    from jackson.models import TransformerBank
+    from jackson.hparams import ModelConfig
     learned = TransformerBank(ModelConfig(pos="learned", **POS), (2,), (5,))
     assert learned.members[0].f_hat[0].shape == (POS["d_pos"], 16)   # f_hat reads A x(t) + e(t)
     x = torch.rand(2, 8)
@@ -366,7 +369,7 @@ def test_attention_kind_is_validated():
     with pytest.raises(ValueError, match="--attention"):
         Member(ModelConfig(n=8, attention="Linear"), 1, 0)
     # a subclass with its own forward (the App. B.1 TaskBank) computes softmax only: refuse, never ignore
-    from jackson.app_b.experiment import TaskBank
+    from jackson.app_b.cell import TaskBank
     with pytest.raises(ValueError, match="--attention"):
         TaskBank(LINEAR, 1, (1,), (0,))
     assert len(TaskBank(TINY_MODEL, 1, (1,), (0,))) == 1

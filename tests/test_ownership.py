@@ -100,3 +100,29 @@ def test_a_users_own_folder_under_reports_is_left_out_of_the_committed_report_co
             assert (dst / "jackson" / "fig1-full" / "summary.json").is_file()
     finally:
         shutil.rmtree(mine, ignore_errors=True)
+
+
+# reports/RELIABILITY.md is generated from this list (tests/reliability.py); each case's test is named.
+FAULT_CASES = [
+    {"id": "dotfiles-only-folder", "class": "own", "command": "jackson-sweep --out ~   # HOME holds only .ssh/ and .lock",
+     "expect": "exit 2, one line: not empty and holds no run of this lab; the user's .lock keeps its bytes",
+     "test": "tests/test_ownership.py::test_dotfiles_count_as_content"},
+    {"id": "force-over-a-users-results", "class": "own", "command": "jackson-sweep --force --out d   # d holds the user's results.csv, summary.md, config.json or cells/",
+     "expect": "exit 2, one line: --force writes only beside what is there; nothing overwritten",
+     "test": "tests/test_ownership.py::test_force_never_writes_over_what_is_there"},
+    {"id": "force-beside-a-users-files", "class": "own", "command": "jackson-sweep --force --out d   # d holds notes.txt and .lock",
+     "expect": "the run writes its own files beside them; a write over either is refused in one line; both keep their bytes",
+     "test": "tests/test_ownership.py::test_force_beside_a_users_files_protects_each_of_them"},
+    {"id": "figure-over-a-users-file", "class": "own", "command": "a figure whose name a user's file in a foreign folder holds",
+     "expect": "refused in one line; the user's file keeps its bytes",
+     "test": "tests/test_ownership.py::test_a_figure_is_never_saved_over_a_protected_file"},
+    {"id": "users-tmp-look-alike", "class": "own", "command": "jackson-sweep ... --out d   # d/cells holds the user's .tmp-mine and .tmp-file-7",
+     "expect": "only this grid's own temporary cell folders are removed as debris; the user's look-alikes stay",
+     "test": "tests/test_ownership.py::test_debris_is_only_this_grids_temporary_cell_folders"},
+    {"id": "users-lock-file", "class": "own", "command": "jackson-sweep --out d   # d holds the user's .lock",
+     "expect": "the run's lock is the lab's own file name; the user's .lock is never opened for writing",
+     "test": "tests/test_ownership.py::test_the_lock_is_the_labs_own_file"},
+    {"id": "users-folder-under-reports", "class": "own", "command": "jackson-sweep --alpha 1.5 --rank inf   # writes reports/jackson/sweep-a1.5-rinf, then the tests",
+     "expect": "the tests that rebuild the committed report copy only committed folders: the README's two commands pass in either order",
+     "test": "tests/test_ownership.py::test_a_users_own_folder_under_reports_is_left_out_of_the_committed_report_copy"},
+]

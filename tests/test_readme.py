@@ -48,8 +48,8 @@ def test_quick_from_python_equals_quick_from_the_command_line():
     given = vars(build_parser(SweepConfig, "jackson-sweep", "").parse_args(["--quick", "--alpha", "1.0", "--steps", "20"]))
     cli = from_args(SweepConfig, given, SweepConfig(**{**presets(given)}) if presets(given) else SweepConfig())
     assert sweep_config(quick=True, alpha=(1.0,), fit={"steps": 20}) == cli
-    from jackson.fit import FitConfig
-    from jackson.models import ModelConfig
+    from jackson.hparams import FitConfig
+    from jackson.hparams import ModelConfig
     g = sweep_config(model=ModelConfig(features="given"))          # the given-features preset, as on the CLI
     assert g.restarts == 2 and g.fit.lr == 3e-2 and g.fit.steps == 3000
     assert sweep_config(fit=FitConfig(steps=7)).fit.steps == 7

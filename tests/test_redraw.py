@@ -1,7 +1,8 @@
 """python -m jackson.lab_report.redraw: a finished folder's figures drawn again from its tables.
 
 Checked against what the run itself drew (a fresh quick sweep: the redraw shows the same picture), on a
-folder with the older summary and tables (no m_ff column, curves without medians: the same picture again),
+folder with the older summary and tables (no m_ff column, curves without medians, plain CSVs where runs now
+write NAME.csv.gz: the same picture again),
 on copies of committed folders (every table, summary and cell byte for byte as before), and for bad input
 (one line, exit 2).  Every PDF it writes comes from matplotlib's PDF backend and holds no raster image.
 """
@@ -18,6 +19,7 @@ import pytest
 
 from conftest import assert_paper_figure, assert_vector_pdf, keep_figures, same_picture
 from jackson.lab_report.redraw import main, redraw
+from jackson.runfolder import table_path
 
 REPORTS = Path(__file__).resolve().parent.parent / "reports"
 FIGURES = (".png", ".pdf")
@@ -59,13 +61,17 @@ def test_a_redraw_shows_what_the_run_drew_and_writes_only_figures(sweep):
 @pytest.mark.slow
 def test_an_older_folder_redraws_the_same_picture(sweep, tmp_path):
     """Tables without m_ff and a summary whose curves hold only means (as jackson-sweep wrote them before
-    --m-ff and the seed bands): the medians and bands come from results.csv, and the picture is the run's."""
+    --m-ff and the seed bands), learned_spectrum.csv and loss_curves.csv plain (before they were gzipped): the
+    medians and bands come from results.csv, and the picture is the run's."""
     out, drawn = sweep
     old = tmp_path / "old"
     shutil.copytree(out, old, ignore=shutil.ignore_patterns("*.png", "*.pdf"))
     for name in ("results.csv", "learned_spectrum.csv", "loss_curves.csv"):
-        t = pd.read_csv(old / name, dtype={"rank": str})
+        path = table_path(old, name)           # the run gzipped the last two: an older run wrote them plain
+        t = pd.read_csv(path, dtype={"rank": str})
+        path.unlink()
         t.drop(columns=["m_ff"]).to_csv(old / name, index=False, float_format="%.6e")
+    assert [p.name for p in old.glob("*.csv.gz")] == ["blocks.csv.gz"]       # read by no figure
     s = json.loads((old / "summary.json").read_text())
     for k in ("attention", "features", "m_ff"):
         del s[k]
@@ -111,15 +117,15 @@ def test_the_error_caption_says_what_error_vs_mh_draws(rel, n_seeds, tmp_path, m
     band over them (one seed: its values, no band); report.json's caption and the figure's title say which.
     On a one-seed folder with an older summary (default: no n_seeds) and a two-seed one, redrawn from tables."""
     from matplotlib.collections import PolyCollection
-    from jackson.rate_sweep import results
+    from jackson.rate_sweep import plots, report
     src = REPORTS / rel
     if not src.is_dir():
         pytest.skip(f"reports/{rel} is not in this checkout")
-    kept = keep_figures(monkeypatch, results)
-    tabs, summary = results.folder_tables(src)
-    results.plot(tmp_path, tabs, summary)
+    kept = keep_figures(monkeypatch, plots)
+    tabs, summary = plots.folder_tables(src)
+    plots.plot(tmp_path, tabs, summary)
     fig = kept["error_vs_mh.png"]
-    caption = next(f["caption"] for f in results.report_hook(src)["figures"] if f["file"] == "error_vs_mh.png")
+    caption = next(f["caption"] for f in report.report_hook(src)["figures"] if f["file"] == "error_vs_mh.png")
     (ax,) = fig.axes                        # one alpha, one target in both folders
     trained = [ln for ln in ax.get_lines() if " trained" in ln.get_label()]
     bands = [c for c in ax.collections if isinstance(c, PolyCollection)]

@@ -70,7 +70,7 @@ def root(tmp_path) -> Path:
     (c / "tables_long.csv").write_text("kernel,alteration,model,mean,std,count,paper\n"
                                        "exp,original,rnn,2e-07,1e-08,3,1e-07\nexp,permuted,rnn,0.01,0.001,3,0.0357\n")
     png(c / "mse_bars.png")
-    from jackson.rate_sweep.results import write_report_json as sweep_hook        # what run_sweep writes at its end
+    from jackson.rate_sweep.report import write_report_json as sweep_hook        # what run_sweep writes at its end
     from rnn_compare.report import write_report_json as compare_hook   # what run_compare writes at its end
     sweep_hook(j)
     compare_hook(c)
@@ -429,7 +429,7 @@ def test_runs_sharing_a_title_are_told_apart_by_folder(tmp_path):
 def test_non_softmax_jackson_runs_are_named_and_get_no_paper_exponent(tmp_path):
     """A jackson-sweep folder whose summary.json says attention = linear: the title and captions say
     so, and Theorem 4.1's softmax prediction is not set beside its exponent."""
-    from jackson.rate_sweep.results import report_hook
+    from jackson.rate_sweep.report import report_hook
     f = tmp_path / "jackson" / "lin"
     f.mkdir(parents=True)
     (f / "config.json").write_text(json.dumps({"seeds": [0], "m_h": [1, 2], "tau": 16}))

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-REPORTS_BUDGET = 66_000_000   # 60.9 MB when set (blocks gzipped, the page untracked); was 107 MB with the page
+REPORTS_BUDGET = 66_000_000   # 60.9 MB when set (blocks gzipped, the page untracked); was 107 MB with the page;
+                              # 45.7 MB once the other large tables were gzipped too (2026-11-27)
 FILE_MAX = 2_000_000
 REBUILD_FILES = ("index.md", "claims.csv", "claims.tex", "claims-full.tex", "tables.tex", "tables.csv")
 REBUILD_FILE_MAX = 300_000

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from conftest import assert_paper_figure
+from conftest import assert_paper_figure, ends_with_paths
 from jackson.config import UsageError
 from rnn_compare.alterations import (AlterationError, check_filter, invert_permutation, mix, permute,
                                      random_filter, swap_ends)
@@ -117,7 +117,8 @@ def test_mixing_raises_rank_d3_closed_form():
 
 def test_linear_rnn_is_the_convolution_with_its_kernel():
     import torch
-    from rnn_compare.models import RNNBank, RNNConfig
+    from rnn_compare.models import RNNBank
+    from rnn_compare.settings import RNNConfig
     bank = RNNBank(RNNConfig(hidden=16), seeds=(0, 1))
     x = torch.rand(3, 10, generator=torch.Generator().manual_seed(0))
     y = bank(x)
@@ -130,8 +131,10 @@ def test_linear_rnn_is_the_convolution_with_its_kernel():
 
 def test_rnn_bank_trains_with_the_core_fit_and_equals_members_alone():
     import torch
-    from jackson.fit import FitConfig, evaluate, fit
-    from rnn_compare.models import RNNBank, RNNConfig
+    from jackson.fit import evaluate, fit
+    from jackson.hparams import FitConfig
+    from rnn_compare.models import RNNBank
+    from rnn_compare.settings import RNNConfig
     x = torch.rand(256, 12, generator=torch.Generator().manual_seed(1))
     y = torch.tensor(apply_linear(x.double().numpy(), kernel("exp", 12)), dtype=torch.float32)
     cfg = FitConfig(steps=40, batch_size=32, lr=3e-3, warmup=2, eval_every=10, eval_size=64)
@@ -204,18 +207,22 @@ def test_rnn_compare_quick_mixing_with_a_given_filter(tmp_path, sub_env):
     spec = pd.read_csv(out / "coupling_spectra.csv")
     assert (spec[spec.alteration == "mixed"].negative == 0).all()
     assert json.loads((out / "config.json").read_text())["filter"] == "0.25,0.5,0.125"
+    last = p.stdout.strip().splitlines()[-4:]                  # the headline, then the paths it wrote
+    assert last[0].startswith("altered/original held-out MSE, RNN vs Transformer: mixing "), last
+    ends_with_paths(p.stdout, 3, [out / "results.csv", out / "summary.md", out / "mse_bars.png",
+                                  out / "position_mse.png", out / "coupling_spectra.png"])
     figs = {f["file"]: f["caption"] for f in json.loads((out / "report.json").read_text())["figures"]}
     assert "grey" not in figs["position_mse.png"]        # no permuted target: no exchanged blocks drawn or named
 
 
 @pytest.mark.slow
 def test_a_model_whose_every_seed_diverged_still_gets_its_tables_and_figures(tmp_path, sub_env):
-    """--rnn-fit-lr 1 (the largest rate the command takes) makes every RNN member diverge: the run ends 0, names
+    """--rnn-lr 1 (the largest rate the command takes) makes every RNN member diverge: the run ends 0, names
     them, draws no point for them (it crashed in the plot before), and leaves them out of the per-position table as
     out of the means."""
     import subprocess
     out = tmp_path / "rc"
-    p = subprocess.run([_exe("rnn-compare"), "--quick", "--table", "uniform", "--rnn-fit-lr", "1", "--out", str(out)],
+    p = subprocess.run([_exe("rnn-compare"), "--quick", "--table", "uniform", "--rnn-lr", "1", "--out", str(out)],
                        capture_output=True, text=True, env=sub_env, timeout=600)
     assert p.returncode == 0, p.stderr[-2000:]
     res = pd.read_csv(out / "results.csv")
@@ -229,7 +236,8 @@ def test_a_model_whose_every_seed_diverged_still_gets_its_tables_and_figures(tmp
 def test_zone_table_and_position_section_against_a_hand_table():
     """Zones split the output positions into the two exchanged blocks and the middle; the section's
     ratios are the altered target's zone means over the original's (median over seeds)."""
-    from rnn_compare.experiment import CompareConfig, position_section, zone_of, zone_table
+    from rnn_compare.config import CompareConfig
+    from rnn_compare.positions import position_section, zone_of, zone_table
     cfg = dataclasses.replace(CompareConfig(), tau=6, swap=2)
     assert [zone_of(t, 6, 2) for t in range(6)] == ["first", "first", "middle", "middle", "last", "last"]
     rows = []
@@ -250,7 +258,7 @@ def test_zone_table_and_position_section_against_a_hand_table():
 def test_concentration_finds_the_hot_positions_and_their_share():
     """One position 400x worse, the others 2x: median ratio 2, one hot position holding its share of the
     altered MSE, and the ratio without it 2 (computed here by hand)."""
-    from rnn_compare.experiment import concentration
+    from rnn_compare.positions import concentration
     rows = []
     for t in range(8):
         for seed in (0, 1, 2):
@@ -271,11 +279,12 @@ def test_concentration_finds_the_hot_positions_and_their_share():
 _COMPARE = [
     ("compare-table-unknown", "--table sideways", "--table"),
     ("compare-unknown-option", "--bogus 1", "unrecognized"),
-    ("compare-seeds-not-a-number", "--n-seeds three", "--n-seeds: cannot read 'three'"),
-    ("compare-seeds-zero", "--n-seeds 0", "--n-seeds"),
-    ("compare-first-seed-negative", "--first-seed -1", "--first-seed"),
+    ("compare-seeds-not-a-number", "--seeds three", "--seeds: cannot read 'three'"),
+    ("compare-seeds-twice", "--seeds 0,0", "--seeds: each seed once"),
+    ("compare-seeds-negative", "--seeds -1", "--seeds"),
+    ("compare-old-count-not-a-number", "--n-seeds three", "--n-seeds / --first-seed: cannot read 'three'"),
     ("compare-ckpt-every-negative", "--ckpt-every-s -1", "--ckpt-every-s: must be a number of seconds >= 0"),
-    ("compare-seeds-huge", "--n-seeds 99999999999", "--n-seeds: the number of seeds per model must be in 1..1000"),
+    ("compare-seeds-huge", "--seeds 99999999999999999999", "--seeds"),
     ("compare-data-seed-23-digits", "--data-seed 12345678901234567890123", "argument --data-seed: cannot read '12345678901234567890123'"),
     ("compare-data-seed-negative", "--data-seed -1", "--data-seed"),
     ("compare-filter-seed-negative", "--filter-seed -1", "--filter-seed"),
@@ -307,24 +316,24 @@ _COMPARE = [
     ("compare-transformer-d-in-two", "--transformer-d-in 2", "--transformer-d-in"),
     ("compare-qk-init-nan", "--qk-init nan", "argument --qk-init: cannot read 'nan' (nan is not a finite number)"),
     ("compare-in-scale-zero", "--in-scale 0", "--in-scale"),
-    ("compare-fit-schedule-bogus", "--fit-schedule bogus", "--fit-schedule: choose cosine or plateau"),
-    ("compare-rnn-fit-schedule-bogus", "--rnn-fit-schedule bogus", "--rnn-fit-schedule"),
-    ("compare-fit-steps-zero", "--fit-steps 0", "--fit-steps: must be >= 1"),
-    ("compare-rnn-fit-batch-size-zero", "--rnn-fit-batch-size 0", "--rnn-fit-batch-size"),
-    ("compare-fit-eval-every-zero", "--fit-eval-every 0", "--fit-eval-every"),
-    ("compare-fit-eval-size-zero", "--fit-eval-size 0", "--fit-eval-size"),
-    ("compare-fit-patience-zero", "--fit-patience 0", "--fit-patience"),
-    ("compare-fit-warmup-negative", "--fit-warmup -1", "--fit-warmup"),
-    ("compare-fit-lr-zero", "--fit-lr 0", "--fit-lr: Adam's peak learning rate must be in 0 < lr <= 1"),
-    ("compare-fit-lr-nan", "--fit-lr nan", "argument --fit-lr: cannot read 'nan' (nan is not a finite number)"),
-    ("compare-rnn-fit-lr-inf", "--rnn-fit-lr inf", "argument --rnn-fit-lr: cannot read 'inf' (inf is not a finite number)"),
-    ("compare-fit-min-lr-above-lr", "--fit-min-lr 1", "--fit-min-lr: must be in 0..--fit-lr"),
-    ("compare-rnn-fit-min-lr-negative", "--rnn-fit-min-lr -1e-5", "--rnn-fit-min-lr"),
-    ("compare-fit-lr-decay-one", "--fit-lr-decay 1", "--fit-lr-decay"),
-    ("compare-fit-min-improve-one", "--fit-min-improve 1", "--fit-min-improve"),
-    ("compare-fit-converged-lr-frac-two", "--fit-converged-lr-frac 2", "--fit-converged-lr-frac"),
-    ("compare-fit-explode-zero", "--fit-explode 0", "--fit-explode"),
-    ("compare-fit-explode-inf", "--fit-explode inf", "argument --fit-explode: cannot read 'inf' (inf is not a finite number)"),
+    ("compare-fit-schedule-bogus", "--schedule bogus", "--schedule: choose cosine or plateau"),
+    ("compare-rnn-fit-schedule-bogus", "--rnn-schedule bogus", "--rnn-schedule"),
+    ("compare-fit-steps-zero", "--steps 0", "--steps: must be >= 1"),
+    ("compare-rnn-fit-batch-size-zero", "--rnn-batch-size 0", "--rnn-batch-size"),
+    ("compare-fit-eval-every-zero", "--eval-every 0", "--eval-every"),
+    ("compare-fit-eval-size-zero", "--eval-size 0", "--eval-size"),
+    ("compare-fit-patience-zero", "--patience 0", "--patience"),
+    ("compare-fit-warmup-negative", "--warmup -1", "--warmup"),
+    ("compare-fit-lr-zero", "--lr 0", "--lr: Adam's peak learning rate must be in 0 < lr <= 1"),
+    ("compare-fit-lr-nan", "--lr nan", "argument --lr: cannot read 'nan' (nan is not a finite number)"),
+    ("compare-rnn-fit-lr-inf", "--rnn-lr inf", "argument --rnn-lr: cannot read 'inf' (inf is not a finite number)"),
+    ("compare-fit-min-lr-above-lr", "--min-lr 1", "--min-lr: must be in 0..--lr"),
+    ("compare-rnn-fit-min-lr-negative", "--rnn-min-lr -1e-5", "--rnn-min-lr"),
+    ("compare-fit-lr-decay-one", "--lr-decay 1", "--lr-decay"),
+    ("compare-fit-min-improve-one", "--min-improve 1", "--min-improve"),
+    ("compare-fit-converged-lr-frac-two", "--converged-lr-frac 2", "--converged-lr-frac"),
+    ("compare-fit-explode-zero", "--explode 0", "--explode"),
+    ("compare-fit-explode-inf", "--explode inf", "argument --explode: cannot read 'inf' (inf is not a finite number)"),
 ]
 _SPECTRUM = [
     ("spectrum-kernel-lambda-shell", "--kernel \"(lambda: __import__('os').system('touch pwned'))()\"",
@@ -436,7 +445,7 @@ def test_quick_defaults_to_a_scratch_folder_outside_reports(tmp_path, monkeypatc
 
 
 def test_min_lr_bounds_are_inclusive():
-    from rnn_compare.experiment import CompareConfig, validate
+    from rnn_compare.config import CompareConfig, validate
     cfg = CompareConfig(out="/tmp/unused-rnn-compare-out")
     for min_lr in (0.0, cfg.fit.lr):
         validate(dataclasses.replace(cfg, fit=dataclasses.replace(cfg.fit, min_lr=min_lr)))   # no error
@@ -448,11 +457,11 @@ def test_min_lr_bounds_are_inclusive():
 def test_option_names_match_the_parser():
     import re
     from jackson.config import build_parser
-    from rnn_compare.experiment import CompareConfig, options
+    from rnn_compare.config import CompareConfig, options
     usage = set(re.findall(r"\[(--[a-z0-9-]+)", build_parser(CompareConfig, "rnn-compare", "").format_usage()))
     names = [o for o, _ in options(CompareConfig())]
     assert len(names) == len(set(names)) and set(names) <= usage      # messages name real options
-    assert {"--fit-min-lr", "--rnn-fit-min-lr", "--rnn-d-in", "--transformer-d-in"} <= set(names)
+    assert {"--min-lr", "--rnn-min-lr", "--rnn-d-in", "--transformer-d-in"} <= set(names)
 
 
 # ---- rnn-mixing-spectrum: valid kernels give the numbers numpy gives --------------------------------
@@ -463,6 +472,11 @@ def test_mixing_spectrum_command(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "after:  1.2622  0.5000  0.3961" in out and "before: 1.0000  1.0000  0.0000" in out
     assert (tmp_path / "d3.png").read_bytes()[:4] == b"\x89PNG"
+    assert out.strip().splitlines()[-2].startswith("numerical rank 2 before the mixing, 3 after")
+    ends_with_paths(out, 1, [tmp_path / "d3.png"])
+    assert spectrum_main(["--out", str(tmp_path / "run")]) == 0      # a run folder: its table, summary and figure
+    out = capsys.readouterr().out
+    ends_with_paths(out, 3, [tmp_path / "run" / f for f in ("spectra.csv", "summary.md", "mixing_spectrum.png")])
 
 
 KERNELS = [
@@ -517,7 +531,8 @@ def test_past_mixing_is_causal_and_matches_its_kernel():
 def test_diverged_members_are_left_out_of_the_tables_and_named(tmp_path):
     """A member whose fit diverged (jackson/fit.py status 'diverged: ...') is excluded from every mean,
     named in summary.md / summary.json; the others' mean is the plain mean of the rest."""
-    from rnn_compare.experiment import CompareConfig, tables
+    from rnn_compare.config import CompareConfig
+    from rnn_compare.tables import tables
     rows = []
     for alt in ("original", "permuted"):
         for model in ("rnn", "transformer"):
@@ -527,7 +542,7 @@ def test_diverged_members_are_left_out_of_the_tables_and_named(tmp_path):
                              "test_mse": mse, "status": status, "steps": 1000})
     rows = pd.DataFrame(rows)
     metas = {"m": {"cell": {"kernel": "exp", "alteration": "original"}, "complexity": None}}
-    cfg = dataclasses.replace(CompareConfig(), table="ordering", seeds=3)
+    cfg = dataclasses.replace(CompareConfig(), table="ordering", seeds=(0, 1, 2))
     s = tables(tmp_path, rows, metas, cfg, "rnn-compare --table ordering")
     assert s["tables"]["ordering"]["rnn"]["original"] == pytest.approx(2e-3)       # (1e-3 + 3e-3) / 2
     assert s["tables"]["ordering"]["transformer"]["original"] == pytest.approx((1e-3 + 3e-3 + 3.45e4) / 3)
@@ -539,10 +554,10 @@ def test_diverged_members_are_left_out_of_the_tables_and_named(tmp_path):
 
 
 def _cell_from_json(c: dict):
-    from jackson.fit import FitConfig
-    from jackson.models import ModelConfig
-    from rnn_compare.experiment import CompareCell
-    from rnn_compare.models import RNNConfig
+    from jackson.hparams import FitConfig
+    from jackson.hparams import ModelConfig
+    from rnn_compare.cell import CompareCell
+    from rnn_compare.settings import RNNConfig
     c = dict(c, seeds=tuple(c["seeds"]), rnn=RNNConfig(**c["rnn"]), transformer=ModelConfig(**c["transformer"]),
              fit=FitConfig(**c["fit"]), rnn_fit=FitConfig(**c["rnn_fit"]))
     return CompareCell(**c)
@@ -572,10 +587,12 @@ def test_a_diverged_rnn_member_is_retrained_from_a_fresh_init(tmp_path, monkeypa
     import torch
     from jackson.fit import evaluate, fit as real_fit
     from jackson.schedule import derive_seed
-    from rnn_compare import experiment as ex
-    from rnn_compare.experiment import RETRY_STREAM, CompareCell
-    from rnn_compare.models import RNNBank, RNNConfig
-    from jackson.fit import FitConfig
+    from rnn_compare import cell as ex
+    from rnn_compare.cell import CompareCell
+    from rnn_compare.settings import RETRY_STREAM
+    from rnn_compare.models import RNNBank
+    from rnn_compare.settings import RNNConfig
+    from jackson.hparams import FitConfig
     calls = []
 
     def flaky(bank, *a, **k):
@@ -607,20 +624,19 @@ def test_a_diverged_rnn_member_is_retrained_from_a_fresh_init(tmp_path, monkeypa
 
 
 @pytest.mark.parametrize("model", ["rnn", "transformer"])
-def test_first_seed_adds_inits_that_train_as_in_the_larger_bank(tmp_path, model):
-    """--first-seed 1 --n-seeds 2 makes the bank of seeds 1 and 2 (a cell key of its own), and each of them trains
+def test_more_seeds_add_inits_that_train_as_in_the_larger_bank(tmp_path, model):
+    """--seeds 1,2 makes the bank of seeds 1 and 2 (a cell key of its own), and each of them trains
     as it does in the bank of seeds 0..2: a member's init comes from its seed and every member sees the same
     batches, so more inits can be added beside a finished run without retraining it."""
-    from jackson.fit import FitConfig
-    from jackson.models import ModelConfig
-    from rnn_compare.experiment import CompareConfig
-    from rnn_compare.models import RNNConfig
+    from jackson.hparams import FitConfig
+    from jackson.hparams import ModelConfig
+    from rnn_compare.config import CompareConfig
+    from rnn_compare.settings import RNNConfig
     f = FitConfig(steps=25, batch_size=16, warmup=3, eval_every=5, eval_size=32)
-    base = CompareConfig(table="ordering", seeds=3, tau=6, n_train=64, n_test=32, swap=2, rnn=RNNConfig(hidden=4),
+    base = CompareConfig(table="ordering", seeds=(0, 1, 2), tau=6, n_train=64, n_test=32, swap=2, rnn=RNNConfig(hidden=4),
                          transformer=ModelConfig(n=4, d_v=4, width=8, pos="learned", d_pos=4, tau_max=6),
                          fit=f, rnn_fit=f)
-    more = dataclasses.replace(base, seeds=2, first_seed=1)
-    assert more.seed_list() == (1, 2) and base.seed_list() == (0, 1, 2)
+    more = dataclasses.replace(base, seeds=(1, 2))
     pick = lambda cfg: next(c for c in cfg.cells() if c.model == model and c.alteration == "original")  # noqa: E731
     whole, added = pick(base), pick(more)
     assert added.seeds == (1, 2) and added.key() != whole.key()
@@ -633,12 +649,18 @@ def test_first_seed_adds_inits_that_train_as_in_the_larger_bank(tmp_path, model)
     assert a.test_mse.nunique() == 3                     # the three inits differ: the check above can fail
 
 
-def test_first_seed_is_named_in_the_summary_and_checked():
-    from rnn_compare.experiment import CompareConfig, seed_range, validate
+def test_seeds_are_named_in_the_summary_and_checked():
+    from rnn_compare.config import CompareConfig, validate
+    from rnn_compare.report import seed_members, seed_range
     from jackson.config import UsageError
-    assert seed_range(3, 0) == "" and seed_range(3, 3) == " 3..5" and seed_range(1, 4) == " 4"
-    with pytest.raises(UsageError, match="--first-seed"):
-        validate(dataclasses.replace(CompareConfig(), first_seed=-1))
+    assert seed_range([0, 1, 2]) == "" and seed_range([3, 4, 5]) == " 3..5" and seed_range([4]) == " 4"
+    assert seed_range([0, 2, 7]) == " 0, 2, 7"
+    assert seed_members({"seeds": [3, 4]}) == [3, 4]                              # a folder of today
+    assert seed_members({"seeds": 3, "first_seed": 3}) == [3, 4, 5]               # one written with --n-seeds
+    assert seed_members({"seeds": 2}) == [0, 1] and seed_members({}) == []
+    for bad in ((0, 0), (-1,), ()):
+        with pytest.raises(UsageError, match="--seeds"):
+            validate(dataclasses.replace(CompareConfig(), seeds=bad))
 
 
 @pytest.mark.parametrize("kernel_name,alteration,direction", [("exp", "original", "future"), ("exp", "permuted", "future"),
@@ -648,7 +670,7 @@ def test_coupling_matrix_reproduces_the_training_pairs(kernel_name, alteration, 
     """K from unit inputs gives the very targets data() makes from random inputs: y = x' K^T for the inputs x' the
     model sees; the original exp K is the closed-form causal Toeplitz matrix e^-(t-s); a permutation keeps the
     singular values (it moves K's columns)."""
-    from rnn_compare.experiment import CompareCell
+    from rnn_compare.cell import CompareCell
     cell = CompareCell(kernel=kernel_name, alteration=alteration, model="rnn", seeds=(0,), tau=12, swap=3,
                        mix_direction=direction)
     K = cell.coupling()
@@ -666,7 +688,7 @@ def test_a_filter_given_by_its_taps_is_the_filter_used():
     """--filter: the random filter's own taps, typed out, give the default cell's coupling exactly; the same
     magnitudes with every sign made positive give a coupling with no negative entry (exp kernel: rho > 0), the
     same in both directions -- the control for the sign of the mixed target's coupling."""
-    from rnn_compare.experiment import CompareCell
+    from rnn_compare.cell import CompareCell
     th = random_filter(5, seed=0)
     base = CompareCell(kernel="exp", alteration="mixed", model="transformer", seeds=(0,), tau=12)
     typed = dataclasses.replace(base, filter=",".join(repr(float(v)) for v in th))
@@ -692,8 +714,9 @@ def test_missing_terms_check_finds_the_missing_term_of_a_synthetic_member():
     """A member whose MSE at t is the closed-form error of dropping x(t+j*) (coefficient sum_k e^-k theta(k+j*), on
     the held-out inputs the cells score on) is found to miss exactly that term; one 10x above it misses no block;
     a member missing the causal mixing's positive tail is found to miss that block."""
-    from rnn_compare.experiment import (CompareCell, CompareConfig, drop_errors, missing_terms_check,
-                                        missing_terms_section, spans, terms_words)
+    from rnn_compare.cell import CompareCell
+    from rnn_compare.config import CompareConfig
+    from rnn_compare.coupling import drop_errors, missing_terms_check, missing_terms_section, spans, terms_words
     tau, jstar = 12, 2
     cfg = CompareConfig(table="mixing", tau=tau, swap=3)
     th = random_filter(5, seed=0)
@@ -735,7 +758,7 @@ def test_missing_terms_check_finds_the_missing_term_of_a_synthetic_member():
     assert r.j2 == -4 and r.terms == f"x(t{int(r.j1):+d}) .. x(t-4)" and r.one_block and r.n_explained == tau - 4 and r.ratio == pytest.approx(1.0, rel=1e-3)
     assert terms_words(4, 4) == "x(t+4)" and terms_words(-7, -4) == "x(t-7) .. x(t-4)" and terms_words(0, 0) == "x(t)"
     # the figure's dashed reference: the block most members miss, drawn only with a majority of members
-    from rnn_compare.experiment import block_references
+    from rnn_compare.coupling import block_references
     chk = pd.DataFrame([{"kernel": "exp", "model": "transformer", "seed": s, "j1": j, "j2": j, "one_block": ok}
                         for s, j, ok in ((0, 2, True), (1, 2, True), (2, 3, True))])
     (key, (j1, j2, ref)), = block_references(cfg, chk).items()
@@ -750,7 +773,9 @@ def test_sign_rule_drops_the_terms_against_the_rows_leading_sign():
     to drop) and on the paper's signed length-5 filter, where it is the loss of x(t+4) and of the past inputs
     whose truncated coefficient is positive (closed form from the taps); sign_rule_check
     adds the original level and sets each mixed seed beside it."""
-    from rnn_compare.experiment import CompareCell, CompareConfig, sign_rule_check, sign_rule_errors, sign_rule_section
+    from rnn_compare.cell import CompareCell
+    from rnn_compare.config import CompareConfig
+    from rnn_compare.coupling import sign_rule_check, sign_rule_errors, sign_rule_section
     x = np.random.default_rng(0).random((500, 3))
     K = np.array([[1.0, -0.5, 0.2], [-3.0, 0.4, 0.3], [0.1, 0.2, 0.3]])
     xc = x - 0.5
@@ -788,7 +813,8 @@ def test_sign_rule_drops_the_terms_against_the_rows_leading_sign():
 
 
 def test_energy_rank_and_the_coupling_section():
-    from rnn_compare.experiment import CompareConfig, coupling_section, coupling_spectra, energy_rank
+    from rnn_compare.config import CompareConfig
+    from rnn_compare.coupling import coupling_section, coupling_spectra, energy_rank
     assert energy_rank([3.0, 1.0, 1.0], 0.9) == 2        # 9 / 11 < 0.9 <= 10 / 11
     assert energy_rank([1.0, 0.0], 0.99) == 1
     cfg = dataclasses.replace(CompareConfig(), table="ordering", tau=8, swap=2)
@@ -800,15 +826,16 @@ def test_energy_rank_and_the_coupling_section():
     assert "| exp | original | " in md and "| 8 |" in md and "0 / 36 | 0.001 | 0.001 |" in md   # 8*9/2 entries on or below
 
 
-def test_mse_bars_title_names_inits_added_with_first_seed(tmp_path, monkeypatch):
-    """The bar figure of a folder of added inits (--first-seed 3) says whose seeds it shows; a folder of seeds
+def test_mse_bars_title_names_inits_added_beside_a_run(tmp_path, monkeypatch):
+    """The bar figure of a folder of added inits (--seeds 3,4,5) says whose seeds it shows; a folder of seeds
     from 0 keeps the plain title."""
-    from rnn_compare import experiment
+    from rnn_compare import tables as experiment
+    from rnn_compare.report import seed_range
     titles = []
     monkeypatch.setattr(experiment, "save", lambda fig, path: titles.append(fig._suptitle.get_text()))
     long = pd.DataFrame({"kernel": ["exp", "exp"], "alteration": ["original", "original"],
                          "model": ["rnn", "transformer"], "mean": [1e-3, 2e-3], "std": [1e-4, 2e-4],
                          "count": [3, 3], "paper": [1e-3, 2e-3]})
-    experiment.plot(tmp_path, long, experiment.seed_range(3, 3))
-    experiment.plot(tmp_path, long, experiment.seed_range(3, 0))
+    experiment.plot(tmp_path, long, seed_range([3, 4, 5]))
+    experiment.plot(tmp_path, long, seed_range([0, 1, 2]))
     assert titles[0].endswith("; model inits 3..5") and "inits" not in titles[1]

@@ -1,11 +1,11 @@
-"""The stated rules behind jackson-sweep's verdicts (jackson/rate_sweep/results.py), on hand-made tables."""
+"""The stated rules behind jackson-sweep's verdicts (jackson/rate_sweep/checks.py), on hand-made tables."""
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from jackson.rate_sweep import results as R
+from jackson.rate_sweep import checks as R
 
 
 def _rows(curves: dict[int, list[float]], init=100) -> pd.DataFrame:

@@ -1,4 +1,4 @@
-"""jackson/sweep.py + jackson/rate_sweep/cell.py (+ results.collect): atomic per-cell folders, resume, Dask == in-process."""
+"""jackson/sweep.py + jackson/rate_sweep/cell.py (+ tables.collect): atomic per-cell folders, resume, Dask == in-process."""
 from __future__ import annotations
 
 import json
@@ -17,13 +17,16 @@ import torch
 import jackson.rate_sweep.cell as rate_cell
 import jackson.sweep as sweep
 from jackson.fit import evaluate, fit
-from jackson.rate_sweep.results import collect, summarize
-from jackson.rate_sweep.cell import N_BLOCKS, data_seeds, init_seed, make_bank, rank_str
+from jackson.rate_sweep.summary import summarize
+from jackson.rate_sweep.tables import collect
+from jackson.runfolder import table_path
+from jackson.rate_sweep.axes import rank_str
+from jackson.rate_sweep.cell import N_BLOCKS, data_seeds, init_seed, make_bank
 from jackson.schedule import member_seed
 from jackson.sweep import run_cell, run_cells
 from conftest import tiny_cell
 
-CELL_FILES = {"rows.csv", "blocks.csv", "curve.csv", "learned_spectrum.csv", "cell.json", "restarts.csv"}
+CELL_FILES = {"rows.csv", "blocks.csv.gz", "curve.csv.gz", "learned_spectrum.csv.gz", "cell.json", "restarts.csv"}
 ROW_COLS = ["alpha", "rank", "m_h", "seed", "train_mse", "test_mse", "oracle_mse",
             "oracle_self_exact_mse", "status", "steps", "K", "tail_beyond_K", "cell",
             "restart", "init_seed", "restarts", "test_mse_min", "test_mse_median", "n_diverged",
@@ -64,7 +67,7 @@ def test_default_cell_key_unchanged_by_the_attention_option():
     sweep's key does not depend on it; other kinds get new keys.  Keys carry the init scheme (v2: inits
     independent per target), so no v2 run resumes from a folder of v1 cells."""
     from jackson.rate_sweep.experiment import SweepConfig
-    from jackson.models import ModelConfig
+    from jackson.hparams import ModelConfig
     key = SweepConfig().cells()[0].key()
     assert key.startswith("a1.5_rinf_s0_v2_") and key.endswith("_54d44d4497")   # same hash as the v1 default cell
     assert SweepConfig(model=ModelConfig(attention="softmax")).cells()[0].key() == key
@@ -143,7 +146,7 @@ def test_run_cell_writes_complete_folder_atomically(tmp_path, monkeypatch):
     assert (rows.K == info["K"]).all()
     assert rows.tail_beyond_K.iloc[0] == pytest.approx(info["tail_energy"])
 
-    blocks = pd.read_csv(out / "blocks.csv")
+    blocks = pd.read_csv(out / "blocks.csv.gz")
     assert set(blocks.kind) == {"test", "oracle", "oracle_self_exact", "test_l1", "oracle_l1"}
     assert len(blocks) == len(cell.m_hs) * 5 * N_BLOCKS
     for (m, kind), g in blocks.groupby(["m_h", "kind"]):
@@ -153,12 +156,12 @@ def test_run_cell_writes_complete_folder_atomically(tmp_path, monkeypatch):
         # equal block sizes (n_test = 64 = N_BLOCKS): the block mean is the overall mean
         assert g.mse.mean() == pytest.approx(rows.set_index("m_h").loc[m, col], rel=1e-5)
 
-    curve = pd.read_csv(out / "curve.csv")
+    curve = pd.read_csv(out / "curve.csv.gz")
     assert set(curve.columns) >= {"step", "member", "train_mse", "lr", "m_h"}
     assert set(curve.m_h) == {1, 3}
     assert (curve.m_h == np.array(cell.m_hs)[curve.member]).all()
 
-    spec = pd.read_csv(out / "learned_spectrum.csv")
+    spec = pd.read_csv(out / "learned_spectrum.csv.gz")
     assert spec.m_h.tolist() == [1, 3]
     s = spec.drop(columns="m_h").to_numpy()
     assert (s >= 0).all() and list(spec.columns[1:]) == [f"s{k}" for k in range(1, s.shape[1] + 1)]
@@ -265,7 +268,7 @@ def test_resume_after_sigkill(tmp_path, sweep_exe, sub_env):
 # ---- determinism and Dask ------------------------------------------------------------------
 
 def _read_cell_tables(d: Path) -> dict:
-    return {n: pd.read_csv(d / n) for n in ("rows.csv", "blocks.csv", "curve.csv", "learned_spectrum.csv")}
+    return {n: pd.read_csv(table_path(d, n)) for n in ("rows.csv", "blocks.csv", "curve.csv", "learned_spectrum.csv")}
 
 
 def test_same_config_and_seed_give_same_numbers(tmp_path):
@@ -304,6 +307,69 @@ def test_dask_equals_in_process(tmp_path):
 
 # ---- collect / summarize -------------------------------------------------------------------
 
+def test_large_tables_are_gzip_deterministic_and_plain_ones_still_read(tmp_path):
+    """write_table: NAME.csv.gz, gzip, read back by pandas as the same frame, the same bytes on every write (no
+    time or file name in the header); table_path finds it, and finds an older folder's plain NAME.csv."""
+    import gzip
+    from jackson.runfolder import write_table
+    frame = pd.DataFrame({"alpha": [1.5, 1.5, 2.0], "rank": ["inf", "2", "inf"], "m_h": [1, 2, 3],
+                          "train_mse": [0.125, 1e-07, 0.00325], "chosen": [True, False, True]})
+    one, two = tmp_path / "one", tmp_path / "two"
+    one.mkdir(), two.mkdir()
+    path = write_table(one, "curve.csv", frame, float_format="%.6e")
+    assert path == one / "curve.csv.gz" and sorted(p.name for p in one.iterdir()) == ["curve.csv.gz"]
+    raw = path.read_bytes()
+    assert raw[:2] == b"\x1f\x8b" and raw[4:8] == bytes(4) and not raw[3] & 0x08    # gzip; mtime 0; no file name
+    assert gzip.decompress(raw).decode() == frame.to_csv(index=False, float_format="%.6e")
+    pd.testing.assert_frame_equal(pd.read_csv(path, dtype={"rank": str}), frame)
+    time.sleep(1.1)                                      # a second later, in another folder: the same bytes
+    assert write_table(two, "curve.csv", frame, float_format="%.6e").read_bytes() == raw
+    assert write_table(one, "curve.csv", frame, float_format="%.6e").read_bytes() == raw
+    assert table_path(one, "curve.csv") == path
+    old = tmp_path / "old"                               # a folder written before the table was compressed
+    old.mkdir()
+    frame.to_csv(old / "curve.csv", index=False, float_format="%.6e")
+    assert table_path(old, "curve.csv") == old / "curve.csv"
+    pd.testing.assert_frame_equal(pd.read_csv(table_path(old, "curve.csv"), dtype={"rank": str}), frame)
+    (one / "curve.csv").write_text("stale\n")           # both there: the compressed one is the run's
+    assert table_path(one, "curve.csv") == path
+    write_table(one, "curve.csv", frame, float_format="%.6e")      # a rerun into an older folder: no stale copy left
+    assert sorted(p.name for p in one.iterdir()) == ["curve.csv.gz"] and path.read_bytes() == raw
+    assert table_path(tmp_path / "none", "curve.csv") == tmp_path / "none" / "curve.csv"     # neither: not a file
+    assert not table_path(tmp_path / "none", "curve.csv").is_file()
+
+
+def test_collect_reads_cells_written_plain_or_gzipped_alike(tmp_path):
+    """A sweep folder gathered from cells that wrote blocks, curve and learned_spectrum as NAME.csv.gz, and
+    from the same cells as an older version wrote them (plain NAME.csv): the same folder tables, byte for byte."""
+    meta = {"cell": {"alpha": 1.5, "rank": "inf", "seed": 0, "model": {"width": 8}}, "diagnostics": {}}
+    tables = {"blocks.csv": pd.DataFrame({"m_h": [1, 2], "seed": [0, 0], "kind": ["test", "test"], "block": [0, 0],
+                                          "mse": [0.5, 0.25]}),
+              "curve.csv": pd.DataFrame({"step": [0, 10], "member": [0, 1], "train_mse": [1.0, 0.5],
+                                         "lr": [1e-3, 1e-3], "m_h": [1, 2]}),
+              "learned_spectrum.csv": pd.DataFrame({"m_h": [1, 2], "s1": [2.0, 3.0], "s2": [0.5, 0.25]})}
+    rows = pd.DataFrame({"alpha": [1.5, 1.5], "rank": ["inf", "inf"], "m_h": [1, 2], "seed": [0, 0],
+                         "test_mse": [0.5, 0.25]})
+    from jackson.runfolder import write_table
+    outs = {}
+    for how in ("gz", "plain"):
+        cell = tmp_path / how / "cells" / "a1.5_rinf_s0"
+        cell.mkdir(parents=True)
+        (cell / "cell.json").write_text(json.dumps(meta))
+        rows.to_csv(cell / "rows.csv", index=False)
+        for name, t in tables.items():
+            if how == "gz":
+                write_table(cell, name, t)
+            else:
+                t.to_csv(cell / name, index=False)
+        collect(tmp_path / how, [cell])
+        outs[how] = {p.name: p.read_bytes() for p in (tmp_path / how).iterdir() if p.is_file()}
+    assert outs["gz"] == outs["plain"]
+    assert {"blocks.csv.gz", "loss_curves.csv.gz", "learned_spectrum.csv.gz"} <= set(outs["gz"])
+    spec = pd.read_csv(tmp_path / "plain" / "learned_spectrum.csv.gz")
+    assert spec.sigma.tolist() == [2.0, 0.5, 3.0, 0.25]
+
+
 def test_collect_concatenates_cell_tables(tmp_path):
     # m_h < rank throughout, so no oracle error is exactly zero
     cells = [tiny_cell(alpha=1.5, rank=3, seed=0), tiny_cell(alpha=1.5, rank=3, seed=1),
@@ -316,12 +382,12 @@ def test_collect_concatenates_cell_tables(tmp_path):
     np.testing.assert_allclose(res.test_mse, parts.test_mse, rtol=1e-6)
     assert tabs["rows"]["rank"].tolist() == ["3"] * 6
     assert set(tabs["blocks"]["alpha"]) == {1.5, 2.0} and set(tabs["blocks"]["seed"]) == {0, 1}
-    for name in ("loss_curves.csv", "learned_spectrum.csv", "blocks.csv.gz"):
-        assert (tmp_path / name).is_file()
+    for name in ("loss_curves.csv.gz", "learned_spectrum.csv.gz", "blocks.csv.gz"):
+        assert (tmp_path / name).is_file() and (tmp_path / name).read_bytes()[:2] == b"\x1f\x8b"   # gzip
+        assert not (tmp_path / name[:-len(".gz")]).exists()
     folder_blocks = pd.read_csv(tmp_path / "blocks.csv.gz")                  # the cells' blocks, gzipped
-    cell_blocks = pd.concat([pd.read_csv(d / "blocks.csv") for d in dirs], ignore_index=True)
+    cell_blocks = pd.concat([pd.read_csv(d / "blocks.csv.gz") for d in dirs], ignore_index=True)
     np.testing.assert_allclose(folder_blocks.mse, cell_blocks.mse, rtol=1e-6)
-    assert (tmp_path / "blocks.csv.gz").read_bytes()[:2] == b"\x1f\x8b"           # gzip
     s = summarize(tmp_path, tabs, (1, 2), "test")
     assert [(t["alpha"], t["rank"]) for t in s["targets"]] == [(1.5, "3"), (2.0, "3")]
     for t in s["targets"]:
@@ -408,8 +474,8 @@ def test_cleanup_runs_once_the_cell_folder_is_in_place_and_never_after_a_failure
 def test_cell_keys_ignore_fields_left_at_their_defaults():
     """Adding a config field with a default later must not invalidate finished cell folders."""
     import dataclasses as dc
-    from jackson.fit import FitConfig
-    from jackson.models import ModelConfig
+    from jackson.hparams import FitConfig
+    from jackson.hparams import ModelConfig
     from jackson.sweep import config_hash, non_default
     assert non_default(ModelConfig()) == {} and non_default(FitConfig()) == {}
     assert non_default(ModelConfig(n=8)) == {"n": 8}
@@ -458,7 +524,7 @@ def test_keep_freed_memory_stops_glibc_returning_a_threads_freed_blocks(tmp_path
 def test_learned_spectrum_long_and_wide_are_the_same_table():
     """The run's learned_spectrum.csv is tidy (one row per member and i); spectrum_wide gives back the cells'
     s1..sK layout (and passes a wide table of an older folder through), row for row."""
-    from jackson.rate_sweep.results import spectrum_long, spectrum_wide
+    from jackson.rate_sweep.tables import spectrum_long, spectrum_wide
     wide = pd.DataFrame({"alpha": [1.5, 1.5], "rank": ["inf", "inf"], "seed": [0, 0], "m_ff": [128, 128],
                          "m_h": [1, 2], "s1": [2.0, 3.0], "s2": [0.5, 0.25]})
     long = spectrum_long(wide)

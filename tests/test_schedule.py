@@ -21,6 +21,7 @@ are held to within 1 ulp.
 from __future__ import annotations
 
 import csv
+import gzip
 import json
 import sys
 import zlib
@@ -34,7 +35,8 @@ from torch.optim.optimizer import register_optimizer_step_pre_hook
 sys.path.insert(0, str(Path(__file__).parent))   # conftest's tiny configs when run as a script
 
 from conftest import TINY_MODEL, tiny_cell  # noqa: E402
-from jackson.fit import FitConfig, fit  # noqa: E402
+from jackson.fit import fit  # noqa: E402
+from jackson.hparams import FitConfig
 from jackson.models import TransformerBank  # noqa: E402
 from jackson.schedule import (EpochSampler, Plateau, derive_seed, derive_seeds, lr_at, member_seed,  # noqa: E402
                               seeded_generator, stable_tag, torch_seeded)
@@ -95,7 +97,7 @@ def sweep_cell(tmp: Path) -> dict:
     from jackson.sweep import run_cells
     with LrLog() as log:
         (folder,) = run_cells([tiny_cell()], tmp, progress=False)
-    rows, curve = _csv(folder / "rows.csv"), _csv(folder / "curve.csv")
+    rows, curve = _csv(folder / "rows.csv"), _csv(folder / "curve.csv.gz")
     return {"key": folder.name, "test_mse": [float(r["test_mse"]) for r in rows],
             "train_mse": [float(r["train_mse"]) for r in rows], "status": [r["status"] for r in rows],
             "init_seed": [int(r["init_seed"]) for r in rows], "curve_lr": [float(r["lr"]) for r in curve],
@@ -103,8 +105,8 @@ def sweep_cell(tmp: Path) -> dict:
 
 
 def _csv(path: Path) -> list[dict]:
-    """Rows as strings: float() of the repr pandas wrote gives back the exact double."""
-    with open(path, newline="") as f:
+    """Rows as strings: float() of the repr pandas wrote gives back the exact double (NAME.csv.gz: gzip)."""
+    with (gzip.open(path, "rt", newline="") if path.suffix == ".gz" else open(path, newline="")) as f:
         return list(csv.DictReader(f))
 
 
@@ -147,8 +149,10 @@ def cot_dataset(tmp: Path):
 
 def cot_runs(tmp: Path) -> dict:
     """cot_dp.train: warm-up + cosine and warm-up + constant, dropout on (its global-RNG path)."""
-    from cot_dp.model import CotTransformer, ModelConfig
-    from cot_dp.train import TrainConfig, train
+    from cot_dp.model import CotTransformer
+    from cot_dp.settings import ModelConfig
+    from cot_dp.settings import TrainConfig
+    from cot_dp.train import train
     ds = cot_dataset(tmp)
     out = {}
     for name, cfg in {"cosine": TrainConfig(steps=12, batch_size=16, lr=3e-3, warmup=4, schedule="cosine",

@@ -100,7 +100,7 @@ def test_status_of_a_stopped_sweep_names_each_cell_and_writes_nothing(stopped, m
 
 
 def test_status_of_a_larger_grid_lists_the_cells_not_started_without_making_their_data(stopped, monkeypatch, capsys):
-    from cot_dp.sweep import SweepConfig
+    from cot_dp.grid import SweepConfig
     monkeypatch.chdir(stopped)
     argv = [a if a != "2" else "2,3" for a in QUICK] + ["--status"]
     data_before = sorted(p.name for p in (stopped / "s" / "data").iterdir())
@@ -111,7 +111,7 @@ def test_status_of_a_larger_grid_lists_the_cells_not_started_without_making_thei
     assert sorted(p.name for p in (stopped / "s" / "data").iterdir()) == data_before
     import dataclasses
     import re
-    from cot_dp.sweep import PRESETS
+    from cot_dp.grid import PRESETS
     cfg = dataclasses.replace(SweepConfig(), **PRESETS["quick"], quick=True, task="arithmetic",
                               models="linear,standard", sizes=(2, 3), out="s")
     keys = [c.key() for c in cfg.cells()]
@@ -173,7 +173,7 @@ def test_status_refuses_a_folder_of_another_command_and_a_command_without_cells(
 
 def test_status_is_offered_where_a_command_runs_cells(tmp_path, capsys):
     """--help lists --status for the grid commands and not for the others; each grid command answers it."""
-    from jackson.app_b.experiment import main as tasks_main
+    from jackson.app_b.cli import main as tasks_main
     from jackson.rate_sweep.cli import sweep_main
     from rnn_compare.cli import compare_main
     from vit_probe.cli import main as vit_main

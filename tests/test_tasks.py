@@ -1,5 +1,5 @@
 """App. B.1 tasks (synthetic/nearest_point.py, weighted_average.py, selection_average.py) and jackson-tasks
-(jackson/app_b/experiment.py, figures.py): worked examples, brute-force targets, the Eq. (53) bank against a
+(jackson/app_b/cell.py, config.py, experiment.py, figures.py): worked examples, brute-force targets, the Eq. (53) bank against a
 hand-written reference, the Prop. B.1 checks on hand-computed cases, smoke runs and one-line usage errors."""
 from __future__ import annotations
 
@@ -15,12 +15,15 @@ import pandas as pd
 import pytest
 import torch
 
-from conftest import assert_paper_figure
+from conftest import assert_paper_figure, ends_with_paths
 from jackson.config import UsageError
-from jackson.models import ModelConfig, TransformerBank
-from jackson.app_b.experiment import (QUICK, RUNS, AllRun, NearestPointRun, SelectionAverageRun, TaskBank,
-                                      WeightedAverageRun, all_configs, attention_checks, coupling_levels, fof_check,
-                                      main, pick_example, resolved_out, validate)
+from jackson.models import TransformerBank
+from jackson.hparams import ModelConfig
+from jackson.app_b.cell import attention_checks, coupling_levels, fof_check, pick_example, TaskBank
+from jackson.app_b.cli import main
+from jackson.app_b.config import (QUICK, RUNS, AllRun, NearestPointRun, SelectionAverageRun, WeightedAverageRun,
+                                  resolved_out, validate)
+from jackson.app_b.experiment import all_configs
 from synthetic import nearest_point, selection_average, weighted_average
 from synthetic.nearest_point import NearestPoint
 from synthetic.selection_average import SelectionAverage
@@ -337,6 +340,8 @@ def test_summary_is_the_cells_and_reruns_resume_and_reproduce(quick_runs, tmp_pa
     assert "resuming: 1 of 1 cells already finished" in capsys.readouterr().out
     pd.testing.assert_frame_equal(pd.read_csv(src / "results.csv"), before)
     assert main(["selection-average", "--quick", "--out", str(tmp_path / "again")]) == 0
+    ends_with_paths(capsys.readouterr().out, 2, [tmp_path / "again" / f for f in     # the paths it wrote, its headline
+                                                 ("results.csv", "summary.md", "attention.png", "loss_curves.png")])
     again = pd.read_csv(tmp_path / "again" / "results.csv")
     cols = [c for c in before.columns if c != "fit_wall_s"]
     pd.testing.assert_frame_equal(again[cols], before[cols])

@@ -19,10 +19,12 @@ import numpy as np
 import pytest
 import torch
 
-from conftest import assert_paper_figure, assert_vector_pdf, same_picture
-from vit_probe import experiment as E
-from vit_probe import models
-from vit_probe.train import TrainConfig, train
+from conftest import assert_paper_figure, assert_vector_pdf, ends_with_paths, same_picture
+from vit_probe import configs, models
+from vit_probe.configs import TrainConfig
+from vit_probe.run_spectra import run_spectra
+from vit_probe.run_sweep_mh import MhCell, run_sweep_mh
+from vit_probe.train import train
 from vit_probe_helpers import SHARED, SHARED_DATA, TINY, _cli, _exit2, _tar, _tiny_train
 
 
@@ -34,15 +36,17 @@ def test_every_subcommand_runs_a_quick_smoke(official, tmp_path, sub_env):
     common = ["--quick", "--data", str(official), "--cache", str(tmp_path / "cache")]
     r = _cli(["spectra", "--arch", TINY, *common, "--out", str(tmp_path / "s")], sub_env)
     assert r.returncode == 0, r.stderr[-2000:]
-    for f in ("spectra.csv", "heads.csv", "violin_first_head.png", "spectra_grid.png", "summary.md",
+    for f in ("spectra.csv.gz", "heads.csv", "violin_first_head.png", "spectra_grid.png", "summary.md",
               "config.json", "command.txt", "report.json"):
         assert (tmp_path / "s" / f).is_file(), f
     rep = json.loads((tmp_path / "s" / "report.json").read_text())
     assert rep["section"] == "vit_probe" and all((tmp_path / "s" / f["file"]).is_file() for f in rep["figures"])
     for f in ("violin_first_head.png", "spectra_grid.png"):
         assert_paper_figure(tmp_path / "s" / f)
+    ends_with_paths(r.stdout, 2, [tmp_path / "s" / "summary.md", tmp_path / "s" / "spectra_grid.png"])
     r = _cli(["sweep-mh", *common, "--out", str(tmp_path / "m")], sub_env)
     assert r.returncode == 0, r.stderr[-2000:]
+    ends_with_paths(r.stdout, 3, [tmp_path / "m" / f for f in ("results.csv", "summary.md", "error_vs_mh.png")])
     import pandas as pd
     res = pd.read_csv(tmp_path / "m" / "results.csv")
     assert sorted(res.m_h) == [1, 4] and (tmp_path / "m" / "spectra_vs_mh.png").is_file()
@@ -57,6 +61,8 @@ def test_every_subcommand_runs_a_quick_smoke(official, tmp_path, sub_env):
     assert r.returncode == 0, r.stderr[-2000:]
     tab = pd.read_csv(tmp_path / "p" / "permute.csv")
     assert len(tab) == 4 and tab.accuracy.between(0, 1).all()
+    assert r.stdout.strip().splitlines()[-3].startswith("accuracy "), r.stdout      # the headline, then the paths
+    ends_with_paths(r.stdout, 2, [tmp_path / "p" / "permute.csv", tmp_path / "p" / "summary.md"])
 
 
 def _redraws_what_the_run_drew(*folders: Path) -> None:
@@ -119,13 +125,16 @@ def test_console_script_reports_bad_input_without_traceback(sub_env):
 def test_a_timm_model_by_name_is_probed_at_its_own_resolution(official, tmp_path):
     """The --model path (what --pretrained users take, here without weights: no internet in tests):
     CIFAR images are resized to the model's 224x224, so rho_hat(x) is 197 x 197."""
-    cfg = E.SpectraConfig(model="vit_tiny_patch16_224", data=str(official), cache=str(tmp_path / "c"),
+    cfg = configs.SpectraConfig(model="vit_tiny_patch16_224", data=str(official), cache=str(tmp_path / "c"),
                           n_images=2, batch=2, layers="0", heads="0,1", out=str(tmp_path / "o"))
-    E.run_spectra(cfg, "test", progress=False)
+    run_spectra(cfg, "test", progress=False)
     import pandas as pd
     heads = pd.read_csv(tmp_path / "o" / "heads.csv")
     assert list(heads.tau) == [197, 197] and list(heads["head"]) == [0, 1]
     assert "timm vit_tiny_patch16_224 (random init)" in (tmp_path / "o" / "summary.md").read_text()
+    # normalised as before --normalize: at its own resolution, a timm model gets its own mean/std, and says so
+    text = (tmp_path / "o" / "summary.md").read_text()
+    assert "resized to 224x224, then (x - mean) / std per channel with the model's own (timm pretrained_cfg)" in text
 
 
 class _Shell:
@@ -225,9 +234,9 @@ def _fault_permute_head_count(t):
 def _fault_truncated_train_checkpoint(t):
     """A kill (or a full disk) left the cell's resume checkpoint cut short: the rerun sets it aside
     and the cell retrains from scratch."""
-    cfg = dataclasses.replace(E.SweepMhConfig(), **{**E.SWEEP_QUICK, "mh": (4,), "quick": True, "data": str(t.official),
+    cfg = dataclasses.replace(configs.SweepMhConfig(), **{**configs.SWEEP_QUICK, "mh": (4,), "quick": True, "data": str(t.official),
                                                     "cache": str(t.tmp / "c"), "out": str(t.tmp / "m")})
-    cell = E.MhCell(f"{TINY}_q4", 0, cfg.train, cfg.n_eval_train, cfg.n_spectra, tuple(cfg.fit_range), cfg.data,
+    cell = MhCell(f"{TINY}_q4", 0, cfg.train, cfg.n_eval_train, cfg.n_spectra, tuple(cfg.fit_range), cfg.data,
                     cfg.cache, False, str((t.tmp / "m" / "checkpoints").resolve()), "cpu", cfg.subset_seed)
     ck = Path(cell.ckpt_dir) / f"{cell.key()}.pt"
     ck.parent.mkdir(parents=True)
@@ -236,7 +245,7 @@ def _fault_truncated_train_checkpoint(t):
     whole = (t.tmp / "written.pt").read_bytes()
     ck.write_bytes(whole[:len(whole) // 2])
     t.capsys.readouterr()
-    E.run_sweep_mh(cfg, "vit-probe sweep-mh --quick", progress=False)
+    run_sweep_mh(cfg, "vit-probe sweep-mh --quick", progress=False)
     err = [ln for ln in t.capsys.readouterr().err.splitlines() if ln.strip()]
     aside = list(ck.parent.glob(f"{ck.name}.corrupt-*"))
     assert len(aside) == 1 and aside[0].read_bytes() == whole[:len(whole) // 2]   # kept, not deleted
@@ -254,6 +263,10 @@ def _fault_quick_default_out(t):
     assert (t.tmp / "runs" / "vit_probe-sweep-mh-quick" / "summary.md").is_file()
     assert f"--quick: writing to {t.tmp / 'runs' / 'vit_probe-sweep-mh-quick'}" in out
     assert not (t.tmp / "reports").exists()
+    last = out.strip().splitlines()[-5:]                       # two headline lines, then the paths it wrote
+    assert last[0].startswith("m_h 1 -> 4 (2 values, 1 seed): training loss ") and last[1].startswith("spectra of layer 1")
+    d = t.tmp / "runs" / "vit_probe-sweep-mh-quick"
+    ends_with_paths(out, 3, [d / "results.csv", d / "summary.md", d / "spectra_vs_mh.png", d / "error_vs_mh.png"])
 
 
 def _fault_pretrained_offline(t):
@@ -282,6 +295,7 @@ def _fault_class_sorted_data(t):
           "--cache", str(t.tmp / "c"), "--out", str(t.tmp / "o")])
     s = json.loads((t.tmp / "o" / "summary.json").read_text())
     assert s["n_images"] == 50 and s["per_class"] == [5] * 10     # the first 50 would be 6 airplanes, 6 cars, ...
+    ends_with_paths(t.capsys.readouterr().out, 2, [t.tmp / "o" / "summary.md", t.tmp / "o" / "violin_first_head.png"])
     assert "50 of 60 images, stratified by class (5 per class, seed 0)" in (t.tmp / "o" / "summary.md").read_text()
 
 
@@ -448,7 +462,7 @@ def test_own_checkpoints_record_their_arch_and_load_when_it_matches(tmp_path):
 
 
 def test_quick_presets_never_write_into_reports():
-    for preset in (E.SPECTRA_QUICK, E.SWEEP_QUICK, E.PERMUTE_QUICK):
+    for preset in (configs.SPECTRA_QUICK, configs.SWEEP_QUICK, configs.PERMUTE_QUICK):
         assert preset["out"].startswith("runs/vit_probe-") and "reports" not in preset["out"]
 
 
@@ -505,7 +519,7 @@ def test_spectra_of_a_trained_model_carry_their_control(official, tmp_path):
     an untrained run of that architecture with --seed k gives on its own, and heads.csv says which trained heads
     decay faster than every init head of their layer."""
     import pandas as pd
-    from vit_probe.run_spectra import SpectraConfig, run_spectra
+    from vit_probe.configs import SpectraConfig
     torch.manual_seed(99)
     ckpt = tmp_path / f"{TINY}.pth"
     torch.save(models.build(models.parse_arch(TINY)).state_dict(), ckpt)

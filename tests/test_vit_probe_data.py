@@ -4,6 +4,7 @@ subsets of the class-sorted copy, the restricted unpickler on genuine batches.""
 from __future__ import annotations
 
 import pickle
+import re
 from pathlib import Path
 
 import numpy as np
@@ -11,9 +12,12 @@ import pytest
 import torch
 
 from jackson.config import UsageError
+from vit_probe import archive as varchive
+from vit_probe import cifar_io
 from vit_probe import data as cdata
 from vit_probe import models
-from vit_probe.train import TrainConfig, train
+from vit_probe.configs import TrainConfig
+from vit_probe.train import train
 from vit_probe_helpers import TINY, _tar
 
 
@@ -38,7 +42,7 @@ def _by_class(c: cdata.Cifar):
 
 
 @pytest.mark.parametrize("kind", ["folder", "tar_folder", "tar_official"])
-def test_every_layout_gives_the_same_data(kind, official, folder_tree, tmp_path):
+def test_every_layout_gives_the_same_data(kind, official, folder_tree, tmp_path, monkeypatch):
     ref = cdata.load(official, "test", cache=tmp_path / "ref")
     if kind == "folder":
         path = folder_tree
@@ -55,10 +59,12 @@ def test_every_layout_gives_the_same_data(kind, official, folder_tree, tmp_path)
         gi, gl = _by_class(ref)
         np.testing.assert_array_equal(got.images, gi)
         np.testing.assert_array_equal(got.labels, gl)
-    if kind.startswith("tar"):  # unpacked once: a second load does not unpack again
-        n_dirs = len([p for p in (tmp_path / "cache").iterdir() if p.is_dir()])
-        cdata.load(path, "train", cache=tmp_path / "cache")
-        assert len([p for p in (tmp_path / "cache").iterdir() if p.is_dir()]) == n_dirs
+    if kind.startswith("tar"):  # listed once: a second load reads the cached index, not the archive; nothing unpacked
+        def no_listing(*a):
+            raise AssertionError("listed the archive again")
+        monkeypatch.setattr(varchive, "list_members", no_listing)
+        assert len(cdata.load(path, "train", cache=tmp_path / "cache")) == 60
+        assert [p for p in (tmp_path / "cache").iterdir() if p.is_dir()] == []
 
 
 def test_bad_data_is_one_clear_error(tmp_path, official):
@@ -144,3 +150,113 @@ def test_genuine_cifar_batches_load_through_the_restricted_unpickler(tmp_path):
     assert b"numpy.core.multiarray" in old
     (tmp_path / "py2").write_bytes(old)
     np.testing.assert_array_equal(cdata.read_batch(tmp_path / "py2")[b"data"], batch[b"data"])
+
+
+# ---------------------------------------------------------------- archives: only the images a run uses are read
+
+def _counting_decoder(monkeypatch) -> list[str]:
+    """Patch the image decoder to record what it decodes (its `where`: the member's name and the archive)."""
+    seen, real = [], cifar_io._decode_image
+
+    def decode(src, where):
+        seen.append(str(where))
+        return real(src, where)
+    monkeypatch.setattr(cifar_io, "_decode_image", decode)
+    return seen
+
+
+def _unpacked(tar: Path, dest: Path) -> Path:
+    """The archive unpacked whole, as data.py did before it read members on demand: the reference."""
+    import tarfile
+    with tarfile.open(tar) as tf:
+        tf.extractall(dest, filter="data")
+    return dest
+
+
+def test_an_archive_split_reads_only_the_images_taken(folder_tree, tmp_path, monkeypatch, capsys):
+    """A subset of a .tar.gz of JPEG/PNG files: only its images are decoded, nothing is unpacked to disk, and
+    the subset is the one the old path (unpack everything, read the folder) gave: same images, same order."""
+    tar = _tar(folder_tree, tmp_path / "cifar-png.tar.gz", "cifar")
+    ref = cdata.load(_unpacked(tar, tmp_path / "unpacked"), "test", cache=tmp_path / "ref")
+    seen = _counting_decoder(monkeypatch)
+    cache = tmp_path / "cache"
+    te = cdata.load(tar, "test", cache=cache, progress=True)
+    assert seen == []                                   # the labels come from the member list: nothing decoded
+    np.testing.assert_array_equal(te.labels, ref.labels)
+    pick = cdata.subset(te.labels, 4, seed=1)
+    np.testing.assert_array_equal(pick, cdata.subset(ref.labels, 4, seed=1))
+    np.testing.assert_array_equal(te.take(pick), ref.images[pick])
+    assert len(seen) == 4 and all("cifar/test/" in w for w in seen), seen
+    assert re.fullmatch(rf"read 4 of 10 test images from {re.escape(str(tar))} in \d+\.\d s\n", capsys.readouterr().out)
+    assert [p for p in cache.iterdir() if p.is_dir()] == []          # nothing unpacked
+    assert sorted(p.name.split("-", 2)[2] for p in cache.iterdir()) == \
+        sorted(["index.npz", f"test-{__import__('hashlib').sha1(pick.tobytes()).hexdigest()[:10]}.npz"])
+    seen.clear()                                        # the same subset again: from the cache, nothing decoded
+    again = cdata.load(tar, "test", cache=cache)
+    np.testing.assert_array_equal(again.take(pick), ref.images[pick])
+    assert seen == []
+    np.testing.assert_array_equal(again.subset(6, seed=2).images, ref.subset(6, seed=2).images)
+    assert len(seen) == 6
+    tr = cdata.load(tar, "train", cache=cache)          # the other split: from the index, nothing decoded yet
+    assert len(seen) == 6 and len(tr) == 60
+
+
+def test_a_later_read_extracts_only_the_members_it_needs_and_stops_after_the_last(folder_tree, tmp_path, monkeypatch):
+    """With the archive's index cached, a new subset is read in one pass that extracts only its members and
+    stops at the last of them (here: the first class of the training split, early in the archive)."""
+    import tarfile
+    tar = _tar(folder_tree, tmp_path / "cifar-png.tar.gz", "cifar")
+    ref = cdata.load(_unpacked(tar, tmp_path / "unpacked"), "train", cache=tmp_path / "ref")
+    cache = tmp_path / "cache"
+    cdata.load(tar, "test", cache=cache)                # lists the archive: its index is cached
+    tr = cdata.load(tar, "train", cache=cache)
+    with tarfile.open(tar) as tf:
+        names = [m.name for m in tf.getmembers()]
+    extracted, headers = [], []
+    real_extract, real_next = tarfile.TarFile.extractfile, tarfile.TarFile.next
+
+    def extractfile(self, member):
+        extracted.append(member.name)
+        return real_extract(self, member)
+
+    def next_(self):
+        m = real_next(self)
+        headers.append(m)
+        return m
+    monkeypatch.setattr(tarfile.TarFile, "extractfile", extractfile)
+    monkeypatch.setattr(tarfile.TarFile, "next", next_)
+    airplanes = np.flatnonzero(tr.labels == 0)[:3]
+    np.testing.assert_array_equal(tr.take(airplanes), ref.images[airplanes])
+    want = {f"cifar/train/airplane/{k:04d}.png" for k in range(3)}
+    assert sorted(extracted) == sorted(want)
+    assert len(headers) < len(names)                    # stopped before the end of the archive
+    assert headers[-1] is not None and headers[-1].name == max(want, key=names.index)
+
+
+def test_an_official_archive_reads_only_the_batches_of_the_split(official, tmp_path, monkeypatch):
+    """cifar-10-python.tar.gz: the test split reads the test batch only (a later pass, with the index cached)."""
+    import tarfile
+    tar = _tar(official, tmp_path / "cifar-10-python.tar.gz", "cifar-10-batches-py")
+    cache = tmp_path / "cache"
+    cdata.load(tar, "train", cache=cache)               # builds the index
+    extracted, real = [], tarfile.TarFile.extractfile
+    monkeypatch.setattr(tarfile.TarFile, "extractfile", lambda self, m: extracted.append(m.name) or real(self, m))
+    te = cdata.load(tar, "test", cache=cache)
+    np.testing.assert_array_equal(te.take([3, 1]), cdata.load(official, "test", cache=tmp_path / "r").images[[3, 1]])
+    assert extracted == ["cifar-10-batches-py/test_batch"]
+
+
+def test_a_sweep_cell_reads_the_training_images_it_uses_and_the_test_split(folder_tree, tmp_path, monkeypatch):
+    """vit-probe sweep-mh on an archive: a cell decodes its training draw and its evaluation images (not the
+    whole training split) and every test image (it measures the test loss on all of them)."""
+    from vit_probe import run_sweep_mh as S
+    tar = _tar(folder_tree, tmp_path / "cifar-png.tar.gz", "cifar")
+    seen = _counting_decoder(monkeypatch)
+    tcfg = TrainConfig(epochs=1, n_train=20, batch_size=10, augment=False)
+    cell = S.MhCell(f"{TINY}_q2", 0, tcfg, 10, 4, (2, 16), str(tar), str(tmp_path / "c"))
+    (tmp_path / "cell").mkdir()
+    cell.run(tmp_path / "cell", progress=False)
+    labels = cdata.load(tar, "train", cache=tmp_path / "c").labels
+    used = np.union1d(cdata.subset(labels, 20, 0), cdata.subset(labels, 10, 0))
+    assert sum("/train/" in w for w in seen) == len(used) < 60
+    assert sum("/test/" in w for w in seen) == 10

@@ -12,8 +12,9 @@ import torch
 
 from jackson.config import UsageError
 from vit_probe import data as cdata
-from vit_probe import experiment as E
 from vit_probe import models, spectra
+from vit_probe.run_permute import PermuteTokens, move_first_to_end
+from vit_probe.run_sweep_mh import fit_saturating_power
 from vit_probe.probe import LogitProbe, select
 from vit_probe.train import augment
 from vit_probe_helpers import SHARED, SHARED_DATA, TINY, _tiny_train
@@ -173,9 +174,9 @@ def test_summary_statistics_on_known_spectra():
 
 def test_saturating_power_fit_recovers_parameters():
     m = np.array([1, 2, 4, 8, 16, 32, 64.0])
-    fit = E.fit_saturating_power(m, 0.8 * m ** -0.27 + 1.05)
+    fit = fit_saturating_power(m, 0.8 * m ** -0.27 + 1.05)
     assert fit["ok"] and fit["gamma"] == pytest.approx(0.27, abs=1e-3) and fit["b"] == pytest.approx(1.05, abs=1e-3)
-    assert not E.fit_saturating_power(m[:3], m[:3])["ok"]
+    assert not fit_saturating_power(m[:3], m[:3])["ok"]
 
 
 M_H = np.array([1, 2, 4, 8, 16, 32.0])
@@ -201,7 +202,7 @@ def test_error_vs_mh_draws_the_fit_whenever_it_succeeded_and_the_caption_says_ho
     g = res.groupby("m_h").train_loss_eval.mean()
     fit = S.fit_saturating_power(g.index.to_numpy(), g.to_numpy())
     kept = keep_figures(monkeypatch, S)
-    S._plot_sweep(tmp_path, res, spec, fit, 0, 0, "tiny; 2 seed(s)")
+    S.plot_sweep(tmp_path, res, spec, fit, 0, 0, "tiny; 2 seed(s)")
     (ax,) = kept["error_vs_mh.png"].axes
     fits = [ln for ln in ax.get_lines() if ln.get_label().startswith("fit")]
     caption = S.error_caption(fit, 100, "tiny; 2 seed(s)", "preset")
@@ -232,9 +233,9 @@ def test_spectrum_convergence_verdict_follows_the_stated_rule(curves, settled, s
     """Issue 17 (Fig. 3a): the summary and the figure say whether the spectra converged, by the lab report's
     rule (last successive distance <= SETTLED_L2), with distances checked against numpy."""
     from conftest import keep_figures
-    from jackson.lab_report import claims
+    from vit_probe import rules
     from vit_probe import run_sweep_mh as S
-    assert S.SETTLED_L2 == claims.SETTLED_L2                      # one rule for the sweep and its ledger row
+    assert S.SETTLED_L2 == rules.SETTLED_L2                      # one rule for the sweep and its ledger row
     spec = pd.DataFrame([{"m_h": m, "layer": 0, "head": 0, "i": i + 1, "mean": 3.0 * v}
                          for m, c in curves.items() for i, v in enumerate(c)])
     conv = S.spectrum_convergence(spec, 0, 0)
@@ -248,18 +249,23 @@ def test_spectrum_convergence_verdict_follows_the_stated_rule(curves, settled, s
     res = pd.DataFrame([{"m_h": m, "seed": 0, "train_loss_eval": 1.0, "test_loss": 1.2, "train_err_eval": .3}
                         for m in ms])
     kept = keep_figures(monkeypatch, S)
-    S._plot_sweep(tmp_path, res, spec, {"ok": False}, 0, 0, "tiny; 1 seed(s)")
+    S.plot_sweep(tmp_path, res, spec, {"ok": False}, 0, 0, "tiny; 1 seed(s)")
     title = kept["spectra_vs_mh.png"].axes[1].get_title()
     assert ("NOT settled" in title) != settled and f"last <= {S.SETTLED_L2:g}" in title
     assert S.convergence_verdict(conv.iloc[:0])["settled"] is None
 
 
 def test_a_cells_spectrum_gets_its_seed_whether_or_not_it_wrote_one(tmp_path):
-    """sweep-mh's spectra.csv names every row's seed; a cell written before cells carried it gets its own."""
+    """sweep-mh's spectra.csv.gz names every row's seed; a cell written before cells carried it gets its own (and
+    a cell written before its table was compressed, spectrum.csv, reads as one that wrote spectrum.csv.gz)."""
+    from jackson.runfolder import write_table
     from vit_probe import run_sweep_mh as S
     new = pd.DataFrame({"m_h": [2, 2], "seed": [3, 3], "layer": [0, 0], "head": [0, 0], "i": [1, 2], "mean": [2.0, 1.0]})
     (tmp_path / "new").mkdir()
-    new.to_csv(tmp_path / "new" / "spectrum.csv", index=False)
+    write_table(tmp_path / "new", "spectrum.csv", new)                         # as a cell writes it now
+    (tmp_path / "plain").mkdir()
+    new.to_csv(tmp_path / "plain" / "spectrum.csv", index=False)
+    pd.testing.assert_frame_equal(S.cell_spectrum(tmp_path / "plain", 3), new)
     (tmp_path / "old").mkdir()
     new.drop(columns="seed").to_csv(tmp_path / "old" / "spectrum.csv", index=False)
     pd.testing.assert_frame_equal(S.cell_spectrum(tmp_path / "new", 3), new)
@@ -303,14 +309,14 @@ def test_training_is_deterministic_and_resumes_exactly(tmp_path):
 # ---------------------------------------------------------------- permutation
 
 def test_token_permutation_moves_the_first_tokens_to_the_end():
-    p = E.move_first_to_end(6, 2)
+    p = move_first_to_end(6, 2)
     assert p.tolist() == [2, 3, 4, 5, 0, 1]
     torch.manual_seed(5)
     m = models.build(models.parse_arch(TINY)).eval()
     x = torch.randn(2, 3, 32, 32)
     seen = {}
     h1 = m.patch_embed.register_forward_hook(lambda mod, i, o: seen.__setitem__("raw", o.clone()))
-    hook = E.PermuteTokens(m, E.move_first_to_end(16, 10))
+    hook = PermuteTokens(m, move_first_to_end(16, 10))
     h2 = m.blocks[0].register_forward_pre_hook(lambda mod, i: seen.__setitem__("in", i[0]))
     with torch.no_grad():
         m(x)

@@ -100,6 +100,22 @@ def test_probed_logits_equal_a_manual_qk_from_the_weights(norm_first, batch_firs
     torch.testing.assert_close(p.logits[1][:, 0], ref_logits[1][:, 1], rtol=1e-9, atol=1e-9)
 
 
+def test_the_probe_defaults_to_every_layer_and_head_as_the_command_line_does():
+    m = tiny(True, True).double()
+    x = torch.randn(2, 3, 32, 32, dtype=torch.float64, generator=torch.Generator().manual_seed(2))
+    with torch.no_grad():
+        _, ref_logits = manual_forward(m, x)
+        with LogitProbe(m) as p:
+            m(x)
+    assert p.layers == [0, 1] and p.heads == [0, 1]
+    for layer in (0, 1):
+        torch.testing.assert_close(p.logits[layer], ref_logits[layer], rtol=1e-9, atol=1e-9)
+    with pytest.raises(UsageError, match=r"layers: the model has 2 attention layers \(0..1\), not 2"):
+        LogitProbe(m, layers=[2])
+    with pytest.raises(UsageError, match=r"heads: the model's attention has 2 heads \(0..1\), not -1"):
+        LogitProbe(m, heads=[-1])
+
+
 def test_softmax_of_probed_logits_is_torchs_own_attention_pattern():
     """Reference: nn.MultiheadAttention's own per-head weights (need_weights, not averaged), here
     with separate q/k/v projections (kdim, vdim != embed_dim) and sequence-first inputs."""
@@ -292,9 +308,9 @@ def test_spectra_of_a_saved_torch_vit_checkpoint(norm_first, official, tmp_path)
     with torch.no_grad():
         _, logits = manual_forward(m.double(), spectra.model_input(m, images).double())
     ref = np.linalg.svd(logits[1][:, 1].numpy(), compute_uv=False)[:, :5]    # (6 images, first 5)
-    got = pd.read_csv(out / "violin_samples.csv").pivot(index="image", columns="i", values="sv").to_numpy()
+    got = pd.read_csv(out / "violin_samples.csv.gz").pivot(index="image", columns="i", values="sv").to_numpy()
     np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-5)
-    for f in ("spectra.csv", "violin_first_head.png", "spectra_grid.png", "summary.md", "report.json"):
+    for f in ("spectra.csv.gz", "violin_first_head.png", "spectra_grid.png", "summary.md", "report.json"):
         assert (out / f).is_file(), f
 
 

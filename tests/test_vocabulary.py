@@ -1,7 +1,7 @@
 """One CLI vocabulary (ARCHITECTURE.md, "CLI vocabulary"), checked on every console script's parser.
 
 The parsers are the ones the mains build: each main is called in-process with --help while
-jackson.config.command_parser (and rnn-mixing-spectrum's spectrum_parser) is watched, so a command
+jackson.command.command_parser (and rnn-mixing-spectrum's spectrum_parser) is watched, so a command
 that builds its parser some other way, or a console script added without a line here, fails.
 """
 from __future__ import annotations
@@ -17,10 +17,13 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
+FIT_WORDS = ("steps", "batch-size", "lr", "warmup", "schedule", "eval-every", "patience", "min-improve", "lr-decay",
+             "min-lr", "eval-size", "converged-lr-frac", "explode")   # jackson.hparams.FitConfig's options
 # every deprecated spelling each command still reads, and the option it now means
 DEPRECATED = {
     "jackson-sweep": {"--scheduler": "--dask-scheduler"},
-    "rnn-compare": {"--seeds": "--n-seeds", "--scheduler": "--dask-scheduler"},
+    "rnn-compare": {"--scheduler": "--dask-scheduler",
+                    **{f"--fit-{f}": f"--{f}" for f in FIT_WORDS}, **{f"--rnn-fit-{f}": f"--rnn-{f}" for f in FIT_WORDS}},
     "vit-probe spectra": {"--batch": "--batch-size"},
     "vit-probe sweep-mh": {"--mh": "--m-h", "--scheduler": "--dask-scheduler"},
     "cot-dp data": {"--seed": "--data-seed"},
@@ -29,7 +32,7 @@ DEPRECATED = {
 }
 # spellings no command offers any more (each still parses where it did, with a note)
 RETIRED = {"--mh", "--scheduler", "--dims", "--dim", "--sizes", "--models", "--batch"}
-SHARED = {"--config", "--threads", "--force", "--status", "-h", "--help"}   # jackson.config.GLOBAL_HELP, argparse's own
+SHARED = {"--config", "--threads", "--force", "--status", "-h", "--help"}   # jackson.command.GLOBAL_HELP, argparse's own
 DEVELOPER = ("thin entry", "entry point", "library function", "parse, call", "docstring", "cli_run", "run_cli", "__")
 
 
@@ -44,14 +47,14 @@ def _main_help(main, argv):
 @pytest.fixture(scope="module")
 def parsers():
     """{prog: (config class or None, parser)} as each console script's main builds them."""
-    import jackson.config as C
+    import jackson.command as C
     import rnn_compare.cli as R
     from cot_dp.cli import COMMANDS, main as cot_main
     from jackson.app_b.cli import tasks_main
     from jackson.rate_sweep.cli import sweep_main
     from jackson.lab_report.page import main as report_main
     from jackson.rate_sweep.device_check import main as device_check_main
-    from jackson.app_b.experiment import DESCRIPTION
+    from jackson.app_b.config import DESCRIPTION
     from vit_probe.cli import DESCRIPTIONS, main as vit_main
 
     seen = {}
@@ -78,7 +81,7 @@ def parsers():
 
 def test_every_console_script_and_command_is_walked(parsers):
     from cot_dp.cli import COMMANDS
-    from jackson.app_b.experiment import DESCRIPTION
+    from jackson.app_b.config import DESCRIPTION
     from vit_probe.cli import DESCRIPTIONS
     scripts = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"])
     assert scripts == {"jackson-sweep", "jackson-tasks", "jackson-report", "jackson-device-check", "rnn-compare",
@@ -182,7 +185,7 @@ def test_an_old_spelling_through_a_console_entry_point(tmp_path, capsys):
     from jackson.rate_sweep.cli import sweep_main
     from rnn_compare.cli import compare_main
     for main, argv, old, new in ((sweep_main, ["--quick", "--scheduler=notaurl"], "--scheduler", "--dask-scheduler"),
-                                 (compare_main, ["--seeds", "0"], "--seeds", "--n-seeds")):
+                                 (compare_main, ["--fit-steps", "0"], "--fit-steps", "--steps")):
         with pytest.raises(SystemExit) as e:
             main(argv + ["--out", str(tmp_path / "o")])
         lines = capsys.readouterr().err.strip().splitlines()
@@ -231,7 +234,8 @@ def test_every_option_states_its_default_at_most_once(parsers, monkeypatch):
 
 def test_top_level_helps_are_for_users():
     from cot_dp.cli import COMMANDS, main as cot_main
-    from jackson.app_b.experiment import DESCRIPTION, main as tasks_main
+    from jackson.app_b.cli import main as tasks_main
+    from jackson.app_b.config import DESCRIPTION
     from vit_probe.cli import DESCRIPTIONS, main as vit_main
     for prog, main, commands in (("cot-dp", cot_main, COMMANDS), ("vit-probe", vit_main, DESCRIPTIONS),
                                  ("jackson-tasks", tasks_main, DESCRIPTION)):
@@ -264,4 +268,32 @@ def test_readme_commands_use_the_new_spellings():
         opts = set(re.findall(r"(?<!\S)--[a-z][\w-]*", line))
         assert not opts & RETIRED, line
         if line.startswith("    rnn-compare"):
-            assert "--seeds" not in opts, line
+            assert not opts & {"--n-seeds", "--first-seed"} and not [o for o in opts if "-fit-" in o], line
+
+
+def test_rnn_compare_takes_the_seeds_themselves_and_reads_the_older_count_with_a_note(tmp_path, capsys):
+    """--seeds lists the bank members' seeds, as in every command; the older --n-seeds N --first-seed F (a count and
+    a start) still runs as --seeds F,...,F+N-1, with one note, and finds the same cells."""
+    from rnn_compare.cli import seeds_from_count
+    assert seeds_from_count(["--table", "mixing"]) == ["--table", "mixing"]
+    assert seeds_from_count(["--n-seeds", "3", "--first-seed=3", "--quick"]) == ["--quick", "--seeds", "3,4,5"]
+    assert capsys.readouterr().err == "rnn-compare: note: --n-seeds --first-seed are deprecated; use --seeds 3,4,5\n"
+    assert seeds_from_count(["--n-seeds=2"]) == ["--seeds", "0,1"]
+    capsys.readouterr()
+    for argv in (["--n-seeds", "2", "--seeds", "0,1"], ["--n-seeds", "x"], ["--n-seeds", "0"]):
+        with pytest.raises(SystemExit) as e:
+            seeds_from_count(argv)
+        assert e.value.code == 2 and len(capsys.readouterr().err.strip().splitlines()) == 1, argv
+    from rnn_compare.config import CompareConfig
+    old = CompareConfig(seeds=(3, 4, 5)).cells()
+    assert [c.key() for c in old] == [c.key() for c in CompareConfig(seeds=(3, 4, 5)).cells()]
+    assert all(c.seeds == (3, 4, 5) for c in old)
+
+
+def test_rnn_mixing_spectrum_takes_threads(capsys):
+    from rnn_compare.cli import spectrum_main
+    assert spectrum_main(["--threads", "1", "--k", "3"]) == 0
+    assert "after:" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as e:
+        spectrum_main(["--threads", "0"])
+    assert e.value.code == 2 and "--threads: must be in 1..4096" in capsys.readouterr().err

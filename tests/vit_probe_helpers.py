@@ -10,15 +10,15 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from vit_probe import experiment as E
-from vit_probe import models
-from vit_probe.train import TrainConfig, train
+from vit_probe import common, models
+from vit_probe.configs import TrainConfig
+from vit_probe.train import train
 from conftest import one_line_exit
 
 TINY = "vit_p8_d32_l2_h2"
 
-SHARED = Path(__file__).resolve().parents[1] / E.SHARED_CKPT
-SHARED_DATA = Path(__file__).resolve().parents[1] / E.SHARED_DATA
+SHARED = Path(__file__).resolve().parents[1] / common.SHARED_CKPT
+SHARED_DATA = Path(__file__).resolve().parents[1] / common.SHARED_DATA
 
 
 def _tar(src: Path, dest: Path, arcname: str) -> Path:

@@ -15,7 +15,8 @@ Probe any model whose attention is timm's `Attention` or torch's `nn.MultiheadAt
 Whole runs (tables, figures, summary, report.json), the functions behind `vit-probe spectra | permute |
 sweep-mh`, live in the modules of the same names (a package attribute cannot be both the function and
 its submodule): `from vit_probe.run_spectra import run_spectra`, then
-`run_spectra(SpectraConfig(...), command="...")`; likewise run_permute, run_sweep_mh.
+`run_spectra(SpectraConfig(...), command="...")`; likewise run_permute, run_sweep_mh.  Their configs
+(`SpectraConfig`, `SweepMhConfig`, `PermuteConfig`, `TrainConfig`) live in `vit_probe.configs`, torch-free.
 Everything below is imported on first use (scientific-python's lazy_loader), so `import vit_probe`
 loads neither torch nor timm.
 """
@@ -25,13 +26,16 @@ __getattr__, __dir__, __all__ = _lazy.attach(__name__, submod_attrs={
     # probing (hooks; timm Attention and nn.MultiheadAttention)
     "probe": ["LogitProbe", "probing"],
     # models: timm ViTs by arch string, ViTs built from nn.TransformerEncoder, own factories
-    "models": ["attention_modules", "check_probeable", "parse_arch", "build", "load_checkpoint"],
+    "models": ["attention_modules", "check_probeable", "build", "load_checkpoint"],
+    "arch": ["parse_arch", "arch_spec"],
     "torch_vit": ["TorchViT", "TorchViTConfig"],
     "model_source": ["read_description", "from_factory"],
     # spectra of the probed logits
     "spectra": ["collect", "decay_exponent", "effective_rank", "spectrum_table", "head_table"],
-    # the three experiments' configs (their run functions: see above)
-    "run_spectra": ["SpectraConfig"], "run_permute": ["PermuteConfig"], "run_sweep_mh": ["SweepMhConfig"],
+    # the three experiments' configs and the training settings (their run functions: see above)
+    "configs": ["SpectraConfig", "PermuteConfig", "SweepMhConfig", "TrainConfig"],
+    # the input normalisation a probed model gets
+    "normalize": ["Norm"],
     # CIFAR-10 in any of its layouts
     "data": ["Cifar"],
 })

@@ -1,5 +1,7 @@
 """The `vit-probe` console script: signal handlers first, then one command's config through
-jackson.config.cli_run (torch and timm are imported only then)."""
+jackson.command.cli_run.  The configs and their checks are torch-free (`vit_probe.configs`): `--help` and a
+bad option end before torch and timm are imported; each run function is imported only to run.
+"""
 from __future__ import annotations
 
 import sys
@@ -14,6 +16,7 @@ Attention-logit spectra of ViTs on CIFAR-10, the m_h sweep and the permutation t
     vit-probe spectra --model vit_base_patch16_224 --pretrained --data ~/data/cifar10
     vit-probe spectra --checkpoint own.pth --model-json own.json --data ...   # e.g. {"kind": "torch-vit", "dim": 128}
     vit-probe spectra --checkpoint own.pth --model-factory mypkg.models:build --data ...
+    vit-probe spectra --checkpoint own.pth --model-json own.json --normalize imagenet --data ...   # as it was trained
     vit-probe sweep-mh --m-h 1,2,4,8,16,32 --data ...
     vit-probe permute --checkpoint W.pth --data ...
 """
@@ -25,15 +28,41 @@ DESCRIPTIONS = {
 }
 
 
+def _run_spectra(cfg, command):
+    from .configs import validate_spectra
+    validate_spectra(cfg)              # what the command line alone can check, before torch is imported
+    from .run_spectra import run_spectra
+    return run_spectra(cfg, command)
+
+
+def _run_sweep_mh(cfg, command):
+    from .configs import validate_sweep
+    validate_sweep(cfg)
+    from .run_sweep_mh import run_sweep_mh
+    return run_sweep_mh(cfg, command)
+
+
+def _sweep_grid(cfg):
+    from .configs import validate_sweep
+    validate_sweep(cfg)
+    from .run_sweep_mh import sweep_grid
+    return sweep_grid(cfg)
+
+
+def _run_permute(cfg, command):
+    from .configs import validate_permute
+    validate_permute(cfg)
+    from .run_permute import run_permute
+    return run_permute(cfg, command)
+
+
 def commands() -> dict:
     """command -> (config class, quick preset, run function, description, grid function for --status or None);
-    imports torch and timm."""
-    from .run_permute import PERMUTE_QUICK, PermuteConfig, run_permute
-    from .run_spectra import SPECTRA_QUICK, SpectraConfig, run_spectra
-    from .run_sweep_mh import SWEEP_QUICK, SweepMhConfig, run_sweep_mh, sweep_grid
-    return {"spectra": (SpectraConfig, SPECTRA_QUICK, run_spectra, DESCRIPTIONS["spectra"], None),
-            "sweep-mh": (SweepMhConfig, SWEEP_QUICK, run_sweep_mh, DESCRIPTIONS["sweep-mh"], sweep_grid),
-            "permute": (PermuteConfig, PERMUTE_QUICK, run_permute, DESCRIPTIONS["permute"], None)}
+    imports no torch: the run and grid functions import their experiment when called."""
+    from .configs import PERMUTE_QUICK, SPECTRA_QUICK, SWEEP_QUICK, PermuteConfig, SpectraConfig, SweepMhConfig
+    return {"spectra": (SpectraConfig, SPECTRA_QUICK, _run_spectra, DESCRIPTIONS["spectra"], None),
+            "sweep-mh": (SweepMhConfig, SWEEP_QUICK, _run_sweep_mh, DESCRIPTIONS["sweep-mh"], _sweep_grid),
+            "permute": (PermuteConfig, PERMUTE_QUICK, _run_permute, DESCRIPTIONS["permute"], None)}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -48,9 +77,10 @@ def main(argv: list[str] | None = None) -> None:
         fail("vit-probe", f"unknown command '{cmd}' (choose from {', '.join(DESCRIPTIONS)})")
 
     def body():
-        from jackson.config import UsageError, cli_run
+        from jackson.command import cli_run
+        from jackson.config import UsageError
         from .hub import early_offline_check
-        if cmd == "spectra":          # before torch and timm are imported (about 5 s): an offline --pretrained
+        if cmd == "spectra":          # before torch and timm are imported: an offline --pretrained
             line = early_offline_check(rest)     # fails in about the time the hub probe takes
             if line:
                 raise UsageError(line)

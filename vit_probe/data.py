@@ -1,7 +1,7 @@
 """CIFAR-10 from whatever a user has: the official python batches, an image-folder tree, a
 .tar.gz of either, or (with internet) the official download.
 
-Every layout is read into the same pair of arrays, cached once as `.npz` in a cache folder:
+Every layout is read into the same pair of arrays, cached as `.npz` in a cache folder:
 
     images: (N, 32, 32, 3) uint8, RGB        labels: (N,) int64 in 0..9 (official class order)
 
@@ -10,7 +10,8 @@ Layouts:
   `test_batch` (pickled dicts with b"data" (N, 3072) and b"labels").
 - image folder: `train/<class>/*.{jpg,png}` and `test/<class>/*.{jpg,png}`, class folder names
   from CLASSES; files sorted by name (numeric names sort numerically).
-- archive: a `.tar.gz`/`.tgz`/`.tar` of either, unpacked once into the cache folder.
+- archive: a `.tar.gz`/`.tgz`/`.tar` of either, never unpacked to disk (`vit_probe/archive.py`): its member
+  list gives a split's labels, and only the images a run uses are read and decoded (`Cifar.take`).
 
 `describe(spec)` names the data for reports: a JPEG tree is "CIFAR-10 (JPEG q75 copy)"-style
 re-encoded data and every result on it says so.
@@ -22,45 +23,60 @@ batch file cannot run code.  Image-folder layouts are sorted by class, so no cal
 from __future__ import annotations
 
 import hashlib
-import importlib
-import lzma
+import http.client
 import os
 import pickle
 import re
-import shutil
-import tarfile
-import zlib
-from dataclasses import dataclass
+import socket
+import time
+import urllib.error
+import urllib.parse
 from pathlib import Path
 
 import numpy as np
 
 from jackson.config import UsageError
 
-CLASSES = ("airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck")
-MEAN = (0.4914, 0.4822, 0.4465)   # CIFAR-10 channel means (the shared ViT was trained with these)
-STD = (0.2470, 0.2435, 0.2616)
-OFFICIAL_TRAIN = tuple(f"data_batch_{i}" for i in range(1, 6))
-OFFICIAL_TEST = "test_batch"
-IMAGE_EXT = (".jpg", ".jpeg", ".png")
+from .archive import load_split
+from .normalize import CIFAR10
+# the files' readers (REFUSE, CifarUnpickler and read_batch stay importable from here, as they were)
+from .cifar_io import (CLASSES, IMAGE_EXT, OFFICIAL_TEST, OFFICIAL_TRAIN, REFUSE, CifarUnpickler,  # noqa: F401
+                       _batch_arrays, _decode_image, _save_npz, _sort_key, _stamp, read_batch)
+
+MEAN, STD = CIFAR10   # CIFAR-10 channel means and stds (the shared ViT was trained with these; vit_probe/normalize.py)
 
 
-@dataclass
 class Cifar:
-    """One split of CIFAR-10 in memory."""
-    images: np.ndarray     # (N, 32, 32, 3) uint8
-    labels: np.ndarray     # (N,) int64
-    source: str            # human-readable description of where it came from
+    """One split of CIFAR-10: its labels in memory, its images in memory or, for a split of an archive,
+    read on demand: `take(idx)` reads and decodes only those images, `images` all of them (once)."""
+
+    def __init__(self, images: np.ndarray | None, labels, source: str, reader=None):
+        self._images = images          # (N, 32, 32, 3) uint8, or None until read
+        self.labels = np.asarray(labels)   # (N,) int64
+        self.source = source           # human-readable description of where it came from
+        self._reader = reader          # idx -> (len(idx), 32, 32, 3) uint8, for a split read from an archive
 
     def __len__(self) -> int:
         return len(self.labels)
+
+    @property
+    def images(self) -> np.ndarray:
+        """Every image of the split (read from an archive the first time they are asked for)."""
+        if self._images is None:
+            self._images = self._reader(np.arange(len(self.labels)))
+        return self._images
+
+    def take(self, idx) -> np.ndarray:
+        """The images at indices `idx`, in that order; from an archive only these are read and decoded."""
+        idx = np.asarray(idx, dtype=np.int64)
+        return self._images[idx] if self._images is not None else self._reader(idx)
 
     def subset(self, n: int | None, seed: int = 0) -> "Cifar":
         """n examples drawn stratified by class with `seed` (see `subset`); all when n is None or >= N."""
         if n is None or n >= len(self):
             return self
         idx = subset(self.labels, n, seed)
-        return Cifar(self.images[idx], self.labels[idx], self.source)
+        return Cifar(self.take(idx), self.labels[idx], self.source)
 
 
 # ---------------------------------------------------------------- subsets
@@ -154,78 +170,18 @@ def layout(path: Path) -> str:
 
 # ---------------------------------------------------------------- readers
 
-REFUSE = "a CIFAR batch holds only arrays, lists, dicts, bytes and strings"
-
-
-def _numpy_core(sub: str, name: str):
-    """numpy's own reconstructor `name` from numpy._core.<sub> (numpy 2) or numpy.core.<sub> (1.x)."""
-    for mod in (f"numpy._core.{sub}", f"numpy.core.{sub}"):
-        try:
-            return getattr(importlib.import_module(mod), name)
-        except (ImportError, AttributeError):
-            continue
-    raise AttributeError(f"numpy has no {sub}.{name}")
-
-
-# Every global a CIFAR batch needs (official batches: Python 2 pickles of a dict of arrays, lists,
-# bytes; batches re-pickled by Python 3 at any protocol).  Lists, dicts, bytes and strings are
-# pickle opcodes, not globals.  Anything else -- os.system, builtins.eval, ... -- is refused.
-_ALLOWED = {
-    ("numpy.core.multiarray", "_reconstruct"): lambda: _numpy_core("multiarray", "_reconstruct"),
-    ("numpy._core.multiarray", "_reconstruct"): lambda: _numpy_core("multiarray", "_reconstruct"),
-    ("numpy.core.numeric", "_frombuffer"): lambda: _numpy_core("numeric", "_frombuffer"),   # protocol 5
-    ("numpy._core.numeric", "_frombuffer"): lambda: _numpy_core("numeric", "_frombuffer"),
-    ("numpy", "ndarray"): lambda: np.ndarray,
-    ("numpy", "dtype"): lambda: np.dtype,
-    ("_codecs", "encode"): lambda: __import__("codecs").encode,   # bytes in Python 3 protocol 0-2 pickles
-}
-
-
-class CifarUnpickler(pickle.Unpickler):
-    """Unpickles arrays, lists, dicts, bytes and strings only; any other global is a UsageError."""
-
-    def __init__(self, fh, path):
-        super().__init__(fh, encoding="bytes")
-        self.path = path
-
-    def find_class(self, module, name):
-        make = _ALLOWED.get((module, name))
-        if make is None:
-            raise UsageError(f"{self.path}: refusing to unpickle {module}.{name}; {REFUSE}")
-        return make()
-
-
-def read_batch(path: Path) -> dict:
-    """One pickled CIFAR batch, read with `CifarUnpickler` (no code in the file runs)."""
-    with open(path, "rb") as fh:
-        return CifarUnpickler(fh, path).load()
-
-
 def _read_official(root: Path, split: str) -> tuple[np.ndarray, np.ndarray]:
     names = OFFICIAL_TRAIN if split == "train" else (OFFICIAL_TEST,)
     xs, ys = [], []
     for name in names:
-        try:
-            d = read_batch(root / name)
-            data = np.asarray(d[b"data"], dtype=np.uint8)
-            labels = np.asarray(d[b"labels"], dtype=np.int64)
-        except UsageError:      # a refused global: already one line
-            raise
-        except Exception as e:  # corrupt pickle, wrong keys, truncated file
-            raise UsageError(f"--data: {root / name} is not a readable CIFAR-10 batch ({_one_line(e)})")
-        if data.ndim != 2 or data.shape[1] != 3072 or len(labels) != len(data):
-            raise UsageError(f"--data: {root / name} has data of shape {data.shape}, expected (N, 3072)")
-        xs.append(data.reshape(-1, 3, 32, 32).transpose(0, 2, 3, 1))
-        ys.append(labels)
+        with open(root / name, "rb") as fh:
+            x, y = _batch_arrays(fh, root / name)
+        xs.append(x)
+        ys.append(y)
     return np.ascontiguousarray(np.concatenate(xs)), np.concatenate(ys)
 
 
-def _sort_key(p: Path):
-    return (0, int(p.stem), "") if p.stem.isdigit() else (1, 0, p.stem)
-
-
 def _read_folder(root: Path, split: str) -> tuple[np.ndarray, np.ndarray]:
-    from PIL import Image
     base = root / split
     present = sorted(p.name for p in base.iterdir() if p.is_dir())
     unknown = [c for c in present if c not in CLASSES]
@@ -237,95 +193,17 @@ def _read_folder(root: Path, split: str) -> tuple[np.ndarray, np.ndarray]:
         files = sorted((p for p in (base / cls).glob("*") if p.suffix.lower() in IMAGE_EXT), key=_sort_key) \
             if (base / cls).is_dir() else []
         for f in files:
-            try:
-                with Image.open(f) as im:
-                    a = np.asarray(im.convert("RGB"), dtype=np.uint8)
-            except Exception as e:
-                raise UsageError(f"--data: cannot decode {f} ({type(e).__name__})")
-            if a.shape != (32, 32, 3):
-                raise UsageError(f"--data: {f} is {a.shape[1]}x{a.shape[0]}, CIFAR-10 images are 32x32")
-            xs.append(a)
+            xs.append(_decode_image(f, f))
             ys.append(label)
     if not xs:
         raise UsageError(f"--data: no images under {base}")
     return np.stack(xs), np.asarray(ys, dtype=np.int64)
 
 
-def _one_line(e: BaseException) -> str:
-    """An exception in one line: its type and the first non-blank line of its message, if any."""
-    lines = [ln.strip() for ln in str(e).splitlines() if ln.strip()]
-    return f"{type(e).__name__}: {lines[0][:160]}" if lines else type(e).__name__
-
-
-def _stamp(p: Path) -> str:
-    """What a cache of `p` is keyed by: its size and modification time in nanoseconds, so a file rewritten
-    (even within the same second, or back to the same size) is read again."""
-    st = p.stat()
-    return f"{st.st_size}:{st.st_mtime_ns}"
-
-
-def _ends_cleanly(tf: tarfile.TarFile) -> bool:
-    """Whether a tar archive whose members were all read ends with its end-of-archive marker (a zero block)
-    right after the last member.  tarfile itself stops silently at a header cut short or damaged past the
-    first member, taking the members before it for the whole archive."""
-    tf.fileobj.seek(tf.offset)
-    return tf.fileobj.read(tarfile.BLOCKSIZE) == tarfile.NUL * tarfile.BLOCKSIZE
-
-
-def _unpack(archive: Path, cache: Path) -> Path:
-    """Unpack once into cache/<name>-<digest>/, the digest keyed by the archive's path, size and mtime.
-
-    Atomic: the archive is unpacked into a temporary folder renamed into place only when every member
-    was read and the archive ended with its end-of-archive marker; an empty, unreadable, truncated or
-    damaged archive is one line (UsageError) and leaves no unpacked folder behind."""
-    digest = hashlib.sha1(f"{archive.resolve()}:{_stamp(archive)}".encode()).hexdigest()[:10]
-    dest = cache / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', archive.name)}-{digest}"
-    if dest.is_dir():
-        return dest
-    if archive.stat().st_size == 0:
-        raise UsageError(f"--data: cannot unpack {archive}: it is empty (0 bytes); "
-                         "give a .tar.gz, .tgz or .tar of CIFAR-10")
-    try:
-        tf = tarfile.open(archive)
-    except tarfile.ReadError:
-        raise UsageError(f"--data: cannot unpack {archive}: it is not a tar archive (plain, gzip, bzip2 or xz); "
-                         "give a .tar.gz, .tgz or .tar of CIFAR-10") from None
-    tmp = cache / f".tmp-{dest.name}-{os.getpid()}"
-    try:
-        with tf:
-            cache.mkdir(parents=True, exist_ok=True)
-            shutil.rmtree(tmp, ignore_errors=True)
-            tf.extractall(tmp, filter="data")
-            complete, members = _ends_cleanly(tf), len(tf.members)
-    except BaseException as e:
-        shutil.rmtree(tmp, ignore_errors=True)
-        # a damaged stream: tarfile's errors, a gzip/bzip2/xz stream cut short or corrupt (an OSError with
-        # no errno); an OSError with one (disk full, permissions) is the machine's, not the archive's
-        if isinstance(e, (tarfile.TarError, EOFError, zlib.error, lzma.LZMAError)) or \
-                (isinstance(e, OSError) and e.errno is None):
-            raise UsageError(f"--data: cannot unpack {archive}: it is truncated or damaged ({_one_line(e)}); "
-                             "nothing was cached, give a complete copy") from None
-        raise
-    if not complete:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise UsageError(f"--data: cannot unpack {archive}: it is truncated or damaged (it ends after {members} "
-                         "entries without a tar's end-of-archive marker); nothing was cached, give a complete copy")
-    try:
-        os.replace(tmp, dest)
-    except OSError:
-        if not dest.is_dir():            # not another process unpacking the same archive first
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
-        shutil.rmtree(tmp, ignore_errors=True)
-    return dest
-
-
 def _fingerprint(path: Path, kind: str, split: str) -> str:
-    """What the decoded `split` of CIFAR-10 at `path` depends on, for the .npz cache's key: the archive's
-    size and mtime, the split's batch files' (official layout), or every file's of the split's class folders
-    (image-folder tree).  A file changed in place is read again."""
-    if kind == "archive":
-        return _stamp(path)
+    """What the decoded `split` of CIFAR-10 at `path` (a folder) depends on, for the .npz cache's key: the
+    split's batch files' size and mtime (official layout), or every file's of the split's class folders
+    (image-folder tree).  A file changed in place is read again.  (Archives: `_archive_key`.)"""
     if kind == "official":
         root = _find_official(path)
         return ";".join(f"{n}:{_stamp(root / n)}" for n in (OFFICIAL_TRAIN if split == "train" else (OFFICIAL_TEST,)))
@@ -353,8 +231,10 @@ def describe(path: Path) -> str:
 
 
 def load(path: str | os.PathLike | None, split: str, cache: str | os.PathLike | None = None,
-         download: bool = False) -> Cifar:
-    """Split 'train' or 'test' of CIFAR-10 at `path` (any layout), decoded once and cached."""
+         download: bool = False, progress: bool = False) -> Cifar:
+    """Split 'train' or 'test' of CIFAR-10 at `path` (any layout).  A folder's split is decoded whole, once,
+    and cached; an archive's images are read on demand, only those asked for (`Cifar.take`).  progress:
+    a bar while an archive is read, and a line saying how many images were read from where."""
     if split not in ("train", "test"):
         raise ValueError(split)
     cache = Path(cache) if cache else default_cache()
@@ -364,39 +244,65 @@ def load(path: str | os.PathLike | None, split: str, cache: str | os.PathLike | 
         return _download(cache, split)
     path = Path(path).expanduser()
     kind = layout(path)
+    source = describe(path)
+    if kind == "archive":
+        labels, reader = load_split(path, split, cache, progress)
+        return Cifar(None, labels, source, reader)
     key = hashlib.sha1(f"{path.resolve()}:{kind}:{_fingerprint(path, kind, split)}".encode()).hexdigest()[:10]
     npz = cache / f"cifar10-{key}-{split}.npz"
-    source = describe(path)
     if npz.is_file():
         try:
             with np.load(npz) as z:
                 return Cifar(z["images"], z["labels"], source)
         except Exception:
             npz.unlink(missing_ok=True)   # a damaged cache is rebuilt
-    root = _unpack(path, cache) if kind == "archive" else path
-    if kind == "archive":
-        inner = _find_official(root)
-        kind, root = ("official", inner) if inner else ("folder", _find_folder_tree(root))
-        if root is None:
-            raise UsageError(f"--data: {path} does not contain CIFAR-10 (no batches, no train/ test/ tree)")
     if kind == "official":
-        x, y = _read_official(_find_official(root), split)
+        x, y = _read_official(_find_official(path), split)
     else:
-        x, y = _read_folder(_find_folder_tree(root), split)
-    cache.mkdir(parents=True, exist_ok=True)
-    tmp = npz.with_suffix(f".tmp{os.getpid()}.npz")
-    np.savez(tmp, images=x, labels=y)
-    os.replace(tmp, npz)
+        x, y = _read_folder(_find_folder_tree(path), split)
+    _save_npz(npz, images=x, labels=y)
     return Cifar(x, y, source)
 
 
-def _download(cache: Path, split: str) -> Cifar:  # pragma: no cover - needs internet
-    """The official dataset through torchvision (needs internet on first use)."""
+OFFICIAL_URL = "https://www.cs.toronto.edu/~kriz/cifar-10-python.tar.gz"   # what torchvision's CIFAR10 fetches
+DOWNLOAD_TIMEOUT_S = 60.0   # the longest one network wait of --download may take (a connect, or one read)
+
+
+def fetch_official(root: str, train: bool):
+    """torchvision's CIFAR10 split under root, downloaded there first when it is not (needs internet)."""
     from torchvision.datasets import CIFAR10
+    return CIFAR10(root, train=train, download=True)
+
+
+def _download(cache: Path, split: str, timeout: float = DOWNLOAD_TIMEOUT_S) -> Cifar:
+    """The official dataset through torchvision (`fetch_official`).  Every network wait is bounded: the
+    process's default socket timeout is `timeout` seconds during the call (torchvision's urlopen takes it)
+    and restored after; a wait that runs out, or a connection that fails, is one line naming the host, the
+    URL and the seconds waited."""
+    host = urllib.parse.urlparse(OFFICIAL_URL).hostname
+    before = socket.getdefaulttimeout()
+    t0 = time.monotonic()
+    socket.setdefaulttimeout(timeout)
     try:
-        ds = CIFAR10(str(cache / "torchvision"), train=(split == "train"), download=True)
+        ds = fetch_official(str(cache / "torchvision"), split == "train")
     except Exception as e:
-        raise UsageError(f"--download: could not fetch CIFAR-10 ({type(e).__name__}: {e})")
+        waited = time.monotonic() - t0
+        why = e.reason if isinstance(e, urllib.error.URLError) and not isinstance(e, urllib.error.HTTPError) else e
+        if isinstance(why, TimeoutError):     # socket.timeout is TimeoutError
+            raise UsageError(f"--download: no answer from {host} within {timeout:g} s ({OFFICIAL_URL}; waited "
+                             f"{waited:.1f} s in all); check the internet connection or proxy, or give --data with "
+                             "a local copy") from None
+        if isinstance(e, urllib.error.HTTPError):
+            raise UsageError(f"--download: {host} answered HTTP {e.code} ({e.reason}) for {OFFICIAL_URL} after "
+                             f"{waited:.1f} s; try again later, or give --data with a local copy") from None
+        if isinstance(why, (OSError, http.client.HTTPException)) and not getattr(why, "filename", None):
+            raise UsageError(f"--download: cannot reach {host} ({OFFICIAL_URL}) after {waited:.1f} s "
+                             f"({type(why).__name__}: {str(why).splitlines()[0][:160] if str(why) else ''}); check "
+                             "the internet connection or proxy, or give --data with a local copy") from None
+        first = str(e).splitlines()[0] if str(e) else ""
+        raise UsageError(f"--download: could not fetch CIFAR-10 ({type(e).__name__}: {first})") from None
+    finally:
+        socket.setdefaulttimeout(before)
     return Cifar(np.asarray(ds.data, dtype=np.uint8), np.asarray(ds.targets, dtype=np.int64),
                  "CIFAR-10 (official, torchvision download)")
 
@@ -414,10 +320,10 @@ def normalise(images_u8, size: tuple[int, int] = (32, 32), mean=MEAN, std=STD):
     return (x - mean) / std
 
 
-def to_tensor(images: np.ndarray):
+def to_tensor(images: np.ndarray, mean=MEAN, std=STD):
     """uint8 numpy (N, 32, 32, 3) -> normalised float32 (N, 3, 32, 32) torch tensor."""
     import torch
-    return normalise(torch.from_numpy(np.ascontiguousarray(images)))
+    return normalise(torch.from_numpy(np.ascontiguousarray(images)), (32, 32), mean, std)
 
 
 def write_official_fixture(root: Path, n_train_per_batch: int = 20, n_test: int = 20, seed: int = 0) -> Path:

@@ -11,10 +11,13 @@ A description is one JSON object: "kind" and that kind's keys (any other key is 
     {"kind": "factory", "factory": "mypkg.models:build", "kwargs": {"depth": 2}}
 
 torch-vit keys are the fields of `vit_probe.torch_vit.TorchViTConfig` (defaults for the ones left
-out); `kwargs` go to `timm.create_model` or to the factory.  A factory is any importable callable
+out); `kwargs` go to `timm.create_model` or to the factory.  Any kind may say how the model's inputs were
+normalised when it was trained, `"normalize": "imagenet"` or `{"mean": [0.5, 0.5, 0.5], "std": [0.5, 0.5, 0.5]}`
+(`vit_probe/normalize.py`; `--normalize` wins over it).  A factory is any importable callable
 that returns an `nn.Module` (the current folder is searched first, as `python -m` would); importing
-it runs its code, as the user asked.  The model gets 32x32 images normalised with CIFAR-10's
-statistics unless it has an `img_size` attribute, and its first `num_prefix_tokens` tokens (default
+it runs its code, as the user asked.  The model gets 32x32 images (resized to its `img_size` attribute
+when it has one) normalised as `--normalize`, else its description, says (default: CIFAR-10's
+statistics; a timm model at its own image size: its own), and its first `num_prefix_tokens` tokens (default
 1, a class token) are left out by `--tokens patches` (`vit_probe.spectra`).
 """
 from __future__ import annotations
@@ -31,12 +34,14 @@ from torch import nn
 from jackson.config import UsageError, from_dict, need
 from jackson.schedule import torch_seeded
 
-from . import models
+from . import models, normalize
 from .torch_vit import TorchViT, TorchViTConfig, describe, validate
 
 KINDS = ("torch-vit", "timm", "arch", "factory")
-KEYS = {"torch-vit": {f.name for f in dataclasses.fields(TorchViTConfig)}, "timm": {"name", "kwargs"},
-        "arch": {"arch"}, "factory": {"factory", "kwargs"}}
+SHARED_KEYS = {"normalize"}   # any kind: the input normalisation the model was trained with (vit_probe/normalize.py)
+KEYS = {"torch-vit": {f.name for f in dataclasses.fields(TorchViTConfig)} | SHARED_KEYS,
+        "timm": {"name", "kwargs"} | SHARED_KEYS, "arch": {"arch"} | SHARED_KEYS,
+        "factory": {"factory", "kwargs"} | SHARED_KEYS}
 REQUIRED = {"torch-vit": set(), "timm": {"name"}, "arch": {"arch"}, "factory": {"factory"}}
 
 
@@ -63,12 +68,14 @@ def read_description(path: str | Path) -> dict:
     for k in ("name", "arch", "factory"):
         need(k not in d or isinstance(d[k], str), f"{where}: '{k}' should be a string, got {d.get(k)!r}")
     need(isinstance(d.get("kwargs", {}), dict), f"{where}: 'kwargs' should be an object, got {d.get('kwargs')!r}")
+    if "normalize" in d:
+        normalize.parse_described(d["normalize"], f"{where}: 'normalize'")
     return d
 
 
 def torch_vit_config(d: dict, where: str = "--model-json") -> TorchViTConfig:
     """TorchViTConfig from a torch-vit description (types checked, sizes validated)."""
-    cfg = from_dict(TorchViTConfig, {k: v for k, v in d.items() if k != "kind"}, where=where)
+    cfg = from_dict(TorchViTConfig, {k: v for k, v in d.items() if k not in {"kind"} | SHARED_KEYS}, where=where)
     validate(cfg, where)
     return cfg
 

@@ -1,13 +1,6 @@
-"""ViTs from timm: a timm model by name, or a small CIFAR ViT from an architecture spec, with the
+"""ViTs from timm: a timm model by name, or a small CIFAR ViT from an architecture spec
+(`vit_probe.arch`: `vit_p4_d128_l4_h4`, `..._q8` for m_h = 8 query/key dimensions per head), with the
 per-head query/key size m_h set apart from the value size.
-
-Architecture spec (a string, so it fits on a command line and in a config):
-
-    vit_p{patch}_d{embed_dim}_l{depth}_h{heads}[_m{mlp_ratio}][_q{m_h}]
-
-e.g. `vit_p4_d128_l4_h4` is the shared third-party CIFAR-10 ViT (mlp_ratio 2 by default, the
-value of that checkpoint); `vit_p4_d128_l4_h4_q8` the same with m_h = 8 query/key dimensions
-per head while each head's value stays embed_dim/heads wide.
 
 The model is timm's `VisionTransformer`; only the attention modules of an m_h variant are
 replaced by `QKAttention`, an attention module like timm's `Attention` whose fused qkv projection
@@ -22,7 +15,6 @@ from __future__ import annotations
 
 import re
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import torch
@@ -30,54 +22,9 @@ import torch.nn.functional as F
 from torch import nn
 
 from jackson.config import UsageError
+# parse_arch and arch_spec are also used as models.parse_arch / models.arch_spec beside models.build
+from .arch import ARCH_RE, Arch, arch_spec, parse_arch  # noqa: F401
 from .hub import hub_unreachable, offline_message
-
-ARCH_RE = re.compile(r"vit_p(\d+)_d(\d+)_l(\d+)_h(\d+)(?:_m(\d+(?:\.\d+)?))?(?:_q(\d+))?")
-
-
-@dataclass(frozen=True)
-class Arch:
-    patch: int          # patch size in pixels (32x32 images)
-    dim: int            # embedding dimension
-    depth: int          # number of transformer blocks
-    heads: int          # attention heads per block
-    mlp_ratio: float = 2.0   # MLP hidden size / dim (2 matches the shared checkpoint)
-    m_h: int | None = None   # query/key size per head; None = dim // heads (timm's standard attention)
-
-    @property
-    def d_v(self) -> int:
-        return self.dim // self.heads
-
-    @property
-    def tokens(self) -> int:
-        return (32 // self.patch) ** 2 + 1   # patches + class token
-
-
-def parse_arch(spec: str) -> Arch:
-    m = ARCH_RE.fullmatch(spec.strip())
-    if not m:
-        raise UsageError(f"--arch: cannot read '{spec}'; expected vit_p<patch>_d<dim>_l<depth>_h<heads>"
-                         "[_m<mlp_ratio>][_q<m_h>], e.g. vit_p4_d128_l4_h4")
-    p, d, l, h, mr, q = m.groups()
-    a = Arch(int(p), int(d), int(l), int(h), float(mr) if mr else 2.0, int(q) if q else None)
-    if a.patch < 1 or 32 % a.patch:
-        raise UsageError(f"--arch: patch size {a.patch} must divide 32")
-    if a.heads < 1 or a.dim % a.heads:
-        raise UsageError(f"--arch: dim {a.dim} is not divisible by {a.heads} heads")
-    if a.depth < 1:
-        raise UsageError("--arch: depth must be >= 1")
-    if a.m_h is not None and a.m_h < 1:
-        raise UsageError(f"--arch: m_h must be >= 1, got {a.m_h}")
-    return a
-
-
-def arch_spec(a: Arch) -> str:
-    s = f"vit_p{a.patch}_d{a.dim}_l{a.depth}_h{a.heads}"
-    if a.mlp_ratio != 2.0:
-        s += f"_m{a.mlp_ratio:g}"
-    if a.m_h is not None:
-        s += f"_q{a.m_h}"
-    return s
 
 
 class QKAttention(nn.Module):
@@ -438,9 +385,10 @@ def attention_modules(model: nn.Module) -> list[nn.Module]:
 
 
 def accuracy(model: nn.Module, images, labels, batch: int = 500, device: str = "cpu",
-             progress: bool = False, desc: str = "eval") -> float:
-    """Top-1 accuracy on uint8 images (N, 32, 32, 3)."""
-    _, wrong, n = _evaluate(model, images, labels, batch, device, progress, desc)
+             progress: bool = False, desc: str = "eval", norm=None) -> float:
+    """Top-1 accuracy on uint8 images (N, 32, 32, 3); norm: the input normalisation (a `normalize.Norm`;
+    None: CIFAR-10's)."""
+    _, wrong, n = _evaluate(model, images, labels, batch, device, progress, desc, norm)
     return (n - wrong) / max(n, 1)
 
 
@@ -450,15 +398,16 @@ def cross_entropy(model: nn.Module, images, labels, batch: int = 500, device: st
     return tot / max(n, 1), wrong / max(n, 1)
 
 
-def _evaluate(model, images, labels, batch, device, progress=False, desc="eval") -> tuple[float, int, int]:
+def _evaluate(model, images, labels, batch, device, progress=False, desc="eval", norm=None) -> tuple[float, int, int]:
     """(summed cross-entropy, wrong top-1 predictions, n) over uint8 images, eval mode, no grad."""
     from tqdm.auto import tqdm
-    from .data import to_tensor
+    from .data import MEAN, STD, to_tensor
+    mean, std = (norm.mean, norm.std) if norm is not None else (MEAN, STD)
     model.eval()
     tot, wrong = 0.0, 0
     with torch.inference_mode():
         for i in tqdm(range(0, len(labels), batch), desc=desc, disable=not (progress and sys.stderr.isatty()), leave=False):
-            x = to_tensor(images[i:i + batch]).to(device)
+            x = to_tensor(images[i:i + batch], mean, std).to(device)
             y = torch.as_tensor(labels[i:i + batch]).to(device)
             out = model(x)
             tot += float(F.cross_entropy(out, y, reduction="sum"))

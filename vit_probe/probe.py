@@ -27,7 +27,7 @@ from contextlib import contextmanager
 import torch
 from torch import nn
 
-from jackson.config import UsageError
+from jackson.config import UsageError, need
 
 from .models import attention_modules, attention_scale, mha_qkv, split_qkv
 
@@ -52,11 +52,21 @@ class LogitProbe:
     """Collects logits of the chosen (layer, head)s on every forward while active.
 
     probe.logits[layer] -> (B, len(heads), N, N) float tensor of the last forward.
+    layers, heads: None (the default, as on the command line) probes every layer and every head; a layer or
+    head the model does not have is a UsageError naming it.
     With keep_qkv=True it also keeps (q, k, v) per layer (for equivalence checks).
     """
 
-    def __init__(self, model, layers: list[int], heads: list[int], keep_qkv: bool = False):
+    def __init__(self, model, layers: list[int] | None = None, heads: list[int] | None = None,
+                 keep_qkv: bool = False):
         self.attns = attention_modules(model)
+        n_heads = min(int(a.num_heads) for a in self.attns)
+        layers = list(range(len(self.attns))) if layers is None else [int(x) for x in layers]
+        heads = list(range(n_heads)) if heads is None else [int(x) for x in heads]
+        bad = [x for x in layers if not 0 <= x < len(self.attns)]
+        need(not bad, f"layers: the model has {len(self.attns)} attention layers (0..{len(self.attns) - 1}), not {bad[0] if bad else ''}")
+        bad = [x for x in heads if not 0 <= x < n_heads]
+        need(not bad, f"heads: the model's attention has {n_heads} heads (0..{n_heads - 1}), not {bad[0] if bad else ''}")
         self.layers, self.heads, self.keep_qkv = layers, heads, keep_qkv
         self.logits: dict[int, torch.Tensor] = {}
         self.qkv: dict[int, tuple] = {}

@@ -6,18 +6,17 @@ from __future__ import annotations
 import dataclasses
 import json
 import shutil
-from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 import torch
 
-from jackson.config import need
-from jackson.runfolder import check_run_folder, open_run
+from jackson.runfolder import open_run
 
 from . import models
-from .common import PAPER, _data_split, _device, _report_json, _say_quick
-from .train import TrainConfig, train
+from .common import PAPER, data_split, report_json, say_quick, take_together, train_draw
+from .configs import PermuteConfig, validate_permute
+from .train import train
 
 
 def move_first_to_end(n_tokens: int, n_first: int) -> torch.Tensor:
@@ -40,40 +39,6 @@ class PermuteTokens:
         self.handle.remove()
 
 
-@dataclass(frozen=True)
-class PermuteConfig:
-    checkpoint: str = ""          # weights trained on the original data; empty = train them first (--original-*)
-    arch: str = "vit_p4_d128_l4_h4"   # architecture of the model (spec as in vit-probe spectra)
-    n_first: int = 10             # the permutation moves the first n_first patch tokens to the end
-    original: TrainConfig = TrainConfig(epochs=4.0)   # training on the original data when no --checkpoint
-    finetune: TrainConfig = TrainConfig(epochs=1.0, lr=3e-4)   # continued training on the permuted data
-    control: bool = True          # also continue training on the original data for the same budget
-    seed: int = 0                 # init / shuffling seed
-    device: str = "cpu"           # cpu | cuda | cuda:N (both trainings)
-    data: str = ""                # CIFAR-10 (see vit-probe spectra --help)
-    download: bool = False        # fetch the official CIFAR-10 (needs internet)
-    cache: str = ""               # unpack/decode cache folder
-    out: str = "reports/vit_probe/permute"   # output folder
-    quick: bool = False           # seconds-long smoke run (tiny model, 256 images)
-
-
-PERMUTE_QUICK = dict(arch="vit_p8_d32_l2_h2", n_first=3, original=TrainConfig(epochs=1, n_train=256, batch_size=64),
-                     finetune=TrainConfig(epochs=1, n_train=256, batch_size=64),
-                     out="runs/vit_probe-permute-quick")   # scratch, never reports/
-
-
-def validate_permute(cfg: PermuteConfig) -> None:
-    a = models.parse_arch(cfg.arch)
-    n_patches = a.tokens - 1
-    need(1 <= cfg.n_first < n_patches, f"--n-first must be in 1..{n_patches - 1} ({cfg.arch} has {n_patches} patches)")
-    for name, t in (("original", cfg.original), ("finetune", cfg.finetune)):
-        need(t.epochs > 0 and t.lr > 0 and t.batch_size >= 1 and t.n_train >= 1,
-             f"--{name}-*: epochs, lr, batch size and n_train must be positive")
-    need(cfg.seed >= 0, f"--seed must be >= 0, got {cfg.seed}")
-    _device(cfg.device)
-    check_run_folder(cfg.out, "vit-probe permute")
-
-
 def run_permute(cfg: PermuteConfig, command: str, progress: bool = True) -> dict:
     validate_permute(cfg)
     arch = models.parse_arch(cfg.arch)
@@ -86,18 +51,24 @@ def run_permute(cfg: PermuteConfig, command: str, progress: bool = True) -> dict
     if cfg.checkpoint:   # checked (head count included) before any data is read or file written
         models.load_checkpoint(model, cfg.checkpoint, cfg.arch)
         origin = f"weights {Path(cfg.checkpoint).name} (trained on the original data elsewhere)"
-    tr = _data_split(cfg.data, "train", cfg.cache, cfg.download)
-    te = _data_split(cfg.data, "test", cfg.cache, cfg.download)
-    _say_quick(cfg, progress)
+    tr = data_split(cfg.data, "train", cfg.cache, cfg.download, progress)
+    te = data_split(cfg.data, "test", cfg.cache, cfg.download, progress)
+    say_quick(cfg, progress)
     out = Path(cfg.out)
     with open_run(out, "vit-probe permute", command, dataclasses.asdict(cfg), device=cfg.device) as out:
         work = out / "checkpoints"
         work.mkdir(parents=True, exist_ok=True)
         dev = cfg.device
         perm = move_first_to_end(arch.tokens - 1, cfg.n_first)
-        if not cfg.checkpoint:
-            train(model, tr.images, tr.labels, cfg.original, cfg.seed, work / "original.pt", progress, "original",
-                  device=dev, arch=cfg.arch)
+        # only the training images used are read from an archive (one pass): train()'s draws
+        ft_idx = train_draw(tr.labels, cfg.finetune.n_train, cfg.seed + 1)
+        if cfg.checkpoint:
+            (ft_x,) = take_together(tr, ft_idx)
+        else:
+            orig_idx = train_draw(tr.labels, cfg.original.n_train, cfg.seed)
+            orig_x, ft_x = take_together(tr, orig_idx, ft_idx)
+            train(model, orig_x, tr.labels[orig_idx], cfg.original, cfg.seed, work / "original.pt", progress,
+                  "original", device=dev, arch=cfg.arch)
             origin = f"trained here on the original data ({cfg.original.epochs:g} epochs)"
         start = {k: v.clone() for k, v in model.state_dict().items()}
         model.to(dev)
@@ -111,7 +82,7 @@ def run_permute(cfg: PermuteConfig, command: str, progress: bool = True) -> dict
             m = fresh()
             m.load_state_dict(start)
             h = PermuteTokens(m, perm) if permuted else None
-            hist = train(m, tr.images, tr.labels, cfg.finetune, cfg.seed + 1, work / f"finetune_{name}.pt", progress,
+            hist = train(m, ft_x, tr.labels[ft_idx], cfg.finetune, cfg.seed + 1, work / f"finetune_{name}.pt", progress,
                          f"continue on {name}", device=dev, arch=cfg.arch)
             rows.append({"phase": f"continued training on {name} data ({cfg.finetune.epochs:g} epochs)",
                          "test_data": name, "accuracy": models.accuracy(m, te.images, te.labels, device=dev),
@@ -140,7 +111,7 @@ def run_permute(cfg: PermuteConfig, command: str, progress: bool = True) -> dict
         if cfg.control:
             lines.append(f"Control, the same continued training on the original data: {rows[3]['accuracy']:.4f}.")
         (out / "summary.md").write_text("\n".join(lines) + "\n")
-        _report_json(out, title="Permutation test (Table 1, ViT)", section="vit_probe", data=tr.source, command=command,
+        report_json(out, title="Permutation test (Table 1, ViT)", section="vit_probe", data=tr.source, command=command,
                      seeds=1, figures=[],
                      paper=[{"quantity": "accuracy, original", "paper": PAPER["acc_original"], "measured": before},
                             {"quantity": "accuracy, altered (permuted, continued training)", "paper": PAPER["acc_altered"],
@@ -149,5 +120,10 @@ def run_permute(cfg: PermuteConfig, command: str, progress: bool = True) -> dict
                              "paper": PAPER["acc_altered"] / PAPER["acc_original"], "measured": after / before}],
                      text="\n".join(lines[2:]))
         if progress:
-            print(f"wrote {out}/summary.md")
+            print(f"accuracy {before:.4f} -> {after:.4f} after moving the first {cfg.n_first} patch tokens to the end "
+                  f"and continued training (ratio {after / before:.3f}; paper {PAPER['acc_original']} -> "
+                  f"{PAPER['acc_altered']}, ratio {PAPER['acc_altered'] / PAPER['acc_original']:.3f})"
+                  + (f"; control, continued on the original data: {rows[3]['accuracy']:.4f}" if cfg.control else ""))
+            print(f"results: {out}/permute.csv")
+            print(f"summary: {out}/summary.md")
     return summary

@@ -1,76 +1,27 @@
 """vit-probe spectra (Figs 2, 3a): singular values of the attention logits of one model over N
-images (stratified by class with a seed, `data.subset`); spectra.csv, heads.csv, the violin and
-grid figures, summary.md / .json and report.json in the run folder."""
+images (stratified by class with a seed, `data.subset`); spectra.csv.gz, heads.csv, the violin and
+grid figures, summary.md / .json and report.json in the run folder (the large tables gzip-compressed:
+spectra.csv.gz, violin_samples.csv.gz, init_spectra.csv.gz; pandas reads them as they are)."""
 from __future__ import annotations
 
 import dataclasses
 import json
 import os
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from jackson.config import Option, need
-from jackson.runfolder import check_run_folder, open_run
+from jackson.config import need
+from jackson.runfolder import open_run, table_path, write_table
 from jackson.schedule import torch_seeded
 
 from . import data as cdata
-from . import models, spectra
-from .common import _data_split, _device, _report_json, _say_quick, load_model
+from . import model_source, models, normalize, spectra
+from .common import data_split, load_model, report_json, say_quick
+from .configs import SpectraConfig, validate_spectra
 from .probe import select
-
-
-@dataclass(frozen=True)
-class SpectraConfig:
-    model: str = ""               # timm model name (e.g. vit_base_patch16_224); empty = use --arch
-    pretrained: bool = False      # load timm's own weights for --model (needs internet or timm's cache)
-    checkpoint: str = ""          # local weights (safetensors or torch file, read weights-only)
-    arch: str = ""                # small CIFAR ViT spec for --checkpoint, e.g. vit_p4_d128_l4_h4
-    model_json: str = ""          # JSON describing any other model, e.g. {"kind": "torch-vit", "dim": 32, ...} (vit_probe/model_source.py); empty = none
-    model_factory: str = ""       # module:function that returns the model (an nn.Module with timm or torch attention); empty = none
-    data: str = ""                # CIFAR-10: batches folder, train/ test/ image tree, or a .tar.gz
-    download: bool = False        # fetch the official CIFAR-10 through torchvision (needs internet)
-    cache: str = ""               # where archives are unpacked and decoded arrays cached (default ~/.cache/jackson-lab)
-    split: str = "test"           # which split the images come from: test | train
-    n_images: int = 1000          # images whose logit matrices are decomposed (stratified by class)
-    subset_seed: int = 0          # seed of the class-stratified draw of those images
-    layers: str = "all"           # blocks to probe: 'all' or indices like 0,3 or -1 (last)
-    heads: str = "all"            # heads to probe in each block: 'all' or indices
-    tokens: str = "all"           # tokens in rho_hat(x): all (class token included) | patches
-    violin_layer: int = -1        # block of the Figure-2 violin plot (-1 = last)
-    violin_head: int = 0          # head of the Figure-2 violin plot (the paper uses the first)
-    k_show: int = 16              # singular values shown in the violin plot
-    fit_range: tuple[int, ...] = (2, 16)   # indices i (1-based) of the decay-exponent fit (capped at m_h)
-    batch: int = 100              # images per forward
-    check_accuracy: bool = False  # also measure top-1 accuracy on the whole split (local models)
-    seed: int = 0                 # init seed when --arch has no --checkpoint
-    inits: int = 3                # the control: a trained model's architecture is probed again at this many random inits (seeds 0..inits-1), on the same images; 0 = none
-    device: str = "cpu"           # cpu | cuda | cuda:N
-    out: str = "reports/vit_probe/spectra"   # output folder
-    quick: bool = False           # seconds-long smoke run (50 images)
-
-    CLI = {"batch": Option("--batch-size", old=("--batch",))}   # ARCHITECTURE.md, "CLI vocabulary"
-
-
-MAX_INITS = 20
-SPECTRA_QUICK = dict(n_images=50, batch=25, out="runs/vit_probe-spectra-quick")   # scratch, never reports/
-
-
-def validate_spectra(cfg: SpectraConfig) -> None:
-    need(cfg.split in ("test", "train"), f"--split: '{cfg.split}' is not test or train")
-    need(cfg.tokens in ("all", "patches"), f"--tokens: '{cfg.tokens}' is not all or patches")
-    need(cfg.n_images >= 1, f"--n-images must be >= 1, got {cfg.n_images}")
-    need(cfg.subset_seed >= 0, f"--subset-seed must be >= 0, got {cfg.subset_seed}")
-    need(cfg.batch >= 1, f"--batch-size must be >= 1, got {cfg.batch}")
-    need(0 <= cfg.inits <= MAX_INITS, f"--inits must be between 0 and {MAX_INITS}, got {cfg.inits}")
-    need(cfg.k_show >= 1, f"--k-show must be >= 1, got {cfg.k_show}")
-    need(len(cfg.fit_range) == 2 and 1 <= cfg.fit_range[0] < cfg.fit_range[1],
-         f"--fit-range: give two indices lo,hi with 1 <= lo < hi, got {cfg.fit_range}")
-    check_run_folder(cfg.out, "vit-probe spectra")
-    _device(cfg.device)
 
 
 def violin_title(mdesc: str, layer: int, head: int, where: str) -> str:
@@ -91,16 +42,16 @@ def trained(cfg: SpectraConfig) -> bool:
 
 
 def init_control(cfg: SpectraConfig, images: np.ndarray, layers: list[int], heads: list[int], rank_cap: int,
-                 progress: bool) -> tuple[pd.DataFrame, pd.DataFrame, str]:
+                 progress: bool, norm: normalize.Norm | None = None) -> tuple[pd.DataFrame, pd.DataFrame, str]:
     """The control of Fig. 2: the same architecture with random weights (init seeds 0..inits-1, no checkpoint),
-    probed on the same images, layers and heads.  (spectra table, head table, description), each table with
-    an `init` column."""
+    probed on the same images, layers and heads, with the same input normalisation.  (spectra table, head
+    table, description), each table with an `init` column."""
     specs, tabs, desc = [], [], ""
     for k in range(cfg.inits):
         with torch_seeded(k):
             m0, desc, _ = load_model(cfg.model, False, "", cfg.arch, k, cfg.model_json, cfg.model_factory)
         m0.to(cfg.device)
-        sv0 = spectra.collect(m0, images, layers, heads, cfg.batch, cfg.device, cfg.tokens, progress)
+        sv0 = spectra.collect(m0, images, layers, heads, cfg.batch, cfg.device, cfg.tokens, progress, norm)
         specs.append(spectra.spectrum_table(sv0, init=k))
         tabs.append(spectra.head_table(sv0, tuple(cfg.fit_range), rank_cap, init=k))
     return pd.concat(specs, ignore_index=True), pd.concat(tabs, ignore_index=True), desc
@@ -122,27 +73,37 @@ def control_lines(heads_tab: pd.DataFrame, init_heads: pd.DataFrame, n_inits: in
     return lines
 
 
+def normalisation(cfg: SpectraConfig, model) -> normalize.Norm:
+    """The input normalisation the model is probed with: --normalize, else its description's "normalize"
+    (--model-json), else the rule of every run before the option (`vit_probe/normalize.py`)."""
+    described = model_source.read_description(cfg.model_json).get("normalize") if cfg.model_json else None
+    choice, source = normalize.choose(cfg.normalize, described, f"--model-json {Path(cfg.model_json).name}")
+    return spectra.model_norm(model, choice, source)
+
+
 def run_spectra(cfg: SpectraConfig, command: str, progress: bool = True) -> dict:
     validate_spectra(cfg)
     model, mdesc, ckpt_check = load_model(cfg.model, cfg.pretrained, cfg.checkpoint, cfg.arch, cfg.seed,
                                           cfg.model_json, cfg.model_factory)
+    norm = normalisation(cfg, model)
     attns = models.attention_modules(model)
     n_heads = min(a.num_heads for a in attns)          # heads every layer has
     layers = select(len(attns), cfg.layers, "layer", "--layers")
     heads = select(n_heads, cfg.heads, "head", "--heads")
     vl = select(len(attns), str(cfg.violin_layer), "layer", "--violin-layer")[0]
     vh = select(n_heads, str(cfg.violin_head), "head", "--violin-head")[0]
-    split = _data_split(cfg.data, cfg.split, cfg.cache, cfg.download)
+    split = data_split(cfg.data, cfg.split, cfg.cache, cfg.download, progress)
     pick = cdata.subset(split.labels, cfg.n_images, cfg.subset_seed)   # the split may be sorted by class
-    images = split.images[pick]
-    _say_quick(cfg, progress)
+    # only the images probed are read from an archive; --check-accuracy reads them all
+    images = split.images[pick] if cfg.check_accuracy else split.take(pick)
+    say_quick(cfg, progress)
     model.to(cfg.device)
     out = Path(cfg.out)
     load = os.getloadavg()[0]
     t0 = time.time()
     probe_layers = sorted(set(layers) | {vl})
     probe_heads = sorted(set(heads) | {vh})
-    sv = spectra.collect(model, images, probe_layers, probe_heads, cfg.batch, cfg.device, cfg.tokens, progress)
+    sv = spectra.collect(model, images, probe_layers, probe_heads, cfg.batch, cfg.device, cfg.tokens, progress, norm)
     wall = time.time() - t0
     grid_sv = {k: v for k, v in sv.items() if k[0] in layers and k[1] in heads}
     spec = spectra.spectrum_table(grid_sv)
@@ -152,7 +113,7 @@ def run_spectra(cfg: SpectraConfig, command: str, progress: bool = True) -> dict
     if trained(cfg) and cfg.inits:
         if progress:
             print(f"control: the same architecture at {cfg.inits} random inits", flush=True)
-        init_spec, init_heads, init_desc = init_control(cfg, images, layers, heads, rank_cap, progress)
+        init_spec, init_heads, init_desc = init_control(cfg, images, layers, heads, rank_cap, progress, norm)
         heads_tab = spectra.compare_to_init(heads_tab, init_heads)
         control = {"inits": cfg.inits, "seeds": list(range(cfg.inits)), "model": init_desc,
                    "steeper_heads": int(heads_tab.steeper_than_init.sum()), "heads": len(heads_tab),
@@ -161,14 +122,15 @@ def run_spectra(cfg: SpectraConfig, command: str, progress: bool = True) -> dict
     acc = None
     if cfg.check_accuracy:
         acc = models.accuracy(model, split.images, split.labels, device=cfg.device, progress=progress,
-                              desc="accuracy") if not cfg.model else None
+                              desc="accuracy", norm=norm) if not cfg.model else None
     with open_run(out, "vit-probe spectra", command, dataclasses.asdict(cfg), device=cfg.device) as out:
-        spec.to_csv(out / "spectra.csv", index=False)
+        write_table(out, "spectra.csv", spec)
         heads_tab.to_csv(out / "heads.csv", index=False)
         vsv = sv[(vl, vh)]
         k = min(cfg.k_show, vsv.shape[1])
-        pd.DataFrame({"image": np.repeat(np.arange(len(vsv)), k), "i": np.tile(np.arange(1, k + 1), len(vsv)),
-                      "sv": vsv[:, :k].ravel()}).to_csv(out / "violin_samples.csv", index=False)
+        write_table(out, "violin_samples.csv", pd.DataFrame({"image": np.repeat(np.arange(len(vsv)), k),
+                                                              "i": np.tile(np.arange(1, k + 1), len(vsv)),
+                                                              "sv": vsv[:, :k].ravel()}))
         where = f"{split.source}, {cfg.split} split, {cdata.describe_subset(split.labels, pick, cfg.subset_seed)}"
         spectra.plot_violin(vsv, cfg.k_show, violin_title(mdesc, vl, vh, where), out / "violin_first_head.png")
         spectra.plot_grid(spec, heads_tab, grid_title(mdesc, where), out / "spectra_grid.png")
@@ -180,7 +142,7 @@ def run_spectra(cfg: SpectraConfig, command: str, progress: bool = True) -> dict
                     "caption": f"Mean singular values (5-95% band over images) of every layer x head; "
                                f"titles give the fitted decay slope and effective rank; {split.source}."}]
         if control:
-            init_spec.to_csv(out / "init_spectra.csv", index=False)
+            write_table(out, "init_spectra.csv", init_spec)
             init_heads.to_csv(out / "init_heads.csv", index=False)
             spectra.plot_trained_vs_init(spec, init_spec, rank_cap, control_title(mdesc, cfg.inits, where),
                                          out / "trained_vs_init.png")
@@ -192,10 +154,13 @@ def run_spectra(cfg: SpectraConfig, command: str, progress: bool = True) -> dict
                    "tau": int(vsv.shape[1]), "wall_s_spectra": wall, "accuracy": acc,
                    "violin": {"layer": vl, "head": vh}, "images": where,
                    "per_class": np.bincount(split.labels[pick], minlength=len(cdata.CLASSES)).tolist(),
-                   "checkpoint_check": ckpt_check}
+                   "checkpoint_check": ckpt_check, "normalize": norm.as_dict()}
         (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+        size = spectra.input_size(model)
+        resized = f", resized to {size[0]}x{size[1]}" if tuple(size) != (32, 32) else ""
         lines = [f"# Attention-logit spectra: {mdesc}", "",
-                 f"Data: {where}. Logits rho_hat(x) = q k^T * scale before softmax, "
+                 f"Data: {where}. Input: scaled to [0, 1]{resized}, then (x - mean) / std per channel with "
+                 f"{norm.text()}. Logits rho_hat(x) = q k^T * scale before softmax, "
                  f"tau = {vsv.shape[1]} tokens ({cfg.tokens}); {len(images)} matrices per head.",
                  f"Each logit matrix has rank <= m_h = {rank_cap} (it is q k^T); singular values past that index are "
                  "round-off.", f"Spectra took {wall:.1f} s for {len(images)} images on {cfg.device} (1-minute load average "
@@ -218,15 +183,15 @@ def run_spectra(cfg: SpectraConfig, command: str, progress: bool = True) -> dict
             lines += control_lines(heads_tab, init_heads, cfg.inits, init_desc)
         lines += ["", "Figures: `violin_first_head.png` (Fig. 2), `spectra_grid.png` (layers x heads)"
                   + (", `trained_vs_init.png` (the control)" if control else "") + ". "
-                  "Tables: `spectra.csv`, `heads.csv`, `violin_samples.csv`"
-                  + (", `init_spectra.csv`, `init_heads.csv` (the control)" if control else "") + "."]
+                  "Tables: `spectra.csv.gz`, `heads.csv`, `violin_samples.csv.gz`"
+                  + (", `init_spectra.csv.gz`, `init_heads.csv` (the control)" if control else "") + "."]
         (out / "summary.md").write_text("\n".join(lines) + "\n")
-        _report_json(out, title=f"Attention-logit spectra of {mdesc}", section="vit_probe", data=where,
+        report_json(out, title=f"Attention-logit spectra of {mdesc}", section="vit_probe", data=where,
                      command=command, seeds=1,
                      figures=figures, paper=[], text="\n".join(lines[2:5]))
         if progress:
             head = (f"{mdesc}: {len(heads_tab)} heads, decay exponent {heads_tab.exponent.min():.2f} to "
-                    f"{heads_tab.exponent.max():.2f} over {len(images)} images")
+                    f"{heads_tab.exponent.max():.2f} over {len(images)} images (input normalisation {norm.text()})")
             if control:
                 head += (f"; {control['steeper_heads']} of {control['heads']} heads decay faster than at init "
                          f"(init: {control['init_exponent_min']:.2f} to {control['init_exponent_max']:.2f})")
@@ -238,20 +203,21 @@ def run_spectra(cfg: SpectraConfig, command: str, progress: bool = True) -> dict
     return summary
 
 
-REDRAW_FILES = ("spectra.csv", "heads.csv", "violin_samples.csv", "summary.json")
+REDRAW_FILES = ("spectra.csv", "heads.csv", "violin_samples.csv", "summary.json")   # each looked up by table_path
 
 
 def redraw(folder) -> list[Path]:
-    """Draw a finished `spectra` folder's two figures again from its tables (spectra.csv, heads.csv,
-    violin_samples.csv: the violin's first k_show singular values per image) and summary.json (the model,
+    """Draw a finished `spectra` folder's two figures again from its tables (spectra.csv.gz, heads.csv,
+    violin_samples.csv.gz: the violin's first k_show singular values per image; a folder written before they were
+    compressed: spectra.csv, violin_samples.csv) and summary.json (the model,
     the images, the violin's layer and head), with the functions and titles the run uses: each PNG at 200
     dpi and a PDF beside it.  Loads no model and no data; writes nothing else."""
     folder = Path(folder)
-    missing = [n for n in REDRAW_FILES if not (folder / n).is_file()]
+    missing = [n for n in REDRAW_FILES if not table_path(folder, n).is_file()]
     need(not missing, f"{folder}: no {', '.join(missing)} (not a finished vit-probe spectra folder)")
     s = json.loads((folder / "summary.json").read_text())
-    spec, heads_tab = pd.read_csv(folder / "spectra.csv"), pd.read_csv(folder / "heads.csv")
-    v = pd.read_csv(folder / "violin_samples.csv")
+    spec, heads_tab = pd.read_csv(table_path(folder, "spectra.csv")), pd.read_csv(folder / "heads.csv")
+    v = pd.read_csv(table_path(folder, "violin_samples.csv"))
     vsv = v.pivot(index="image", columns="i", values="sv").sort_index(axis=1).to_numpy()   # (images, k)
     paths = [folder / "violin_first_head.png", folder / "spectra_grid.png"]
     spectra.plot_violin(vsv, vsv.shape[1], violin_title(s["model"], s["violin"]["layer"], s["violin"]["head"],

@@ -18,15 +18,16 @@ import numpy as np
 import pandas as pd
 import torch
 
-from jackson.config import Option, need
+from jackson.config import need
 from jackson.figures import pyplot, save
-from jackson.runfolder import check_run_folder, check_scheduler, open_run
+from jackson.runfolder import open_run, table_path, write_table
 from jackson.sweep import checkpoint_progress, non_default, run_cells
 
 from . import data as cdata
 from . import models, spectra
-from .common import PAPER, _data_split, _device, _fmt, _report_json, _say_quick
-from .train import TrainConfig, train
+from .common import PAPER, data_split, fmt, report_json, say_quick, take_together, train_draw
+from .configs import SweepMhConfig, TrainConfig, validate_sweep
+from .train import train
 
 
 @dataclass(frozen=True)
@@ -65,8 +66,8 @@ class MhCell:
 
     def run(self, folder: Path, progress: bool = True) -> None:
         t0 = time.time()
-        tr = _data_split(self.data, "train", self.cache, self.download)
-        te = _data_split(self.data, "test", self.cache, self.download)
+        tr = data_split(self.data, "train", self.cache, self.download, progress)
+        te = data_split(self.data, "test", self.cache, self.download, progress)
         arch = models.parse_arch(self.arch)
         torch.manual_seed(self.seed)
         model = models.build(arch)
@@ -74,18 +75,22 @@ class MhCell:
         if ckpt is not None:
             ckpt.parent.mkdir(parents=True, exist_ok=True)
         dev = self.device
-        hist = train(model, tr.images, tr.labels, self.train, self.seed, ckpt, progress, desc=f"m_h={arch.m_h}",
+        # only the training images used are read from an archive (one pass): train()'s draw and the evaluation
+        # images (the same in every cell)
+        fit = train_draw(tr.labels, self.train.n_train, self.seed)
+        ev = cdata.subset(tr.labels, self.n_eval_train, self.subset_seed)
+        x_fit, x_ev = take_together(tr, fit, ev)
+        hist = train(model, x_fit, tr.labels[fit], self.train, self.seed, ckpt, progress, desc=f"m_h={arch.m_h}",
                      device=dev, arch=self.arch)
-        ev = cdata.subset(tr.labels, self.n_eval_train, self.subset_seed)      # same images in every cell
         n_ev = len(ev)
-        tr_loss, tr_err = models.cross_entropy(model, tr.images[ev], tr.labels[ev], device=dev)
-        te_loss, te_err = models.cross_entropy(model, te.images, te.labels, device=dev)
+        tr_loss, tr_err = models.cross_entropy(model, x_ev, tr.labels[ev], device=dev)
+        te_loss, te_err = models.cross_entropy(model, te.images, te.labels, device=dev)   # every test image
         nh = arch.heads
         sp = cdata.subset(te.labels, self.n_spectra, self.subset_seed)
         sv = spectra.collect(model, te.images[sp], list(range(arch.depth)), list(range(nh)),
                              100, dev, "all", progress=False)
-        # seed in the rows: the sweep's spectra.csv gathers every seed's table (the ledger's per-seed interval)
-        spectra.spectrum_table(sv, m_h=arch.m_h, seed=self.seed).to_csv(folder / "spectrum.csv", index=False)
+        # seed in the rows: the sweep's spectra.csv.gz gathers every seed's table (the ledger's per-seed interval)
+        write_table(folder, "spectrum.csv", spectra.spectrum_table(sv, m_h=arch.m_h, seed=self.seed))
         spectra.head_table(sv, tuple(self.fit_range), arch.m_h, m_h=arch.m_h).to_csv(folder / "heads.csv", index=False)
         pd.DataFrame(hist).assign(m_h=arch.m_h).to_csv(folder / "history.csv", index=False)
         row = dict(m_h=arch.m_h, seed=self.seed, arch=self.arch, params=sum(p.numel() for p in model.parameters()),
@@ -96,55 +101,6 @@ class MhCell:
         pd.DataFrame([row]).to_csv(folder / "rows.csv", index=False)
         (folder / "cell.json").write_text(json.dumps({"key": self.key(), "data": tr.source, **row,
                                                       "train": dataclasses.asdict(self.train)}, indent=2) + "\n")
-
-
-@dataclass(frozen=True)
-class SweepMhConfig:
-    arch: str = "vit_p4_d128_l4_h4"   # base architecture; m_h replaces the per-head query/key size
-    mh: tuple[int, ...] = (1, 2, 4, 8, 16, 32)   # per-head query/key sizes (value size stays dim/heads)
-    seeds: tuple[int, ...] = (0,)     # training seeds (init, shuffling, augmentation)
-    train: TrainConfig = TrainConfig()
-    n_eval_train: int = 10000         # training images on which the final training loss is measured (eval mode; stratified by class)
-    n_spectra: int = 500              # test images whose logit spectra are recorded per model (stratified by class)
-    subset_seed: int = 0              # seed of those two class-stratified draws (the same images for every cell)
-    spectra_layer: int = -1           # block shown in the spectra-vs-m_h figure (-1 = last, as in Fig. 3a)
-    spectra_head: int = 0             # head shown in that figure
-    fit_range: tuple[int, ...] = (2, 16)   # indices of the spectrum decay fit (capped at m_h)
-    data: str = ""                    # CIFAR-10 (see vit-probe spectra --help)
-    download: bool = False            # fetch the official CIFAR-10 (needs internet)
-    cache: str = ""                   # unpack/decode cache folder (default ~/.cache/jackson-lab)
-    device: str = "cpu"               # cpu | cuda | cuda:N
-    rebuild: bool = False             # only rebuild tables, figures and summary from finished cells (trains nothing)
-    keep_weights: bool = False        # keep each model's final weights in <out>/checkpoints/ (not in reports)
-    scheduler: str = ""               # Dask scheduler address; empty = in-process
-    out: str = "reports/vit_probe/sweep_mh"   # output folder
-    quick: bool = False               # seconds-long smoke run (tiny model, 256 images, 2 m_h)
-
-    CLI = {"mh": Option("--m-h", old=("--mh",))}   # the paper's m_h, as jackson-sweep spells it
-
-
-SWEEP_QUICK = dict(arch="vit_p8_d32_l2_h2", mh=(1, 4), n_eval_train=128, n_spectra=16,
-                   train=TrainConfig(epochs=1, n_train=256, batch_size=64),
-                   out="runs/vit_probe-sweep-mh-quick")   # scratch, never the committed reports/ folder
-
-
-def validate_sweep(cfg: SweepMhConfig) -> None:
-    a = models.parse_arch(cfg.arch)
-    need(a.m_h is None, "--arch: give the base architecture without _q (the sweep sets m_h from --m-h)")
-    need(len(cfg.mh) > 0 and all(m >= 1 for m in cfg.mh), f"--m-h: every m_h must be >= 1, got {cfg.mh}")
-    need(len(set(cfg.mh)) == len(cfg.mh), "--m-h: values repeat")
-    need(len(cfg.seeds) > 0, "--seeds: give at least one seed")
-    need(all(s >= 0 for s in cfg.seeds) and cfg.subset_seed >= 0, "--seeds and --subset-seed must be >= 0")
-    need(cfg.train.epochs > 0, f"--epochs must be > 0, got {cfg.train.epochs}")
-    need(cfg.train.batch_size >= 1 and cfg.train.n_train >= 1, "--batch-size and --n-train must be >= 1")
-    need(cfg.train.lr > 0, f"--lr must be > 0, got {cfg.train.lr}")
-    need(cfg.n_spectra >= 1 and cfg.n_eval_train >= 1, "--n-spectra and --n-eval-train must be >= 1")
-    need(-a.depth <= cfg.spectra_layer < a.depth, f"--spectra-layer {cfg.spectra_layer} is out of range (0..{a.depth - 1})")
-    need(0 <= cfg.spectra_head < a.heads, f"--spectra-head {cfg.spectra_head} is out of range (0..{a.heads - 1})")
-    if not cfg.rebuild:
-        _device(cfg.device)
-    check_run_folder(cfg.out, "vit-probe sweep-mh")
-    check_scheduler(cfg.scheduler)
 
 
 def fit_saturating_power(m, err) -> dict:
@@ -171,9 +127,10 @@ def fit_saturating_power(m, err) -> dict:
 
 
 def cell_spectrum(folder: Path, seed: int) -> pd.DataFrame:
-    """A finished cell's spectrum.csv with its seed in the second column, where cells written before the
-    cells carried it (2026-11-25) lack it: the gathered spectra.csv says every row's seed either way."""
-    t = pd.read_csv(folder / "spectrum.csv")
+    """A finished cell's spectrum table (spectrum.csv.gz; spectrum.csv in a cell written before it was compressed)
+    with its seed in the second column, where cells written before the cells carried it (2026-11-25) lack it: the
+    gathered spectra.csv.gz says every row's seed either way."""
+    t = pd.read_csv(table_path(folder, "spectrum.csv"))
     if "seed" not in t:
         t.insert(1, "seed", seed)
     return t
@@ -198,8 +155,8 @@ SETTLED_L2 = 0.1   # Fig. 3a: successive normalised spectra within 10% (relative
 
 
 def convergence_verdict(conv: pd.DataFrame) -> dict:
-    """Have the normalised spectra converged as m_h grew?  Rule (the lab report's, jackson/lab_report/claims.py
-    vit_converge): settled when the distance of the last pair of m_h is <= SETTLED_L2.  Also says whether the
+    """Have the normalised spectra converged as m_h grew?  Rule (the claims
+    ledger's vit_converge, vit_probe/rules.py): settled when the distance of the last pair of m_h is <= SETTLED_L2.  Also says whether the
     distances shrink pair by pair (a trend toward convergence even where the last is still above it)."""
     d = [float(x) for x in conv["rel_l2"] if np.isfinite(x)] if len(conv) else []
     if not d:
@@ -221,7 +178,7 @@ NOT_IDENTIFIED = "not identified: a standard error exceeds its value"
 
 
 def fit_drawn(fit: dict) -> str:
-    """What error_vs_mh.png shows of the fit a/m_h^gamma + b (`_plot_sweep`), in its caption's words: the
+    """What error_vs_mh.png shows of the fit a/m_h^gamma + b (`plot_sweep`), in its caption's words: the
     curve whenever the fit succeeded, solid black if the data identify gamma and b, dotted grey if not."""
     if not fit.get("ok"):
         return "(the fit a/m_h^gamma + b failed: none drawn)"
@@ -232,13 +189,13 @@ def fit_drawn(fit: dict) -> str:
 
 
 def error_caption(fit: dict, n_eval_train: int, where: str, preset: str) -> str:
-    """error_vs_mh.png's caption in report.json: what `_plot_sweep` draws, the fit as `fit_drawn` says."""
+    """error_vs_mh.png's caption in report.json: what `plot_sweep` draws, the fit as `fit_drawn` says."""
     return (f"Fig. 3b analogue: training cross-entropy (eval mode, {n_eval_train} training images stratified by "
             f"class) and held-out cross-entropy vs m_h {fit_drawn(fit)}; {where}; {preset}. Paper: gamma 0.27, "
             f"b 1.05 on ViT-B/16 with full training.")
 
 
-def _plot_sweep(out: Path, res: pd.DataFrame, spec: pd.DataFrame, fit: dict, layer: int, head: int, where: str) -> None:
+def plot_sweep(out: Path, res: pd.DataFrame, spec: pd.DataFrame, fit: dict, layer: int, head: int, where: str) -> None:
     plt = pyplot()
     d = spec[(spec.layer == layer) & (spec["head"] == head)]
     ms = sorted(d.m_h.unique())
@@ -303,7 +260,7 @@ def run_sweep_mh(cfg: SweepMhConfig, command: str, progress: bool = True) -> dic
     out, cells = sweep_grid(cfg)
     ckpt_dir = out / "checkpoints"
     if not cfg.rebuild:   # fail on bad data before anything is written or trained
-        src = _data_split(cfg.data, "test", cfg.cache, cfg.download).source
+        src = data_split(cfg.data, "test", cfg.cache, cfg.download, progress).source
     with open_run(out, "vit-probe sweep-mh", command, dataclasses.asdict(cfg), scheduler=cfg.scheduler,
                   device=cfg.device, record=not cfg.rebuild) as out:
         t0 = time.time()
@@ -315,7 +272,7 @@ def run_sweep_mh(cfg: SweepMhConfig, command: str, progress: bool = True) -> dic
             dirs = [out / "cells" / c.key() for c in cells]
             command = (out / "command.txt").read_text().strip() if (out / "command.txt").is_file() else command
         else:
-            _say_quick(cfg, progress)
+            say_quick(cfg, progress)
             dirs = run_cells(cells, out, cfg.scheduler or None, progress)
         if not cfg.keep_weights:
             for c in cells:
@@ -327,7 +284,7 @@ def run_sweep_mh(cfg: SweepMhConfig, command: str, progress: bool = True) -> dic
         heads = pd.concat([pd.read_csv(d / "heads.csv") for d in dirs], ignore_index=True)
         hist = pd.concat([pd.read_csv(d / "history.csv").assign(seed=c.seed) for d, c in zip(dirs, cells)], ignore_index=True)
         res.to_csv(out / "results.csv", index=False)
-        spec.to_csv(out / "spectra.csv", index=False)
+        write_table(out, "spectra.csv", spec)
         heads.to_csv(out / "heads.csv", index=False)
         hist.to_csv(out / "history.csv", index=False)
         layer = cfg.spectra_layer % models.parse_arch(cfg.arch).depth
@@ -339,7 +296,7 @@ def run_sweep_mh(cfg: SweepMhConfig, command: str, progress: bool = True) -> dic
         preset = (f"{cfg.arch} (m_h varied), {t.epochs:g} epochs on {int(res.n_train.iloc[0])} training images, batch "
                   f"{t.batch_size}, AdamW lr {t.lr:g} wd {t.weight_decay:g}, cosine, augment={t.augment}, device {cfg.device}")
         where = sweep_where(src, len(cfg.seeds))
-        _plot_sweep(out, res, spec, fit, layer, cfg.spectra_head, where)
+        plot_sweep(out, res, spec, fit, layer, cfg.spectra_head, where)
         summary = {"data": src, "preset": preset, "fit": fit, "paper": PAPER, "wall_s_this_run": time.time() - t0,
                    "command": command,
                    "train_wall_s_total": float(res.train_wall_s.sum()), "convergence": conv.to_dict("records"),
@@ -380,11 +337,11 @@ def run_sweep_mh(cfg: SweepMhConfig, command: str, progress: bool = True) -> dic
                   "between successive normalised mean spectra sigma_i / sigma_1 over the indices both have "
                   "(i <= the smaller m_h; a logit matrix has rank <= m_h).", "",
                   "| from m_h | to m_h | indices compared | rel. distance |", "|---|---|---|---|"]
-        lines += [f"| {r.m_h_from} | {r.m_h_to} | {r.compared_i} | {_fmt(r.rel_l2)} |" for r in conv.itertuples()]
+        lines += [f"| {r.m_h_from} | {r.m_h_to} | {r.compared_i} | {fmt(r.rel_l2)} |" for r in conv.itertuples()]
         lines += ["", f"Converged? {verdict['text']}. Rule: settled when the last pair's distance is "
                       f"<= {SETTLED_L2:g} (the lab report's Fig. 3a rule)."]
         lines += ["", "Figures: `spectra_vs_mh.png` (Fig. 3a), `error_vs_mh.png` (Fig. 3b). Tables: `results.csv`, "
-                  "`spectra.csv`, `heads.csv`, `history.csv`, `spectrum_convergence.csv`; per-model folders in `cells/`."]
+                  "`spectra.csv.gz`, `heads.csv`, `history.csv`, `spectrum_convergence.csv`; per-model folders in `cells/`."]
         (out / "summary.md").write_text("\n".join(lines) + "\n")
         summary.update(summary_extra)
         (out / "summary.json").write_text(json.dumps(summary, indent=2, default=float) + "\n")
@@ -392,7 +349,7 @@ def run_sweep_mh(cfg: SweepMhConfig, command: str, progress: bool = True) -> dic
         if fit.get("ok") and fit["identified"]:
             paper = [{"quantity": "gamma in a/m_h^gamma + b (training loss)", "paper": PAPER["gamma"], "measured": fit["gamma"]},
                      {"quantity": "b in a/m_h^gamma + b", "paper": PAPER["b"], "measured": fit["b"]}]
-        _report_json(out, title="ViT m_h sweep (Fig. 3)", section="vit_probe", data=src, command=command,
+        report_json(out, title="ViT m_h sweep (Fig. 3)", section="vit_probe", data=src, command=command,
                      seeds=len(cfg.seeds), preset=preset,
                      figures=[{"file": "spectra_vs_mh.png",
                                "caption": f"Fig. 3a analogue: mean singular values (raw and / sigma_1) of layer {layer}, "
@@ -403,25 +360,46 @@ def run_sweep_mh(cfg: SweepMhConfig, command: str, progress: bool = True) -> dic
                                "caption": error_caption(fit, cfg.n_eval_train, where, preset)}],
                      paper=paper, text="\n".join(lines[2:3]))
         if progress:
-            print(f"wrote {out}/summary.md")
+            print("\n".join(sweep_headline(res, fit, verdict, layer, cfg.spectra_head)))
+            print(f"results: {out}/results.csv")
+            print(f"figures: {out}/spectra_vs_mh.png, {out}/error_vs_mh.png")
+            print(f"summary: {out}/summary.md")
     return summary
 
 
-REDRAW_FILES = ("results.csv", "spectra.csv", "summary.json", "config.json")
+def sweep_headline(res: pd.DataFrame, fit: dict, verdict: dict, layer: int, head: int) -> list[str]:
+    """The two lines a sweep ends with: the training loss over m_h and its fit a/m_h^gamma + b; whether the
+    spectra converged."""
+    g = res.groupby("m_h").agg(loss=("train_loss_eval", "mean"), acc=("test_acc", "mean"))
+    ms = g.index.tolist()
+    if fit.get("ok"):
+        law = (f"gamma = {fit['gamma']:.3f} +- {fit['gamma_se']:.3f}, b = {fit['b']:.3f} +- {fit['b_se']:.3f}"
+               if fit["identified"] else "gamma and b not identified (a standard error exceeds its value)")
+    else:
+        law = f"not fitted ({fit.get('why')})"
+    n_seeds = res.seed.nunique()
+    return [f"m_h {ms[0]} -> {ms[-1]} ({len(ms)} values, {n_seeds} seed{'s' if n_seeds != 1 else ''}): training loss "
+            f"{g.loss.iloc[0]:.4f} -> {g.loss.iloc[-1]:.4f}, test accuracy {g.acc.iloc[0]:.4f} -> {g.acc.iloc[-1]:.4f}; "
+            f"fit a/m_h^gamma + b: {law}",
+            f"spectra of layer {layer}, head {head}: {verdict['text']}"]
+
+
+REDRAW_FILES = ("results.csv", "spectra.csv", "summary.json", "config.json")   # each looked up by table_path
 
 
 def redraw(folder) -> list[Path]:
-    """Draw a finished `sweep-mh` folder's two figures again from its tables (results.csv, spectra.csv), the
+    """Draw a finished `sweep-mh` folder's two figures again from its tables (results.csv, spectra.csv.gz or an
+    older folder's spectra.csv), the
     fit a/m_h^gamma + b its summary.json holds, and the probed layer and head and the seeds of its
-    config.json, with the function the run uses (`_plot_sweep`): each PNG at 200 dpi and a PDF beside it.
+    config.json, with the function the run uses (`plot_sweep`): each PNG at 200 dpi and a PDF beside it.
     Trains nothing, refits nothing, writes nothing else."""
     folder = Path(folder)
-    missing = [n for n in REDRAW_FILES if not (folder / n).is_file()]
+    missing = [n for n in REDRAW_FILES if not table_path(folder, n).is_file()]
     need(not missing, f"{folder}: no {', '.join(missing)} (not a finished vit-probe sweep-mh folder)")
     s = json.loads((folder / "summary.json").read_text())
     cfg = json.loads((folder / "config.json").read_text())
     res = pd.read_csv(folder / "results.csv").sort_values(["m_h", "seed"])
-    spec = pd.read_csv(folder / "spectra.csv")
+    spec = pd.read_csv(table_path(folder, "spectra.csv"))
     layer = cfg["spectra_layer"] % models.parse_arch(cfg["arch"]).depth
-    _plot_sweep(folder, res, spec, s["fit"], layer, cfg["spectra_head"], sweep_where(s["data"], len(cfg["seeds"])))
+    plot_sweep(folder, res, spec, s["fit"], layer, cfg["spectra_head"], sweep_where(s["data"], len(cfg["seeds"])))
     return [folder / "spectra_vs_mh.png", folder / "error_vs_mh.png"]

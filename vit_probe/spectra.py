@@ -21,21 +21,30 @@ from tqdm.auto import tqdm
 from jackson.figures import pyplot, save
 from jackson.rates import fit_power_law
 
-from .data import MEAN, STD, normalise
+from . import normalize
+from .data import normalise
 from .probe import LogitProbe
 
 QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
 
 
-def model_input(model, images: np.ndarray, device: str = "cpu") -> torch.Tensor:
-    """uint8 (B, 32, 32, 3) -> the model's input: resized to its image size (timm's
-    patch_embed.img_size, else the model's own img_size, else 32) and normalised with its pretrained
-    mean/std when it has them (timm ImageNet models), else CIFAR-10's."""
+def input_size(model) -> tuple[int, int]:
+    """The image size a model takes: timm's patch_embed.img_size, else the model's own img_size, else 32."""
     size = getattr(getattr(model, "patch_embed", None), "img_size", None) or getattr(model, "img_size", None) or 32
-    size = (int(size), int(size)) if isinstance(size, (int, float)) else tuple(size)
-    cfg = getattr(model, "pretrained_cfg", None) or {}
-    mean, std = (cfg.get("mean"), cfg.get("std")) if size != (32, 32) and cfg.get("mean") else (MEAN, STD)
-    return normalise(torch.from_numpy(np.ascontiguousarray(images)).to(device), size, mean, std)
+    return (int(size), int(size)) if isinstance(size, (int, float)) else tuple(size)
+
+
+def model_norm(model, choice=normalize.AUTO, source: str = "the default (auto)") -> normalize.Norm:
+    """The normalisation `model` gets for a choice of `normalize.choose` (AUTO: its own timm mean/std when it
+    takes other than 32x32 images, else CIFAR-10's)."""
+    return normalize.resolve(choice, source, input_size(model), getattr(model, "pretrained_cfg", None))
+
+
+def model_input(model, images: np.ndarray, device: str = "cpu", norm: normalize.Norm | None = None) -> torch.Tensor:
+    """uint8 (B, 32, 32, 3) -> the model's input: resized to its image size (`input_size`) and standardised
+    with `norm` (None: `model_norm(model)`, the rule of every run before --normalize)."""
+    norm = norm or model_norm(model)
+    return normalise(torch.from_numpy(np.ascontiguousarray(images)).to(device), input_size(model), norm.mean, norm.std)
 
 
 def _svdvals(m: torch.Tensor) -> np.ndarray:
@@ -53,14 +62,16 @@ def _svdvals(m: torch.Tensor) -> np.ndarray:
 
 
 def collect(model, images: np.ndarray, layers: list[int], heads: list[int], batch: int = 100,
-            device: str = "cpu", tokens: str = "all", progress: bool = True) -> dict[tuple[int, int], np.ndarray]:
-    """Singular values of every probed logit matrix. tokens='patches' drops the class token."""
+            device: str = "cpu", tokens: str = "all", progress: bool = True,
+            norm: normalize.Norm | None = None) -> dict[tuple[int, int], np.ndarray]:
+    """Singular values of every probed logit matrix. tokens='patches' drops the class token; norm: the input
+    normalisation (None: `model_norm(model)`)."""
     model.eval()
     out = {(l, h): [] for l in layers for h in heads}
     with LogitProbe(model, layers, heads) as probe, torch.inference_mode():
         for i in tqdm(range(0, len(images), batch), desc="spectra", unit="batch", disable=not (progress and sys.stderr.isatty()),
                       dynamic_ncols=True):
-            model(model_input(model, images[i:i + batch], device))
+            model(model_input(model, images[i:i + batch], device, norm))
             for l in layers:
                 lg = probe.logits[l].float()                       # (B, H_sel, N, N)
                 if tokens == "patches":

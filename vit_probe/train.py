@@ -11,7 +11,6 @@ one line on stderr, and training starts from scratch.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -21,19 +20,8 @@ from jackson.progress import bar as progress_bar
 from jackson.runfolder import load_checkpoint, save_atomic, set_aside
 from jackson.schedule import EpochSampler, lr_at, seeded_generator
 
+from .configs import TrainConfig
 from .data import normalise, subset
-
-
-@dataclass(frozen=True)
-class TrainConfig:
-    epochs: float = 3.0          # passes over the training subset (fractions allowed)
-    n_train: int = 50000         # training images used: all, or a class-stratified draw seeded by the training seed
-    batch_size: int = 128        # images per step
-    lr: float = 1e-3             # AdamW peak learning rate
-    weight_decay: float = 0.05   # AdamW weight decay
-    warmup_frac: float = 0.05    # fraction of the steps spent in linear warm-up, then cosine to 0
-    augment: bool = True         # random crop (pad 4) + horizontal flip
-    ckpt_every_s: float = 120.0  # seconds between resumable checkpoints
 
 
 def augment(x: torch.Tensor, g: torch.Generator) -> torch.Tensor:

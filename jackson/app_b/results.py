@@ -15,7 +15,7 @@ import pandas as pd
 
 from synthetic.selection_average import SelectionAverage
 from synthetic.weighted_average import WeightedAverage
-from ..runfolder import write_report
+from ..runfolder import table_path, write_report
 from ..sweep import non_default
 
 METRICS = {  # column -> what it is (summary rows, in this order)
@@ -57,8 +57,9 @@ def collect(out: Path, dirs: list[Path]) -> dict[str, pd.DataFrame]:
 
 
 def fof_by_position(cell_dir: Path) -> pd.DataFrame:
-    """A cell's F_hat∘f_hat check per token position: n tokens, median and largest abs error."""
-    f = pd.read_csv(cell_dir / "fof.csv")
+    """A cell's F_hat∘f_hat check per token position (from its fof.csv.gz; an older cell's fof.csv): n tokens,
+    median and largest abs error."""
+    f = pd.read_csv(table_path(cell_dir, "fof.csv"))
     d = len([c for c in f.columns if c.startswith("fof_hat_")])
     err = np.abs(f[[f"fof_hat_{j}" for j in range(d)]].to_numpy() - f[[f"fof_{j}" for j in range(d)]].to_numpy())
     f["err"] = err.max(axis=1)

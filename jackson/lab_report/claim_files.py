@@ -9,13 +9,11 @@ from __future__ import annotations
 
 import difflib
 import fnmatch
-import math
 import tomllib
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
-from ..config import UsageError
+from ..config import UsageError, read_capped
+from ..verdict import Claim, rules
 
 PAPERS_DIR = Path(__file__).resolve().parent / "papers"
 LAB_PAPERS = ("jiang-li.toml", "yang.toml")      # the ledger's order
@@ -31,7 +29,7 @@ id = "ME-rate-a1"          # unique in the file
 where = "Sec. 4, Fig. 2"   # where in the paper
 claim = "the error decays like m_h^-1"
 paper_value = "exponent -1"
-rule = "rate"              # a rule of docs/claims.md (RULE_PARAMS below)
+rule = "rate"              # a rule of docs/claims.md
 params = { alpha = 1.0 }   # what the rule reads: docs/claims.md says which it needs
 command = "sweep"          # a key of [commands] or a command line; optional
 folders = ["a1"]           # optional: run folders under --root (glob patterns) that may test it; default:
@@ -44,77 +42,6 @@ CLAIM_KEYS = {"id", "where", "claim", "paper_value", "rule", "params", "command"
 REQUIRED = ("id", "claim", "rule")
 
 
-@dataclass(frozen=True)
-class Claim:
-    id: str
-    paper: str              # "Jiang & Li" | "Yang et al." | a researcher's own
-    where: str              # where in the paper
-    text: str               # the claim in words
-    paper_value: str        # as the paper states it
-    kind: str               # the rule that judges it (a key of RULE_PARAMS and of claims.KINDS)
-    command: str            # the command that would test it ("" : none in this lab)
-    params: tuple = ()      # (name, value) pairs the rule reads: alpha, rank, table, task, ...
-    not_testable: str = ""  # why no command of this lab can test it ("": one can); the verdict is then not applicable
-    folders: tuple = ()     # glob patterns of run folders under the root that may test it (): the rule's section
-
-    def __post_init__(self):
-        if self.not_testable and self.command:
-            raise ValueError(f"{self.id}: names a command, so it cannot declare that no command tests it")
-
-    @property
-    def p(self) -> dict:
-        return dict(self.params)
-
-
-# ---- the parameters each rule reads: name -> (required, check) ------------------------------------------
-# A check returns the value as the rule reads it, or raises ValueError with what was expected.
-
-def _number(v):
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
-        raise ValueError("a positive number")
-    return float(v)
-
-
-def _rank(v):
-    s = str(v).strip() if isinstance(v, (int, str)) and not isinstance(v, bool) else ""
-    if s.isdigit() and int(s) >= 1:
-        return str(int(s))
-    raise ValueError("a finite rank: a whole number >= 1 (the rate rule takes rank inf)")
-
-
-def _one_of(*choices: str) -> Callable:
-    def check(v):
-        if v not in choices:
-            raise ValueError("one of " + ", ".join(choices))
-        return v
-    return check
-
-
-def _expect(v):
-    if not isinstance(v, dict) or not v:
-        raise ValueError('a table of model = "drop" | "no drop", e.g. { rnn = "drop", transformer = "no drop" }')
-    for model, label in v.items():
-        if model not in ("rnn", "transformer") or label not in ("drop", "no drop"):
-            raise ValueError('a table of model = "drop" | "no drop", models rnn and transformer')
-    return tuple(v.items())
-
-
-FFN = (False, _one_of("gelu", "relu", "sin"))
-TASK_B1 = (True, _one_of("nearest-point", "weighted-average", "selection-average"))
-TASK_DP = (True, _one_of("arithmetic", "ed", "ed_local", "lis"))
-RULE_PARAMS: dict[str, dict[str, tuple[bool, Callable]]] = {
-    "knee": {"alpha": (True, _number), "rank": (True, _rank), "ffn": FFN},
-    "rate": {"alpha": (True, _number), "ffn": FFN},
-    "rank_order": {}, "alpha_order": {},
-    "vit_decay": {}, "vit_converge": {}, "vit_fit": {}, "vit_permute": {},
-    "alteration": {"kernel": (True, _one_of("exp", "uniform")), "alteration": (True, _one_of("permuted", "mixed")),
-                   "expect": (True, _expect)},
-    "gap": {}, "d3_mixing": {}, "b1_task": {"task": TASK_B1},
-    "dp_fig1": {"task": TASK_DP}, "dp_flops": {"task": TASK_DP}, "dp_locality": {"task": TASK_DP},
-    "no_run": {},
-}
-
-
 def _close(word: str, known) -> str:
     m = difflib.get_close_matches(str(word), sorted(known), n=1)
     return f" (did you mean {m[0]}?)" if m else ""
@@ -124,12 +51,10 @@ def read_claims(path: str | Path) -> tuple[Claim, ...]:
     """The claims in a TOML claim file, checked: a tuple of `Claim` in the file's order."""
     path = Path(path).expanduser()
     where = f"--claims {path}"
-    if not path.is_file():
+    if not path.exists():
         raise UsageError(f"{where}: no such file")
-    if path.stat().st_size > MAX_BYTES:
-        raise UsageError(f"{where}: {path.stat().st_size:,} bytes, more than a claims file's limit of {MAX_BYTES:,}")
     try:
-        doc = tomllib.loads(path.read_text(encoding="utf-8"))
+        doc = tomllib.loads(read_capped(path, "--claims", MAX_BYTES))
     except UnicodeDecodeError:
         raise UsageError(f"{where}: not UTF-8 text") from None
     except tomllib.TOMLDecodeError as e:
@@ -161,8 +86,9 @@ def read_claims(path: str | Path) -> tuple[Claim, ...]:
             raise UsageError(f"{at}: a second claim with this id")
         seen.add(cid)
         rule = t["rule"]
-        if rule not in RULE_PARAMS:
-            raise UsageError(f"{at}: unknown rule {rule!r}{_close(rule, RULE_PARAMS)}; rules: {', '.join(RULE_PARAMS)}")
+        known = rules()
+        if rule not in known:
+            raise UsageError(f"{at}: unknown rule {rule!r}{_close(rule, known)}; rules: {', '.join(known)}")
         params = _params(at, rule, t.get("params", {}))
         for key in ("where", "paper_value", "command", "not_testable"):
             if key in t and not isinstance(t[key], str):
@@ -188,7 +114,7 @@ def read_claims(path: str | Path) -> tuple[Claim, ...]:
 def _params(at: str, rule: str, given) -> tuple:
     if not isinstance(given, dict):
         raise UsageError(f"{at}: params must be a table, e.g. params = {{ alpha = 1.0 }}")
-    schema = RULE_PARAMS[rule]
+    schema = rules()[rule].params
     extra = sorted(set(given) - set(schema))
     if extra:
         takes = ", ".join(schema) or "no parameters"

@@ -10,8 +10,9 @@ import os
 import re
 from pathlib import Path
 
-from ..config import UsageError, need
+from ..config import UsageError, need, read_capped
 from ..runfolder import rerunnable
+from ..verdict import VERDICTS, rules
 from . import claims
 
 # section key -> (heading, the command that produces its results)
@@ -36,8 +37,12 @@ MAGIC = {"image/png": (b"\x89PNG\r\n\x1a\n",), "image/jpeg": (b"\xff\xd8\xff",),
 
 def _read_json(p: Path) -> dict:
     try:
-        return json.loads(p.read_text())
-    except (OSError, json.JSONDecodeError) as e:
+        return json.loads(read_capped(p, "--root"))
+    except UsageError:
+        raise
+    except UnicodeDecodeError:
+        raise UsageError(f"{p}: cannot read (not UTF-8 text)") from None
+    except (OSError, ValueError) as e:
         raise UsageError(f"{p}: cannot read ({e})") from None
 
 
@@ -70,9 +75,9 @@ def provenance(folder: Path) -> str:
     quick = f"quick run: {'yes' if is_quick(folder) else 'no'}"
     env, derived = folder / "environment.json", folder / "provenance.json"
     try:
-        d = json.loads(env.read_text()) if env.is_file() else None
-        p = json.loads(derived.read_text()) if d is None and derived.is_file() else None
-    except (OSError, ValueError):
+        d = json.loads(read_capped(env, "--root")) if env.is_file() else None
+        p = json.loads(read_capped(derived, "--root")) if d is None and derived.is_file() else None
+    except (OSError, ValueError):                    # a UsageError (too large) included: said unreadable
         return f"{'environment.json' if env.is_file() else 'provenance.json'} unreadable, {quick}"
     if isinstance(d, dict):
         pk = d.get("packages") or {}
@@ -118,11 +123,14 @@ def _derived_text(p: dict, quick: str) -> str:
 def is_quick(folder: Path) -> bool:
     cfg = folder / "config.json"
     try:
-        quick = bool(json.loads(cfg.read_text()).get("quick")) if cfg.is_file() else False
+        quick = bool(json.loads(read_capped(cfg, "--root")).get("quick")) if cfg.is_file() else False
     except (OSError, ValueError, AttributeError):
         quick = False
     cmd = folder / "command.txt"
-    return quick or (cmd.is_file() and "--quick" in cmd.read_text().split())
+    try:
+        return quick or (cmd.is_file() and "--quick" in read_capped(cmd, "--root").split())
+    except (OSError, ValueError):
+        return quick
 
 
 def from_hook(root: Path, folder: Path) -> dict:
@@ -331,7 +339,7 @@ def missing_figures(root: Path, e: dict) -> list[str]:
 LEDGER_INTRO = ("Every quantitative claim of Jiang & Li (Jackson-type rates for the Transformer) and Yang et al. "
                 "(efficient Transformers on CoT dynamic programming), the run folder that tests it and a verdict "
                 "computed from that folder's files by the rule of its kind (the rules and their thresholds follow "
-                "the table; code: `jackson/lab_report/claims.py`), never typed. Quick runs, superseded and unfinished folders "
+                "the table; code: each experiment's `rules.py`), never typed. Quick runs, superseded and unfinished folders "
                 "never feed a verdict. The same rows, one per claim: `claims.csv` beside this page.")
 LEDGER_HEAD = ("id", "paper, where", "claim", "paper's value", "measured", "seeds", "folder", "verdict", "rule",
                "other folders")
@@ -347,7 +355,7 @@ def ledger_cells(r: claims.Row) -> list[str]:
 
 def counts_text(rows: list[claims.Row]) -> str:
     n = claims.counts(rows)
-    return f"{len(rows)} claims: " + ", ".join(f"{n[v]} {v}" for v in claims.VERDICTS) + "."
+    return f"{len(rows)} claims: " + ", ".join(f"{n[v]} {v}" for v in VERDICTS) + "."
 
 
 def rules_of(rows: list[claims.Row]) -> list[tuple[str, str, list[str]]]:
@@ -355,7 +363,7 @@ def rules_of(rows: list[claims.Row]) -> list[tuple[str, str, list[str]]]:
     kinds: dict[str, list[str]] = {}
     for r in rows:
         kinds.setdefault(r.claim.kind, []).append(r.claim.id)
-    return [(k, claims.KINDS[k].rule, ids) for k, ids in kinds.items()]
+    return [(k, rules()[k].rule, ids) for k, ids in kinds.items()]
 
 
 SAFE_LINK = re.compile(r"(#|https?:|mailto:)", re.I)    # links that work wherever the page is opened

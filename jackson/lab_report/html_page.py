@@ -9,6 +9,7 @@ import os
 import re
 from pathlib import Path
 
+from ..verdict import VERDICTS
 from . import claims
 from .entries import (HEADLINE, IMAGE_TYPES, INTRO, LEDGER_HEAD, LEDGER_INTRO, SAFE_LINK, counts_text,
                       current_and_superseded, headline_rows, key_number, ledger_cells, readable_image, rules_of,
@@ -68,7 +69,7 @@ def ledger_html(rows: list[claims.Row]) -> list[str]:
         cells[7] = f'<td class="v {r.verdict.replace(" ", "-")}"><strong>{cells[7]}</strong></td>'
         H.append(f'<tr id="claim-{html.escape(r.claim.id)}">' + "".join(x if x.startswith("<td") else f"<td>{x}</td>"
                                                                   for x in cells) + "</tr>")
-    H += ["</table>", f"<p>Rules (one function per kind in <code>jackson/lab_report/claims.py</code>, its text below). "
+    H += ["</table>", f"<p>Rules (one function per rule, in each experiment's <code>rules.py</code>; its text below). "
           f"{_inline(claims.PREFERENCE)}</p>", "<ul>"]
     H += [f"<li><code>{html.escape(k)}</code> ({html.escape(', '.join(ids))}): {_inline(text)}</li>"
           for k, text, ids in rules_of(rows)]
@@ -139,7 +140,7 @@ def glance_html(root: Path, rows: list[claims.Row], entries: list[dict], single_
     n = claims.counts(rows)
     H = ['<section id="at-a-glance">', "<h2>At a glance</h2>",
          '<p class="counts">' + " ".join(f'<span class="badge {v.replace(" ", "-")}">{n[v]} {html.escape(v)}</span>'
-                                         for v in claims.VERDICTS if n[v]) + f" of {len(rows)} claims</p>",
+                                         for v in VERDICTS if n[v]) + f" of {len(rows)} claims</p>",
          '<table class="glance"><tr><th>claim</th><th>in a few words</th><th>verdict</th><th>key number</th></tr>']
     for r in rows:
         H.append(f'<tr><td><a href="#claim-{html.escape(r.claim.id)}">{html.escape(r.claim.id)}</a></td>'

@@ -28,7 +28,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..config import cli_run, need
+from ..command import cli_run
+from ..config import need
 from ..runfolder import write_atomic
 from . import claims
 from .check import check_html
@@ -56,7 +57,7 @@ def ledger_markdown(rows: list[claims.Row]) -> list[str]:
         cells = ledger_cells(r)
         cells[7] = f"**{cells[7]}**"
         L.append("| " + " | ".join(x.replace("|", "\\|") for x in cells) + " |")
-    L += ["", "Rules (one function per kind in `jackson/lab_report/claims.py`, its text below). " + claims.PREFERENCE, ""]
+    L += ["", "Rules (one function per rule, in each experiment's `rules.py`; its text below). " + claims.PREFERENCE, ""]
     L += [f"- `{k}` ({', '.join(ids)}): {text}" for k, text, ids in rules_of(rows)]
     return L + [""]
 

@@ -26,7 +26,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ..config import OneLineParser, UsageError, guarded, need
+from ..config import OneLineParser, UsageError, guarded, need, read_capped
 from ..runfolder import write_atomic
 
 PROG = "python -m jackson.lab_report.provenance"
@@ -66,7 +66,7 @@ def from_git(folder: Path) -> dict:
 
 def _read(path: Path) -> dict:
     try:
-        d = json.loads(path.read_text())
+        d = json.loads(read_capped(path, "provenance"))
     except (OSError, ValueError):
         return {}
     return d if isinstance(d, dict) else {}

@@ -16,11 +16,13 @@ the captions describe the figures as they are now drawn; the rest of report.json
 it, where the writer has not changed.  Experiments whose report.json holds texts of the run alone (vit-probe)
 are refused.
 
-Each redraw imports its experiment only when a folder needs it (the lab report itself stays free of them).
+The experiments' functions are found through the entry-point groups `jackson_lab.redraw` and
+`jackson_lab.report_json` (pyproject.toml): this module imports no experiment.
 """
 from __future__ import annotations
 
 import sys
+from importlib import metadata
 from pathlib import Path
 
 from ..config import OneLineParser, UsageError, apply_threads, guarded, need
@@ -29,51 +31,14 @@ from ..runfolder import folder_kind
 PROG = "python -m jackson.lab_report.redraw"
 
 
-def _rate_sweep(folder: Path) -> list[Path]:
-    from ..rate_sweep.results import redraw
-    return redraw(folder)
+def _hooks(group: str) -> dict:
+    """The experiments' own functions of an entry-point group (pyproject.toml), by the command that makes their
+    folders: this module imports no experiment; the one a folder needs is imported when it is called."""
+    return {ep.name: ep for ep in sorted(metadata.entry_points(group=group), key=lambda e: e.name)}
 
 
-def _spectra(folder: Path) -> list[Path]:
-    from vit_probe.run_spectra import redraw
-    return redraw(folder)
-
-
-def _sweep_mh(folder: Path) -> list[Path]:
-    from vit_probe.run_sweep_mh import redraw
-    return redraw(folder)
-
-
-def _cot_dp(folder: Path) -> list[Path]:
-    from cot_dp.sweep import redraw
-    return redraw(folder)
-
-
-def _rnn_compare(folder: Path) -> list[Path]:
-    from rnn_compare.experiment import redraw
-    return redraw(folder)
-
-
-def _rnn_compare_report(folder: Path) -> Path:
-    from rnn_compare.report import write_report_json
-    return write_report_json(folder)
-
-
-def _rate_sweep_report(folder: Path) -> Path:
-    from ..rate_sweep.results import write_report_json
-    return write_report_json(folder)
-
-
-def _cot_dp_report(folder: Path) -> Path:
-    from cot_dp.sweep import rewrite_report_json
-    return rewrite_report_json(folder)
-
-
-# the command that made a folder -> the redraw of its experiment
-REDRAW = {"jackson-sweep": _rate_sweep, "vit-probe spectra": _spectra, "vit-probe sweep-mh": _sweep_mh,
-          "cot-dp sweep": _cot_dp, "rnn-compare": _rnn_compare}
-# -> its report.json written again from the folder's own files (--report-json)
-REPORT = {"jackson-sweep": _rate_sweep_report, "cot-dp sweep": _cot_dp_report, "rnn-compare": _rnn_compare_report}
+REDRAW = _hooks("jackson_lab.redraw")            # the command that made a folder -> its experiment's redraw
+REPORT = _hooks("jackson_lab.report_json")       # -> its report.json written again from the folder's own files
 
 
 def redraw(folder: str | Path, report_json: bool = False) -> list[Path]:
@@ -87,9 +52,9 @@ def redraw(folder: str | Path, report_json: bool = False) -> list[Path]:
     need(not report_json or kind in REPORT, f"{folder}: --report-json: a '{kind}' folder's report.json holds texts "
                                             f"of the run alone; it is written again for folders of {', '.join(REPORT)}")
     try:
-        pngs = REDRAW[kind](folder)
+        pngs = REDRAW[kind].load()(folder)
         if report_json:
-            REPORT[kind](folder)
+            REPORT[kind].load()(folder)
         return pngs
     except UsageError:
         raise

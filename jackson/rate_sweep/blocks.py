@@ -6,16 +6,16 @@ from pathlib import Path
 
 import pandas as pd
 
-BLOCKS = "blocks.csv.gz"   # the sweep's block MSEs (every cell's blocks.csv), gzip-compressed: 8x smaller, read as is
+from ..runfolder import table_path
+
+BLOCKS = "blocks.csv.gz"   # the sweep's block MSEs (every cell's blocks table), gzip-compressed: 8x smaller, read as is
 
 
 def blocks_path(folder: Path) -> Path | None:
-    """A finished folder's block table: blocks.csv.gz, or blocks.csv in a folder written before it was compressed;
-    None when it has neither."""
-    for name in (BLOCKS, "blocks.csv"):
-        if (Path(folder) / name).is_file():
-            return Path(folder) / name
-    return None
+    """A finished folder's (or cell's) block table: blocks.csv.gz, or blocks.csv in a folder written before it was
+    compressed (`table_path`); None when it has neither."""
+    p = table_path(folder, "blocks.csv")
+    return p if p.is_file() else None
 
 
 def read_blocks(folder: Path) -> pd.DataFrame | None:

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,12 +34,16 @@ import numpy as np
 import pandas as pd
 import torch
 
+from synthetic.kernel_target import KernelTarget
 from synthetic.pod_target import PODTarget, Spectrum
-from ..fit import FitConfig, evaluate, fit
-from ..models import ModelConfig, TransformerBank
+from ..fit import evaluate, fit
+from ..hparams import FitConfig, ModelConfig
+from ..models import TransformerBank
 from ..pod import learned_spectrum
+from ..runfolder import write_table
 from ..schedule import derive_seed, derive_seeds, stable_tag
 from ..sweep import config_hash, function_id
+from .axes import rank_str
 from .given import GivenFeatureBank, given_features
 
 N_BLOCKS = 64  # held-out sequences are split into this many blocks for the bootstrap
@@ -75,8 +78,8 @@ class RateCell:
 
     def target(self) -> PODTarget:
         if self.kernel:
-            return PODTarget.from_kernel(self.kernel, rank=self.rank, tail_tol=self.tail_tol, k_max=self.k_max,
-                                         nodes=self.pod_nodes, F=self.F, f=self.f, tau=self.tau)
+            return KernelTarget(kernel=self.kernel, rank=self.rank, tail_tol=self.tail_tol, k_max=self.k_max,
+                                nodes=self.pod_nodes, F=self.F, f=self.f, tau=self.tau)
         if self.sigma:
             sp = Spectrum(explicit=tuple(self.sigma))
         else:
@@ -114,10 +117,6 @@ class RateCell:
     def members(self) -> list[tuple[int, int]]:
         """(m_h, restart) of every member of the bank, m_h-major."""
         return [(m, j) for m in self.m_hs for j in range(self.restarts)]
-
-
-def rank_str(rank: float) -> str:
-    return "inf" if math.isinf(rank) else str(int(rank))
 
 
 def init_seed(cell: "RateCell", m_h: int, restart: int) -> int:
@@ -183,9 +182,6 @@ def choose(train: np.ndarray, status: list[str], restarts: int) -> list[int]:
     return out
 
 
-TERMS = ("full", "ff")
-
-
 def member_targets(cell: RateCell, target: PODTarget, x: np.ndarray, y: np.ndarray,
                    truncated: dict | None = None) -> np.ndarray:
     """What the bank is fitted to on inputs x: the target values y (N, T) for term full; for term ff, each
@@ -247,16 +243,17 @@ def measure(cell: RateCell, folder: Path, progress: bool = True) -> None:
     tmp = Path(folder)
     pd.DataFrame(rows).to_csv(tmp / "rows.csv", index=False)
     pd.DataFrame(every).to_csv(tmp / "restarts.csv", index=False, float_format="%.6e")
-    pd.DataFrame(blocks).to_csv(tmp / "blocks.csv", index=False, float_format="%.6e")
+    # the large tables gzip-compressed (blocks.csv.gz, curve.csv.gz, learned_spectrum.csv.gz; read with table_path)
+    write_table(tmp, "blocks.csv", pd.DataFrame(blocks), float_format="%.6e")
     curve = pd.DataFrame(res.curve)
     if len(curve):
         curve["m_h"] = [members[i][0] for i in curve["member"]]
         curve["restart"] = [members[i][1] for i in curve["member"]]
         curve["chosen"] = curve["member"].isin(chosen)
-    curve.to_csv(tmp / "curve.csv", index=False)
+    write_table(tmp, "curve.csv", curve)
     sp = pd.DataFrame(spec, columns=[f"s{k + 1}" for k in range(spec.shape[1])])
     sp.insert(0, "m_h", cell.m_hs)
-    sp.to_csv(tmp / "learned_spectrum.csv", index=False, float_format="%.6e")
+    write_table(tmp, "learned_spectrum.csv", sp, float_format="%.6e")
     meta = {"cell": cell.as_dict(), "key": cell.key(), "target": info, "diagnostics": diag,
             "complexity": target.complexity(), "sigma_head": target.sigma[:64].tolist(),
             "fit_wall_s": res.wall_s, "cell_wall_s": time.perf_counter() - t0,

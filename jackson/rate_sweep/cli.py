@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import sys
 
-from ..config import cli_run, guarded, install_signals
+from ..command import cli_run
+from ..config import guarded, install_signals
 
 
 def sweep_main(argv: list[str] | None = None) -> int:
@@ -30,7 +31,7 @@ def _sweep(argv: list[str]):
 def exponent_lines(summary: dict) -> list[str]:
     """One line per target: its fitted exponent, and on the same line what would make it untrustworthy
     (members not converged or diverged, a degenerate target, the finite-rank knee verdict)."""
-    from .results import format_exponent as _fmt_exp, not_power_law, target_law   # here: --help loads no pandas
+    from .summary_text import format_exponent as _fmt_exp, not_power_law, target_law   # here: --help loads no pandas
     out = []
     for t in summary["targets"]:
         e = t["exponents"].get("test")

@@ -9,16 +9,18 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from synthetic.pod_target import TargetError
-from ..config import UsageError, need
-from ..fit import MAX_LR, FitConfig
-from ..models import ACTIVATIONS, ATTENTIONS, FEATURES, ModelConfig
+from ..config import UsageError, need, read_capped
+from ..hparams import ACTIVATIONS, ATTENTIONS, FEATURES, MAX_LR, MAX_SEED, FitConfig, ModelConfig
 from ..runfolder import check_run_folder, check_scheduler
-from ..schedule import MAX_SEED
 from ..sweep import function_id
-from .cell import TERMS, RateCell, rank_str
-from .results import reference_run
+from .axes import TERMS, rank_str
+
+if TYPE_CHECKING:
+    from .cell import RateCell
+from .tables import reference_run
 
 
 @dataclass(frozen=True)
@@ -123,7 +125,8 @@ class SweepConfig:
         object.__setattr__(t, "alpha_hat", round(a, 4) if math.isfinite(a) else a)
         return t
 
-    def cells(self) -> list[RateCell]:
+    def cells(self) -> list["RateCell"]:
+        from .cell import RateCell       # torch: only once cells are built, so --help and bad options never load it
         phi, psi = self.families()
         return [RateCell(alpha=a, rank=r, seed=s, m_hs=tuple(self.m_h), phi=phi, psi=psi,
                          F=self.F, f=self.f, tau=self.tau, tail_tol=self.tail_tol, k_max=self.k_max,
@@ -164,7 +167,7 @@ def read_sigma_file(path: str) -> tuple[float, ...]:
     """sigma values from a text file: one a line or comma-separated, '#' starts a comment; one line if unreadable."""
     p = Path(path)
     try:
-        text = p.read_text()
+        text = read_capped(p, "--sigma-file")
     except (OSError, UnicodeDecodeError) as e:
         raise UsageError(f"--sigma-file: cannot read {p} ({getattr(e, 'strerror', None) or e})") from None
     vals = []

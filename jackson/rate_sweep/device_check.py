@@ -2,7 +2,7 @@
 
 `jackson-sweep --device cuda` promises the CPU's numbers up to float32 round-off, not bit for bit
 (another device sums in another order).  This check makes that promise testable where a GPU is:
-it trains one small cell (`CHECK`, both feature modes) three times from the same initialisations
+it trains one small cell (`check_cell`, both feature modes) three times from the same initialisations
 and the same batches --
 
   * on the CPU in float64: the reference, free of float32 round-off;
@@ -29,23 +29,33 @@ import dataclasses
 import sys
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..config import cli_run, need
-from ..fit import FitConfig
-from .cell import RateCell, data_seeds, train_bank
+from ..command import cli_run
+from ..config import need
+from ..hparams import FitConfig
+
+if TYPE_CHECKING:
+    from .cell import RateCell
 
 TOLERANCE = 1e-4     # relative, against the float64 CPU reference (see the module docstring)
 
-# the check's cell: a rank-6 target, three members, 300 steps (learned features: ~25 s on one CPU core in float32)
-CHECK = RateCell(alpha=1.5, rank=6, seed=0, m_hs=(1, 2, 4), n_train=2048, n_test=1024,
-                 fit=FitConfig(steps=300, warmup=30, eval_every=25))
 GIVEN_FIT = FitConfig(steps=300, batch_size=256, lr=3e-2, warmup=30, eval_every=25)
 
 
-def check_cells(base: RateCell = CHECK) -> dict[str, RateCell]:
+def check_cell() -> "RateCell":
+    """The check's cell: a rank-6 target, three members, 300 steps (learned features: ~25 s on one CPU core in
+    float32).  Built on call: the cells import torch, which --help and a bad option never need."""
+    from .cell import RateCell
+    return RateCell(alpha=1.5, rank=6, seed=0, m_hs=(1, 2, 4), n_train=2048, n_test=1024,
+                    fit=FitConfig(steps=300, warmup=30, eval_every=25))
+
+
+def check_cells(base: "RateCell | None" = None) -> dict[str, "RateCell"]:
     """The cell in both feature modes (given features with the fit of the GIVEN preset, shortened)."""
+    base = check_cell() if base is None else base
     return {"learned": base,
             "given": dataclasses.replace(base, model=dataclasses.replace(base.model, features="given"), fit=GIVEN_FIT)}
 
@@ -54,6 +64,8 @@ def trained_numbers(cell: RateCell, dtype: str, progress: bool = False) -> dict:
     """One training of `cell` in `dtype` on `cell.device`: its curve (every check of every member),
     each member's held-out MSE and status, and the wall time."""
     import torch
+
+    from .cell import data_seeds, train_bank
     target = cell.target()
     s_train, s_test = data_seeds(cell.seed)
     x_tr, x_te = target.sample(cell.n_train, s_train), target.sample(cell.n_test, s_test)

@@ -13,14 +13,17 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..config import need
-from ..runfolder import open_run
+from ..runfolder import open_run, table_path
 from ..sweep import run_cells
 from .config import (CONSTRUCTIONS, GIVEN, GPU, GPU_GIVEN, MAX_ALPHA, QUICK, SweepConfig, check_device,
                      check_kernel, check_sigma, explicit_alpha, kernel_text, presets, read_sigma_file,
                      sweep_config, validate)
-from .blocks import BLOCKS, read_blocks
-from .cell import rank_str
-from .results import collect, plot, reference_run, summarize, write_report_json
+from .blocks import read_blocks
+from .axes import rank_str
+from .plots import plot
+from .report import write_report_json
+from .summary import summarize
+from .tables import collect, reference_run
 from .terms import find_ff_run
 
 if TYPE_CHECKING:
@@ -104,12 +107,13 @@ def _result(folder: Path, summary: dict) -> SweepResult:
     figs = [folder / n for n in ("error_vs_mh.png", "error_mh_x_mff.png", "learned_spectrum.png", "loss_curves.png")
             if (folder / n).is_file()]
     paths = {"folder": folder, "summary": folder / "summary.md", "summary_json": folder / "summary.json",
-             "results": folder / "results.csv", "blocks": folder / BLOCKS, "loss_curves": folder / "loss_curves.csv",
-             "learned_spectrum": folder / "learned_spectrum.csv", "report": folder / "report.json",
+             "results": folder / "results.csv", "blocks": table_path(folder, "blocks.csv"),
+             "loss_curves": table_path(folder, "loss_curves.csv"),
+             "learned_spectrum": table_path(folder, "learned_spectrum.csv"), "report": folder / "report.json",
              "config": folder / "config.json", "figures": figs}
     return SweepResult(folder, summary, pd.read_csv(folder / "results.csv", dtype={"rank": str}), read_blocks(folder),
-                       pd.read_csv(folder / "loss_curves.csv", dtype={"rank": str}),
-                       pd.read_csv(folder / "learned_spectrum.csv", dtype={"rank": str}), paths)
+                       pd.read_csv(paths["loss_curves"], dtype={"rank": str}),
+                       pd.read_csv(paths["learned_spectrum"], dtype={"rank": str}), paths)
 
 
 def run_sweep(target=None, command: str | None = None, progress: bool = True, **options) -> SweepResult:

@@ -27,7 +27,8 @@ import torch
 from torch import nn
 
 from synthetic.pod_target import basis_matrix, f_map
-from ..models import Internals, ModelConfig, _uniform
+from ..models import Internals, _uniform
+from ..hparams import ModelConfig
 
 # F in torch (the target's F_MAPS are numpy): the given read-out applies the target's own F
 TORCH_F = {"identity": lambda z: z, "tanh": torch.tanh, "square": lambda z: z * z}

@@ -1,0 +1,84 @@
+"""What a model and a fit are, as settings: `ModelConfig` (the Eq. (5) Transformer's sizes -- n, d_v, the MLP
+width m_FF, the FFN class -- and its attention and features), `FitConfig` (the optimiser's budget and schedule),
+and their limits.  Plain dataclasses, no torch: a command's options and --help are built from them without
+importing torch (jackson.models and jackson.fit build and train what they describe).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+MAX_SEED = 2 ** 63 - 1   # every seed: torch.Generator.manual_seed and numpy take a non-negative int64
+ATTENTIONS = ("softmax", "sparse", "linear")
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    d_in: int = 1          # input dimension d of x(s) (scalar inputs in App. C)
+    n: int = 32            # output width of f_hat, the token embedding (App. C: n = 32)
+    d_v: int = 32          # value dimension (App. C: d_v = 32)
+    width: int = 128       # hidden width of both MLPs (App. C)
+    depth: int = 3         # linear layers per MLP (App. C "depth 3"): 2 hidden GELU layers
+    qk_init: float = 3.0   # W_Q, W_K init scale x PyTorch default; >1 leaves the uniform-attention saddle sooner
+    in_scale: float = 3.0  # f_hat first-layer init scale x PyTorch default; >1 spreads GELU kinks over [0, 1] (sin: the first layer's frequencies, U(-in_scale, in_scale) for scalar inputs)
+    activation: str = "gelu"  # the FFN class of f_hat and F_hat, between layers: gelu (App. C's dense network) | relu | sin (periodic: represents the sin/cos POD bases; use with --in-scale 30 or more)
+    pos: str = "none"      # positional encoding x(t) -> A x(t) + e(t) (Sec. 4.1): none | learned | sinusoidal
+    d_pos: int = 16        # d', the width of A x(t) + e(t) when pos != none
+    tau_max: int = 64      # longest sequence the positional table e(t) covers
+    attention: str = "softmax"  # softmax (Eq. 5) | linear (feature map elu(x) + 1, non-causal) | sparse (two-sided Eq. 6 pattern)
+    features: str = "learned"  # learned: f_hat, F_hat are MLPs (Eq. 5) | given: fixed features holding the target's basis, only W_Q, W_K and an affine value map (a, b) trained -- the attention term of Eq. (17) alone
+    given_qk_sd: float = 1.0   # given features: initial logit sd (W_Q, W_K scaled by 1/(sqrt(dim) m_h^(1/4)))
+    features_k: int = 16   # given features: the target's phi_i and psi_i for i <= features_k (and f(x) for the value)
+
+    @property
+    def f_in(self) -> int:
+        """Input width of f_hat: d, or d' after a positional encoding."""
+        return self.d_in if self.pos == "none" else self.d_pos
+
+    def validate_m_h(self, m_h: int) -> None:
+        if not 1 <= m_h <= self.n:
+            raise ValueError(f"--m-h: each m_h must be in 1..{self.n} (n, the embedding width), got {m_h}")
+        if self.pos not in ("none", "learned", "sinusoidal"):
+            raise ValueError(f"--pos: choose none, learned or sinusoidal, got {self.pos}")
+        if self.attention not in ATTENTIONS:
+            raise ValueError(f"--attention: choose {', '.join(ATTENTIONS)}, got {self.attention}")
+        if self.features not in FEATURES:
+            raise ValueError(f"--features: choose {', '.join(FEATURES)}, got {self.features}")
+        if self.activation not in ACTIVATIONS:
+            raise ValueError(f"--activation: choose {', '.join(ACTIVATIONS)}, got {self.activation}")
+
+
+FEATURES = ("learned", "given")
+
+# The FFN class F^(m_FF) of Sec. 4 (the activation between the layers of f_hat and F_hat; jackson.models.ACTIVATION_FNS
+# holds the functions).  The theorem allows any class, with its own beta; App. C's "dense network" is read as GELU
+# (the default, bit-for-bit the committed runs).
+ACTIVATIONS = ("gelu", "relu", "sin")
+
+
+MAX_LR = 1.0         # Adam moves every weight by up to lr a step: past 1 (measured: jackson-sweep --quick at --lr 3) every fit diverges
+
+
+@dataclass(frozen=True)
+class FitConfig:
+    steps: int = 6000          # budget: most optimiser steps for the bank
+    batch_size: int = 64       # sequences per step (per member; all members see the same batch)
+    lr: float = 3e-3           # peak Adam learning rate
+    warmup: int = 200          # linear warm-up steps
+    schedule: str = "cosine"   # "cosine" (decay over the budget) or "plateau" (per-member reduce-on-plateau)
+    eval_every: int = 250      # steps between plateau checks / loss-curve points
+    patience: int = 2          # checks without improvement before the lr is cut
+    min_improve: float = 0.05  # relative improvement that counts as progress
+    lr_decay: float = 0.3      # lr factor on a plateau
+    min_lr: float = 1e-5       # cosine: final lr; plateau: below this a member has converged
+    eval_size: int = 2048      # training sequences used for the plateau checks
+    converged_lr_frac: float = 0.1   # cosine: "converged" is judged only on checks where lr >= this x its peak
+    explode: float = 10.0      # diverged once the training-subset MSE exceeds this x E[y^2] (the zero predictor's MSE)
+
+
+def block_size(max_len: int) -> int:
+    """The block size of sparse attention (Eq. 6; Sec. 6.1): B = 2^floor(log2 sqrt(L)), L the longest sequence the
+    model will see.  A setting derived from L, here so that options are checked without torch."""
+    if max_len < 1:
+        raise ValueError(f"block_size: the sequence length must be >= 1, got {max_len}")
+    return 1 << (math.isqrt(max_len).bit_length() - 1)   # floor(log2 sqrt L) = floor(log2 isqrt L)

@@ -1,0 +1,343 @@
+"""The rules that judge Theorem 4.1 and Fig. 1 of Jiang & Li on jackson-sweep folders (reports/jackson/).
+
+Registered with jackson.verdict's `rule` decorator; found by the report through the `jackson_lab.rules` entry
+point (pyproject.toml).  Standard library and numpy only (via jackson.rates): the report never loads torch.
+"""
+from __future__ import annotations
+
+import math
+import statistics
+
+from ..rates import law_text
+from ..verdict import (INCONCLUSIVE, NOT_APPLICABLE, NOT_REPRODUCED, PARTLY, REPRODUCED, Claim, Outcome, Run,
+    finite_rank, fmt_f, fmt_g, one_of, positive_number, rule, same, seed_bootstrap, seed_range)
+
+EXPONENT_TOL = 0.25    # exponents agree when they differ by <= this: over m_h 1..8 it moves e(8)/e(1) by 8^0.25 = 1.7x
+KNEE_MIN = 10.0        # an order of magnitude: the finite-rank knee (the sweep's own KNEE_MIN, jackson/rate_sweep/checks.py)
+FFN = (False, one_of("gelu", "relu", "sin"))   # the FFN class a claim is about (optional; default gelu)
+
+
+# ---- Theorem 4.1 and Fig. 1 (jackson-sweep folders) --------------------------------------------------------
+
+
+def _targets(run: Run) -> list[dict]:
+    return [t for t in (run.summary or {}).get("targets", []) if isinstance(t, dict)]
+
+
+def _widest(ts: list[dict]) -> dict | None:
+    """The target with the largest m_FF (Theorem 4.1 assumes m_FF large enough)."""
+    return max(ts, key=lambda t: t.get("m_ff") or 0) if ts else None
+
+
+def _ffn_matches(t: dict, ffn: str) -> bool:
+    """A target fitted with the FFN class `ffn` (the paper's dense network: gelu, the default; given features count
+    there as before), for the full target (a --term ff run measures the feed-forward term, not Theorem 4.1's error)."""
+    if t.get("term", "full") != "full":
+        return False
+    if ffn == "gelu":
+        return t.get("activation", "gelu") == "gelu"
+    return t.get("activation", "gelu") == ffn and t.get("features", "learned") == "learned"
+
+
+def _target(run: Run, alpha, rank: str, ffn: str = "gelu") -> dict | None:
+    return _widest([t for t in _targets(run) if same(t.get("alpha"), alpha) and str(t.get("rank")) == rank
+                    and _ffn_matches(t, ffn)])
+
+
+def _features(run: Run, t: dict) -> str:
+    return str(t.get("features") or run.summary.get("features") or run.config.get("model", {}).get("features") or "learned")
+
+
+def _setting(run: Run, t: dict) -> str:
+    ffn = t.get("activation", "gelu")
+    cls = f" ({ffn} FFN, first-layer init scale {t.get('in_scale', 3.0):g})" if ffn != "gelu" else ""
+    return f"{_features(run, t)} features{cls}, {run.config.get('construction', 'paper')} construction"
+
+
+def _not_a_test(run: Run, t: dict) -> str:
+    """Why this target cannot test Theorem 4.1 ('' when it can)."""
+    att = t.get("attention") or run.summary.get("attention") or "softmax"
+    if att != "softmax":
+        return f"{att} attention (Theorem 4.1's model is softmax attention)"
+    deg = t.get("degenerate") or {}
+    if deg.get("flag"):
+        return deg.get("why") or "degenerate target or uninformative fit"
+    law = (t.get("explicit") or t.get("kernel") or {}).get("law") or {}
+    if law.get("law") == "not a power law":
+        return ("the target's sigma is not a power law (" + law_text(law) + "): Theorem 4.1's rate has no alpha to "
+                "judge it by")
+    return ""
+
+
+def _seeds_of(run: Run, t: dict) -> int | None:
+    return t.get("n_seeds") or run.seeds()
+
+
+def _jackson_order(run: Run, t: dict) -> tuple:
+    return (0 if _features(run, t) == "learned" else 1,)
+
+
+def _jackson_target(claim: Claim, run: Run, rank: str):
+    """The claim's (alpha, rank) target in a jackson-sweep run as (target, seeds, tie-break order); None when
+    the run has no such target; a not-applicable Outcome when the run cannot test it (flagged target,
+    non-softmax attention)."""
+    t = _target(run, claim.p["alpha"], rank, claim.p.get("ffn", "gelu"))
+    if t is None:
+        return None
+    n, order = _seeds_of(run, t), _jackson_order(run, t)
+    why = _not_a_test(run, t)
+    if why:
+        return Outcome(NOT_APPLICABLE, why, n, tiebreak=order)
+    return t, n, order
+
+
+@rule("knee", "jackson", f"""Theorem 4.1, finite rank r: with m_h >= r the error can reach ~0. Reproduced when the
+held-out MSE falls at least {KNEE_MIN:g}x from m_h = r - 1 to m_h = r (median over seeds of e(r-1)/e(r), the
+sweep's knee check) and stays down: the median-over-seeds MSE at every m_h >= r is at least {KNEE_MIN:g}x
+below that at m_h = r - 1 (at m_h >= r the rank-m_h oracle is exactly 0); partly when it falls at r but
+climbs back at a larger m_h; not reproduced when it does not fall {KNEE_MIN:g}x at r. Power condition: a
+{KNEE_MIN:g}x knee can show only where the rank-(r-1) oracle (what the target loses at rank r - 1) is at least
+{KNEE_MIN:g}x above the trained floor (the median over m_h >= r of the median-over-seeds MSE); where it is not,
+a knee that did not show is inconclusive, not a failure. Control: the oracle curve itself (its knee at r is
+infinite). A degenerate target or
+uninformative fit (the sweep's flags), or non-softmax attention: not applicable. Ties: the full Eq. (5)
+model (features learned) before given features.""", {"alpha": (True, positive_number), "rank": (True, finite_rank), "ffn": FFN})
+def knee(claim: Claim, run: Run) -> Outcome | None:
+    r = int(claim.p["rank"])
+    found = _jackson_target(claim, run, claim.p["rank"])
+    if found is None or isinstance(found, Outcome):
+        return found                      # the run has no such target, or cannot test it (not applicable)
+    t, n, order = found
+    ch = t.get("checks", {})
+    drop, per_seed = ch.get("knee_drop"), ch.get("knee_per_seed") or []
+    if drop is None:
+        return None
+    curve = {int(c["m_h"]): c.get("test_median", c.get("test_mse")) for c in t.get("curve", [])}
+    after = [curve[m] for m in curve if m >= r and curve[m] is not None]
+    before = curve.get(r - 1)
+    stay = (math.inf if max(after) == 0 else before / max(after)) if after and before is not None else None
+    spread = f"; per seed {fmt_g(min(per_seed))}-{fmt_g(max(per_seed))}" if len(per_seed) > 1 else ""
+    text = (f"{_setting(run, t)}: e({r - 1})/e({r}) = {fmt_g(drop)} (median{spread}); "
+            + ((f"every m_h >= {r} stays at least {fmt_g(stay)}x below m_h = {r - 1}" if stay >= 1 else
+                f"the worst m_h >= {r} ends {fmt_g(1 / stay)}x above m_h = {r - 1}") if stay is not None
+               else "no curve: the error past r is not checked"))
+    oracle = {int(c["m_h"]): c.get("oracle_mse") for c in t.get("curve", [])}.get(r - 1)
+    floor = statistics.median(after) if after else None
+    powered = oracle is None or floor is None or floor <= 0 or oracle >= KNEE_MIN * floor
+    if oracle is not None and floor is not None and floor > 0:
+        text += f"; power: rank-{r - 1} oracle {fmt_g(oracle, 2)} is {fmt_g(oracle / floor)}x the trained floor {fmt_g(floor, 2)}"
+    if drop < KNEE_MIN and not powered:
+        v, text = INCONCLUSIVE, text + f" (< {KNEE_MIN:g}x: a {KNEE_MIN:g}x knee could not show)"
+    elif drop < KNEE_MIN:
+        v = NOT_REPRODUCED
+    elif stay is None or stay >= KNEE_MIN:
+        v = REPRODUCED
+    else:
+        v = PARTLY
+    lo, hi, interval = seed_range(per_seed, "the per-seed e(r-1)/e(r)")
+    return Outcome(v, text, n, drop, lo, hi, "e(r-1)/e(r), median over seeds", order, interval)
+
+
+@rule("rate", "jackson", f"""Theorem 4.1, rank inf: the error decays like m_h^-(2 alpha - 1) (Sec. 5.1). Reference: the
+exponent of the exact POD tail sum_{{i > m_h}} sigma_i^2 (Eq. 47, the error's first-order size) fitted over the sweep's
+own fit range -- it decides, because over a finite range of m_h the tail's slope is not yet the asymptotic
+-(2 alpha - 1) (trace-free targets over m_h 1..8: -0.11, -0.88, -1.65 at alpha 0.55, 1, 1.5, with the tail past K = 4096 counted), and it needs no
+sampling; the asymptotic exponent is shown beside it. d = measured exponent - reference, with the bootstrap 95%
+interval of the measured one (seeds and held-out blocks). Reproduced when the whole interval of d lies within
++-{EXPONENT_TOL:g} (the sweep's TRACK_SLOPE: over m_h 1..8 a difference of {EXPONENT_TOL:g} moves e(8)/e(1) by
+8^{EXPONENT_TOL:g} = {8 ** EXPONENT_TOL:.2g}x); partly when the interval only reaches that band; not reproduced
+otherwise, steeper or shallower (an upper bound with an unknown constant is met by any falling curve, so a steeper
+curve is no evidence of this rate). Power condition: inconclusive when the reference itself falls by less than
+{EXPONENT_TOL:g} in exponent (a flat curve would pass the band). Control: the rank-m_h oracle's exponent, shown. A
+floor is reported, not judged. Flagged targets or non-softmax attention: not applicable. Ties: features learned
+before given.""", {"alpha": (True, positive_number), "ffn": FFN})
+def rate(claim: Claim, run: Run) -> Outcome | None:
+    found = _jackson_target(claim, run, "inf")
+    if found is None or isinstance(found, Outcome):
+        return found                      # the run has no such target, or cannot test it (not applicable)
+    t, n, order = found
+    e = (t.get("exponents") or {}).get("test")
+    if not e or e.get("slope") is None:
+        return None
+    asym = t.get("predicted_exponent", -(2 * float(claim.p["alpha"]) - 1))
+    fit = t.get("fit_m_h") or run.summary.get("fit_range") or []
+    ref = tail_exponent(t)
+    which = f"exact-tail reference {fmt_f(ref)} over m_h {fit[0]}..{fit[-1]}" if ref is not None and fit else ""
+    if ref is None:
+        ref, which = asym, "the asymptotic exponent (the folder's summary has no tail over its fit range)"
+    s_, lo, hi = e["slope"], e.get("lo", e["slope"]), e.get("hi", e["slope"])
+    if not (isinstance(lo, (int, float)) and math.isfinite(lo) and isinstance(hi, (int, float)) and math.isfinite(hi)):
+        lo = hi = s_                      # a two-point fit has no interval
+    d, dlo, dhi = s_ - ref, lo - ref, hi - ref
+    o = ((t.get("exponents") or {}).get("oracle") or {}).get("slope")
+    text = (f"{_setting(run, t)}: exponent {fmt_f(s_)} [{fmt_f(lo)}, {fmt_f(hi)}]"
+            + (f" over m_h {fit[0]}..{fit[-1]}" if fit else "")
+            + f"; {which}, asymptotic {fmt_f(asym)}; d = {fmt_f(d, sign=True)} [{fmt_f(dlo, sign=True)}, {fmt_f(dhi, sign=True)}]"
+            + (f"; rank-m_h oracle {fmt_f(o)}" if o is not None else ""))
+    tr = (t.get("checks") or {}).get("tracking") or {}
+    if tr.get("floor"):
+        text += f"; floor ~{fmt_g(tr.get('floor_value'), 2)} over m_h {tr['upper_m_h'][0]}..{tr['upper_m_h'][1]}"
+    if abs(ref) <= EXPONENT_TOL:
+        v, text = INCONCLUSIVE, text + f"; the reference falls by less than {EXPONENT_TOL:g} in exponent: a flat curve would pass"
+    elif -EXPONENT_TOL <= dlo and dhi <= EXPONENT_TOL:
+        v = REPRODUCED
+    elif dlo <= EXPONENT_TOL and dhi >= -EXPONENT_TOL:
+        v, text = PARTLY, text + "; the interval reaches the band"
+    else:
+        v, text = NOT_REPRODUCED, text + ("; steeper than the reference" if dhi < -EXPONENT_TOL
+                                          else "; shallower than the reference")
+    boot = (f"95% percentile bootstrap ({e.get('n_boot', '?')} resamples of the seeds, then of the held-out blocks "
+            "within each drawn seed; the mean curve refitted each time: jackson.rates.bootstrap_exponent)")
+    return Outcome(v, text, n, s_, lo, hi, "measured exponent", order, boot)
+
+
+def tail_exponent(t: dict) -> float | None:
+    """The least-squares exponent of the exact POD tail sum_{i > m_h} sigma_i^2 over the target's fit range (its summary's
+    `bound` rows, Eq. 47); None where the summary has fewer than two positive tails there."""
+    fit = t.get("fit_m_h") or []
+    tail = {int(b["m_h"]): b.get("tail_energy") for b in t.get("bound") or []}
+    ms = [m for m in fit if isinstance(tail.get(m), (int, float)) and tail[m] > 0]
+    if len(ms) < 2:
+        return None
+    x = [math.log(m) for m in ms]
+    y = [math.log(tail[m]) for m in ms]
+    mx, my = sum(x) / len(x), sum(y) / len(y)
+    return sum((a - mx) * (b - my) for a, b in zip(x, y)) / sum((a - mx) ** 2 for a in x)
+
+
+def _rank_key(r: str) -> float:
+    return math.inf if r == "inf" else float(r)
+
+
+def _rank_comparisons(curves: dict[float, dict[str, dict[int, float]]]) -> tuple[int, int, list[str]]:
+    """The rank_order rule's comparisons on curves[alpha][rank][m_h] = held-out MSE: (held, total, fails)."""
+    held, total, fails = 0, 0, []
+    for alpha, by_rank in sorted(curves.items()):
+        rs = sorted(by_rank, key=_rank_key)
+        for i, r in enumerate(rs):
+            for r2 in rs[i + 1:]:
+                for m in sorted(set(by_rank[r]) & set(by_rank[r2])):
+                    if m < _rank_key(r2):
+                        total += 1
+                        if by_rank[r][m] <= by_rank[r2][m]:
+                            held += 1
+                        else:
+                            fails.append(f"alpha {alpha:g}, r {r} vs {r2} at m_h {m}")
+    return held, total, fails
+
+
+def _seed_curves(run: Run, chosen: dict[float, dict[str, dict]]) -> dict[str, dict[float, dict[str, dict[int, float]]]]:
+    """Each seed's own held-out MSE curves of the chosen targets (alpha -> rank -> target), from results.csv
+    (one row per target, m_h and seed): seed -> alpha -> rank -> {m_h: test_mse}."""
+    out: dict[str, dict[float, dict[str, dict[int, float]]]] = {}
+    for row in run.table("results.csv"):
+        for alpha, by_rank in chosen.items():
+            t = by_rank.get(str(row.get("rank")))
+            if t is None or not same(row.get("alpha"), alpha):
+                continue
+            if row.get("m_ff") not in (None, "") and not same(row["m_ff"], t.get("m_ff")):
+                continue
+            try:
+                e = float(row["test_mse"])
+            except (TypeError, ValueError):
+                continue
+            if math.isfinite(e):
+                out.setdefault(row["seed"], {}).setdefault(alpha, {}).setdefault(str(t["rank"]), {})[int(row["m_h"])] = e
+    return out
+
+
+@rule("rank_order", "jackson", """Fig. 1: at a fixed m_h the error increases with the rank r of the target. For every
+alpha and every pair of ranks r < r' in one folder, at every m_h < r' (where the rank-r' target cannot
+be exact), the held-out MSE (mean over seeds) of rank r is at most that of rank r'. Reproduced when every
+comparison holds; partly when more than half hold; not reproduced otherwise. Reference: the rank-m_h oracle,
+ordered so by construction (a rank-r target loses no more than a rank-r' one at the same m_h). Power: the
+share of comparisons is bootstrapped over seeds and each seed's own share is printed. Ties: features learned
+before given.""")
+def rank_order(claim: Claim, run: Run) -> Outcome | None:
+    by_alpha: dict[float, dict[str, list]] = {}
+    for t in _targets(run):
+        if not _not_a_test(run, t) and _ffn_matches(t, "gelu"):
+            by_alpha.setdefault(float(t["alpha"]), {}).setdefault(str(t["rank"]), []).append(t)
+    chosen = {a: {r: _widest(ts) for r, ts in ranks.items()} for a, ranks in by_alpha.items() if len(ranks) >= 2}
+    curves = {a: {r: {int(c["m_h"]): c["test_mse"] for c in t.get("curve", [])} for r, t in by_rank.items()}
+              for a, by_rank in chosen.items()}
+    held, total, fails = _rank_comparisons(curves)
+    if total == 0:
+        return None
+    ts = [t for a in sorted(chosen) for t in chosen[a].values()]
+    seeds = [_seeds_of(run, t) for t in ts]
+    feats = _jackson_order(run, ts[0])
+    v = REPRODUCED if held == total else PARTLY if held > total / 2 else NOT_REPRODUCED
+    text = f"{held} of {total} comparisons hold" + (f"; fails: {'; '.join(fails[:3])}" + (" ..." if len(fails) > 3 else "")
+                                                   if fails else "")
+    n = min(s for s in seeds if s) if any(seeds) else None
+    by_seed = _seed_curves(run, chosen)
+    labels = sorted(by_seed, key=lambda k: (len(k), k))
+
+    def share(resample: list[str]) -> float | None:
+        """The same share on the mean curves of a resample of the seeds (results.csv)."""
+        mean = {a: {r: {m: statistics.fmean(by_seed[s][a][r][m] for s in resample)
+                        for m in set.intersection(*(set(by_seed[s].get(a, {}).get(r, {})) for s in resample))}
+                    for r in by_rank} for a, by_rank in chosen.items()}
+        h, tot, _ = _rank_comparisons(mean)
+        return h / tot if tot else None
+
+    lo, hi, interval = seed_bootstrap(labels, share, "the same share on the mean-over-seeds held-out MSE curves "
+                                                      "(results.csv)")
+    if len(labels) >= 2:
+        text += f"; each seed alone {', '.join(fmt_f(share([s])) for s in labels)}"
+    return Outcome(v, text, n, held / total, lo, hi, "share of comparisons that hold", feats, interval)
+
+
+@rule("alpha_order", "jackson", f"""Fig. 1: the decay rates differ with alpha as -(2 alpha - 1) does: steeper for larger
+alpha, by as much as the spectra differ. The rank-inf exponents of one folder (bootstrap 95% intervals); for every
+pair alpha < alpha': the direction -- the exponent at alpha' below that at alpha with disjoint intervals; and the
+magnitude -- the difference of the two exponents within +-{EXPONENT_TOL:g} of the difference of their references
+(the exact-tail exponents over the fit range, as the rate rule; the asymptotic -2 (alpha' - alpha) where a summary
+has no tail). Reproduced when every pair holds both; not reproduced when some pair is reversed with disjoint
+intervals; partly otherwise (overlapping intervals, or ordered by too little or too much). Control: the references'
+own differences, shown. Ties: features learned before given.""")
+def alpha_order(claim: Claim, run: Run) -> Outcome | None:
+    ex = {}
+    for t in _targets(run):
+        if str(t.get("rank")) == "inf" and not _not_a_test(run, t):
+            e = (t.get("exponents") or {}).get("test")
+            best = _target(run, t["alpha"], "inf")
+            if e and best is t:
+                ref = tail_exponent(t)
+                ex[float(t["alpha"])] = (e["slope"], e.get("lo", e["slope"]), e.get("hi", e["slope"]), _seeds_of(run, t), t,
+                                         ref if ref is not None else -(2 * float(t["alpha"]) - 1))
+    if len(ex) < 2:
+        return None
+    alphas = sorted(ex)
+    ordered = reversed_ = sized = 0
+    gaps = []
+    for i, a in enumerate(alphas):
+        for b in alphas[i + 1:]:
+            ordered += ex[b][2] < ex[a][1]
+            reversed_ += ex[b][1] > ex[a][2]
+            dm, dr = ex[b][0] - ex[a][0], ex[b][5] - ex[a][5]
+            sized += abs(dm - dr) <= EXPONENT_TOL
+            gaps.append(f"{a:g} -> {b:g}: {fmt_f(dm, sign=True)} (reference {fmt_f(dr, sign=True)})")
+    pairs = len(alphas) * (len(alphas) - 1) // 2
+    v = (REPRODUCED if ordered == pairs and sized == pairs else NOT_REPRODUCED if reversed_ else PARTLY)
+    text = ("; ".join(f"alpha {a:g}: {fmt_f(ex[a][0])} [{fmt_f(ex[a][1])}, {fmt_f(ex[a][2])}] (reference {fmt_f(ex[a][5])}, "
+                      f"asymptotic {fmt_f(-(2 * a - 1))})" for a in alphas)
+            + f"; {ordered} of {pairs} pairs ordered, {sized} of {pairs} by the reference's amount; differences "
+            + ", ".join(gaps))
+    seeds = [ex[a][3] for a in alphas if ex[a][3]]
+    # per seed: the share of pairs ordered by that seed's own exponents (exponent_per_seed; point estimates,
+    # since one seed has no bootstrap interval), for the seeds every alpha has
+    per = [{str(k): v for k, v in (ex[a][4].get("exponent_per_seed") or {}).items()} for a in alphas]
+    common = sorted(set.intersection(*(set(p) for p in per)), key=lambda k: (len(k), k))
+    per_seed = [sum(per[j][s] < per[i][s] for i in range(len(alphas)) for j in range(i + 1, len(alphas))) / pairs
+                for s in common]
+    lo, hi, interval = seed_range(per_seed, "the share of pairs ordered by each seed's own exponent (point "
+                                             "estimates, exponent_per_seed; the value asks for disjoint bootstrap "
+                                             "intervals, which one seed does not have)")
+    if len(per_seed) >= 2:
+        text += f"; per seed by point estimates {', '.join(fmt_f(x) for x in per_seed)}"
+    return Outcome(v, text, min(seeds) if seeds else None, ordered / pairs, lo, hi, "share of alpha pairs ordered",
+                   _jackson_order(run, ex[alphas[0]][4]), interval)
+
+

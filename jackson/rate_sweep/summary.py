@@ -1,0 +1,143 @@
+"""summary.json and summary.md of a sweep (`summarize`), from its tables, decided by the rules of checks.py."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..runfolder import write_atomic
+from ..config import RunFailed
+from ..rates import bound_terms, fit_power_law, predicted_exponent
+from .terms import explain, ff_curves
+from .checks import KNEE_MIN, LINE_REF, degenerate, outliers, per_seed_knee, rule_values, tracking
+from .summary_text import explicit_fields, markdown, not_power_law
+from .tables import L1_KINDS, ORACLES, attention_of, block_exponent, failed_members, target_curve, targets_of
+
+
+NO_TERMS = ("which term limits it is not measured in this run: --ff-from a --term ff run of this target measures "
+            "the feed-forward term (reports/jackson/FITTING.md has it for the committed targets)")
+
+
+def summarize(out_dir: Path, tabs: dict, fit_range: tuple[int, int], command: str,
+              reference: dict | None = None, ff_from: str = "") -> dict:
+    """summary.json and summary.md: per target (and m_FF), the curves over seeds, the exponents, the
+    target diagnostics and the checks, each decided by a stated rule (the constants above)
+    (and, with a `reference_run`, its held-out curve beside this one's)."""
+    rows, blocks = tabs["rows"], tabs["blocks"]
+    kinds = sorted({attention_of(m) for m in tabs["meta"].values()})
+    feats = sorted({m["cell"].get("model", {}).get("features", "learned") for m in tabs["meta"].values()})
+    widths = sorted(rows.m_ff.unique().tolist())
+    summary = {"command": command, "attention": ", ".join(kinds), "features": ", ".join(feats),
+               "fit_range": list(fit_range), "m_ff": [int(w) for w in widths],
+               "rules": rule_values(), "targets": []}
+    diags = tabs.get("diagnostics", pd.DataFrame())
+    run_cfg = out_dir / "config.json"
+    source = (json.loads(run_cfg.read_text()).get("sigma_source", "--sigma") if run_cfg.exists() else "--sigma")
+    for alpha, rank, width in targets_of(rows):
+        all_sel = rows[(rows.alpha == alpha) & (rows["rank"] == rank) & (rows.m_ff == width)]
+        div = failed_members(all_sel)
+        sel = all_sel[~div]
+        meta = tabs["meta"][(alpha, rank, width)]
+        curve = target_curve(all_sel)
+        if curve.empty:
+            raise RunFailed(f"every fit of the target alpha={alpha:g} rank={rank} diverged (training MSE above "
+                            f"explode x E[y^2]): there is no curve to summarise; results.csv and the cells are kept "
+                            f"in {out_dir}; try a smaller --lr")
+        diverged = [{"m_h": int(r.m_h), "seed": int(r.seed), "status": r.status} for _, r in all_sel[div].iterrows()]
+        ms = curve.m_h.to_numpy()
+        lo, hi = fit_range
+        div_ms = set(all_sel.m_h[div])
+        fit_ms = [int(m) for m in ms if lo <= m <= hi and (rank == "inf" or m < int(rank)) and m not in div_ms]
+        exps, per_seed = {}, {}
+        if len(fit_ms) >= 2:
+            have = set(blocks.kind.unique())
+            for kind in (*ORACLES, *L1_KINDS):
+                if kind in have:
+                    exps[kind] = block_exponent(blocks, alpha, rank, fit_ms, kind, m_ff=width)
+            for seed, g in sel[sel.m_h.isin(fit_ms)].groupby("seed"):
+                if g.m_h.nunique() == len(fit_ms) and (g.test_mse > 0).all():
+                    per_seed[int(seed)] = fit_power_law(g.sort_values("m_h").m_h, g.sort_values("m_h").test_mse)[0]
+        comp = meta["complexity"]
+        sigma = np.asarray(meta["sigma_head"])
+        bounds = bound_terms(sigma, alpha, comp["C0"], comp["C1"], meta["cell"]["tau"], ms,
+                             tail_beyond=meta["target"]["tail_energy"]) if len(sigma) >= max(ms) else []
+        checks = {}
+        if rank != "inf":
+            r = int(rank)
+            c = curve.set_index("m_h")
+            knees = per_seed_knee(sel, r)
+            if knees:
+                checks["knee_per_seed"] = knees
+                checks["knee_drop"] = float(np.median(knees))
+                checks["knee_ok"] = checks["knee_drop"] >= KNEE_MIN
+            if r in c.index and r + 1 in c.index and c.test_mse[r + 1] > 0:
+                checks["drop_r_to_r_plus_1"] = float(c.test_mse[r] / c.test_mse[r + 1])
+        else:
+            c = curve[curve.m_h <= 8]
+            ratio = (c.test_mse / c.oracle_mse)
+            checks["max_trained_over_oracle_mh_le_8"] = float(ratio.max())
+            checks["within_2x_ok"] = bool((ratio <= 2).all())
+            checks["tracking"] = tracking(curve, fit_ms, alpha)
+        sig = meta["cell"].get("sigma") or []
+        if sig and len(fit_ms) >= 2:    # an explicit spectrum: its curve below the rank against the fitted decay's rate
+            checks["tracking"] = tracking(curve[curve.m_h.isin(fit_ms)], fit_ms, alpha)
+        outl = outliers(sel)
+        checks["optimisation_outliers"] = sorted({o["m_h"] for o in outl})
+        checks["outliers"] = outl
+        d = diags[(diags.alpha == alpha) & (diags["rank"] == rank) & (diags.m_ff == width)] if len(diags) else diags
+        diag = {k: float(v) for k, v in d.drop(columns=["alpha", "rank", "m_ff", "seed"]).mean().items()} if len(d) else {}
+        best = float(curve.test_median.min()) if len(curve) else float("nan")
+        deg = degenerate(diag, best) if diag else {"degenerate": False, "why": "no diagnostics (cells of an older run)"}
+        share = (1 - curve.oracle_self_exact_mse / curve.oracle_mse)[curve.oracle_mse > 0]
+        statuses = all_sel.status.astype(str).str.split(":").str[0].value_counts().to_dict()
+        summary["targets"].append({
+            "alpha": alpha, "rank": rank, "m_ff": int(width), "attention": attention_of(meta),
+            "features": meta["cell"].get("model", {}).get("features", "learned"),
+            "activation": meta["cell"].get("model", {}).get("activation", "gelu"),
+            "in_scale": meta["cell"].get("model", {}).get("in_scale", 3.0),
+            "term": meta["cell"].get("term", "full"),
+            "phi": meta["cell"].get("phi", "sin"), "psi": meta["cell"].get("psi", "sin"), "K": meta["target"]["K"],
+            "tail_beyond_K": meta["target"]["tail_energy"], "tail_tol_met": meta["target"]["tail_tol_met"],
+            "C0": comp["C0"], "C1": comp["C1"], "predicted_exponent": predicted_exponent(alpha),
+            "fit_m_h": [int(m) for m in fit_ms], "exponents": exps, "exponent_per_seed": per_seed,
+            "checks": checks, "diagnostics": diag, "degenerate": deg, "statuses": statuses, "diverged": diverged,
+            "n_seeds": int(all_sel.seed.nunique()), "restarts": int(all_sel.get("restarts", pd.Series([1])).max()),
+            "self_coupling_share": dict(zip(map(int, curve.m_h[curve.oracle_mse > 0]), map(float, share))),
+            "curve": curve.to_dict(orient="records"), "bound": bounds,
+            **explicit_fields(meta["cell"], source, meta["sigma_head"])})
+        t = summary["targets"][-1]
+        if not_power_law(t) and "tracking" in checks:   # no power law: no m_h^-(2a-1) line to track
+            tr = checks["tracking"]
+            tr["tracks"] = [x for x in tr["tracks"] if x != LINE_REF]
+    ffc = ff_curves(Path(ff_from)) if ff_from else {}
+    for t in summary["targets"]:
+        if t["features"] != "learned" or t.get("term", "full") != "full":
+            continue
+        e = (ffc.get((t["alpha"], t["rank"], t["m_ff"])) or next(iter(v for k, v in ffc.items()
+                                                                   if k[:2] == (t["alpha"], t["rank"])), None)
+             if ff_from else None)
+        if e:
+            t["terms"] = explain(t["curve"], e, ff_from)
+        elif t["checks"].get("tracking", {}).get("floor"):
+            t["terms"] = {"line": NO_TERMS, "rows": []}
+    if reference is not None:
+        summary["reference"] = {k: v for k, v in reference.items() if k not in ("targets", "blocks")}
+        for t in summary["targets"]:
+            ref = reference["targets"].get((t["alpha"], t["rank"]))
+            if ref is None:
+                continue
+            mine = {int(r["m_h"]): r["test_mse"] for r in t["curve"]}
+            rb, fm = reference["blocks"], t["fit_m_h"]
+            same = (rb is not None and len(fm) >= 2 and
+                    set(fm) <= set(rb[(rb.alpha == t["alpha"]) & (rb["rank"] == t["rank"])].m_h))
+            t["reference"] = {"attention": ref["attention"], "checks": ref["checks"],
+                              # its exponent over this run's m_h (else the one its own summary fitted)
+                              "exponent": block_exponent(rb, t["alpha"], t["rank"], fm) if same else ref["exponent"],
+                              "exponent_m_h": fm if same else None,
+                              "curve": [{"m_h": m, "test_mse": mine[m], "reference_test_mse": ref["curve"][m],
+                                         "ratio": mine[m] / ref["curve"][m]} for m in mine if m in ref["curve"]]}
+    write_atomic(out_dir / "summary.json", json.dumps(summary, indent=1, default=float))
+    write_atomic(out_dir / "summary.md", markdown(summary))
+    return summary

@@ -1,0 +1,350 @@
+"""The words of a sweep's summary: how each target was judged (`law_sentence`, `verdict_lines`, ...) and
+summary.md itself (`markdown`), written from summary.json."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..rates import law_text, spectrum_law
+from .checks import FLOOR_SHARE, KNEE_MIN, OUTLIER_FACTOR, OUTLIER_FLOOR, SELF_WEIGHT_MAX, TRACK_SLOPE, TRIVIAL_FACTOR
+from .tables import ATTENTION_TEXT, L1_KINDS, ORACLES, RHO_HAT
+
+
+def format_exponent(e: dict | None) -> str:
+    """An exponent with its 95% interval, or with the reason it has none (a two-point fit); 'n/a' without one."""
+    if not e:
+        return "n/a"
+    if e.get("why_no_interval"):
+        return f"{e['slope']:+.2f} ({e['why_no_interval']})"
+    return f"{e['slope']:+.2f} [{e['lo']:+.2f}, {e['hi']:+.2f}]"
+
+
+FEATURES_TEXT = {
+    "learned": "f_hat and F_hat are MLPs (Eq. 5 as written): the error holds both terms of Eq. (17)",
+    "given": "given features (jackson/rate_sweep/given.py): f_hat replaced by the target's own phi_i, psi_i (i <= features_k) "
+             "with the value f(x) and F given, only W_Q, W_K and an affine value map trained -- the feed-forward term "
+             "of Eq. (17) is zero, what is left is the attention term"}
+
+
+def explicit_fields(cell: dict, source: str, sigma_head=()) -> dict:
+    """What a target dict of summary.json adds beyond alpha/rank: for an explicit spectrum its values and where
+    they came from ("explicit"), for a kernel its expression ("kernel"), each with the goodness-of-fit test of the
+    power law behind alpha_hat ("law", jackson.rates.spectrum_law: over the given sigma, or the kernel's first 64
+    POD sigma); for a scale c != 1 the scale; nothing for the alpha/rank targets with c = 1."""
+    out = {}
+    sig = cell.get("sigma") or []
+    if cell.get("kernel"):
+        out["kernel"] = {"expression": cell["kernel"], "alpha_hat": cell["alpha"], "nodes": cell.get("pod_nodes", 256),
+                         "law": spectrum_law(sigma_head)}
+    elif sig:
+        out["explicit"] = {"K": len(sig), "rank": sum(1 for v in sig if v > 0), "alpha_hat": cell["alpha"],
+                           "source": source, "sigma": list(sig), "law": spectrum_law(sig)}
+    elif cell.get("c", 1.0) != 1.0:
+        out["c"] = cell["c"]
+    return out
+
+
+def target_law(t: dict) -> dict | None:
+    """The power-law test of a target's explicit or kernel spectrum (jackson.rates.spectrum_law); None for the
+    alpha/rank targets, whose spectrum is a power law by construction."""
+    return (t.get("explicit") or t.get("kernel") or {}).get("law")
+
+
+def not_power_law(t: dict) -> bool:
+    """An explicit or kernel spectrum that fails the power-law test."""
+    law = target_law(t)
+    return bool(law) and law["law"] == "not a power law"
+
+
+def judged_as(t: dict) -> str:
+    """'the rate it is judged against', or what -(2 alpha_hat - 1) is when sigma fails the power-law test."""
+    return ("the rate a power law with this alpha_hat would have (not judged: sigma is not a power law)"
+            if not_power_law(t) else "the rate it is judged against")
+
+
+def law_sentence(t: dict) -> str:
+    """summary.md's sentence on the power-law test of an explicit or kernel spectrum ('' for the others)."""
+    law = target_law(t)
+    if not law:
+        return ""
+    s = f" Is sigma a power law? {law_text(law)}; rule: {law['rule']}."
+    if law["law"] == "not a power law":
+        s += (" So -(2 alpha_hat - 1) predicts nothing here: no exponent is judged against it, and the m_h^-(2 alpha - 1) "
+              "line is not a reference.")
+    return s
+
+
+def explicit_text(t: dict) -> str:
+    """'explicit spectrum (5 values, file my_sigma.txt)'."""
+    e = t["explicit"]
+    src = f", {e['source']}" if e.get("source", "--sigma") != "--sigma" else ""
+    return f"explicit spectrum ({e['K']} values{src})"
+
+
+PREDICTED_EXPLICIT = "predicted -(2 alpha_hat - 1) from the fitted decay of the given sigma"
+PREDICTED_KERNEL = "predicted -(2 alpha_hat - 1) from the fitted decay of the kernel's POD sigma"
+C0_UNKNOWN = (" (unknown: C0 needs sup_i ||phi_i||_inf and sup_i ||psi_i||_inf, unbounded in i for legendre and not "
+              "stated by a Python callable basis without a `sup` attribute)")
+
+
+def kernel_text(t: dict) -> str:
+    """"kernel rho(u, v) = exp(-(u-v)**2/0.1)" (a Python callable: its python:module:name id)."""
+    return f"kernel rho(u, v) = {t['kernel']['expression']}"
+
+
+def target_title(t: dict, widths: list) -> str:
+    w = f", m_FF = {t['m_ff']}" if len(widths) > 1 else ""
+    if t.get("kernel"):
+        return f"{kernel_text(t)}, rank = {t['rank']} (alpha_hat = {t['alpha']:g}){w}"
+    if t.get("explicit"):
+        return f"{explicit_text(t)}{w}"
+    c = f", c = {t['c']:g}" if "c" in t else ""
+    return f"alpha = {t['alpha']:g}, rank = {t['rank']}{c}{w}"
+
+
+def verdict_lines(s: dict) -> list[str]:
+    """One line per target: the finite-rank knee or the rank-inf tracking, each by its stated rule."""
+    L = ["| target | construction | seeds x restarts | diagnostics | exponent of held-out MSE [95% CI] (per seed) | predicted | verdict |",
+         "|---|---|---|---|---|---:|---|"]
+    widths = s.get("m_ff", [])
+    for t in s["targets"]:
+        e = t["exponents"].get("test")
+        seeds = ", ".join(f"{v:+.2f}" for v in t.get("exponent_per_seed", {}).values())
+        deg = t.get("degenerate", {})
+        ch = t["checks"]
+        if t.get("term", "full") == "ff":
+            verdict = ("the feed-forward term alone (each m_h fitted to its own rank-m_h truncation): the rank and rate "
+                       "rules do not apply")
+        elif deg.get("flag"):
+            verdict = deg["why"] + " -- its curve is not evidence about the coupling rank"
+        elif "knee_drop" in ch:
+            verdict = (f"knee e({int(t['rank']) - 1})/e({t['rank']}) median {ch['knee_drop']:.3g}x over "
+                       f"{len(ch['knee_per_seed'])} seeds (min {min(ch['knee_per_seed']):.3g}x): "
+                       + ("shown" if ch["knee_ok"] else "NOT shown") + f" by the >= {KNEE_MIN:g}x rule")
+        elif "tracking" in ch:
+            tr = ch["tracking"]
+            verdict = ("tracks " + " and ".join(tr["tracks"]) if tr["tracks"] else "tracks no reference (exponent "
+                       f"within +-{TRACK_SLOPE:g})") + (f"; floor ~{tr['floor_value']:.2g} over m_h {tr['upper_m_h'][0]}..{tr['upper_m_h'][1]} "
+                                                f"(slope {tr['upper_slope']:+.2f})" if tr.get("floor") else "")
+        else:
+            verdict = "n/a"
+        st = t.get("statuses", {})
+        bad = [f"{v} {k}" for k, v in st.items() if k != "converged"]
+        if bad:
+            verdict += "; members: " + ", ".join(bad)
+        d = t.get("diagnostics", {})
+        dg = (f"self-weight {d['self_weight']:.2f}, copy/uniform/mean MSE {d['mse_copy']:.2g}/{d['mse_uniform']:.2g}/{d['mse_mean']:.2g}"
+              if d else "n/a")
+        cons = {("sin", "sin"): "paper", ("sin", "cos"): "trace-free"}.get((t.get("phi"), t.get("psi")), f"{t.get('phi')}/{t.get('psi')}")
+        if t.get("kernel"):
+            cons = "the kernel's POD (Nystrom)"
+        pred = f"{t['predicted_exponent']:+.2f}" if t["rank"] == "inf" else "none (exact once m_h >= r)"
+        if t.get("explicit"):
+            pred = f"{t['predicted_exponent']:+.2f} (alpha_hat = {t['alpha']:g}; exact once m_h >= {t['rank']})"
+        if not_power_law(t):
+            pred = "none: sigma is not a power law"
+        L.append(f"| {target_title(t, widths)} | {cons} | {t.get('n_seeds', '?')} x {t.get('restarts', 1)} | {dg} | "
+                 f"{format_exponent(e)}{f' ({seeds})' if seeds else ''} | {pred} | {verdict} |")
+    return L
+
+
+def markdown(s: dict) -> str:
+    att = s.get("attention", "softmax")
+    kinds = att.split(", ")
+    feats = s.get("features", "learned").split(", ")
+    widths = s.get("m_ff", [])
+    L = [f"# jackson-sweep summary ({att} attention, {', '.join(feats)} features)", "",
+         f"Command: `{s['command']}`", "",
+         "Model: " + "; ".join(FEATURES_TEXT.get(k, k) for k in feats) + ". Attention: "
+         + "; ".join(ATTENTION_TEXT.get(k, k) for k in kinds) + ". "
+         "Learned spectrum: singular values of " + "; ".join(RHO_HAT.get(k, k) for k in kinds) + ".", "",
+         "Data: synthetic POD targets (Eq. 8), inputs U[0,1]; errors are mean squared errors over "
+         f"positions and sequences. *Trained* = held-out MSE of the fitted model (mean over seeds; per m_h and seed the "
+         "restart with the lowest *training* MSE); *oracle* = "
+         "held-out MSE of the target with rho replaced by its exact rank-m_h POD truncation; "
+         "*oracle, s=t exact* = the same with only the s != t logits truncated. Exponents: slope of "
+         f"log MSE vs log m_h over m_h in {s['fit_range'][0]}..{s['fit_range'][1]} (below the rank for "
+         "finite-rank targets; m_h with a diverged member left out), 95% bootstrap interval over seeds and blocks of "
+         "held-out sequences, and the slope of each seed alone. "
+         "The oracle is a reference, not a lower bound: softmax ignores any added function of x_t alone and "
+         "f_hat, F_hat are learned, so a rank-m_h attention can beat the rank-m_h POD truncation. "
+         "*Converged*: the member's training-subset MSE stopped improving by 5% per check while the learning rate was "
+         "still >= 10% of its peak; *budget*: still improving then; *diverged*: non-finite, or above 10x the zero "
+         "predictor's MSE -- excluded from curves and fits (see jackson/fit.py). The Eq. (17) attention term is "
+         "tau^2 C0 C1 m_h^-(2alpha-1) for the L1 error summed over t (the feed-forward term needs beta and C2, which a "
+         "target does not determine).", "",
+         "Rules behind the verdicts (jackson/rate_sweep/checks.py): finite rank r -- the knee e(r-1)/e(r), median over seeds, "
+         f">= {KNEE_MIN:g}x; rank inf -- the trained curve *tracks* a reference when the exponent of trained/reference "
+         f"over the fit range is within +-{TRACK_SLOPE:g} (the same rate), and has a *floor* when its slope over the upper half of m_h is shallower "
+         f"than {FLOOR_SHARE:g}x the predicted one; a target is *degenerate* when its mean self-attention weight exceeds "
+         f"{SELF_WEIGHT_MAX:g}; a fit is *uninformative* when a trivial predictor (the mean, copy y_t = F(f(x_t)), uniform "
+         f"attention) is within {TRIVIAL_FACTOR:g}x of its best trained error -- neither's exponent is read as agreement; "
+         f"an *outlier* is a member > {OUTLIER_FACTOR:g}x above the best smaller m_h of the same seed (both above "
+         f"{OUTLIER_FLOOR:g}).", "", "## Verdicts", ""] + verdict_lines(s) + [""]
+    for t in s["targets"]:
+        L += [f"## {target_title(t, widths)} ({t.get('attention', 'softmax')} attention, {t.get('features', 'learned')} features)", ""]
+        tol = "" if t["tail_tol_met"] else " (tolerance NOT met: the realised target is this K-term truncation)"
+        if t.get("explicit"):
+            e = t["explicit"]
+            vals = ", ".join(f"{v:.4g}" for v in e["sigma"][:16]) + (", ..." if e["K"] > 16 else "")
+            L += [f"Spectrum: {explicit_text(t)}, sigma = ({vals}), rank {e['rank']} (its nonzero values). alpha_hat = "
+                  f"{e['alpha_hat']:g}: the least-squares fit of log sigma_i against log i over the nonzero values; the "
+                  f"{judged_as(t)}: {PREDICTED_EXPLICIT}, {t['predicted_exponent']:+.2f}; "
+                  f"C1 = inf{{c : sigma_s <= c s^-alpha_hat}} = {t['C1']:.4g}.{law_sentence(t)}", ""]
+        if t.get("kernel"):
+            k = t["kernel"]
+            L += [f"Coupling: {kernel_text(t)}, its numerical POD on {k['nodes']} Gauss-Legendre nodes, phi_i and psi_i "
+                  f"extended between the nodes by the Nystrom formulas (synthetic/kernel_target.py); alpha_hat = "
+                  f"{k['alpha_hat']:g}: the least-squares decay of its POD sigma over the rank-inf truncation; "
+                  f"{judged_as(t)}: {PREDICTED_KERNEL}, {t['predicted_exponent']:+.2f}.{law_sentence(t)}", ""]
+        phis = ("Nystrom", "Nystrom") if t.get("kernel") else (t.get("phi", "sin"), t.get("psi", "sin"))
+        c0 = "" if math.isfinite(t["C0"]) else C0_UNKNOWN
+        if t.get("features", "learned") == "learned":
+            L += [ffn_text(t), ""]
+        L += [f"phi = {phis[0]}, psi = {phis[1]}; K = {t['K']} terms, tail beyond K = "
+              f"{t['tail_beyond_K']:.3g}{tol}; C0 = {t['C0']:.3g}{c0}, C1 = {t['C1']:.3g}; predicted exponent -(2alpha-1) = "
+              f"{t['predicted_exponent']:+.2f}.", ""]
+        d = t.get("diagnostics", {})
+        if d:
+            deg = t.get("degenerate", {})
+            L += [f"Target diagnostics (held-out sequences, mean over seeds): mean diagonal logit rho(x_t, x_t) = "
+                  f"{d['diag_logit']:.3g}, off-diagonal {d['offdiag_logit']:.3g} (sd {d['offdiag_logit_sd']:.3g}), mean "
+                  f"self-attention weight {d['self_weight']:.3g} (uniform: 1/tau); Var(y) = {d['var_y']:.3g}; trivial "
+                  f"predictors' MSE: mean {d['mse_mean']:.3g}, copy {d['mse_copy']:.3g}, uniform attention "
+                  f"{d['mse_uniform']:.3g}. " + ("**" + deg["why"] + ".**" if deg.get("flag")
+                                                   else "Neither degenerate nor uninformative by the rules above."), ""]
+        L += ["| m_h | train MSE | held-out MSE (mean) | median [min, max] over seeds | restarts: min / median | oracle | "
+              "oracle, s=t exact | held-out / oracle | tail sum_{i>m_h} sigma_i^2 (Eq. 47) | Eq. 17 attention term | "
+              "converged / budget / diverged |",
+              "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+        bound = {b["m_h"]: b for b in t["bound"]}
+        for r in t["curve"]:
+            ratio = f"{r['test_mse'] / r['oracle_mse']:.2f}" if r["oracle_mse"] > 0 else "n/a (oracle exact)"
+            b = bound.get(int(r["m_h"]))
+            bt = f"{b['tail_energy']:.3e} | {b['attention_term']:.3g}" if b else "n/a | n/a"
+            rs = (f"{r['restart_min']:.3e} / {r['restart_median']:.3e}" if r.get("restart_min") is not None
+                  and r.get("restart_min") == r.get("restart_min") else "n/a")
+            L.append(f"| {r['m_h']} | {r['train_mse']:.3e} | {r['test_mse']:.3e} | {r['test_median']:.3e} "
+                     f"[{r['test_min']:.2e}, {r['test_max']:.2e}] | {rs} | {r['oracle_mse']:.3e} | "
+                     f"{r['oracle_self_exact_mse']:.3e} | {ratio} | {bt} | "
+                     f"{r['n_converged']} / {r['n_budget']} / {r.get('n_diverged', 0)} |")
+        L.append("")
+        if t.get("diverged"):
+            L.append("Diverged members (excluded): " + "; ".join(f"m_h = {d['m_h']}, seed {d['seed']}: {d['status']}"
+                                                              for d in t["diverged"]) + ".")
+            L.append("")
+        if t["exponents"]:
+            L += ["| curve | fitted exponent [95% CI] | predicted |", "|---|---|---|"]
+            for k, name in ORACLES.items():
+                L.append(f"| {name} | {format_exponent(t['exponents'].get(k))} | {t['predicted_exponent']:+.2f} |")
+            for k, name in L1_KINDS.items():
+                if k in t["exponents"]:
+                    L.append(f"| {name} | {format_exponent(t['exponents'].get(k))} | {t['predicted_exponent'] / 2:+.2f} "
+                             f"(first order: half the MSE's) |")
+            L.append("")
+            e = t["exponents"]
+            sh = list(t["self_coupling_share"].values())
+            if sh:
+                dom = "the s = t self-coupling terms" if np.median(sh) > 0.5 else "the s != t terms"
+                L.append(f"Which term dominates the oracle error: {dom} (share of the truncated-oracle MSE removed by "
+                         f"keeping s = t exact: {min(sh):.0%}-{max(sh):.0%} over m_h). The s != t oracle decays with "
+                         f"exponent {format_exponent(e.get('oracle_self_exact'))} against the predicted "
+                         f"{t['predicted_exponent']:+.2f}; the full oracle with {format_exponent(e.get('oracle'))}.")
+                L.append("")
+        if "reference" in t:
+            L += _reference_md(t, s["reference"])
+        ch = t["checks"]
+        if t.get("attention") == "linear":
+            L.append("Linear attention with m_h = 1 weights key s by phi(k_s) / sum_s' phi(k_s'), the same for every query "
+                     "t (phi(q_t) cancels), so its m_h = 1 member attends without looking at x_t: a drop from m_h = 1 "
+                     "to 2 says that, not that the target's rank was reached.")
+        if "knee_drop" in ch:
+            L.append(f"Rank check: held-out MSE drops {ch['knee_drop']:.3g}x (median over seeds; per seed "
+                     f"{', '.join(f'{k:.3g}' for k in ch['knee_per_seed'])}) from m_h = {int(t['rank']) - 1} to "
+                     f"m_h = {t['rank']} (criterion >= {KNEE_MIN:g}x: {'met' if ch['knee_ok'] else 'NOT met'}).")
+        if "drop_r_to_r_plus_1" in ch:
+            L.append(f"For comparison, from m_h = {t['rank']} to m_h = {int(t['rank']) + 1} it drops "
+                     f"{ch['drop_r_to_r_plus_1']:.3g}x (mean curve).")
+        if ch.get("outliers"):
+            L.append("Optimisation outliers (more than 3x above the best smaller m_h of the same seed, although a larger "
+                     "m_h can represent everything a smaller one can; kept in the tables and fits): "
+                     + "; ".join(f"m_h = {o['m_h']}, seed {o['seed']}: {o['test_mse']:.3g} vs {o['best_smaller']:.3g} "
+                                 f"(init seed {o['init_seed']}, best of {o['restarts']} restart(s))" for o in ch["outliers"]) + ".")
+        elif "outliers" in ch:
+            L.append("No optimisation outliers: no member ended more than 3x above the best smaller m_h of its seed.")
+        if "tracking" in ch:
+            tr = ch["tracking"]
+            rat = "; ".join(f"{k}: trained/reference {v['min']:.3g}-{v['max']:.3g}, exponent difference "
+                            f"{v['slope_difference']:+.2f}" for k, v in tr["ratios"].items())
+            L.append(f"Tracking over m_h in {t['fit_m_h']}: " + ("tracks " + " and ".join(tr["tracks"]) if tr["tracks"]
+                     else f"tracks no reference (exponent within +-{TRACK_SLOPE:g})") + f" ({rat})."
+                     + (f" Slope over m_h {tr['upper_m_h'][0]}..{tr['upper_m_h'][1]}: {tr['upper_slope']:+.2f}"
+                        + (f" -- a floor near {tr['floor_value']:.3g}." if tr.get("floor") else ".") if "upper_slope" in tr else ""))
+        if t.get("terms"):
+            tm = t["terms"]
+            L.append("Eq. (17) term by term: " + tm["line"] + ".")
+            if tm["rows"]:
+                L += ["", "| m_h | e_full | e_FF | s != t oracle (attention term) | limited by |", "|---:|---:|---:|---:|---|"]
+                L += [f"| {r['m_h']} | {r['e_full']:.3g} | {r['e_ff']:.3g} | {r['oracle']:.3g} | {r['limiting']} |"
+                      for r in tm["rows"]]
+                L.append("")
+        if "within_2x_ok" in ch:
+            L.append(f"Oracle check: max held-out/oracle over m_h <= 8 is {ch['max_trained_over_oracle_mh_le_8']:.2f} "
+                     f"(criterion <= 2: {'met' if ch['within_2x_ok'] else 'NOT met'}).")
+        L.append("")
+    return "\n".join(L)
+
+
+TERM_TEXT = {
+    "full": "each member fits the target itself (both terms of Eq. (17))",
+    "ff": "each member fits the target with rho cut to its own rank-m_h POD truncation, which a rank-m_h attention "
+          "represents exactly: the held-out MSE is the feed-forward term e_FF alone (plus optimisation error); the "
+          "oracle columns still compare the truncation with the target itself"}
+
+
+def ffn_title(summary: dict) -> str:
+    """', FFN: sin (in-scale 60), width 128; term: feed-forward alone' for a figure's title: what the learned-features
+    targets' f_hat and F_hat were ('' with given features)."""
+    ts = [t for t in summary["targets"] if t.get("features", "learned") == "learned"]
+    if not ts:
+        return ""
+    classes = sorted({t.get("activation", "gelu") + (f" (in-scale {t.get('in_scale', 3.0):g})"
+                                                     if t.get("activation", "gelu") == "sin" else "") for t in ts})
+    widths = sorted({t["m_ff"] for t in ts})
+    terms = sorted({t.get("term", "full") for t in ts})
+    return (f", FFN: {' / '.join(classes)}, width {', '.join(map(str, widths))}"
+            + ("; term: the feed-forward term alone" if terms == ["ff"] else ""))
+
+
+def ffn_text(t: dict) -> str:
+    """The FFN class and the term a learned-features target was fitted for."""
+    act = t.get("activation", "gelu")
+    return (f"FFN class of f_hat and F_hat: {act} between layers, width m_FF = {t['m_ff']}, f_hat's first layer drawn "
+            f"U(-{t.get('in_scale', 3.0):g}, {t.get('in_scale', 3.0):g})/sqrt(fan_in). Term: "
+            f"{TERM_TEXT.get(t.get('term', 'full'), t.get('term'))}.")
+
+
+def _reference_md(t: dict, ref: dict) -> list[str]:
+    """This target's held-out MSE beside the reference run's (same target, same data seeds)."""
+    r = t["reference"]
+    me, other = t.get("attention", "softmax"), r["attention"]
+    L = [f"Beside `{ref['folder']}` ({other} attention, `{ref['command']}`): held-out MSE of the same target"
+         + (f" -- NOTE: the runs differ in {', '.join(ref['differs'])}" if ref["differs"] else
+            ", same data and seeds") + ".", "",
+         f"| m_h | {me} | {other} | {me} / {other} |", "|---:|---:|---:|---:|"]
+    for c in r["curve"]:
+        L.append(f"| {c['m_h']} | {c['test_mse']:.3e} | {c['reference_test_mse']:.3e} | {c['ratio']:.3g} |")
+    ratios = [c["ratio"] for c in r["curve"]]
+    if ratios:
+        L += ["", f"{me} / {other} over m_h: median {np.median(ratios):.3g}, range {min(ratios):.3g}-{max(ratios):.3g}."]
+    mine = t["exponents"].get("test")
+    if mine or r["exponent"]:
+        where = (f"both over m_h = {t['fit_m_h'][0]}..{t['fit_m_h'][-1]}, from the held-out blocks" if r["exponent_m_h"]
+                 else f"this run over m_h in {t['fit_m_h']}, the reference's from its own summary, range {ref['fit_range']}")
+        L.append(f"Fitted exponent of the held-out MSE: {me} {format_exponent(mine)}, {other} {format_exponent(r['exponent'])} ({where}).")
+    if "knee_drop" in t["checks"] and "knee_drop" in r["checks"]:
+        L.append(f"Rank knee (m_h = {int(t['rank']) - 1} -> {t['rank']}): {me} drops {t['checks']['knee_drop']:.3g}x, "
+                 f"{other} {r['checks']['knee_drop']:.3g}x.")
+    L.append("")
+    return L

@@ -1,0 +1,325 @@
+"""Verdicts: what a claim's rule reads, what it returns, and where the rules are found.
+
+A claim of a paper (`Claim`, read from a claims file by jackson.lab_report.claim_files) is judged by a
+*rule*: one small function `judge(claim, run) -> Outcome | None`, registered with its text, the reports/
+section whose folders it reads and the parameters it takes by the `rule` decorator just above it.  It
+reads one run folder's own files (`Run`: summary.json, results.csv, heads.csv, ...) and returns None
+when the folder does not hold the claim's quantities.
+
+Each experiment owns its rules, beside its code (jackson/rate_sweep/rules.py, jackson/app_b/rules.py,
+rnn_compare/rules.py, vit_probe/rules.py, cot_dp/rules.py), and declares the module under the entry-point
+group `jackson_lab.rules` in pyproject.toml.  `rules()` imports every module of that group, so the report
+finds the rules without importing any experiment, and a researcher's own package adds rules the same way
+(docs/claims.md).  Rule modules use the standard library, numpy and this module only: the report never
+loads torch.
+
+Each outcome carries its headline number (`value`, what it is: `quantity`) with an interval (`lo`, `hi`) and
+says in `interval` what kind it is (a range over seeds, a bootstrap over seeds, +- 1.96 s.e., ...) or, when there
+is none, "none: why" (1 seed, no per-seed values), so a reader of claims.csv never has to guess.
+
+    >>> sorted(VERDICTS)
+    ['inconclusive', 'not applicable', 'not reproduced', 'partly', 'reproduced', 'untested']
+"""
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import itertools
+import json
+import math
+import os
+import random
+import stat
+from collections import Counter
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Callable
+
+from .config import UsageError, read_capped
+from .runfolder import table_path
+
+REPRODUCED, PARTLY, NOT_REPRODUCED = "reproduced", "partly", "not reproduced"
+INCONCLUSIVE = "inconclusive"     # the folder holds the quantities, but its own reference says they could not show the effect
+UNTESTED, NOT_APPLICABLE = "untested", "not applicable"
+VERDICTS = (REPRODUCED, PARTLY, NOT_REPRODUCED, INCONCLUSIVE, UNTESTED, NOT_APPLICABLE)
+MAX_TABLE_CHARS = 256 * 2 ** 20    # a run folder's CSV read by a rule: at most this much text (the largest written: ~10 MB)
+ENTRY_POINTS = "jackson_lab.rules"   # the entry-point group that names the modules holding rules
+
+
+@dataclass(frozen=True)
+class Claim:
+    id: str
+    paper: str              # "Jiang & Li" | "Yang et al." | a researcher's own
+    where: str              # where in the paper
+    text: str               # the claim in words
+    paper_value: str        # as the paper states it
+    kind: str               # the rule that judges it (a key of KINDS)
+    command: str            # the command that would test it ("" : none in this lab)
+    params: tuple = ()      # (name, value) pairs the rule reads: alpha, rank, table, task, ...
+    not_testable: str = ""  # why no command of this lab can test it ("": one can); the verdict is then not applicable
+    folders: tuple = ()     # glob patterns of run folders under the root that may test it (): the rule's section
+
+    def __post_init__(self):
+        if self.not_testable and self.command:
+            raise ValueError(f"{self.id}: names a command, so it cannot declare that no command tests it")
+
+    @property
+    def p(self) -> dict:
+        return dict(self.params)
+
+
+# ---- the checks of a rule's parameters: each returns the value as the rule reads it, or raises ValueError
+# ---- with what was expected ----------------------------------------------------------------------------
+
+def positive_number(v):
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
+        raise ValueError("a positive number")
+    return float(v)
+
+
+def finite_rank(v):
+    s = str(v).strip() if isinstance(v, (int, str)) and not isinstance(v, bool) else ""
+    if s.isdigit() and int(s) >= 1:
+        return str(int(s))
+    raise ValueError("a finite rank: a whole number >= 1 (the rate rule takes rank inf)")
+
+
+def one_of(*choices: str) -> Callable:
+    def check(v):
+        if v not in choices:
+            raise ValueError("one of " + ", ".join(choices))
+        return v
+    return check
+
+
+# ---- run folders ----------------------------------------------------------------------------------------
+
+def _read_json(p: Path):
+    """A run folder's JSON, None when unreadable: not JSON, not UTF-8, or past read_capped's size limit."""
+    try:
+        return json.loads(read_capped(p, "--root"))
+    except (OSError, ValueError):
+        return None
+
+
+@dataclass
+class Run:
+    """One run folder under the report root, as the ledger reads it."""
+    folder: str                 # relative to the root, with /
+    path: Path
+    config: dict
+    summary: dict | None        # summary.json (None: missing or unreadable)
+    command: str                # command.txt, else the summary's command
+    left_out: str               # why it never feeds a verdict ("" when it may)
+
+    @property
+    def section(self) -> str:
+        return self.folder.split("/")[0]
+
+    def table(self, name: str) -> list[dict]:
+        """Rows of a CSV in the folder (values as strings), `name` or its compressed `name.gz`
+        (jackson.runfolder.table_path); [] when it is not there or unreadable.  A table that decompresses to more
+        than MAX_TABLE_CHARS is a ValueError (the ledger lists the folder as unreadable for the rule)."""
+        path = table_path(self.path, name)
+        try:
+            if not stat.S_ISREG(path.stat().st_mode):
+                return []
+            with (gzip.open(path, "rt", newline="") if path.name.endswith(".gz") else open(path, newline="")) as fh:
+                text = fh.read(MAX_TABLE_CHARS + 1)
+        except (OSError, EOFError, UnicodeDecodeError):
+            return []
+        if len(text) > MAX_TABLE_CHARS:
+            raise ValueError(f"{path.name} holds more than {MAX_TABLE_CHARS:,} characters")
+        return list(csv.DictReader(io.StringIO(text)))
+
+    def seeds(self) -> int | None:
+        s = self.config.get("seeds", self.config.get("train", {}).get("seeds"))
+        if isinstance(s, list):
+            return len(s)
+        return s if isinstance(s, int) and not isinstance(s, bool) else None
+
+
+def _left_out(path: Path, config: dict, summary, command: str) -> str:
+    commands = command.split() + str((summary or {}).get("command", "")).split()
+    if config.get("quick") is True or "--quick" in commands:
+        return "quick run"
+    if (path / "SUPERSEDED.md").exists():
+        return "superseded"
+    if summary is None:
+        if (path / "summary.json").exists():
+            return "unreadable summary.json"
+        # a grid that runs over several sessions commits its finished cells as it goes: say how far it is
+        n = sum(1 for d in (path / "cells").glob("*") if d.is_dir() and not d.name.startswith(".")) \
+            if (path / "cells").is_dir() else 0
+        return "unfinished: no summary.json" + (f"; {n} cell{'s' if n != 1 else ''} finished so far" if n else "")
+    made_by = str(summary.get("command", "")).strip()
+    if made_by and command and made_by != command:
+        # a later command runs into the folder (a grid run in pieces, then whole): its summary is not written
+        # until that command ends, and the one there is of the earlier command's cells alone
+        return "unfinished: its summary is of an earlier command, not of command.txt's"
+    return ""
+
+
+def find_runs(root: Path) -> list[Run]:
+    """Every run folder under root (a folder with config.json or summary.json), sorted by folder."""
+    runs = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d not in ("cells", "checkpoints") and not d.startswith("."))
+        if "config.json" not in filenames and "summary.json" not in filenames:
+            continue
+        path = Path(dirpath)
+        if path == Path(root):
+            continue
+        config = _read_json(path / "config.json") if "config.json" in filenames else {}
+        config = config if isinstance(config, dict) else {}
+        summary = _read_json(path / "summary.json") if "summary.json" in filenames else None
+        summary = summary if isinstance(summary, dict) else None
+        try:
+            lines = read_capped(path / "command.txt", "--root").strip().splitlines() if "command.txt" in filenames else []
+        except (OSError, ValueError):
+            lines = []
+        command = lines[0].strip() if lines else str((summary or {}).get("command", ""))
+        runs.append(Run(Path(os.path.relpath(path, root)).as_posix(), path, config, summary, command,
+                        _left_out(path, config, summary, command)))
+    return sorted(runs, key=lambda r: r.folder)
+
+
+# ---- claims, kinds, outcomes ----------------------------------------------------------------------------
+
+@dataclass
+class Outcome:
+    verdict: str
+    measured: str                   # words and numbers, as read or computed from the folder's files
+    n_seeds: int | None = None
+    value: float | None = None      # the headline number (what it is: `quantity`), with its interval
+    lo: float | None = None
+    hi: float | None = None
+    quantity: str = ""
+    tiebreak: tuple = ()            # the kind's own order between folders with as many seeds (smaller first)
+    interval: str = ""              # what lo, hi are (e.g. "range over 3 seeds: ..."), or "none: why" when blank
+
+
+ONE_SEED = "none: 1 seed"
+
+
+def seed_range(per_seed: list[float], what: str) -> tuple[float | None, float | None, str]:
+    """(lo, hi, interval) of a headline value from its per-seed values: their min and max when there are
+    >= 2 seeds; blank with "none: 1 seed" otherwise.  `what` names the per-seed value."""
+    if len(per_seed) >= 2:
+        return min(per_seed), max(per_seed), f"range over {len(per_seed)} seeds (min, max) of {what}"
+    return None, None, ONE_SEED if per_seed else "none: no per-seed values in the folder"
+
+
+BOOT_EXHAUSTIVE_MAX = 20000   # resamples of the seeds enumerated when there are at most this many (8 seeds: 6435)
+BOOT_DRAWS = 2000             # random resamples (random.Random(0)) beyond that
+
+
+def seed_bootstrap(seeds: list[str], stat: Callable[[list[str]], float | None], what: str,
+                    level: float = 0.95) -> tuple[float | None, float | None, str]:
+    """(lo, hi, interval): the percentile bootstrap over seeds of a value computed from the seeds' mean
+    (stat(resample) on a list of seed labels, repeats allowed; the value itself is stat(seeds)).  With few
+    seeds every distinct resample is enumerated with its multinomial probability, so the interval is exact
+    and needs no random numbers; with 2 or 3 seeds each resample weighs >= 1/27 and the 2.5% and 97.5%
+    points are the smallest and largest value over the resamples."""
+    n = len(seeds)
+    if n < 2:
+        return None, None, ONE_SEED if n else "none: no per-seed values in the folder"
+    draws: list[tuple[float, float]] = []
+    if math.comb(2 * n - 1, n) <= BOOT_EXHAUSTIVE_MAX:
+        for idx in itertools.combinations_with_replacement(range(n), n):
+            w = math.factorial(n) / math.prod(math.factorial(c) for c in Counter(idx).values()) / n ** n
+            draws.append((stat([seeds[i] for i in idx]), w))
+        how = f"exhaustive: all {len(draws)} distinct resamples of the {n} seeds with replacement, multinomial weights"
+    else:
+        rng = random.Random(0)
+        draws = [(stat([seeds[rng.randrange(n)] for _ in range(n)]), 1.0) for _ in range(BOOT_DRAWS)]
+        how = f"{BOOT_DRAWS} resamples of the {n} seeds with replacement, random.Random(0)"
+    draws = sorted((x, w) for x, w in draws if x is not None and math.isfinite(x))
+    if not draws:
+        return None, None, "none: no resample of the seeds gives a value"
+    total, q = sum(w for _, w in draws), (1 - level) / 2
+    cum, points = 0.0, []
+    for x, w in draws:
+        cum += w
+        points.append((cum, x))
+    lo = next(x for c, x in points if c >= q * total * (1 - 1e-12))
+    hi = next(x for c, x in points if c >= (1 - q) * total * (1 - 1e-12))
+    return lo, hi, f"{level:.0%} bootstrap over seeds ({how}; {q:.1%} and {1 - q:.1%} points) of {what}"
+
+
+@dataclass(frozen=True)
+class Kind:
+    name: str
+    section: str                    # the reports/ folder whose runs it reads ("" : none writes one)
+    rule: str                       # the rule's text, shown in the ledger
+    judge: Callable[[Claim, Run], Outcome | None]
+    params: dict = field(default_factory=dict)   # name -> (required, check): what a claim may give it
+    module: str = ""                # where the rule is defined
+
+
+KINDS: dict[str, Kind] = {}
+
+
+def rule(name: str, section: str, text: str, params: dict | None = None):
+    """Register a rule function under `name`, with the text the ledger shows for it, the reports/ section
+    whose folders it reads and its parameters (name -> (required, check); a check from this module, or any
+    function that returns the value or raises ValueError saying what it expected)."""
+    def register(fn):
+        old = KINDS.get(name)
+        if old is not None and old.module != fn.__module__:
+            raise UsageError(f"rule {name!r} is defined twice: in {old.module} and in {fn.__module__}")
+        KINDS[name] = Kind(name, section, " ".join(text.split()), fn, dict(params or {}), fn.__module__)
+        return fn
+    return register
+
+
+def fmt_g(x, digits: int = 3) -> str:
+    return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}g}"
+
+
+def fmt_f(x, digits: int = 2, sign: bool = False) -> str:
+    return "n/a" if x is None else (f"{x:+.{digits}f}" if sign else f"{x:.{digits}f}")
+
+
+def verdict_of(parts: list[bool]) -> str:
+    """All parts hold: reproduced; none: not reproduced; some: partly."""
+    return REPRODUCED if all(parts) else NOT_REPRODUCED if not any(parts) else PARTLY
+
+
+
+def same(a, b) -> bool:
+    try:
+        return math.isclose(float(a), float(b), rel_tol=0, abs_tol=1e-9)
+    except (TypeError, ValueError):
+        return False
+
+
+
+def rules() -> dict[str, Kind]:
+    """Every registered rule, by name: the modules of the `jackson_lab.rules` entry-point group imported (once;
+    a module registers its rules as it is imported).  A module that fails to import is a UsageError naming it."""
+    for ep in sorted(metadata.entry_points(group=ENTRY_POINTS), key=lambda e: e.name):
+        if ep.value in _LOADED:
+            continue
+        try:
+            ep.load()
+        except Exception as e:      # a third-party rules module: say which one, whatever it raised
+            raise UsageError(f"rules module {ep.value!r} (entry point {ep.name!r} of {ENTRY_POINTS}) does not "
+                             f"import: {type(e).__name__}: {e}") from None
+        _LOADED.add(ep.value)
+    return KINDS
+
+
+_LOADED: set[str] = set()
+
+
+# ---- claims no command writes a folder for yet ---------------------------------------------------------
+
+@rule("no_run", "", """The claim's entry declares why no command of this lab can test it (for example, none trains
+a translation model): not applicable, and the row says why. Were a command added, the entry would name it
+and the claim would be untested until a folder of that command tests it.""")
+def no_run(claim: Claim, run: Run) -> Outcome | None:
+    return None
+
