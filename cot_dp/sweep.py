@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import json
 import time
 from pathlib import Path
 
@@ -26,6 +25,7 @@ from .cell import CotCell, write_csv
 from .grid import SweepConfig, validate
 from .plots import figure_caption, plot_heatmaps, plot_locality
 from .tables import answer_baseline, summarize
+from jackson.config import read_json
 
 
 def make_datasets(cfg: SweepConfig, command: str, progress: bool = True) -> None:
@@ -88,7 +88,7 @@ REDRAW_FILES = ("results.csv", "config.json")
 def folder_config(folder: Path) -> SweepConfig:
     """The SweepConfig a finished folder's config.json records (the derived preset and grid are skipped)."""
     from jackson.config import from_dict
-    return from_dict(SweepConfig, json.loads((Path(folder) / "config.json").read_text()),
+    return from_dict(SweepConfig, read_json(Path(folder) / "config.json"),
                      where=f"{folder}/config.json")
 
 
@@ -114,7 +114,7 @@ def rewrite_report_json(folder) -> Path:
     figs = [folder / f"accuracy_{t}.png" for t in tasks]
     figs += [folder / "locality_ed_vs_ed_local.png"] if {"ed", "ed_local"} <= set(tasks) else []
     write_report_json(folder, cfg, (folder / "command.txt").read_text().strip(), figs,
-                      json.loads((folder / "summary.json").read_text()))
+                      read_json(folder / "summary.json"))
     return folder / "report.json"
 
 

@@ -38,6 +38,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from .config import COMMON, UsageError, check_out_dir, need
+from .config import read_json
 
 FORCE = False            # set by the command line's --force (jackson.command.cli_run); open_run(force=...) wins
 LOCK = ".jackson-lab.lock"   # the run's own lock file (a user's `.lock` in a folder is the user's, never touched)
@@ -291,7 +292,7 @@ def folder_kind(out: Path) -> str | None:
     env = out / "environment.json"
     if env.is_file():
         with contextlib.suppress(OSError, ValueError, AttributeError):
-            k = json.loads(env.read_text()).get("kind")
+            k = read_json(env).get("kind")
             if isinstance(k, str) and k:
                 return k
     cmd = out / "command.txt"
@@ -365,7 +366,7 @@ def earlier_environments(path: Path) -> list[dict]:
     rerun thus keeps the commit and start time of the run that trained the first cells.  Unreadable or
     absent: []."""
     try:
-        old = json.loads(path.read_text())
+        old = read_json(path)
     except (OSError, UnicodeDecodeError, json.JSONDecodeError):
         return []
     if not isinstance(old, dict):

@@ -24,6 +24,7 @@ from tqdm.auto import tqdm
 
 from .config import UsageError
 from .runfolder import LOCK
+from .config import read_json
 
 
 def non_default(cfg) -> dict:
@@ -287,7 +288,7 @@ def grid_status(cells: list[CellLike], out_dir: str | os.PathLike) -> list[dict]
         if done.is_dir():
             row["state"] = "finished"
             with contextlib.suppress(OSError, ValueError, AttributeError):
-                meta = json.loads((done / "cell.json").read_text())
+                meta = read_json(done / "cell.json")
                 wall = meta.get("cell_wall_s", meta.get("wall_s"))
                 row["wall_s"] = float(wall) if isinstance(wall, (int, float)) else None
                 fit = meta.get("fit_wall_s")          # training time over every process that trained the cell

@@ -8,6 +8,7 @@ from pathlib import Path
 from jackson.figures import save
 from jackson.command import cli_run
 from jackson.config import OneLineParser, fail
+from jackson.config import read_json
 
 
 def _take(argv: list[str], opt: str) -> tuple[str | None, list[str]]:
@@ -98,11 +99,10 @@ def compare_headline(tables: dict) -> str:
 
 def _figures(out) -> list:
     """The figures a finished run folder's report.json lists, as paths (none when it has no report.json)."""
-    import json
     rep = Path(out) / "report.json"
     if not rep.is_file():
         return []
-    return [Path(out) / f["file"] for f in json.loads(rep.read_text()).get("figures", [])]
+    return [Path(out) / f["file"] for f in read_json(rep).get("figures", [])]
 
 
 def spectrum_parser() -> OneLineParser:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import json
 from pathlib import Path
 
 import pandas as pd
@@ -21,6 +20,7 @@ from .config import CompareConfig, validate
 from .coupling import block_references, coupling_spectra, missing_terms_check, plot_coupling
 from .positions import plot_positions
 from .tables import plot, tables
+from jackson.config import read_json
 
 
 def positions(dirs, metas: dict) -> pd.DataFrame | None:
@@ -52,7 +52,7 @@ def run_compare(cfg: CompareConfig, command: str, progress: bool = True) -> dict
         dirs = run_cells(cells, out, scheduler=cfg.scheduler or None, progress=progress)
         with contextlib.suppress(OSError):
             (out / "checkpoints").rmdir()      # only if empty: set-aside checkpoints (<name>.corrupt-*) are kept
-        metas = {d.name: json.loads((d / "cell.json").read_text()) for d in dirs}
+        metas = {d.name: read_json(d / "cell.json") for d in dirs}
         # each row names its cell's mixing direction (cells written before the column existed hold it in cell.json)
         rows = pd.concat([pd.read_csv(d / "rows.csv").assign(mix_direction=metas[d.name]["cell"]["mix_direction"])
                           for d in dirs], ignore_index=True)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from jackson.runfolder import write_report
 from jackson.figures import pyplot
+from jackson.config import read_json
 
 
 def seed_members(cfg: dict) -> list[int]:
@@ -36,8 +37,8 @@ def report_hook(folder: Path) -> dict:
     """The lab report's entry for an rnn-compare folder (jackson/lab_report/page.py reads it as report.json), built
     from summary.json, config.json, command.txt and tables_long.csv (which holds the paper's values)."""
     import pandas as pd
-    s = json.loads((folder / "summary.json").read_text())
-    cfg = json.loads((folder / "config.json").read_text())
+    s = read_json(folder / "summary.json")
+    cfg = read_json(folder / "config.json")
     command = (folder / "command.txt").read_text().strip()
     members = seed_members(cfg)
     n_seeds = len(members) if members else "?"

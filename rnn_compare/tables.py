@@ -16,6 +16,7 @@ from .coupling import (coupling_section, missing_terms_check, missing_terms_sect
                        sign_rule_section)
 from .positions import concentration, position_section, zone_table
 from .settings import MODELS, PAPER, TABLES, fmt_mean_sd
+from jackson.config import read_json
 
 
 def tables(out: Path, rows: pd.DataFrame, metas: dict, cfg: CompareConfig, command: str,
@@ -163,6 +164,6 @@ def redraw(folder) -> list[Path]:
     folder = Path(folder)
     missing = [n for n in ("tables_long.csv", "results.csv", "config.json") if not (folder / n).is_file()]
     need(not missing, f"{folder}: no {', '.join(missing)} (not a finished rnn-compare folder)")
-    cfg = json.loads((folder / "config.json").read_text())
+    cfg = read_json(folder / "config.json")
     inits = seed_range(seed_members(cfg))
     return [plot(folder, pd.read_csv(folder / "tables_long.csv"), inits, pd.read_csv(folder / "results.csv"))]

@@ -128,6 +128,32 @@ def test_a_meta_json_over_its_limit_is_refused_unread(tmp_path):
         data.read_meta(tmp_path)
 
 
+def test_a_checkpoint_over_its_limit_is_refused_unread(tmp_path, monkeypatch):
+    from vit_probe import models
+    monkeypatch.setattr(models, "MAX_CHECKPOINT_BYTES", 1000)
+    big = sparse(tmp_path / "w.pth", 1001)
+    with pytest.raises(C.UsageError, match=r"--checkpoint: .*w.pth is 1,001 bytes, more than the limit of 1,000"):
+        models.read_checkpoint(big)
+
+
+@pytest.mark.parametrize("kind", ["size", "fifo"])
+def test_a_model_description_over_its_limit_or_not_a_file_is_refused_unread(tmp_path, kind):
+    from vit_probe import model_source
+    path = sparse(tmp_path / "m.json", model_source.MAX_DESCRIPTION_BYTES + 1) if kind == "size" else special("fifo", tmp_path)
+    with pytest.raises(C.UsageError, match="--model-json: .*(more than the limit|not a regular file)"):
+        model_source.read_description(path)
+
+
+def test_a_run_folders_json_over_the_limit_is_one_line(tmp_path, capsys):
+    """Every JSON a command reads from a run folder goes through jackson.config.read_json: a planted 16 MiB + 1 byte
+    summary.json makes the redraw (here) refuse in one line naming it, before anything is drawn."""
+    from jackson.lab_report.redraw import main as redraw_main
+    _, run = _root_with_a_run(tmp_path)
+    sparse(run / "summary.json", C.MAX_TEXT_BYTES + 1)
+    line = one_line_exit(redraw_main, [str(run)], capsys)
+    assert "summary.json" in line and "more than the limit" in line, line
+
+
 FAULT_CASES = [
     {"id": "config-over-size-limit", "class": "bounded", "command": "jackson-sweep --config big.json   # 16 MiB + 1 byte",
      "expect": "exit 2, one line naming --config, the file, its size and the limit; nothing read or written",
@@ -156,4 +182,13 @@ FAULT_CASES = [
     {"id": "meta-json-over-size-limit", "class": "bounded", "command": "cot-dp train --data d   # d/meta.json is 1 MiB + 1 byte",
      "expect": "one line naming the file, its size and the limit; not read",
      "test": "tests/test_hardening_limits.py::test_a_meta_json_over_its_limit_is_refused_unread"},
+    {"id": "checkpoint-over-size-limit", "class": "bounded", "command": "vit-probe spectra --checkpoint w.pth ...   # w.pth is over 8 GiB",
+     "expect": "exit 2, one line naming the file, its size and the limit; not read",
+     "test": "tests/test_hardening_limits.py::test_a_checkpoint_over_its_limit_is_refused_unread"},
+    {"id": "model-json-over-size-limit", "class": "bounded", "command": "vit-probe spectra --model-json m.json ...   # 1 MiB + 1 byte, or a FIFO",
+     "expect": "exit 2, one line naming --model-json and the file; never read",
+     "test": "tests/test_hardening_limits.py::test_a_model_description_over_its_limit_or_not_a_file_is_refused_unread"},
+    {"id": "run-folder-json-over-size-limit", "class": "bounded", "command": "python -m jackson.lab_report.redraw d   # d/summary.json is 16 MiB + 1 byte",
+     "expect": "exit 2, one line naming the file and the limit (every run-folder JSON is read through read_json)",
+     "test": "tests/test_hardening_limits.py::test_a_run_folders_json_over_the_limit_is_one_line"},
 ]

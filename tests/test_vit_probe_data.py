@@ -142,14 +142,14 @@ def test_genuine_cifar_batches_load_through_the_restricted_unpickler(tmp_path):
     for protocol in range(0, pickle.HIGHEST_PROTOCOL + 1):
         path = tmp_path / f"b{protocol}"
         path.write_bytes(pickle.dumps(batch, protocol=protocol))
-        got = cdata.read_batch(path)
+        got = cifar_io.read_batch(path)
         np.testing.assert_array_equal(got[b"data"], batch[b"data"])
         assert got[b"labels"] == batch[b"labels"] and got[b"filenames"] == batch[b"filenames"]
     # the official batches are Python 2 pickles naming numpy.core.multiarray (numpy 1.x's module path)
     old = pickle.dumps(batch, protocol=2).replace(b"numpy._core.multiarray", b"numpy.core.multiarray")
     assert b"numpy.core.multiarray" in old
     (tmp_path / "py2").write_bytes(old)
-    np.testing.assert_array_equal(cdata.read_batch(tmp_path / "py2")[b"data"], batch[b"data"])
+    np.testing.assert_array_equal(cifar_io.read_batch(tmp_path / "py2")[b"data"], batch[b"data"])
 
 
 # ---------------------------------------------------------------- archives: only the images a run uses are read

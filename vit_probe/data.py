@@ -39,9 +39,8 @@ from jackson.config import UsageError
 
 from .archive import load_split
 from .normalize import CIFAR10
-# the files' readers (REFUSE, CifarUnpickler and read_batch stay importable from here, as they were)
-from .cifar_io import (CLASSES, IMAGE_EXT, OFFICIAL_TEST, OFFICIAL_TRAIN, REFUSE, CifarUnpickler,  # noqa: F401
-                       _batch_arrays, _decode_image, _save_npz, _sort_key, _stamp, read_batch)
+from .cifar_io import (CLASSES, IMAGE_EXT, OFFICIAL_TEST, OFFICIAL_TRAIN, _batch_arrays, _decode_image, _save_npz,
+                       _sort_key, _stamp)
 
 MEAN, STD = CIFAR10   # CIFAR-10 channel means and stds (the shared ViT was trained with these; vit_probe/normalize.py)
 

@@ -31,13 +31,14 @@ from pathlib import Path
 
 from torch import nn
 
-from jackson.config import UsageError, from_dict, need
+from jackson.config import UsageError, from_dict, need, read_capped
 from jackson.schedule import torch_seeded
 
 from . import models, normalize
 from .torch_vit import TorchViT, TorchViTConfig, describe, validate
 
 KINDS = ("torch-vit", "timm", "arch", "factory")
+MAX_DESCRIPTION_BYTES = 1 << 20   # a model description is a few hundred bytes; a larger file is refused unread
 SHARED_KEYS = {"normalize"}   # any kind: the input normalisation the model was trained with (vit_probe/normalize.py)
 KEYS = {"torch-vit": {f.name for f in dataclasses.fields(TorchViTConfig)} | SHARED_KEYS,
         "timm": {"name", "kwargs"} | SHARED_KEYS, "arch": {"arch"} | SHARED_KEYS,
@@ -51,9 +52,11 @@ def read_description(path: str | Path) -> dict:
     path = Path(path).expanduser()
     where = f"--model-json {path.name}"
     try:
-        d = json.loads(path.read_text())
+        d = json.loads(read_capped(path, "--model-json", MAX_DESCRIPTION_BYTES))
     except FileNotFoundError:
         raise UsageError(f"--model-json: {path} does not exist") from None
+    except UsageError:
+        raise
     except (OSError, UnicodeDecodeError, ValueError) as e:
         raise UsageError(f"--model-json: cannot read {path} as JSON ({getattr(e, 'strerror', None) or e})") from None
     need(isinstance(d, dict) and "kind" in d, f'{where}: give a JSON object with a "kind" ({", ".join(KINDS)})')

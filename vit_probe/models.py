@@ -182,6 +182,9 @@ class StateDict(dict):
     path: Path | None = None
 
 
+MAX_CHECKPOINT_BYTES = 8 * 2 ** 30   # a checkpoint larger than this is refused unread (ViT-H/14: about 2.5 GB)
+
+
 def read_checkpoint(path: str | Path) -> tuple[dict, dict]:
     """(state dict, metadata) of a weights file: safetensors, or a torch file read with
     weights_only=True (no code runs).  Metadata is what the file says about the architecture:
@@ -197,6 +200,9 @@ def read_checkpoint(path: str | Path) -> tuple[dict, dict]:
         raise UsageError(f"--checkpoint: {path} does not exist")
     if path.stat().st_size == 0:
         raise UsageError(f"--checkpoint: {path} is empty (0 bytes); {CHECKPOINT_KINDS}")
+    if path.stat().st_size > MAX_CHECKPOINT_BYTES:
+        raise UsageError(f"--checkpoint: {path} is {path.stat().st_size:,} bytes, more than the limit of "
+                         f"{MAX_CHECKPOINT_BYTES:,} for a checkpoint (a ViT-L/16 is about 1.2 GB); not read")
     try:
         if path.suffix == ".safetensors":
             from safetensors import safe_open

@@ -22,6 +22,7 @@ from . import model_source, models, normalize, spectra
 from .common import data_split, load_model, report_json, say_quick
 from .configs import SpectraConfig, validate_spectra
 from .probe import select
+from jackson.config import read_json
 
 
 def violin_title(mdesc: str, layer: int, head: int, where: str) -> str:
@@ -215,7 +216,7 @@ def redraw(folder) -> list[Path]:
     folder = Path(folder)
     missing = [n for n in REDRAW_FILES if not table_path(folder, n).is_file()]
     need(not missing, f"{folder}: no {', '.join(missing)} (not a finished vit-probe spectra folder)")
-    s = json.loads((folder / "summary.json").read_text())
+    s = read_json(folder / "summary.json")
     spec, heads_tab = pd.read_csv(table_path(folder, "spectra.csv")), pd.read_csv(folder / "heads.csv")
     v = pd.read_csv(table_path(folder, "violin_samples.csv"))
     vsv = v.pivot(index="image", columns="i", values="sv").sort_index(axis=1).to_numpy()   # (images, k)

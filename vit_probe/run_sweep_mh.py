@@ -28,6 +28,7 @@ from . import models, spectra
 from .common import PAPER, data_split, fmt, report_json, say_quick, take_together, train_draw
 from .configs import SweepMhConfig, TrainConfig, validate_sweep
 from .train import train
+from jackson.config import read_json
 
 
 @dataclass(frozen=True)
@@ -268,7 +269,7 @@ def run_sweep_mh(cfg: SweepMhConfig, command: str, progress: bool = True) -> dic
             missing = [c.key() for c in cells if not (out / "cells" / c.key()).is_dir()]
             need(not missing, f"--rebuild: {len(missing)} of {len(cells)} cells are not finished in {out}/cells "
                               f"(first: {missing[0] if missing else ''}); run without --rebuild to train them")
-            src = json.loads((out / "cells" / cells[0].key() / "cell.json").read_text())["data"]
+            src = read_json(out / "cells" / cells[0].key() / "cell.json")["data"]
             dirs = [out / "cells" / c.key() for c in cells]
             command = (out / "command.txt").read_text().strip() if (out / "command.txt").is_file() else command
         else:
@@ -396,8 +397,8 @@ def redraw(folder) -> list[Path]:
     folder = Path(folder)
     missing = [n for n in REDRAW_FILES if not table_path(folder, n).is_file()]
     need(not missing, f"{folder}: no {', '.join(missing)} (not a finished vit-probe sweep-mh folder)")
-    s = json.loads((folder / "summary.json").read_text())
-    cfg = json.loads((folder / "config.json").read_text())
+    s = read_json(folder / "summary.json")
+    cfg = read_json(folder / "config.json")
     res = pd.read_csv(folder / "results.csv").sort_values(["m_h", "seed"])
     spec = pd.read_csv(table_path(folder, "spectra.csv"))
     layer = cfg["spectra_layer"] % models.parse_arch(cfg["arch"]).depth

@@ -17,7 +17,6 @@ Tables, summary and report hook: jackson/app_b/results.py; pictures: jackson/app
 from __future__ import annotations
 
 import dataclasses
-import json
 from pathlib import Path
 
 import pandas as pd
@@ -27,6 +26,7 @@ from ..sweep import run_cells
 from .results import collect, summarize, write_report_json
 from .cell import TaskCell, cells
 from .config import QUICK, RUNS, AllRun, as_dict, resolved_out, validate
+from ..config import read_json
 
 
 def task_grid(cfg) -> tuple[Path, list[TaskCell]]:
@@ -46,7 +46,7 @@ def run_task(cfg, command: str, progress: bool = True) -> dict:
         first = dirs[0]
         grid_path = table_path(first, "fof_grid.csv")       # fof_grid.csv.gz (an older cell: fof_grid.csv), if any
         grid = pd.read_csv(grid_path) if grid_path.exists() else None
-        figs = plot_task(out, cfg.task, json.loads((first / "example.json").read_text()),
+        figs = plot_task(out, cfg.task, read_json(first / "example.json"),
                          pd.read_csv(table_path(first, "fof.csv")), grid, tabs["curve"], cfg.train.seeds[0])
         write_report_json(out, summary, figs)
     return summary

@@ -17,6 +17,7 @@ from synthetic.selection_average import SelectionAverage
 from synthetic.weighted_average import WeightedAverage
 from ..runfolder import table_path, write_report
 from ..sweep import non_default
+from ..config import read_json
 
 METRICS = {  # column -> what it is (summary rows, in this order)
     "train_mse": "training MSE",
@@ -44,7 +45,7 @@ def collect(out: Path, dirs: list[Path]) -> dict[str, pd.DataFrame]:
         for d in dirs:
             df = pd.read_csv(d / f"{name}.csv")
             if "seed" not in df:
-                df.insert(0, "seed", json.loads((d / "cell.json").read_text())["cell"]["seed"])
+                df.insert(0, "seed", read_json(d / "cell.json")["cell"]["seed"])
             parts.append(df)
         tabs[name] = pd.concat(parts, ignore_index=True)
     tabs["fof_by_position"] = pd.concat([fof_by_position(d) for d in dirs], ignore_index=True)
@@ -64,7 +65,7 @@ def fof_by_position(cell_dir: Path) -> pd.DataFrame:
     err = np.abs(f[[f"fof_hat_{j}" for j in range(d)]].to_numpy() - f[[f"fof_{j}" for j in range(d)]].to_numpy())
     f["err"] = err.max(axis=1)
     g = f.groupby("position").err.agg(n_tokens="count", median_abs="median", max_abs="max").reset_index()
-    g.insert(0, "seed", json.loads((cell_dir / "cell.json").read_text())["cell"]["seed"])
+    g.insert(0, "seed", read_json(cell_dir / "cell.json")["cell"]["seed"])
     return g
 
 

@@ -21,6 +21,7 @@ from .axes import TERMS, rank_str
 if TYPE_CHECKING:
     from .cell import RateCell
 from .tables import reference_run
+from ..config import read_json
 
 
 @dataclass(frozen=True)
@@ -430,7 +431,7 @@ def check_ff_from(cfg: SweepConfig) -> None:
     need((ref / "results.csv").is_file() and (ref / "config.json").is_file(),
          f"--ff-from: {ref} holds no results.csv and config.json (not a finished jackson-sweep folder)")
     try:
-        other = json.loads((ref / "config.json").read_text())
+        other = read_json(ref / "config.json")
         res = pd.read_csv(ref / "results.csv", dtype={"rank": str}, usecols=["alpha", "rank"])
     except (OSError, ValueError, KeyError) as e:
         raise UsageError(f"--ff-from: cannot read {ref} as a jackson-sweep folder ({e})") from None

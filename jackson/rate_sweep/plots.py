@@ -2,7 +2,6 @@
 tables (`folder_tables`, `redraw`; no training)."""
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
@@ -14,6 +13,7 @@ from ..runfolder import table_path
 from ..rates import predicted_exponent
 from .summary_text import ffn_title, target_title
 from .tables import attention_of, ff_width, rank_sort_key, spectrum_wide, target_curve
+from ..config import read_json
 
 
 def _grid(plt, n: int, height: float):
@@ -216,9 +216,9 @@ def folder_tables(folder: Path) -> tuple[dict, dict]:
     rows, spec, curve = (pd.read_csv(table_path(folder, n), dtype={"rank": str})
                          for n in ("results.csv", "learned_spectrum.csv", "loss_curves.csv"))
     spec = spectrum_wide(spec)
-    summary = json.loads((folder / "summary.json").read_text())
+    summary = read_json(folder / "summary.json")
     mine = set(rows["cell"].astype(str)) if "cell" in rows else None     # this run's cells (older runs: all)
-    metas = [json.loads(p.read_text()) for p in sorted((folder / "cells").glob("*/cell.json"))
+    metas = [read_json(p) for p in sorted((folder / "cells").glob("*/cell.json"))
              if mine is None or p.parent.name in mine]
     need(metas, f"{folder}/cells: no cell.json of this run's cells (each target's sigma is drawn from it)")
     widths = sorted({ff_width(m) for m in metas})

@@ -1,12 +1,12 @@
 """The lab report's entry for a jackson-sweep folder (report.json): `report_hook`, `write_report_json`."""
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
 
 from .summary_text import PREDICTED_EXPLICIT, PREDICTED_KERNEL, explicit_text, kernel_text, not_power_law
+from ..config import read_json
 
 
 # ---- the lab report's entry (report.json) ---------------------------------------------------------
@@ -40,8 +40,8 @@ def measured_exponent(e: dict) -> dict:
 def report_hook(folder: Path) -> dict:
     """The lab report's entry for a jackson-sweep folder (jackson/lab_report/page.py reads it as report.json), built
     from what the run wrote: summary.json, config.json, command.txt and the figures."""
-    s = json.loads((folder / "summary.json").read_text())
-    cfg = json.loads((folder / "config.json").read_text())
+    s = read_json(folder / "summary.json")
+    cfg = read_json(folder / "config.json")
     command = (folder / "command.txt").read_text().strip()
     seeds = cfg.get("seeds", [])
     alphas = sorted({t["alpha"] for t in s["targets"]})

@@ -14,6 +14,7 @@ from .terms import explain, ff_curves
 from .checks import KNEE_MIN, LINE_REF, degenerate, outliers, per_seed_knee, rule_values, tracking
 from .summary_text import explicit_fields, markdown, not_power_law
 from .tables import L1_KINDS, ORACLES, attention_of, block_exponent, failed_members, target_curve, targets_of
+from ..config import read_json
 
 
 NO_TERMS = ("which term limits it is not measured in this run: --ff-from a --term ff run of this target measures "
@@ -34,7 +35,7 @@ def summarize(out_dir: Path, tabs: dict, fit_range: tuple[int, int], command: st
                "rules": rule_values(), "targets": []}
     diags = tabs.get("diagnostics", pd.DataFrame())
     run_cfg = out_dir / "config.json"
-    source = (json.loads(run_cfg.read_text()).get("sigma_source", "--sigma") if run_cfg.exists() else "--sigma")
+    source = (read_json(run_cfg).get("sigma_source", "--sigma") if run_cfg.exists() else "--sigma")
     for alpha, rank, width in targets_of(rows):
         all_sel = rows[(rows.alpha == alpha) & (rows["rank"] == rank) & (rows.m_ff == width)]
         div = failed_members(all_sel)

@@ -2,7 +2,6 @@
 reference run a grid is judged against, and the exponent of a block table."""
 from __future__ import annotations
 
-import json
 import math
 import re
 from pathlib import Path
@@ -12,6 +11,7 @@ import pandas as pd
 from ..runfolder import table_path, write_atomic, write_table
 from ..rates import bootstrap_exponent
 from .blocks import read_blocks
+from ..config import read_json
 
 
 ORACLES = {"test": "trained (held-out)", "oracle": "oracle: rank-m_h rho",
@@ -60,7 +60,7 @@ def collect(out_dir: Path, cell_dirs: list[Path]) -> dict[str, pd.DataFrame]:
     loss_curves.csv.gz, learned_spectrum.csv.gz, blocks.csv.gz).  A cell's large tables are read as NAME.csv.gz or,
     in a cell written before they were compressed, NAME.csv (`table_path`)."""
     tabs = {}
-    metas = [json.loads((d / "cell.json").read_text()) for d in cell_dirs]
+    metas = [read_json(d / "cell.json") for d in cell_dirs]
     for name in ("rows", "blocks", "curve", "learned_spectrum", "restarts"):
         parts = []
         for d, meta in zip(cell_dirs, metas):
@@ -126,8 +126,8 @@ def reference_run(folder: str | Path, config: dict | None = None) -> dict:
     """Another jackson-sweep folder to set beside this one (--compare-to): its attention, its curves and
     exponents per target (from its summary.json), and the data fields in which its config differs."""
     folder = Path(folder)
-    s = json.loads((folder / "summary.json").read_text())
-    other = json.loads((folder / "config.json").read_text()) if (folder / "config.json").exists() else {}
+    s = read_json(folder / "summary.json")
+    other = read_json(folder / "config.json") if (folder / "config.json").exists() else {}
     differs = [k for k in SAME_DATA if config is not None and k in other and k in config and other[k] != config[k]]
     blocks = read_blocks(folder)
     return {"folder": str(folder), "attention": s.get("attention", "softmax"), "command": s.get("command", ""),

@@ -33,6 +33,7 @@ import pandas as pd
 from ..figures import pyplot, save
 from ..runfolder import environment, write_atomic, write_report
 from .blocks import BLOCKS, blocks_path, read_blocks
+from ..config import read_json
 
 N_BOOT = 1000             # bootstrap replicates of each ratio
 SHARE_LIMIT = 0.5         # a term "limits" the curve at m_h when it is >= this share of e_full and the other < this x it
@@ -47,7 +48,7 @@ def describe(folder: Path) -> dict:
     """What a jackson-sweep folder measured: its features, FFN class, term, (phi, psi) and command."""
     folder = Path(folder)
     try:
-        cfg = json.loads((folder / "config.json").read_text())
+        cfg = read_json(folder / "config.json")
     except (OSError, ValueError) as e:
         raise TermsError(f"{folder}: no readable config.json of a jackson-sweep run ({e})") from None
     if blocks_path(folder) is None:
@@ -178,7 +179,7 @@ def find_ff_run(config: dict, targets, root: Path = Path("reports/jackson")) -> 
         if not (cfg_path.is_file() and res.is_file() and (cand / "summary.json").is_file()):
             continue
         try:
-            other = json.loads(cfg_path.read_text())
+            other = read_json(cfg_path)
             rows = pd.read_csv(res, dtype={"rank": str}, usecols=["alpha", "rank"])
         except (OSError, ValueError, KeyError):
             continue
