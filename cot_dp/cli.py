@@ -135,13 +135,15 @@ def data_main(argv: list[str]) -> int:
 # ---- cot-dp sweep ------------------------------------------------------------------------------
 
 def sweep_main(argv: list[str]) -> int:
-    from .grid import PRESETS, SweepConfig
+    from .grid import PRESETS, SweepConfig, validate
 
     def run_sweep(cfg, command):
+        validate(cfg)                       # every option checked before torch is imported
         from .sweep import run_sweep        # torch: only for a run, never for --help or a bad option
         return run_sweep(cfg, command)
 
     def sweep_grid(cfg):
+        validate(cfg)
         from .sweep import sweep_grid
         return sweep_grid(cfg)
     presets = {"quick": PRESETS["quick"], "full": PRESETS["full"]}

@@ -51,13 +51,15 @@ def seeds_from_count(argv: list[str]) -> list[str]:
 
 
 def compare_main(argv: list[str] | None = None) -> int:
-    from .config import CompareConfig, QUICK
+    from .config import QUICK, CompareConfig, validate
 
     def run(cfg, command):
+        validate(cfg)                          # every option checked before torch is imported
         from .experiment import run_compare    # torch: only for a run, never for --help or a bad option
-        return run_compare(cfg, command)   # checks every option before anything is written or trained
+        return run_compare(cfg, command)
 
     def compare_grid(cfg):
+        validate(cfg)
         from .experiment import compare_grid
         return compare_grid(cfg)
 

@@ -386,6 +386,9 @@ def test_cli(root, capsys):
     assert main(["--root", str(root)]) == 0
     out = capsys.readouterr().out
     assert f"report: {root}/index.md, {root}/index.html (6 figures linked: files beside the page)" in out
+    last = out.strip().splitlines()[-3:]                       # it ends with its headline and the paths it wrote
+    assert last[0].startswith("claims ledger: ") and last[1].startswith("report: ") and last[2].startswith("tables: ")
+    assert all((root / p.strip().rstrip(",")).is_file() for p in last[2].split(": ", 1)[1].replace(str(root) + "/", "").split(","))
     assert "vit_probe: no results yet" in out and "missing or unreadable figure: jackson/fig1/loss_curves.png" in out
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ..command import cli_run
 from ..config import fail, guarded, install_signals
-from .config import DESCRIPTION, QUICK, RUNS, USAGE, AllRun, resolved_out
+from .config import DESCRIPTION, QUICK, RUNS, USAGE, AllRun, resolved_out, validate
 
 
 def tasks_main(argv: list[str] | None = None) -> int:
@@ -17,6 +17,7 @@ def tasks_main(argv: list[str] | None = None) -> int:
 
 
 def run_task(cfg, command: str):
+    validate(cfg)                      # every option checked before torch is imported
     from .experiment import run_task
     return run_task(cfg, command)
 
@@ -27,6 +28,7 @@ def run_all(cfg, command: str):
 
 
 def task_grid(cfg):
+    validate(cfg)
     from .experiment import task_grid
     return task_grid(cfg)
 

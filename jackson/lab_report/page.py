@@ -151,12 +151,13 @@ def main(argv: list[str] | None = None) -> int:
                        "(trains nothing).", {}, build_report, sys.argv[1:] if argv is None else argv)
     root = Path(cfg.root)
     how = "inline: the page travels alone" if cfg.single_file else "linked: files beside the page"
-    print(f"report: {root}/index.md, {root}/index.html ({res['images']} figures {how})")
-    print(f"  claims ledger ({root}/claims.csv): {counts_text(res['claims'])}")
     for k, n in res["sections"]:
-        print(f"  {k}: {n} run folder(s)" if n else f"  {k}: no results yet")
+        print(f"{k}: {n} run folder(s)" if n else f"{k}: no results yet")
     for f in res["missing"]:
-        print(f"  missing or unreadable figure: {f}")
+        print(f"missing or unreadable figure: {f}")
+    print(f"claims ledger: {counts_text(res['claims'])}")             # the headline, then the paths written
+    print(f"report: {root}/index.md, {root}/index.html ({res['images']} figures {how})")
+    print(f"tables: {root}/claims.csv, {root}/claims.tex, {root}/claims-full.tex, {root}/tables.tex, {root}/tables.csv")
     return 0
 
 

@@ -466,7 +466,9 @@ def check_kernel(cfg: SweepConfig) -> None:
 
 
 def check_device(device: str) -> None:
-    """cpu, or a CUDA device that exists here; one line otherwise."""
+    """cpu, or a CUDA device that exists here; one line otherwise (torch is asked only about a device other than cpu)."""
+    if device == "cpu":
+        return
     import torch
     try:
         dev = torch.device(device)
