@@ -88,6 +88,19 @@ def _damaged(archive: Path, why: str) -> UsageError:
 
 
 @contextmanager
+def _refuse_damage(archive: Path):
+    """Damage to the stream met inside the block (`_is_damage`) becomes one line naming the archive (UsageError)."""
+    try:
+        yield
+    except UsageError:
+        raise
+    except BaseException as e:
+        if _is_damage(e):
+            raise _damaged(archive, cio._one_line(e)) from None
+        raise
+
+
+@contextmanager
 def _open_tar(archive: Path):
     """(tarfile read front to back, its `_LastRead` stream, the raw file: its tell() is the compressed bytes read)."""
     with open(archive, "rb") as raw:
@@ -128,7 +141,7 @@ def list_members(archive: Path, keep, progress: bool) -> tuple[list[tuple[str | 
     entries, held = [], {}
     bar = progress_bar(archive.stat().st_size, f"listing {archive.name}", progress, unit="B", unit_scale=True)
     try:
-        with _open_tar(archive) as (tf, stream, raw):
+        with _refuse_damage(archive), _open_tar(archive) as (tf, stream, raw):
             pos = 0
             for k, m in enumerate(tf):
                 name = _member_name(m.name)
@@ -140,12 +153,6 @@ def list_members(archive: Path, keep, progress: bool) -> tuple[list[tuple[str | 
                 bar.update(now - pos)
                 pos = now
             complete = stream.last == _ZERO_BLOCK
-    except UsageError:
-        raise
-    except BaseException as e:
-        if _is_damage(e):
-            raise _damaged(archive, cio._one_line(e)) from None
-        raise
     finally:
         bar.close()
     if not complete:
@@ -158,19 +165,13 @@ def read_members(archive: Path, wanted: set[int], progress: bool) -> dict[int, b
     last, got = max(wanted), {}
     bar = progress_bar(last + 1, f"reading {archive.name}", progress, unit="entries")
     try:
-        with _open_tar(archive) as (tf, _, _raw):
+        with _refuse_damage(archive), _open_tar(archive) as (tf, _, _raw):
             for k, m in enumerate(tf):
                 bar.update(1)
                 if k in wanted:
                     got[k] = tf.extractfile(m).read()
                 if k >= last:
                     break
-    except UsageError:
-        raise
-    except BaseException as e:
-        if _is_damage(e):
-            raise _damaged(archive, cio._one_line(e)) from None
-        raise
     finally:
         bar.close()
     if len(got) != len(wanted):
