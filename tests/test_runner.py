@@ -531,3 +531,19 @@ def test_learned_spectrum_long_and_wide_are_the_same_table():
     assert long[["m_h", "i", "sigma"]].values.tolist() == [[1, 1, 2.0], [1, 2, 0.5], [2, 1, 3.0], [2, 2, 0.25]]
     pd.testing.assert_frame_equal(spectrum_wide(long), wide, check_dtype=False)
     assert spectrum_wide(wide) is wide
+
+
+def test_the_quick_sweep_gives_the_numbers_it_gave_before_the_house_moved(tmp_path):
+    """`jackson-sweep --quick` after the rate sweep was split into tables/checks/summary/plots/report and the configs
+    moved to torch-free modules: its results.csv against the one commit 7940508 wrote (tests/data/, made by
+    `jackson-sweep --quick --threads 1` on the lab machine, where the two came out byte-identical).  Compared at
+    rtol 1e-5, not byte for byte: float32 results differ in the last bits between CPUs (test_schedule.ROUNDOFF_RTOL
+    and its measurement on another machine)."""
+    from jackson.rate_sweep.cli import sweep_main
+    assert sweep_main(["--quick", "--threads", "1", "--out", str(tmp_path / "q")]) == 0
+    want = pd.read_csv(Path(__file__).parent / "data" / "quick_sweep_results_7940508.csv", dtype={"rank": str})
+    got = pd.read_csv(tmp_path / "q" / "results.csv", dtype={"rank": str})
+    assert list(got.columns) == list(want.columns) and len(got) == len(want)
+    num = want.select_dtypes("number").columns
+    pd.testing.assert_frame_equal(got[num], want[num], rtol=1e-5, atol=0)
+    assert got.drop(columns=num).equals(want.drop(columns=num))
