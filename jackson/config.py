@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import inspect
+import json
 import math
 import os
 import re
@@ -359,13 +360,11 @@ def read_capped(path, option: str, limit: int = MAX_TEXT_BYTES) -> str:
 def read_json(path, option: str = "the run folder", limit: int = MAX_TEXT_BYTES):
     """A JSON file a command reads whole (a run folder's config.json, summary.json, cell.json, report.json), through
     `read_capped`: at most `limit` bytes of a regular file.  OSError, UnicodeDecodeError and JSONDecodeError pass on."""
-    import json
     return json.loads(read_capped(path, option, limit))
 
 
 def read_config(cls, path: str):
     """A config from a config.json a run wrote (jackson.runfolder), for `--config FILE`."""
-    import json
     p = Path(path)
     try:
         d = json.loads(read_capped(p, "--config"))

@@ -32,6 +32,7 @@ def _take(argv: list[str], opt: str) -> tuple[str | None, list[str]]:
 def seeds_from_count(argv: list[str]) -> list[str]:
     """The older spelling of the bank's seeds, a count and a start (--n-seeds N [--first-seed F]), as the seeds
     themselves (--seeds F,...,F+N-1), with a note; the commands in older folders' command.txt run as written."""
+    from .config import MAX_SEEDS, CompareConfig      # torch-free
     n, rest = _take(argv, "--n-seeds")
     first, rest = _take(rest, "--first-seed")
     if n is None and first is None:
@@ -39,11 +40,12 @@ def seeds_from_count(argv: list[str]) -> list[str]:
     if any(a == "--seeds" or a.startswith("--seeds=") for a in rest):
         fail("rnn-compare", "--n-seeds / --first-seed: give the seeds themselves with --seeds alone")
     try:
-        count, start = int(n if n is not None else 3), int(first if first is not None else 0)
+        count = int(n) if n is not None else len(CompareConfig().seeds)     # the old count's default: today's seeds
+        start = int(first) if first is not None else 0
     except ValueError:
         fail("rnn-compare", f"--n-seeds / --first-seed: cannot read {n!r} / {first!r} as integers")
-    if not (1 <= count <= 1000 and start >= 0):
-        fail("rnn-compare", f"--n-seeds: must be in 1..1000 and --first-seed >= 0, got {count}, {start}")
+    if not (1 <= count <= MAX_SEEDS and start >= 0):
+        fail("rnn-compare", f"--n-seeds: must be in 1..{MAX_SEEDS} and --first-seed >= 0, got {count}, {start}")
     seeds = ",".join(str(s) for s in range(start, start + count))
     old = " ".join(o for o, v in (("--n-seeds", n), ("--first-seed", first)) if v is not None)
     sys.stderr.write(f"rnn-compare: note: {old} {'are' if ' ' in old else 'is'} deprecated; use --seeds {seeds}\n")
