@@ -93,6 +93,6 @@ class CotCell:
         write_csv(by_pos, folder / "position_accuracy.csv", float_format="%.6g")
         # wall_s: this process's time on the cell; fit_wall_s: training time over every process that trained it
         meta = {"cell": dataclasses.asdict(self), "key": self.key(), "wall_s": time.perf_counter() - t0,
-                "fit_wall_s": res.wall_s,
+                "fit_wall_s": res.wall_s, "torch_threads": res.threads,
                 "vocab": len(ds.tokenizer), "block": getattr(model.blocks[0].attn, "block", None)}
         write_atomic(folder / "cell.json", json.dumps(meta, indent=1, default=str))

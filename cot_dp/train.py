@@ -27,9 +27,10 @@ from jackson.progress import bar as progress_bar
 from jackson.runfolder import load_checkpoint, save_atomic, set_aside
 from jackson.schedule import EpochSampler, lr_at, torch_seeded
 from jackson.sweep import non_default
+from jackson.threads import step_flops, training_threads
 
 from .data import Split
-from .model import CotTransformer
+from .model import CotTransformer, n_params
 from .tokenizer import EOS_ID
 from .settings import TrainConfig
 
@@ -41,6 +42,7 @@ class TrainResult:
     step_ms: float                                  # mean wall time of one optimiser step (loss-curve points included)
     curve: list[dict] = field(default_factory=list)  # rows: step, train_loss, test_loss, lr
     step_s: list[float] = field(default_factory=list)  # wall time of each optimiser step alone
+    threads: int = 0                                # torch threads the steps ran on (jackson.threads.training_threads)
 
 
 def batch_loss(model: CotTransformer, ids: torch.Tensor, lengths: torch.Tensor, prompt_lens: torch.Tensor):
@@ -141,15 +143,30 @@ def _resume(ckpt: Path, model, opt, device, run: dict) -> dict:
     return load_checkpoint(ckpt, run, "cot-dp training", [model, opt], read, map_location=device)
 
 
+def step_work(model: CotTransformer, batch: int, L: int) -> float:
+    """One training step's work on batch x L tokens (jackson.threads.step_flops): the parameters, and each
+    layer's L^2 x D attention products."""
+    return step_flops(n_params(model), batch * L, attention=model.cfg.arch.n_layers * batch * L * L * model.cfg.d_model)
+
+
 def train(model: CotTransformer, train_split: Split, test_split: Split, cfg: TrainConfig, seed: int,
           device: str = "cpu", progress: bool = True, desc: str = "train", ckpt: str | Path | None = None,
           ckpt_every_s: float = 120.0, ident: str = "") -> TrainResult:
-    """AdamW on shuffled passes over the training split; dropout draws come from `seed`.
+    """AdamW on shuffled passes over the training split; dropout draws come from `seed`; on the threads
+    jackson.threads' rule gives the step (TrainResult.threads).
 
     ckpt: a resume checkpoint, written every `ckpt_every_s` seconds (0: every step) and after the last
     step; training resumes from it when it exists and matches this run (`ident`, e.g. a cell key, and
     the config, seed and data size), else it is set aside.  Nothing is deleted: the caller removes the
     checkpoint once its results are written."""
+    with training_threads(step_work(model, cfg.batch_size, train_split.ids.shape[1])) as n:
+        res = _train(model, train_split, test_split, cfg, seed, device, progress, desc, ckpt, ckpt_every_s, ident)
+    res.threads = n
+    return res
+
+
+def _train(model: CotTransformer, train_split: Split, test_split: Split, cfg: TrainConfig, seed: int, device: str,
+           progress: bool, desc: str, ckpt, ckpt_every_s: float, ident: str) -> TrainResult:
     model.to(device)
     n_steps = cfg.total_steps(len(train_split))
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, betas=(cfg.beta1, cfg.beta2),

@@ -14,15 +14,18 @@ import dataclasses
 from pathlib import Path
 
 from . import runfolder
-from .config import (ConfigParser, UsageError, apply_threads, build_parser, fail, from_args, guarded, need,
+from .config import (ConfigParser, UsageError, build_parser, fail, from_args, guarded, need,
                      read_config)
 from .runfolder import folder_kind, same_kind
 from .sweep import format_status, grid_status
+from .threads import SMALL_STEP_FLOPS, apply_threads
 
 GLOBAL_HELP = {
     "--config": "start from this config.json (one a run wrote) instead of the defaults; options given win; "
                 "presets (--quick, --gpu, ...) are not re-applied: the file holds their resolved values",
-    "--threads": "torch threads for this process (default: the cores it may use, or $OMP_NUM_THREADS if smaller)",
+    "--threads": "torch threads for this process, training steps included (default: the cores it may use, or "
+                 f"$OMP_NUM_THREADS if smaller; a training step below {SMALL_STEP_FLOPS / 1e9:g} GFLOP runs on one thread "
+                 "unless --threads or $OMP_NUM_THREADS is given)",
     "--force": "write into a non-empty --out that holds no run of this command (nothing there is deleted)",
     "--status": "print where this command's run stands in its --out (finished cells, fits in progress with their "
                 "step and time left, cells not started) and exit; trains and writes nothing, safe beside a live run",

@@ -264,25 +264,6 @@ def _named(conv, opt):
     return parse
 
 
-def usable_cores() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-
-
-def apply_threads(threads: int | None) -> int:
-    """The thread budget: --threads, else the cores this process may use (capped by $OMP_NUM_THREADS).
-    Set before torch is imported (OMP_NUM_THREADS) and on torch itself if it already is."""
-    n = threads
-    if n is None:
-        n = usable_cores()
-        env = os.environ.get("OMP_NUM_THREADS", "")
-        if env.isdigit() and int(env) >= 1:
-            n = min(n, int(env))
-    os.environ["OMP_NUM_THREADS"] = str(n)
-    if "torch" in sys.modules:
-        sys.modules["torch"].set_num_threads(n)
-    return n
-
-
 class Terminated(KeyboardInterrupt):
     """SIGTERM, raised where the program is, so the in-flight cell's temporary folder is removed."""
 

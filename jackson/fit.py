@@ -47,6 +47,7 @@ from .models import TransformerBank
 from .progress import bar as progress_bar
 from .runfolder import load_checkpoint, save_atomic, set_aside
 from .schedule import EpochSampler, Plateau, lr_at
+from .threads import step_flops, training_threads
 
 
 @dataclass
@@ -55,6 +56,7 @@ class FitResult:
     steps: list[int]                       # steps each member trained
     curve: list[dict] = field(default_factory=list)  # rows: step, member, train_mse, lr
     wall_s: float = 0.0
+    threads: int = 0                       # torch threads the steps ran on (jackson.threads.training_threads)
 
 
 @torch.no_grad()
@@ -100,15 +102,31 @@ def _resume(ckpt: Path, bank, opt, run: dict) -> dict:
     return load_checkpoint(ckpt, run, "jackson.fit", [bank, opt], read)
 
 
+def bank_step_flops(bank, batch: int, T: int) -> float:
+    """One training step's work (jackson.threads.step_flops): every parameter on batch x T tokens, and for a bank
+    with attention (`score_width`: the widths of a member's query-key and value products, summed over members)
+    batch x T^2 products of each."""
+    n_params = sum(p.numel() for p in bank.parameters())
+    return step_flops(n_params, batch * T, attention=batch * T * T * getattr(bank, "score_width", 0))
+
+
 def fit(bank: TransformerBank, x: torch.Tensor, y: torch.Tensor, cfg: FitConfig, seed: int,
         progress: bool = True, desc: str = "fit", ckpt: str | Path | None = None,
         ckpt_every_s: float = 120.0, ident: str = "") -> FitResult:
     """Train all members of `bank` on (x, y) = ((N, T), (N, T)) float32 tensors (y may be (M, N, T): a target
-    per member).
+    per member), on the threads jackson.threads' rule gives the step (FitResult.threads).
 
     ckpt: a resume checkpoint (module docstring), written every `ckpt_every_s` seconds (0: every step)
     and when the fit ends; resumed from when it matches this run (`ident`, e.g. a cell key, and the
     config, seed, bank size and data)."""
+    with training_threads(bank_step_flops(bank, cfg.batch_size, x.shape[1])) as n:
+        res = _fit(bank, x, y, cfg, seed, progress, desc, ckpt, ckpt_every_s, ident)
+    res.threads = n
+    return res
+
+
+def _fit(bank, x, y, cfg: FitConfig, seed: int, progress: bool, desc: str, ckpt, ckpt_every_s: float,
+         ident: str) -> FitResult:
     if cfg.schedule not in ("plateau", "cosine"):
         raise ValueError(f"--schedule: choose plateau or cosine, got {cfg.schedule}")
     M = len(bank)

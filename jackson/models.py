@@ -116,6 +116,12 @@ class TransformerBank(nn.Module):
     def __len__(self):
         return len(self.members)
 
+    @property
+    def score_width(self) -> int:
+        """The widths of the attention's products a token pair costs, summed over members (queries and keys are
+        stacked at m_max, values at d_v): jackson.fit.bank_step_flops."""
+        return len(self.members) * (self.m_max + self.cfg.d_v)
+
     # ---- stacked views of the members' parameters ------------------------------------------
     def _stack_mlp(self, name):
         layers = [getattr(mb, name) for mb in self.members]

@@ -159,7 +159,7 @@ def _spectrum(argv: list[str] | None) -> int:
     if threads is not None and not 1 <= threads <= 4096:
         fail(prog, f"argument --threads: must be in 1..4096, got {threads}")
     from threadpoolctl import threadpool_limits
-    from jackson.config import apply_threads
+    from jackson.threads import apply_threads
     threadpool_limits(apply_threads(threads))     # numpy is loaded already: its BLAS is limited in place
     n = 256                      # quadrature nodes of the POD (spectra_before_after's default)
     try:   # every option checked before any compute or write; then the (cheap) spectra, whose kernel

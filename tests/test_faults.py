@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from jackson.config import UsageError, apply_threads
+from jackson.config import UsageError
+from jackson.threads import apply_threads
 from jackson.runfolder import RunLock, check_scheduler, open_run
 from jackson.sweep import run_cells
 

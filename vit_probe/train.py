@@ -19,9 +19,12 @@ import torch.nn.functional as F
 from jackson.progress import bar as progress_bar
 from jackson.runfolder import load_checkpoint, save_atomic, set_aside
 from jackson.schedule import EpochSampler, lr_at, seeded_generator
+from jackson.threads import step_flops, training_threads
 
 from .configs import TrainConfig
 from .data import normalise, subset
+
+TOKENS_PER_IMAGE = 65     # the lab's ViTs: 8 x 8 patches of 4 x 4 pixels and a class token (the rule's estimate of a step)
 
 
 def augment(x: torch.Tensor, g: torch.Generator) -> torch.Tensor:
@@ -68,6 +71,13 @@ def train(model: torch.nn.Module, images: np.ndarray, labels: np.ndarray, cfg: T
     and checked on resume.  Resumes from `ckpt` when it exists and is usable (else sets it aside);
     deletes nothing (the caller removes it when done).
     """
+    n_params = sum(p.numel() for p in model.parameters())
+    with training_threads(step_flops(n_params, cfg.batch_size * TOKENS_PER_IMAGE)):
+        return _train(model, images, labels, cfg, seed, ckpt, progress, desc, transform, device, arch)
+
+
+def _train(model: torch.nn.Module, images: np.ndarray, labels: np.ndarray, cfg: TrainConfig, seed: int,
+           ckpt: Path | None, progress: bool, desc: str, transform, device: str, arch: str) -> list[dict]:
     dev = torch.device(device)
     if dev.type == "cuda":   # TF32 matmuls: the usual GPU setting for ViT training
         torch.backends.cuda.matmul.allow_tf32 = True

@@ -232,7 +232,7 @@ def measure(cell: TaskCell, folder: Path, progress: bool = True) -> None:
     (folder / "example.json").write_text(json.dumps(ex))
     meta = {"cell": dataclasses.asdict(cell), "task": task.name, "key": cell.key(),
             "data_seeds": [s_tr, s_te, s_pr], "cell_wall_s": time.perf_counter() - t0,
-            "torch_threads": torch.get_num_threads()}
+            "torch_threads": res.threads}
     (folder / "cell.json").write_text(json.dumps(meta, indent=1, default=str))
 
 

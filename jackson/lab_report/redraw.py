@@ -25,7 +25,8 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
-from ..config import OneLineParser, UsageError, apply_threads, guarded, need
+from ..config import OneLineParser, UsageError, guarded, need
+from ..threads import apply_threads
 from ..runfolder import folder_kind
 
 PROG = "python -m jackson.lab_report.redraw"

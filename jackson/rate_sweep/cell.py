@@ -257,5 +257,5 @@ def measure(cell: RateCell, folder: Path, progress: bool = True) -> None:
     meta = {"cell": cell.as_dict(), "key": cell.key(), "target": info, "diagnostics": diag,
             "complexity": target.complexity(), "sigma_head": target.sigma[:64].tolist(),
             "fit_wall_s": res.wall_s, "cell_wall_s": time.perf_counter() - t0,
-            "torch_threads": torch.get_num_threads(), "device": str(dev)}
+            "torch_threads": res.threads, "device": str(dev)}
     (tmp / "cell.json").write_text(json.dumps(meta, indent=1))
