@@ -47,3 +47,24 @@ def test_help_and_option_errors_import_no_torch(module, function, argv, code, tm
     if code == 2:
         errors = [l for l in r.stderr.splitlines() if not l.startswith("import time:")]
         assert len(errors) == 1 and ": error: " in errors[0], errors
+
+
+def test_report_help_loads_no_rule_module(tmp_path):
+    """jackson-report reads the lab's claims (and with them every experiment's rules) on first use, not at import:
+    its --help loads none of the rule modules."""
+    src = ("import sys\nfrom jackson.lab_report.page import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n"
+           "    pass\nprint(sorted(m for m in sys.modules if m.endswith('.rules')))")
+    r = subprocess.run([sys.executable, "-c", src], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert r.returncode == 0, r.stderr[-500:]
+    assert r.stdout.strip().splitlines()[-1] == "[]", r.stdout[-500:]
+    r = subprocess.run([sys.executable, "-c", "import sys; from jackson.lab_report.claims import CLAIMS; "
+                        "print(sorted(m for m in sys.modules if m.endswith('.rules')))"],
+                       capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert "jackson.rate_sweep.rules" in r.stdout, r.stdout      # the check sees the rule modules once they load
+
+
+def test_the_lab_claims_read_on_first_use_are_one_tuple():
+    from jackson.lab_report import claims
+    assert claims.CLAIMS is claims.CLAIMS is claims.lab_claim_set() and len(claims.CLAIMS) > 0
+    with pytest.raises(AttributeError):
+        claims.NOT_A_NAME

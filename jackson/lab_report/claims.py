@@ -45,7 +45,21 @@ PREFERENCE = ("Preferred folder where several test a claim: one that tests it (a
 # ---- the declared claims -------------------------------------------------------------------------------
 
 JL, YANG = "Jiang & Li", "Yang et al."
-CLAIMS: tuple[Claim, ...] = lab_claims()     # papers/jiang-li.toml, papers/yang.toml (the rules loaded first)
+_LAB_CLAIMS: list[tuple[Claim, ...]] = []
+
+
+def lab_claim_set() -> tuple[Claim, ...]:
+    """The lab's claims (papers/jiang-li.toml, papers/yang.toml; the rules loaded first), read on first use, so
+    that `jackson-report --help` and its option errors load no rule module."""
+    if not _LAB_CLAIMS:
+        _LAB_CLAIMS.append(lab_claims())
+    return _LAB_CLAIMS[0]
+
+
+def __getattr__(name: str):
+    if name == "CLAIMS":          # `from jackson.lab_report.claims import CLAIMS`: the same tuple, read on first use
+        return lab_claim_set()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # ---- the ledger ----------------------------------------------------------------------------------------
@@ -125,7 +139,7 @@ def ledger(root: str | os.PathLike, claims: tuple[Claim, ...] | None = None) -> 
     """Every claim (default: the lab's, CLAIMS), judged on the run folders under root, in the claims' order.  A
     claim that names folders none of which is a run folder under root is a UsageError naming the claim."""
     runs = find_runs(Path(root))
-    claims = CLAIMS if claims is None else claims
+    claims = lab_claim_set() if claims is None else claims
     folders = [r.folder for r in runs]
     for c in claims:
         for pat in c.folders:
