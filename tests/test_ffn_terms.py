@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -169,7 +170,7 @@ def test_cli_refuses_bad_ffn_options_in_one_line(tmp_path, sweep_exe, sub_env, a
 
 # ---- jackson/rate_sweep/terms.py: additivity from hand-made folders -----------------------------
 
-def _folder(root, name, features, term, act, blocks, n_seeds=3, n_blocks=8):
+def _folder(root, name, features, term, act, blocks, n_seeds=3, n_blocks=8, m_ff=128):
     """A folder with config.json, results.csv and blocks.csv whose block MSEs are `blocks[kind](m_h, seed, b)`."""
     import json
     f = root / name
@@ -181,11 +182,11 @@ def _folder(root, name, features, term, act, blocks, n_seeds=3, n_blocks=8):
         for s in range(n_seeds):
             for kind, fn in blocks.items():
                 for b in range(n_blocks):
-                    rows.append({"alpha": 1.5, "rank": "inf", "m_h": m, "m_ff": 128, "seed": s, "kind": kind,
+                    rows.append({"alpha": 1.5, "rank": "inf", "m_h": m, "m_ff": m_ff, "seed": s, "kind": kind,
                                  "block": b, "mse": fn(m, s, b)})
             tm = np.mean([blocks["test"](m, s, b) for b in range(n_blocks)])
             om = np.mean([blocks.get("oracle", blocks["test"])(m, s, b) for b in range(n_blocks)])
-            res.append({"alpha": 1.5, "rank": "inf", "m_ff": 128, "m_h": m, "seed": s, "test_mse": tm, "oracle_mse": om})
+            res.append({"alpha": 1.5, "rank": "inf", "m_ff": m_ff, "m_h": m, "seed": s, "test_mse": tm, "oracle_mse": om})
     pd.DataFrame(rows).to_csv(f / "blocks.csv", index=False)
     pd.DataFrame(res).to_csv(f / "results.csv", index=False)
     return f
@@ -249,6 +250,29 @@ def test_terms_main_writes_its_tables_and_figures(tmp_path, capsys):
     assert "| gelu | 1.5 | 128 | 1 | 3 |" in (tmp_path / "o" / "summary.md").read_text()
 
 
+def test_terms_pairs_each_full_folder_with_the_ff_folder_of_its_class_and_width(tmp_path, capsys):
+    """Two widths of one class: each --full folder is paired with the --ff folder of its m_FF, never the other."""
+    from jackson.rate_sweep.terms import main
+    a = _folder(tmp_path, "attn", "given", "full", "gelu", {"test": lambda m, s, b: 1e-4 / m})
+    full = {w: _folder(tmp_path, f"full{w}", "learned", "full", "gelu", {"test": lambda m, s, b, w=w: 1e-4 / m + w * 1e-6,
+                                                                          "oracle": lambda m, s, b: 1e-4 / m}, m_ff=w)
+            for w in (128, 256)}
+    ff = {w: _folder(tmp_path, f"ff{w}", "learned", "ff", "gelu", {"test": lambda m, s, b, w=w: w * 1e-6}, m_ff=w)
+          for w in (128, 256)}
+    argv = ["--full", f"{full[128]},{full[256]}", "--ff", f"{ff[256]},{ff[128]}", "--attn", str(a), "--out", str(tmp_path / "o")]
+    assert main(argv) == 0
+    t = pd.read_csv(tmp_path / "o" / "terms.csv")
+    assert sorted(set(t.m_ff)) == [128, 256] and len(t) == 6
+    np.testing.assert_allclose(t.ratio, 1.0, rtol=1e-9)              # each width's e_full is its own e_attn + e_FF
+    assert {(r.m_ff, Path(r.ff).name) for r in t.itertuples()} == {(128, "ff128"), (256, "ff256")}
+    lone = _folder(tmp_path, "full64", "learned", "full", "gelu", {"test": lambda m, s, b: 1e-4, "oracle": lambda m, s, b: 1e-4},
+                   m_ff=64)
+    capsys.readouterr()
+    assert main(["--full", str(lone), "--ff", f"{ff[128]},{ff[256]}", "--attn", str(a), "--out", str(tmp_path / "o2")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "no folder of FFN class gelu at m_FF 64" in err[0] and "gelu at m_FF 128" in err[0]
+
+
 def test_l1_oracle_errors_against_the_definitions():
     """jackson/rate_sweep/l1.py: the MSE and L1 error of the rank-m truncation recomputed from the target by hand,
     and the first-order halving of the exponent on a steep spectrum."""
@@ -296,3 +320,31 @@ def test_ff_targets_from_a_precomputed_oracle_are_the_same():
     y = target(x)
     np.testing.assert_array_equal(member_targets(cell, target, x, y),
                                   member_targets(cell, target, x, y, target.oracle(x, cell.m_hs)["truncated"]))
+
+
+def test_find_ff_run_answers_only_at_the_same_width(tmp_path):
+    """The committed e_FF a learned-features run's summary reads must be of its own m_FF: e_FF at another width is
+    another feed-forward term (Eq. 17: C2 m_h^(beta+1) / m_FF^beta)."""
+    import json
+    from jackson.rate_sweep.terms import find_ff_run
+    model = {"features": "learned", "activation": "gelu", "width": 128}
+
+    def ff_folder(name, widths):
+        f = tmp_path / name
+        f.mkdir()
+        (f / "config.json").write_text(json.dumps({"term": "ff", "model": model, "m_ff": widths, "alpha": [1.5]}))
+        (f / "summary.json").write_text("{}")
+        pd.DataFrame([{"alpha": 1.5, "rank": "inf", "m_ff": w, "m_h": 1, "seed": 0, "test_mse": 1e-6}
+                      for w in widths]).to_csv(f / "results.csv", index=False)
+        return str(f)
+
+    a = ff_folder("eff-a", [128, 32])
+    run = {"term": "full", "model": model, "alpha": [1.5]}
+    assert find_ff_run({**run, "m_ff": [256]}, [(1.5, "inf")], root=tmp_path) == ""       # no e_FF at 256
+    assert find_ff_run({**run, "m_ff": []}, [(1.5, "inf")], root=tmp_path) == a           # the model's width, 128
+    assert find_ff_run({**run, "m_ff": [32]}, [(1.5, "inf")], root=tmp_path) == a
+    assert find_ff_run({**run, "m_ff": [128]}, [(1.0, "inf")], root=tmp_path) == ""       # another target
+    b = ff_folder("eff-b", [256])
+    assert find_ff_run({**run, "m_ff": [256]}, [(1.5, "inf")], root=tmp_path) == b
+    assert find_ff_run({**run, "m_ff": [256], "model": {**model, "activation": "sin"}}, [(1.5, "inf")],
+                       root=tmp_path) == ""                                                 # another FFN class

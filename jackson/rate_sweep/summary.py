@@ -116,9 +116,7 @@ def summarize(out_dir: Path, tabs: dict, fit_range: tuple[int, int], command: st
     for t in summary["targets"]:
         if t["features"] != "learned" or t.get("term", "full") != "full":
             continue
-        e = (ffc.get((t["alpha"], t["rank"], t["m_ff"])) or next(iter(v for k, v in ffc.items()
-                                                                   if k[:2] == (t["alpha"], t["rank"])), None)
-             if ff_from else None)
+        e = ffc.get((t["alpha"], t["rank"], t["m_ff"])) if ff_from else None   # e_FF at this width only
         if e:
             t["terms"] = explain(t["curve"], e, ff_from)
         elif t["checks"].get("tracking", {}).get("floor"):

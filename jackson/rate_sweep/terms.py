@@ -62,6 +62,14 @@ def describe(folder: Path) -> dict:
             "phi": phi, "psi": psi, "tau": cfg.get("tau"), "n_test": cfg.get("n_test"), "command": cmd}
 
 
+def m_ffs(folder: Path) -> set[int]:
+    """The MLP widths m_FF a finished jackson-sweep folder's results.csv holds."""
+    try:
+        return {int(w) for w in pd.read_csv(Path(folder) / "results.csv", usecols=["m_ff"]).m_ff}
+    except (OSError, ValueError) as e:
+        raise TermsError(f"{folder}: no readable results.csv with an m_ff column ({e})") from None
+
+
 def ffn_class(d: dict) -> str:
     """A folder's FFN class as the tables name it: 'gelu', 'relu', 'sin (in-scale 60)'."""
     return d["activation"] + (f" (in-scale {d['in_scale']:g})" if d["activation"] == "sin" else "")
@@ -169,25 +177,28 @@ SAME_FF = ("phi", "psi", "construction", "F", "f", "tau", "tail_tol", "k_max", "
 
 def find_ff_run(config: dict, targets, root: Path = Path("reports/jackson")) -> str:
     """A finished --term ff folder under `root` made with this run's settings (everything in SAME_FF equal: targets,
-    data, model and FFN class, fit) and holding one of its (alpha, rank) targets: the committed answer to "which term
-    limits this curve" for a run that did not measure it.  '' when there is none."""
+    data, model and FFN class, fit) and holding one of its (alpha, rank, m_FF) targets -- e_FF at another width is
+    another term (Eq. 17's m_FF): the committed answer to "which term limits this curve" for a run that did not
+    measure it.  '' when there is none."""
     if not root.is_dir():
         return ""
-    want = {(float(a), str(r)) for a, r in targets}
+    widths = config.get("m_ff") or [(config.get("model") or {}).get("width", 128)]    # no m_ff axis: the model's width
+    want = {(float(a), str(r), int(w)) for a, r in targets for w in (widths if isinstance(widths, (list, tuple)) else [widths])}
     for cand in sorted(root.iterdir()):
         cfg_path, res = cand / "config.json", cand / "results.csv"
         if not (cfg_path.is_file() and res.is_file() and (cand / "summary.json").is_file()):
             continue
         try:
             other = read_json(cfg_path)
-            rows = pd.read_csv(res, dtype={"rank": str}, usecols=["alpha", "rank"])
+            rows = pd.read_csv(res, dtype={"rank": str})
         except (OSError, ValueError, KeyError):
             continue
         if not isinstance(other, dict) or other.get("term") != "ff" or bool(other.get("quick")) != bool(config.get("quick")):
             continue
         if any(other.get(k) != config.get(k) for k in SAME_FF):
             continue
-        if want & {(float(a), str(r)) for a, r in zip(rows.alpha, rows["rank"])}:
+        w = rows["m_ff"] if "m_ff" in rows else pd.Series(128, index=rows.index)
+        if want & {(float(a), str(r), int(x)) for a, r, x in zip(rows.alpha, rows["rank"], w)}:
             return str(cand)
     return ""
 
@@ -358,20 +369,24 @@ def report_entry(t: pd.DataFrame, e: pd.DataFrame, command: str, out: Path) -> d
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m jackson.rate_sweep.terms",
                                 description="Eq. (17) term by term: e_full beside e_attn + e_FF, from jackson-sweep folders.")
-    p.add_argument("--full", required=True, help="comma list of learned-features folders (--term full), one per FFN class")
-    p.add_argument("--ff", required=True, help="comma list of --term ff folders, one per FFN class (matched by class)")
+    p.add_argument("--full", required=True, help="comma list of learned-features folders (--term full)")
+    p.add_argument("--ff", required=True, help="comma list of --term ff folders, each paired with the --full folders "
+                   "of its FFN class whose m_FF it shares")
     p.add_argument("--attn", required=True, help="the --features given folder of the same targets")
     p.add_argument("--out", required=True, help="output folder (made; files of earlier runs of this command replaced)")
     a = p.parse_args(argv)
     try:
         ffs = [Path(f) for f in a.ff.split(",") if f]
-        by_class = {ffn_class(describe(f)): f for f in ffs}
+        classes = {f: (ffn_class(describe(f)), m_ffs(f)) for f in ffs}
         tables = []
         for full in (Path(f) for f in a.full.split(",") if f):
-            c = ffn_class(describe(full))
-            if c not in by_class:
-                raise TermsError(f"--ff: no folder of FFN class {c} (for --full {full}); have {', '.join(by_class)}")
-            tables.append(additivity(full, by_class[c], Path(a.attn)))
+            c, widths = ffn_class(describe(full)), m_ffs(full)
+            pairs = [f for f, (cf, wf) in classes.items() if cf == c and wf & widths]
+            if not pairs:
+                have = "; ".join(f"{cf} at m_FF {', '.join(map(str, sorted(wf)))}" for cf, wf in classes.values())
+                raise TermsError(f"--ff: no folder of FFN class {c} at m_FF {', '.join(map(str, sorted(widths)))} "
+                                 f"(for --full {full}); have {have}")
+            tables += [additivity(full, f, Path(a.attn)) for f in pairs]
         t = pd.concat(tables, ignore_index=True)
         e = eff_table(ffs)
     except TermsError as err:
