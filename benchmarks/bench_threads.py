@@ -10,7 +10,8 @@ Each (workload, threads, load) runs in a fresh process, so torch's thread pool i
 second one-thread job does on a 2-core machine.  A workload is a training step the lab really takes:
 
 - rate sweep: Eq. (5) banks (jackson.models.TransformerBank, jackson.fit.fit) from the --quick bank and one member
-  up to the card command's 16 members, a bank 8x the card's batch and one at tau 128;
+  up to the card command's 16 members, a bank 8x the card's batch, one at tau 128, and the --features given grid's
+  bank (jackson.rate_sweep.given.GivenFeatureBank);
 - cot-dp: the standard model of Sec. 6.1 (D = 128, 3 layers, batch 64, 32 tokens), and the same at D = 512.
 
 Printed: milliseconds a step (the median of `--repeats` runs), and the work of a step in FLOPs as the rule
@@ -44,6 +45,8 @@ WORKLOADS = {
         ("bank", {"m_hs": list(range(1, 17)), "n": 32, "width": 128, "batch": 512, "tau": 16}),
     "sweep bank, long sequences (16 members, batch 64, tau 128)":
         ("bank", {"m_hs": list(range(1, 17)), "n": 32, "width": 128, "batch": 64, "tau": 128}),
+    "sweep given-features bank (32 members, batch 256)":
+        ("given", {"m_hs": [m for m in range(1, 17) for _ in range(2)], "batch": 256, "tau": 16}),
     "cot-dp standard D 128 (batch 64, L 32)":
         ("cot", {"d_model": 128, "batch": 64, "L": 32}),
     "cot-dp standard D 512 (batch 64, L 32)":
@@ -52,7 +55,17 @@ WORKLOADS = {
 
 
 # steps a run times: about 4 s of one thread each (the step times of a first pass at 1 thread, idle)
-STEPS = dict(zip(WORKLOADS, (300, 200, 200, 120, 80, 40, 8, 8, 60, 12)))
+STEPS = dict(zip(WORKLOADS, (300, 200, 200, 120, 80, 40, 8, 8, 60, 60, 12)))
+
+
+def given_bank(s: dict):
+    """The --features given grid's bank (trace-free bases) and the fixed features of 4 batches of inputs."""
+    import torch
+    from jackson.hparams import ModelConfig
+    from jackson.rate_sweep.given import GivenFeatureBank
+    bank = GivenFeatureBank(ModelConfig(features="given"), s["m_hs"], list(range(len(s["m_hs"]))), phi="sin", psi="cos")
+    x = torch.rand(4 * s["batch"], s["tau"], generator=torch.Generator().manual_seed(0))
+    return bank, bank.features(x)
 
 
 def worker(kind: str, s: dict, steps: int) -> dict:
@@ -71,6 +84,17 @@ def worker(kind: str, s: dict, steps: int) -> dict:
                                   eval_size=s["batch"]), seed=0, progress=False)          # warm-up
         t0 = time.perf_counter()
         fit(bank, x, y, fc, seed=0, progress=False)
+        wall = time.perf_counter() - t0
+        flops = bank_step_flops(bank, s["batch"], s["tau"])
+    elif kind == "given":
+        from jackson.fit import bank_step_flops, fit
+        from jackson.hparams import FitConfig
+        bank, h = given_bank(s)
+        fc = FitConfig(steps=steps, batch_size=s["batch"], warmup=1, eval_every=10 ** 9, eval_size=s["batch"])
+        fit(bank, h, h[..., 0], FitConfig(steps=3, batch_size=s["batch"], warmup=1, eval_every=10 ** 9,
+                                         eval_size=s["batch"]), seed=0, progress=False)          # warm-up
+        t0 = time.perf_counter()
+        fit(bank, h, h[..., 0], fc, seed=0, progress=False)
         wall = time.perf_counter() - t0
         flops = bank_step_flops(bank, s["batch"], s["tau"])
     else:
@@ -111,6 +135,13 @@ def counted(kind: str, s: dict) -> tuple[float, float]:
         x = torch.rand(s["batch"], s["tau"])
         with FlopCounterMode(display=False) as fc:
             ((bank(x) - x) ** 2).mean(dim=(1, 2)).sum().backward()
+        return bank_step_flops(bank, s["batch"], s["tau"]), float(fc.get_total_flops())
+    if kind == "given":
+        from jackson.fit import bank_step_flops
+        bank, h = given_bank(s)
+        h = h[:s["batch"]]
+        with FlopCounterMode(display=False) as fc:
+            ((bank(h) - h[..., 0]) ** 2).mean(dim=(1, 2)).sum().backward()
         return bank_step_flops(bank, s["batch"], s["tau"]), float(fc.get_total_flops())
     from cot_dp.model import CotTransformer
     from cot_dp.settings import ArchConfig, ModelConfig

@@ -145,8 +145,8 @@ def _resume(ckpt: Path, model, opt, device, run: dict) -> dict:
 
 def step_work(model: CotTransformer, batch: int, L: int) -> float:
     """One training step's work on batch x L tokens (jackson.threads.step_flops): the parameters, and each
-    layer's L^2 x D attention products."""
-    return step_flops(n_params(model), batch * L, attention=model.cfg.arch.n_layers * batch * L * L * model.cfg.d_model)
+    layer's scores and weighted sums over L^2 token pairs, D wide each."""
+    return step_flops(n_params(model), batch * L, attention=model.cfg.arch.n_layers * batch * L * L * 2 * model.cfg.d_model)
 
 
 def train(model: CotTransformer, train_split: Split, test_split: Split, cfg: TrainConfig, seed: int,

@@ -103,11 +103,10 @@ def _resume(ckpt: Path, bank, opt, run: dict) -> dict:
 
 
 def bank_step_flops(bank, batch: int, T: int) -> float:
-    """One training step's work (jackson.threads.step_flops): every parameter on batch x T tokens, and for a bank
-    with attention (`score_width`: the widths of a member's query-key and value products, summed over members)
-    batch x T^2 products of each."""
-    n_params = sum(p.numel() for p in bank.parameters())
-    return step_flops(n_params, batch * T, attention=batch * T * T * getattr(bank, "score_width", 0))
+    """One training step's work on batch x T tokens (jackson.threads.step_flops): the bank's own estimate
+    (`step_work`: a bank with attention), else every parameter on every token (an RNN bank)."""
+    own = getattr(bank, "step_work", None)
+    return own(batch, T) if own is not None else step_flops(sum(p.numel() for p in bank.parameters()), batch * T)
 
 
 def fit(bank: TransformerBank, x: torch.Tensor, y: torch.Tensor, cfg: FitConfig, seed: int,

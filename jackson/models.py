@@ -33,6 +33,7 @@ from torch import nn
 from .hparams import ACTIVATIONS, ATTENTIONS, ModelConfig
 from .attention import linear_attention, linear_attention_pattern, phi, sparse_mask
 from .hparams import block_size
+from .threads import step_flops
 
 SPARSE_C, SPARSE_K = 1, 1   # Eq. (6): summary tokens per block, blocks in the local window (Sec. 6.1)
 
@@ -116,11 +117,12 @@ class TransformerBank(nn.Module):
     def __len__(self):
         return len(self.members)
 
-    @property
-    def score_width(self) -> int:
-        """The widths of the attention's products a token pair costs, summed over members (queries and keys are
-        stacked at m_max, values at d_v): jackson.fit.bank_step_flops."""
-        return len(self.members) * (self.m_max + self.cfg.d_v)
+    def step_work(self, batch: int, T: int) -> float:
+        """One training step's FLOPs on batch x T tokens, estimated (jackson.threads.step_flops): every parameter on
+        every token, and a token pair's attention products at the widths summed over members (queries and keys
+        stacked at m_max, values at d_v)."""
+        n_params = sum(p.numel() for p in self.parameters())
+        return step_flops(n_params, batch * T, attention=batch * T * T * len(self.members) * (self.m_max + self.cfg.d_v))
 
     # ---- stacked views of the members' parameters ------------------------------------------
     def _stack_mlp(self, name):

@@ -7,7 +7,7 @@ many threads.  `training_threads` applies the rule around a training loop and re
 
 Why (benchmarks/bench_threads.py, reports/benchmarks.md "Threads for a training step"): on a small step the
 threads' hand-offs cost what the second core gives, and beside any other busy process a two-thread step waits for
-the slower thread every time -- 3-5x slower than one thread.  A larger step gains 1.5-1.8x from a second core on an
+the slower thread every time -- 3-5x slower than one thread.  A larger step gains 1.4-1.9x from a second core on an
 otherwise idle machine, and still loses (1.1-2x) beside a busy core: there, give `--threads 1`.
 
 The count does not change a result beyond the last bits of floats (the reductions' order); environment.json and
@@ -20,9 +20,9 @@ import sys
 from contextlib import contextmanager
 
 # Below this many FLOPs a step (forward and backward, `step_flops`'s estimate) a second thread gains nothing on an
-# idle 2-core machine and costs 3-5x beside a busy core; from 0.5 GFLOP up it gains 1.5-1.8x when idle (measured
+# idle 2-core machine and costs 3-5x beside a busy core; from 0.5 GFLOP up it gains 1.4-1.9x when idle (measured
 # 2026-11-27, benchmarks/bench_threads.py: 0.27 GFLOP 6.3 ms on one thread, 6.5 on two, 22 beside a busy core;
-# 0.54 GFLOP 12.3 ms, 8.0, 25; reports/benchmarks.md "Threads for a training step").
+# 0.53 GFLOP 12.3 ms, 8.0, 25; reports/benchmarks.md "Threads for a training step").
 SMALL_STEP_FLOPS = 4.0e8
 
 _START_ENV = os.environ.get("OMP_NUM_THREADS", "")     # the user's setting, before apply_threads writes its own
@@ -56,11 +56,11 @@ def apply_threads(threads: int | None) -> int:
 
 
 def step_flops(n_params: int, tokens: int, attention: int = 0) -> float:
-    """The work of one training step, estimated: forward and backward through the dense layers take about 6 FLOPs
-    per parameter per token, and the attention's scores and weighted sums about 12 per (score x dimension)
-    product; `attention` counts those products of the forward pass (members or layers x batch x T^2 x width).
-    benchmarks/bench_threads.py prints it beside torch's own count."""
-    return 6.0 * n_params * tokens + 12.0 * attention
+    """The work of one training step, estimated: a multiply-add of the forward pass costs 2 FLOPs there and 4 in the
+    backward pass, so 6 per parameter per token (the dense layers) and 6 per multiply-add of the attention's
+    products (`attention`: scores and weighted sums over token pairs, members or layers x batch x T^2 x the widths).
+    benchmarks/bench_threads.py --flops prints it beside torch's own count."""
+    return 6.0 * n_params * tokens + 6.0 * attention
 
 
 def rule_threads(flops: float) -> int:

@@ -69,6 +69,22 @@ def test_step_flops_against_torchs_own_count():
     assert 0.5 <= est / counted <= 2.0, (est, counted)
 
 
+def test_given_bank_step_flops_against_torchs_own_count():
+    """The given-features bank's own estimate (its work is the coupling and the token pairs, not its few
+    parameters) against torch's count, for the --features given grid's bank (16 m_h x 2 restarts, batch 256)."""
+    from torch.utils.flop_counter import FlopCounterMode
+    from jackson.rate_sweep.given import GivenFeatureBank
+    m_hs = [m for m in range(1, 17) for _ in range(2)]
+    bank = GivenFeatureBank(ModelConfig(features="given"), m_hs, list(range(len(m_hs))), phi="sin", psi="cos")
+    x = torch.rand(256, 16)
+    with FlopCounterMode(display=False) as fc:
+        ((bank(x) - x) ** 2).mean(dim=(1, 2)).sum().backward()
+    counted = fc.get_total_flops()
+    est = bank_step_flops(bank, 256, 16)
+    assert 0.5 <= est / counted <= 2.0, (est, counted)
+    assert est > threads.SMALL_STEP_FLOPS          # this grid's steps keep the budget, as they did before the rule
+
+
 def test_a_small_fit_runs_on_one_thread_and_says_so(untold):
     torch.set_num_threads(2)
     bank = TransformerBank(ModelConfig(n=8, d_v=8, width=16), [1, 2], [0, 1])

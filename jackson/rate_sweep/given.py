@@ -29,6 +29,7 @@ from torch import nn
 from synthetic.pod_target import basis_matrix, f_map
 from ..models import Internals, _uniform
 from ..hparams import ModelConfig
+from ..threads import step_flops
 
 # F in torch (the target's F_MAPS are numpy): the given read-out applies the target's own F
 TORCH_F = {"identity": lambda z: z, "tanh": torch.tanh, "square": lambda z: z * z}
@@ -78,6 +79,14 @@ class GivenFeatureBank(nn.Module):
 
     def __len__(self):
         return len(self.members)
+
+    def step_work(self, batch: int, T: int) -> float:
+        """One training step's FLOPs on batch x T tokens, estimated (jackson.threads.step_flops): each member's
+        coupling A_M (dim x dim) on every token, and its logits and weighted sums over token pairs (dim + 1 wide);
+        W_Q, W_K and (a, b) themselves are small beside them.  The fixed features need no gradient, so the backward
+        pass takes one product per forward one, not two: 2/3 of step_flops."""
+        M, d = len(self.members), self.dim
+        return 2.0 / 3.0 * step_flops(M * d * d, batch * T, attention=M * batch * T * T * (d + 1))
 
     def features(self, x) -> torch.Tensor:
         """(f(x), h(x)): x.shape + (1 + dim,)."""
