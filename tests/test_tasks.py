@@ -341,7 +341,8 @@ def test_summary_is_the_cells_and_reruns_resume_and_reproduce(quick_runs, tmp_pa
     pd.testing.assert_frame_equal(pd.read_csv(src / "results.csv"), before)
     assert main(["selection-average", "--quick", "--out", str(tmp_path / "again")]) == 0
     ends_with_paths(capsys.readouterr().out, 2, [tmp_path / "again" / f for f in     # the paths it wrote, its headline
-                                                 ("results.csv", "summary.md", "attention.png", "loss_curves.png")])
+                                                 ("results.csv", "summary.md", "attention.png", "graph.png",
+                                                  "fof.png", "loss_curves.png")])
     again = pd.read_csv(tmp_path / "again" / "results.csv")
     cols = [c for c in before.columns if c != "fit_wall_s"]
     pd.testing.assert_frame_equal(again[cols], before[cols])

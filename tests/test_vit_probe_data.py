@@ -201,6 +201,27 @@ def test_an_archive_split_reads_only_the_images_taken(folder_tree, tmp_path, mon
     assert len(seen) == 6 and len(tr) == 60
 
 
+def test_the_selection_cache_keeps_the_most_recently_used(folder_tree, tmp_path):
+    """Many different subsets do not grow the cache without end: a split keeps its KEEP_SELECTIONS most recently used
+    selections (a cached one read again counts as used), the whole split's cache and the index."""
+    from vit_probe.archive import KEEP_SELECTIONS
+    tar = _tar(folder_tree, tmp_path / "cifar-png.tar.gz", "cifar")
+    cache = tmp_path / "cache"
+    te = cdata.load(tar, "test", cache=cache)
+    sel = lambda i: cache.glob(f"cifar10-*-test-{__import__('hashlib').sha1(np.array([i]).tobytes()).hexdigest()[:10]}.npz")  # noqa: E731
+    first = te.take(np.array([0]))
+    for i in range(1, KEEP_SELECTIONS + 2):
+        te.take(np.array([i]))
+        if i == KEEP_SELECTIONS - 1:
+            np.testing.assert_array_equal(te.take(np.array([0])), first)    # read again from the cache: used now
+    full = te.take(np.arange(len(te)))
+    kept = sorted(p.name.split("-", 3)[3] for p in cache.glob("cifar10-*-test-*.npz"))
+    assert len(kept) == KEEP_SELECTIONS + 1 and "all.npz" in kept, kept
+    assert list(sel(0)) and not list(sel(1)) and not list(sel(2))         # the two least recently used went
+    assert list(cache.glob("cifar10-*-index.npz"))
+    np.testing.assert_array_equal(full[[0]], first)
+
+
 def test_a_later_read_extracts_only_the_members_it_needs_and_stops_after_the_last(folder_tree, tmp_path, monkeypatch):
     """With the archive's index cached, a new subset is read in one pass that extracts only its members and
     stops at the last of them (here: the first class of the training split, early in the archive)."""

@@ -6,7 +6,8 @@ pass, checking that it ends with its end-of-archive marker, and caches that list
 labels and, per image, the member holding it (the official layout's labels come from its batches, read in
 the same pass).  The images a run uses (`Cifar.take`) are then read in one more pass that stops after the
 last member it needs -- or, on that first use, kept from the listing pass itself -- and decoded in memory;
-nothing is unpacked to disk.  The decoded images are cached as `.npz` per selection.  Every cache file is
+nothing is unpacked to disk.  The decoded images are cached as `.npz` per selection (a split's KEEP_SELECTIONS
+most recently used, and the whole split's).  Every cache file is
 keyed by `archive_key`: the archive's size, mtime and content hash.  A truncated or damaged archive is one
 line (UsageError) and leaves nothing cached.
 """
@@ -32,6 +33,7 @@ from jackson.progress import bar as progress_bar
 from . import cifar_io as cio
 
 ARCHIVE_FORMAT = "archive-index-v1"      # in every archive cache key: a new index layout is never read as an old one
+KEEP_SELECTIONS = 8     # decoded selections of one split kept in the cache (the least recently used go first); "all" stays
 _ZERO_BLOCK = tarfile.NUL * tarfile.BLOCKSIZE
 _COMPRESSED = ((b"\x1f\x8b", lambda f: gzip.GzipFile(fileobj=f)), (b"BZh", bz2.BZ2File),
                (b"\xfd7zXZ\x00", lzma.LZMAFile))
@@ -300,6 +302,7 @@ class ArchiveReader:
         npz = self.cache / f"cifar10-{self.key}-{self.split}-{sel}.npz"
         z = _read_npz(npz)
         if z is not None and np.array_equal(z.get("idx"), idx) and z["images"].shape == (len(idx), 32, 32, 3):
+            npz.touch()                                  # used now: the last to go (`_prune`)
             self._say(len(idx), f"{npz} (cached from {self.archive})", time.perf_counter() - t0)
             return z["images"]
         members = np.unique(self.member[idx])
@@ -319,10 +322,20 @@ class ArchiveReader:
                 images[i] = cio._decode_image(io.BytesIO(blobs[int(self.entries[j])]),
                                               f"{self.names[j]} in {self.archive}")
         cio._save_npz(npz, idx=idx, images=images)
+        self._prune()
         spent = time.perf_counter() - t0 + (self.listing_s if blobs.keys() & self.held.keys() else 0.0)
         self.listing_s = 0.0
         self._say(len(idx), str(self.archive), spent)
         return images
+
+    def _prune(self) -> None:
+        """Keep the KEEP_SELECTIONS most recently used decoded selections of this archive's split, so that a run of
+        many different subsets does not grow the cache without end (each is 3 kB an image); the whole split's
+        cache ("all") and the index stay.  Only this cache's own files go."""
+        mine = [p for p in self.cache.glob(f"cifar10-{self.key}-{self.split}-*.npz") if not p.name.endswith("-all.npz")]
+        mine.sort(key=lambda p: p.stat().st_mtime_ns, reverse=True)
+        for old in mine[KEEP_SELECTIONS:]:
+            old.unlink(missing_ok=True)
 
     def _say(self, n: int, where: str, seconds: float) -> None:
         if self.progress:

@@ -36,8 +36,8 @@ def task_grid(cfg):
 def _print_summary(s: dict, out: Path) -> None:
     from .results import fmt_sd
     m = s["metrics"]
-    print(f"{s['task']}: results {out}/results.csv, summary {out}/summary.md, "
-          f"figures {out}/attention.png, graph.png, fof.png, loss_curves.png")
+    figures = ", ".join(f"{out}/{name}" for name in ("attention.png", "graph.png", "fof.png", "loss_curves.png"))
+    print(f"{s['task']}: results {out}/results.csv, summary {out}/summary.md, figures {figures}")
     print(f"  held-out MSE {fmt_sd(m['test_mse'], '.3g')} ({m['rel_test_mse']['mean']:.2%} of Var y); argmax of A in "
           f"support {m['argmax_in_support']['mean']:.1%}; TV(A, S) {m['tv']['mean']:.3f}; "
           f"F_hat∘f_hat vs F∘f: {m['fof_rel']['mean']:.2%} of Var")
