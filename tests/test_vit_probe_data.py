@@ -156,12 +156,12 @@ def test_genuine_cifar_batches_load_through_the_restricted_unpickler(tmp_path):
 
 def _counting_decoder(monkeypatch) -> list[str]:
     """Patch the image decoder to record what it decodes (its `where`: the member's name and the archive)."""
-    seen, real = [], cifar_io._decode_image
+    seen, real = [], cifar_io.decode_image
 
     def decode(src, where):
         seen.append(str(where))
         return real(src, where)
-    monkeypatch.setattr(cifar_io, "_decode_image", decode)
+    monkeypatch.setattr(cifar_io, "decode_image", decode)
     return seen
 
 

@@ -55,7 +55,7 @@ def _content_hash(p: Path) -> str:
 
 def archive_key(p: Path) -> str:
     """What every cache of an archive is keyed by: its size, mtime (ns) and the sha1 of its content."""
-    return hashlib.sha1(f"{ARCHIVE_FORMAT}:{cio._stamp(p)}:{_content_hash(p)}".encode()).hexdigest()[:10]
+    return hashlib.sha1(f"{ARCHIVE_FORMAT}:{cio.stamp(p)}:{_content_hash(p)}".encode()).hexdigest()[:10]
 
 
 class _LastRead:
@@ -98,7 +98,7 @@ def _refuse_damage(archive: Path):
         raise
     except BaseException as e:
         if _is_damage(e):
-            raise _damaged(archive, cio._one_line(e)) from None
+            raise _damaged(archive, cio.one_line(e)) from None
         raise
 
 
@@ -119,7 +119,7 @@ def _open_tar(archive: Path):
                                  "xz); give a .tar.gz, .tgz or .tar of CIFAR-10") from None
             except BaseException as e:
                 if _is_damage(e):
-                    raise _damaged(archive, cio._one_line(e)) from None
+                    raise _damaged(archive, cio.one_line(e)) from None
                 raise
             yield tf, stream, raw
         finally:
@@ -220,7 +220,7 @@ def build_index(archive: Path, entries: list[tuple[str | None, str]], held: dict
         for split, batches in (("train", cio.OFFICIAL_TRAIN), ("test", (cio.OFFICIAL_TEST,))):
             names = [_join(official, b) for b in batches]
             try:
-                labels = [cio._batch_arrays(io.BytesIO(held[files[n]]), f"{archive} ({n})")[1] for n in names]
+                labels = [cio.batch_arrays(io.BytesIO(held[files[n]]), f"{archive} ({n})")[1] for n in names]
             except UsageError as e:
                 ix[f"{split}_error"] = np.array(str(e))
                 continue
@@ -248,7 +248,7 @@ def build_index(archive: Path, entries: list[tuple[str | None, str]], held: dict
         names, labels = [], []
         for label, cls in enumerate(cio.CLASSES):
             mine = sorted((n for n in in_dir.get(_join(base, cls), ()) if PurePosixPath(n).suffix.lower() in cio.IMAGE_EXT),
-                          key=lambda n: cio._sort_key(PurePosixPath(n)))     # as data._read_folder sorts a folder
+                          key=lambda n: cio.sort_key(PurePosixPath(n)))     # as data._read_folder sorts a folder
             names += mine
             labels += [label] * len(mine)
         if not names:
@@ -314,14 +314,14 @@ class ArchiveReader:
         if self.layout == "official":
             for j in members:
                 name = str(self.names[j])
-                x, _ = cio._batch_arrays(io.BytesIO(blobs[int(self.entries[j])]), f"{self.archive} ({name})")
+                x, _ = cio.batch_arrays(io.BytesIO(blobs[int(self.entries[j])]), f"{self.archive} ({name})")
                 at = self.member[idx] == j
                 images[at] = x[self.row[idx[at]]]
         else:
             for i, j in enumerate(self.member[idx]):
-                images[i] = cio._decode_image(io.BytesIO(blobs[int(self.entries[j])]),
+                images[i] = cio.decode_image(io.BytesIO(blobs[int(self.entries[j])]),
                                               f"{self.names[j]} in {self.archive}")
-        cio._save_npz(npz, idx=idx, images=images)
+        cio.save_npz(npz, idx=idx, images=images)
         self._prune()
         spent = time.perf_counter() - t0 + (self.listing_s if blobs.keys() & self.held.keys() else 0.0)
         self.listing_s = 0.0
@@ -357,7 +357,7 @@ def load_split(archive: Path, split: str, cache: Path, progress: bool) -> tuple[
         cache.mkdir(parents=True, exist_ok=True)
         entries, held = list_members(archive, lambda name: _worth_keeping(name, split), progress)
         ix = build_index(archive, entries, held)
-        cio._save_npz(index, compressed=True, **ix)     # mostly member names
+        cio.save_npz(index, compressed=True, **ix)     # mostly member names
         listing_s = time.perf_counter() - t0
     if f"{split}_error" in ix:
         raise UsageError(str(ix[f"{split}_error"]))

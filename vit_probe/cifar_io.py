@@ -66,7 +66,7 @@ def read_batch(path: Path) -> dict:
         return CifarUnpickler(fh, path).load()
 
 
-def _batch_arrays(fh, where) -> tuple[np.ndarray, np.ndarray]:
+def batch_arrays(fh, where) -> tuple[np.ndarray, np.ndarray]:
     """(images (N, 32, 32, 3) uint8, labels (N,) int64) of one pickled CIFAR batch read from `fh`; `where`
     names it in errors."""
     try:
@@ -76,17 +76,17 @@ def _batch_arrays(fh, where) -> tuple[np.ndarray, np.ndarray]:
     except UsageError:      # a refused global: already one line
         raise
     except Exception as e:  # corrupt pickle, wrong keys, truncated file
-        raise UsageError(f"--data: {where} is not a readable CIFAR-10 batch ({_one_line(e)})")
+        raise UsageError(f"--data: {where} is not a readable CIFAR-10 batch ({one_line(e)})")
     if data.ndim != 2 or data.shape[1] != 3072 or len(labels) != len(data):
         raise UsageError(f"--data: {where} has data of shape {data.shape}, expected (N, 3072)")
     return data.reshape(-1, 3, 32, 32).transpose(0, 2, 3, 1), labels
 
 
-def _sort_key(p: Path):
+def sort_key(p: Path):
     return (0, int(p.stem), "") if p.stem.isdigit() else (1, 0, p.stem)
 
 
-def _decode_image(src, where) -> np.ndarray:
+def decode_image(src, where) -> np.ndarray:
     """One image file (a path, or a file object holding an archive member's bytes) as (32, 32, 3) uint8 RGB."""
     from PIL import Image
     try:
@@ -99,20 +99,20 @@ def _decode_image(src, where) -> np.ndarray:
     return a
 
 
-def _one_line(e: BaseException) -> str:
+def one_line(e: BaseException) -> str:
     """An exception in one line: its type and the first non-blank line of its message, if any."""
     lines = [ln.strip() for ln in str(e).splitlines() if ln.strip()]
     return f"{type(e).__name__}: {lines[0][:160]}" if lines else type(e).__name__
 
 
-def _stamp(p: Path) -> str:
+def stamp(p: Path) -> str:
     """What a cache of `p` is keyed by: its size and modification time in nanoseconds, so a file rewritten
     (even within the same second, or back to the same size) is read again."""
     st = p.stat()
     return f"{st.st_size}:{st.st_mtime_ns}"
 
 
-def _save_npz(path: Path, compressed: bool = False, **arrays) -> None:
+def save_npz(path: Path, compressed: bool = False, **arrays) -> None:
     """Written beside and renamed into place: a reader never sees half a file."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.stem}.tmp{os.getpid()}.npz")

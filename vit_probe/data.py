@@ -39,8 +39,8 @@ from jackson.config import UsageError
 
 from .archive import load_split
 from .normalize import CIFAR10
-from .cifar_io import (CLASSES, IMAGE_EXT, OFFICIAL_TEST, OFFICIAL_TRAIN, _batch_arrays, _decode_image, _save_npz,
-                       _sort_key, _stamp)
+from .cifar_io import (CLASSES, IMAGE_EXT, OFFICIAL_TEST, OFFICIAL_TRAIN, batch_arrays, decode_image, save_npz,
+                       sort_key, stamp)
 
 MEAN, STD = CIFAR10   # CIFAR-10 channel means and stds (the shared ViT was trained with these; vit_probe/normalize.py)
 
@@ -174,7 +174,7 @@ def _read_official(root: Path, split: str) -> tuple[np.ndarray, np.ndarray]:
     xs, ys = [], []
     for name in names:
         with open(root / name, "rb") as fh:
-            x, y = _batch_arrays(fh, root / name)
+            x, y = batch_arrays(fh, root / name)
         xs.append(x)
         ys.append(y)
     return np.ascontiguousarray(np.concatenate(xs)), np.concatenate(ys)
@@ -189,10 +189,10 @@ def _read_folder(root: Path, split: str) -> tuple[np.ndarray, np.ndarray]:
                          f"found {', '.join(unknown or present) or 'none'}")
     xs, ys = [], []
     for label, cls in enumerate(CLASSES):
-        files = sorted((p for p in (base / cls).glob("*") if p.suffix.lower() in IMAGE_EXT), key=_sort_key) \
+        files = sorted((p for p in (base / cls).glob("*") if p.suffix.lower() in IMAGE_EXT), key=sort_key) \
             if (base / cls).is_dir() else []
         for f in files:
-            xs.append(_decode_image(f, f))
+            xs.append(decode_image(f, f))
             ys.append(label)
     if not xs:
         raise UsageError(f"--data: no images under {base}")
@@ -205,7 +205,7 @@ def _fingerprint(path: Path, kind: str, split: str) -> str:
     (image-folder tree).  A file changed in place is read again.  (Archives: `_archive_key`.)"""
     if kind == "official":
         root = _find_official(path)
-        return ";".join(f"{n}:{_stamp(root / n)}" for n in (OFFICIAL_TRAIN if split == "train" else (OFFICIAL_TEST,)))
+        return ";".join(f"{n}:{stamp(root / n)}" for n in (OFFICIAL_TRAIN if split == "train" else (OFFICIAL_TEST,)))
     base = _find_folder_tree(path) / split
     h = hashlib.sha1()
     for d in sorted(q for q in base.iterdir() if q.is_dir()):
@@ -259,7 +259,7 @@ def load(path: str | os.PathLike | None, split: str, cache: str | os.PathLike | 
         x, y = _read_official(_find_official(path), split)
     else:
         x, y = _read_folder(_find_folder_tree(path), split)
-    _save_npz(npz, images=x, labels=y)
+    save_npz(npz, images=x, labels=y)
     return Cifar(x, y, source)
 
 
