@@ -56,33 +56,31 @@ def test_training_threads_sets_and_restores(untold):
     assert torch.get_num_threads() == 2                        # restored on the way out of an exception too
 
 
-def test_step_flops_against_torchs_own_count():
-    """The rule's estimate of a bank's step against torch's FLOP counter on the same step: within a factor 2 for
-    a bank of the card command's shape."""
+def estimate_over_count(bank, batch: int, T: int = 16) -> float:
+    """The rule's estimate of one training step of `bank` over torch's own FLOP count of that step."""
     from torch.utils.flop_counter import FlopCounterMode
-    bank = TransformerBank(ModelConfig(), list(range(1, 9)), list(range(8)))
-    x = torch.rand(64, 16)
+    x = torch.rand(batch, T)
     with FlopCounterMode(display=False) as fc:
         ((bank(x) - x) ** 2).mean(dim=(1, 2)).sum().backward()
-    counted = fc.get_total_flops()
-    est = bank_step_flops(bank, 64, 16)
-    assert 0.5 <= est / counted <= 2.0, (est, counted)
+    return bank_step_flops(bank, batch, T) / fc.get_total_flops()
+
+
+def test_step_flops_against_torchs_own_count():
+    """The rule's estimate of a bank's step against torch's FLOP counter on the same step (measured: 1.00-1.01 for
+    the sweep's banks), for a bank of the card command's shape and one at tau 64."""
+    bank = TransformerBank(ModelConfig(), list(range(1, 9)), list(range(8)))
+    assert 0.8 <= estimate_over_count(bank, 64) <= 1.25
+    assert 0.8 <= estimate_over_count(bank, 16, T=64) <= 1.25
 
 
 def test_given_bank_step_flops_against_torchs_own_count():
     """The given-features bank's own estimate (its work is the coupling and the token pairs, not its few
     parameters) against torch's count, for the --features given grid's bank (16 m_h x 2 restarts, batch 256)."""
-    from torch.utils.flop_counter import FlopCounterMode
     from jackson.rate_sweep.given import GivenFeatureBank
     m_hs = [m for m in range(1, 17) for _ in range(2)]
     bank = GivenFeatureBank(ModelConfig(features="given"), m_hs, list(range(len(m_hs))), phi="sin", psi="cos")
-    x = torch.rand(256, 16)
-    with FlopCounterMode(display=False) as fc:
-        ((bank(x) - x) ** 2).mean(dim=(1, 2)).sum().backward()
-    counted = fc.get_total_flops()
-    est = bank_step_flops(bank, 256, 16)
-    assert 0.5 <= est / counted <= 2.0, (est, counted)
-    assert est > threads.SMALL_STEP_FLOPS          # this grid's steps keep the budget, as they did before the rule
+    assert 0.8 <= estimate_over_count(bank, 256) <= 1.25
+    assert bank_step_flops(bank, 256, 16) > threads.SMALL_STEP_FLOPS   # this grid keeps the budget, as before the rule
 
 
 def test_a_small_fit_runs_on_one_thread_and_says_so(untold):
