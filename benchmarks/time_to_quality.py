@@ -27,15 +27,18 @@ from jackson.runfolder import table_path
 WITHIN = 0.10      # "quality": within this share of the final training-subset MSE
 
 
+def _chosen_curve(cell: Path) -> pd.DataFrame:
+    """A cell's loss curve (curve.csv), its chosen members only."""
+    c = pd.read_csv(table_path(cell, "curve.csv"))
+    return c[c.chosen] if "chosen" in c else c
+
+
 def cell_quality(cell: Path) -> tuple[float, float, int, int]:
     """(fit wall s, time to quality s, step of quality, steps of the budget) of one cell folder."""
     meta = json.loads((cell / "cell.json").read_text())
-    c = pd.read_csv(table_path(cell, "curve.csv"))
-    if "chosen" in c:
-        c = c[c.chosen]
     steps = int(meta["cell"]["fit"]["steps"])
     need = 0
-    for _, g in c.groupby("member"):
+    for _, g in _chosen_curve(cell).groupby("member"):
         g = g.sort_values("step")
         final = g.train_mse.iloc[-1]
         bad = g.step[(g.train_mse - final).abs() > WITHIN * final]
@@ -43,11 +46,6 @@ def cell_quality(cell: Path) -> tuple[float, float, int, int]:
     need = min(need, steps)
     wall = float(meta["fit_wall_s"])
     return wall, wall * need / steps, need, steps
-
-
-def _chosen_curve(cell: Path) -> pd.DataFrame:
-    c = pd.read_csv(table_path(cell, "curve.csv"))
-    return c[c.chosen] if "chosen" in c else c
 
 
 def _cell_id(cell: Path) -> tuple:

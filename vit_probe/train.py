@@ -24,7 +24,12 @@ from jackson.threads import step_flops, training_threads
 from .configs import TrainConfig
 from .data import normalise, subset
 
-TOKENS_PER_IMAGE = 65     # the lab's ViTs: 8 x 8 patches of 4 x 4 pixels and a class token (the rule's estimate of a step)
+
+def tokens_per_image(model: torch.nn.Module) -> int:
+    """The tokens a model sees per image, for the thread rule's estimate of a step: timm's patch count and prefix
+    tokens; a model that does not say (the torch-vit model's patch_embed is a plain convolution) counts as the lab's
+    ViTs, 8 x 8 patches of 4 x 4 pixels and a class token."""
+    return getattr(getattr(model, "patch_embed", None), "num_patches", 64) + getattr(model, "num_prefix_tokens", 1)
 
 
 def augment(x: torch.Tensor, g: torch.Generator) -> torch.Tensor:
@@ -72,7 +77,7 @@ def train(model: torch.nn.Module, images: np.ndarray, labels: np.ndarray, cfg: T
     deletes nothing (the caller removes it when done).
     """
     n_params = sum(p.numel() for p in model.parameters())
-    with training_threads(step_flops(n_params, cfg.batch_size * TOKENS_PER_IMAGE)):
+    with training_threads(step_flops(n_params, cfg.batch_size * tokens_per_image(model))):
         return _train(model, images, labels, cfg, seed, ckpt, progress, desc, transform, device, arch)
 
 

@@ -21,6 +21,7 @@ writes claims.csv (one row per claim, `csv_text`).  The report never loads torch
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import math
 import os
@@ -45,15 +46,11 @@ PREFERENCE = ("Preferred folder where several test a claim: one that tests it (a
 # ---- the declared claims -------------------------------------------------------------------------------
 
 JL, YANG = "Jiang & Li", "Yang et al."
-_LAB_CLAIMS: list[tuple[Claim, ...]] = []
-
-
+@functools.cache
 def lab_claim_set() -> tuple[Claim, ...]:
     """The lab's claims (papers/jiang-li.toml, papers/yang.toml; the rules loaded first), read on first use, so
     that `jackson-report --help` and its option errors load no rule module."""
-    if not _LAB_CLAIMS:
-        _LAB_CLAIMS.append(lab_claims())
-    return _LAB_CLAIMS[0]
+    return lab_claims()
 
 
 def __getattr__(name: str):

@@ -190,7 +190,7 @@ def find_ff_run(config: dict, targets, root: Path = Path("reports/jackson")) -> 
             continue
         try:
             other = read_json(cfg_path)
-            rows = pd.read_csv(res, dtype={"rank": str})
+            rows = pd.read_csv(res, dtype={"rank": str}, usecols=lambda c: c in ("alpha", "rank", "m_ff"))
         except (OSError, ValueError, KeyError):
             continue
         if not isinstance(other, dict) or other.get("term") != "ff" or bool(other.get("quick")) != bool(config.get("quick")):
