@@ -68,34 +68,35 @@ def given_bank(s: dict):
     return bank, bank.features(x)
 
 
+def timed_fit(bank, x, y, batch: int, steps: int) -> float:
+    """Seconds for `steps` steps of jackson.fit.fit on (x, y), after a 3-step warm-up."""
+    from jackson.fit import fit
+    from jackson.hparams import FitConfig
+
+    def budget(n):
+        return FitConfig(steps=n, batch_size=batch, warmup=1, eval_every=10 ** 9, eval_size=batch)
+    fit(bank, x, y, budget(3), seed=0, progress=False)
+    t0 = time.perf_counter()
+    fit(bank, x, y, budget(steps), seed=0, progress=False)
+    return time.perf_counter() - t0
+
+
 def worker(kind: str, s: dict, steps: int) -> dict:
     import torch
-    if kind == "bank":
-        from jackson.fit import bank_step_flops, fit
-        from jackson.hparams import FitConfig, ModelConfig
-        from jackson.models import TransformerBank
-        cfg = ModelConfig(n=s["n"], d_v=s["n"], width=s["width"])
-        bank = TransformerBank(cfg, s["m_hs"], list(range(len(s["m_hs"]))))
-        g = torch.Generator().manual_seed(0)
-        x = torch.rand(4 * s["batch"], s["tau"], generator=g)
-        y = torch.rand(4 * s["batch"], s["tau"], generator=g)
-        fc = FitConfig(steps=steps, batch_size=s["batch"], warmup=1, eval_every=10 ** 9, eval_size=s["batch"])
-        fit(bank, x, y, FitConfig(steps=3, batch_size=s["batch"], warmup=1, eval_every=10 ** 9,
-                                  eval_size=s["batch"]), seed=0, progress=False)          # warm-up
-        t0 = time.perf_counter()
-        fit(bank, x, y, fc, seed=0, progress=False)
-        wall = time.perf_counter() - t0
-        flops = bank_step_flops(bank, s["batch"], s["tau"])
-    elif kind == "given":
-        from jackson.fit import bank_step_flops, fit
-        from jackson.hparams import FitConfig
-        bank, h = given_bank(s)
-        fc = FitConfig(steps=steps, batch_size=s["batch"], warmup=1, eval_every=10 ** 9, eval_size=s["batch"])
-        fit(bank, h, h[..., 0], FitConfig(steps=3, batch_size=s["batch"], warmup=1, eval_every=10 ** 9,
-                                         eval_size=s["batch"]), seed=0, progress=False)          # warm-up
-        t0 = time.perf_counter()
-        fit(bank, h, h[..., 0], fc, seed=0, progress=False)
-        wall = time.perf_counter() - t0
+    if kind in ("bank", "given"):
+        from jackson.fit import bank_step_flops
+        if kind == "bank":
+            from jackson.hparams import ModelConfig
+            from jackson.models import TransformerBank
+            bank = TransformerBank(ModelConfig(n=s["n"], d_v=s["n"], width=s["width"]), s["m_hs"],
+                                   list(range(len(s["m_hs"]))))
+            g = torch.Generator().manual_seed(0)
+            x = torch.rand(4 * s["batch"], s["tau"], generator=g)
+            y = torch.rand(4 * s["batch"], s["tau"], generator=g)
+        else:
+            bank, x = given_bank(s)
+            y = x[..., 0]
+        wall = timed_fit(bank, x, y, s["batch"], steps)
         flops = bank_step_flops(bank, s["batch"], s["tau"])
     else:
         from cot_dp.model import CotTransformer
