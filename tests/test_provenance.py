@@ -54,7 +54,7 @@ def repo(tmp_path) -> Path:
 def test_commits_from_history_and_the_rest_from_the_folders_files(repo):
     d = derive(repo / "reports" / "x" / "run")
     assert d["results_added"] == {"commit": git(repo, "rev-parse", "HEAD~2").strip(),
-                                  "date": "2026-01-02T03:04:05+00:00", "subject": "results of the run"}
+                                  "date": "2026-01-02T03:04:05+00:00"}
     assert d["tables_changed"]["commit"] == git(repo, "rev-parse", "HEAD~1").strip()   # not the figure's commit
     assert d["torch_threads"] == {"value": "2", "from": "cells/*/cell.json torch_threads"}
     assert d["device"] == {"value": None, "from": "not recorded"}
@@ -96,8 +96,8 @@ def test_the_report_shows_it_per_run_without_reading_git(tmp_path, monkeypatch):
     for name, extra in (("env", {"environment.json": {"commit": "0123456789abcdef", "started_utc": "2026-11-23T12:00:00+00:00",
                                                        "packages": {"torch": "2.14.1"}, "torch_threads": 1, "device": "cpu"}}),
                         ("old", {"provenance.json": {
-                            "results_added": {"commit": "a" * 40, "date": "2026-11-22T13:16:50+00:00", "subject": "s"},
-                            "tables_changed": {"commit": "b" * 40, "date": "2026-11-22T14:50:32+00:00", "subject": "t"},
+                            "results_added": {"commit": "a" * 40, "date": "2026-11-22T13:16:50+00:00"},
+                            "tables_changed": {"commit": "b" * 40, "date": "2026-11-22T14:50:32+00:00"},
                             "code_commit": "not recorded", "packages": "not recorded",
                             "torch_threads": {"value": "2", "from": "cells/*/cell.json torch_threads"},
                             "device": {"value": None, "from": "not recorded"}, "quick": False}}),

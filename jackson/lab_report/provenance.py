@@ -7,11 +7,13 @@ the code that ran, the start time, the package versions, torch threads, the devi
 none, and what was not recorded cannot be recovered.  This writes `provenance.json` into such a folder with
 what can be known, each value with where it comes from:
 
-- `results_added`: the commit that first added files of the folder, its date and subject line (`git log
+- `results_added`: the commit that first added files of the folder and its date (`git log
   --diff-filter=A`); `tables_changed`: the last commit that added or changed one of its tables (*.csv, cells
   included; a table deleted, or re-encoded as a .csv.gz that pandas reads as is, changed no number).  Both say when the results entered the repository, not which code made them: a run is
   committed after it ends, often with code that was not committed yet (`code_commit`: not recorded).
-  Renames are not followed: a folder moved into place counts as added by the move.
+  Renames are not followed: a folder moved into place counts as added by the move.  The commit's subject
+  line is left out: it speaks to the lab's developers (`git show COMMIT` prints it), and the record is read
+  by the report's users.
 - `torch_threads` and `device` where the folder's own files state them (cells/*/cell.json `torch_threads`
   and `device`, config.json `device`, `--threads` in command.txt), else not recorded; `packages`: not
   recorded (no such folder states a version); `quick`: config.json `quick`, `--quick` in command.txt.
@@ -47,8 +49,8 @@ def _git(root: Path, *args: str) -> str:
 
 
 def _commit(line: str) -> dict:
-    sha, date, subject = line.split("\x00", 2)
-    return {"commit": sha, "date": date, "subject": subject}
+    sha, date = line.split("\x00", 1)
+    return {"commit": sha, "date": date}
 
 
 def from_git(folder: Path) -> dict:
@@ -57,7 +59,7 @@ def from_git(folder: Path) -> dict:
     need(_git(root, "rev-parse", "--is-shallow-repository").strip() == "false",
          f"{root} is a shallow clone: its history may not reach the commit that added {folder}")
     rel = folder.resolve().relative_to(root.resolve()).as_posix()
-    fmt = "--format=%H%x00%cI%x00%s"
+    fmt = "--format=%H%x00%cI"
     added = _git(root, "log", "--diff-filter=A", fmt, "--", rel).splitlines()
     need(added, f"{folder}: no commit adds a file of it (is it committed?)")
     tables = _git(root, "log", "-1", "--diff-filter=ACMRT", fmt, "--", f":(glob){rel}/**/*.csv").splitlines()
