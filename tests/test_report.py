@@ -467,6 +467,21 @@ def test_provenance_and_quick_runs_are_shown(root):
             "fedcba987654") in md
     assert "[quick run] Nearest point to a set" in md
     assert "made: commit 0123456789ab" in (root / "index.html").read_text()
+    assert "devices over all invocations" not in md                       # one device: nothing more to say
+
+
+def test_provenance_names_every_device_and_an_unrecorded_first_start(root):
+    """A folder whose cells came from invocations on different devices names them all, and an earlier record
+    without a start date or commit (a run that recorded none) says so in whole words."""
+    j = root / "jackson" / "fig1"
+    (j / "environment.json").write_text(json.dumps({
+        "commit": "0123456789abcdef", "started_utc": "2026-11-27T12:00:00+00:00", "device": "cpu",
+        "earlier": [{"started_utc": None, "commit": None, "device": "cpu"},
+                    {"commit": "fedcba9876543210", "started_utc": "2026-11-26T08:00:00+00:00", "device": "cuda"}]}))
+    build_report(ReportConfig(root=str(root)))
+    md = (root / "index.md").read_text()
+    assert ("after 2 earlier invocation(s), the first started on a date not recorded at a commit not recorded, "
+            "devices over all invocations: cpu, cuda") in md
 
 
 def test_commands_are_shown_as_they_rerun_from_a_clone(tmp_path):

@@ -92,8 +92,11 @@ def provenance(folder: Path) -> str:
         if earlier:   # a resumed or rebuilt run: say when the first invocation started, and on what commit
             first, c0 = earlier[0], str(earlier[0].get("commit") or "")
             parts.append(f"after {len(earlier)} earlier invocation(s), the first started "
-                         f"{str(first.get('started_utc') or 'on a date not recorded')[:10]} at "
-                         + (f"commit {c0[:12]}" if c0 else "a commit not recorded"))
+                         + (str(first["started_utc"])[:10] if first.get("started_utc") else "on a date not recorded")
+                         + " at " + (f"commit {c0[:12]}" if c0 else "a commit not recorded"))
+            devices = sorted({str(e["device"]) for e in [*earlier, d] if e.get("device")})
+            if len(devices) > 1:   # cells trained on different devices: the last invocation's alone would hide it
+                parts.append(f"devices over all invocations: {', '.join(devices)}")
         return ", ".join(parts + [quick])   # a field the run left empty is said to be unrecorded
     if isinstance(p, dict):
         try:
