@@ -4,7 +4,6 @@ file, a device that never ends (/dev/zero) or a FIFO that would block is refused
 from __future__ import annotations
 
 import gzip
-import json
 import os
 import shutil
 from pathlib import Path
