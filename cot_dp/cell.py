@@ -16,7 +16,7 @@ from . import data, flops
 from .model import CotTransformer, n_params
 from .settings import ModelConfig, TrainConfig
 from .tasks import TaskConfig
-from .train import accuracy, position_accuracy, train
+from .train import accuracy, device_steps, devices_label, position_accuracy, train
 
 
 def write_csv(df: pd.DataFrame, path: Path, **kwargs) -> None:
@@ -85,7 +85,8 @@ class CotCell:
                                             getattr(model.blocks[0].attn, "block", None)) / 1e9,
                "gflops_params": flops.params_flops(self.model.d_model, L, a.n_layers) / 1e9,
                "params": n_params(model), "steps": res.steps, "step_ms": res.step_ms,
-               "train_s": res.wall_s, "eval_s": time.perf_counter() - t1, "device": self.device}
+               "train_s": res.wall_s, "eval_s": time.perf_counter() - t1,
+               "device": devices_label(res.devices) or self.device}
         # after the row, so that eval_s stays the generation's time alone
         by_pos = position_accuracy(model, ds.test, ds.tokenizer.ids.get(","), self.device, self.train.gen_batch)
         write_csv(pd.DataFrame([row]), folder / "rows.csv")
@@ -93,6 +94,6 @@ class CotCell:
         write_csv(by_pos, folder / "position_accuracy.csv", float_format="%.6g")
         # wall_s: this process's time on the cell; fit_wall_s: training time over every process that trained it
         meta = {"cell": dataclasses.asdict(self), "key": self.key(), "wall_s": time.perf_counter() - t0,
-                "fit_wall_s": res.wall_s, "torch_threads": res.threads,
+                "fit_wall_s": res.wall_s, "torch_threads": res.threads, "devices": device_steps(res),
                 "vocab": len(ds.tokenizer), "block": getattr(model.blocks[0].attn, "block", None)}
         write_atomic(folder / "cell.json", json.dumps(meta, indent=1, default=str))

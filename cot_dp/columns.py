@@ -30,7 +30,9 @@ COLUMNS: dict[str, dict[str, str]] = {
         "step_ms": "milliseconds per optimiser step: training wall time / steps (loss-curve points included)",
         "train_s": "seconds of training",
         "eval_s": "seconds of the generation scoring",
-        "device": "torch device it trained on",
+        "device": "torch device it trained on; devices in order of use joined by '+' for a cell resumed on another "
+                  "device (cuda+cpu), whose step_ms blends both: cell.json's devices gives each one's steps and "
+                  "step_ms (steps saved by a checkpoint that did not record its device are not named)",
         "baseline": "accuracy (0..1) of always answering the training set's most frequent answer, on the same scored "
                     "test examples",
     },

@@ -6,8 +6,8 @@ generates the whole CoT greedily until <eos> and scores the final answer.
 
 Training is resumable: given a checkpoint path, `train` saves (atomically, every `ckpt_every_s`
 seconds and after the last step) the model, the AdamW state, the step, the loss curve and running
-sums, the step timings, the wall time and the dropout RNG state(s).  The batch of a step
-(`EpochSampler`) and its learning rate (`lr_at`) are functions of the step, so a run stopped and
+sums, the step timings, the wall time, the devices the steps ran on and the dropout RNG state(s).  The
+batch of a step (`EpochSampler`) and its learning rate (`lr_at`) are functions of the step, so a run stopped and
 resumed takes exactly the steps of an uninterrupted one (bit-identical weights and curve on CPU).  A
 checkpoint that cannot be used (truncated, corrupt, another model shape or run) is set aside with
 one line on stderr (`jackson.runfolder.set_aside`), never deleted, and training starts from scratch.
@@ -43,6 +43,36 @@ class TrainResult:
     curve: list[dict] = field(default_factory=list)  # rows: step, train_loss, test_loss, lr
     step_s: list[float] = field(default_factory=list)  # wall time of each optimiser step alone
     threads: int = 0                                # torch threads the steps ran on (jackson.threads.training_threads)
+    devices: list[dict] = field(default_factory=list)  # in order: {"device", "steps"}; device None: not recorded
+
+
+def devices_label(devices: list[dict]) -> str:
+    """The devices a run's steps took place on, in order of first use, joined by '+' ("cpu"; "cuda+cpu" for a
+    run started on a GPU and resumed on a CPU).  Steps whose device no checkpoint recorded are not named."""
+    seen = [d["device"] for d in devices if d["device"] is not None]
+    return "+".join(dict.fromkeys(seen))
+
+
+def device_steps(res: TrainResult) -> list[dict]:
+    """Per device, in order: its steps and their mean wall time (ms, from step_s, loss-curve points left out);
+    a run resumed on another machine blends both in `step_ms`, and this separates them.  Device null: steps
+    saved by a checkpoint that did not record where they ran."""
+    out, a = [], 0
+    for d in res.devices:
+        part = res.step_s[a:a + d["steps"]]
+        out.append({"device": d["device"], "steps": d["steps"],
+                    "step_ms": 1000 * sum(part) / len(part) if part else None})
+        a += d["steps"]
+    return out
+
+
+def _add_steps(devices: list[dict], device: str | None, n: int) -> list[dict]:
+    """`devices` with n more steps on `device`, merged into the last entry when it is the same device."""
+    if n <= 0:
+        return devices
+    if devices and devices[-1]["device"] == device:
+        return devices[:-1] + [{"device": device, "steps": devices[-1]["steps"] + n}]
+    return devices + [{"device": device, "steps": n}]
 
 
 def batch_loss(model: CotTransformer, ids: torch.Tensor, lengths: torch.Tensor, prompt_lens: torch.Tensor):
@@ -139,6 +169,14 @@ def _resume(ckpt: Path, model, opt, device, run: dict) -> dict:
                  "rng_cuda": st["rng_cuda"].cpu() if st.get("rng_cuda") is not None else None}
         if not (0 <= state["step"] <= run["steps"] and len(state["step_s"]) == state["step"]):
             raise ValueError(f"malformed step count {state['step']}")
+        # the devices the saved steps ran on; a checkpoint written before they were recorded: not known
+        devs = st.get("devices", [{"device": None, "steps": state["step"]}])
+        def one(d) -> bool:
+            return (isinstance(d, dict) and isinstance(d.get("steps"), int) and d["steps"] >= 0
+                    and (d.get("device") is None or isinstance(d.get("device"), str)))
+        if not (isinstance(devs, list) and all(map(one, devs)) and sum(d["steps"] for d in devs) == state["step"]):
+            raise ValueError("malformed device record")
+        state["devices"] = [{"device": d["device"], "steps": d["steps"]} for d in devs if d["steps"] > 0]
         return state
     return load_checkpoint(ckpt, run, "cot-dp training", [model, opt], read, map_location=device)
 
@@ -185,7 +223,7 @@ def _train(model: CotTransformer, train_split: Split, test_split: Split, cfg: Tr
             saved = None
         else:
             start, wall0, res.curve, res.step_s = saved["step"], saved["wall_s"], saved["curve"], saved["step_s"]
-            run_loss, run_n = saved["run_loss"], saved["run_n"]
+            run_loss, run_n, res.devices = saved["run_loss"], saved["run_n"], saved["devices"]
             print(f"{desc}: resuming from {ckpt} at step {start} of {n_steps} ({wall0:.0f} s trained before)",
                   file=sys.stderr, flush=True)
     sampler.skip_to(start)                                    # the batches of the steps already taken are drawn, unused
@@ -199,6 +237,7 @@ def _train(model: CotTransformer, train_split: Split, test_split: Split, cfg: Tr
         save_atomic(ckpt, {"run": run, "model": model.state_dict(), "opt": opt.state_dict(), "step": step,
                            "wall_s": time.perf_counter() - t0, "curve": res.curve, "run_loss": run_loss,
                            "run_n": run_n, "step_s": torch.tensor(res.step_s, dtype=torch.float64),
+                           "devices": _add_steps(res.devices, str(device), step - start),
                            "rng_cpu": torch.get_rng_state(),
                            "rng_cuda": torch.cuda.get_rng_state(devices[0]) if devices else None})
 
@@ -236,6 +275,7 @@ def _train(model: CotTransformer, train_split: Split, test_split: Split, cfg: Tr
     bar.close()
     res.wall_s = time.perf_counter() - t0
     res.step_ms = 1000 * res.wall_s / n_steps
+    res.devices = _add_steps(res.devices, str(device), n_steps - start)
     return res
 
 

@@ -11,7 +11,7 @@ from cot_dp import data
 from cot_dp.model import CotTransformer
 from cot_dp.settings import ArchConfig, ModelConfig
 from cot_dp.settings import TrainConfig
-from cot_dp.train import accuracy, batch_loss, heldout_loss, position_accuracy, train
+from cot_dp.train import accuracy, batch_loss, device_steps, devices_label, heldout_loss, position_accuracy, train
 from cot_dp_helpers import task
 
 
@@ -181,6 +181,56 @@ def test_a_checkpoint_of_another_model_or_run_is_set_aside(small_ds, tmp_path, c
     capsys.readouterr()
     _same_run(whole, _resumable_run(small_ds, ck))
     _one_set_aside(tmp_path, ck, bad, capsys, why)
+
+
+def _stopped_checkpoint(small_ds, ck, k=7) -> dict:
+    """A fresh run into ck, stopped inside step k: its checkpoint holds step k - 1."""
+    ck.unlink(missing_ok=True)
+    with pytest.MonkeyPatch.context() as mp:
+        _stop_at(mp, k)
+        with pytest.raises(KeyboardInterrupt):
+            _resumable_run(small_ds, ck)
+    return torch.load(ck, weights_only=True)
+
+
+def test_the_devices_a_run_trained_on_are_recorded_in_order(small_ds, tmp_path):
+    ck = tmp_path / "cell.pt"
+    _, res = _resumable_run(small_ds, ck)
+    assert res.devices == [{"device": "cpu", "steps": 12}] and devices_label(res.devices) == "cpu"
+    assert device_steps(res) == [{"device": "cpu", "steps": 12, "step_ms": 1000 * sum(res.step_s) / 12}]
+    # a run started elsewhere (its checkpoint says 6 steps on cuda) and finished here names both, in order
+    st = _stopped_checkpoint(small_ds, ck)
+    assert st["devices"] == [{"device": "cpu", "steps": 6}]
+    st["devices"] = [{"device": "cuda", "steps": 6}]
+    torch.save(st, ck)
+    _, res = _resumable_run(small_ds, ck)
+    assert res.devices == [{"device": "cuda", "steps": 6}, {"device": "cpu", "steps": 6}]
+    assert devices_label(res.devices) == "cuda+cpu"
+    parts = device_steps(res)
+    assert [p["steps"] for p in parts] == [6, 6]
+    assert parts[0]["step_ms"] == pytest.approx(1000 * sum(res.step_s[:6]) / 6)
+    assert parts[1]["step_ms"] == pytest.approx(1000 * sum(res.step_s[6:]) / 6)
+    # a checkpoint written before devices were recorded: its steps are not named, the rest are
+    st = _stopped_checkpoint(small_ds, ck)
+    del st["devices"]
+    torch.save(st, ck)
+    _, res = _resumable_run(small_ds, ck)
+    assert res.devices == [{"device": None, "steps": 6}, {"device": "cpu", "steps": 6}]
+    assert devices_label(res.devices) == "cpu" and device_steps(res)[0]["device"] is None
+
+
+@pytest.mark.parametrize("record", [[{"device": "cuda", "steps": 5}], [{"device": 3, "steps": 6}],
+                                    [{"device": "cpu", "steps": -1}, {"device": "cpu", "steps": 7}], "cpu"])
+def test_a_checkpoint_with_a_malformed_device_record_is_set_aside(small_ds, tmp_path, capsys, record):
+    ck = tmp_path / "cell.pt"
+    st = _stopped_checkpoint(small_ds, ck)
+    st["devices"] = record
+    torch.save(st, ck)
+    bad = ck.read_bytes()
+    whole = _resumable_run(small_ds)
+    capsys.readouterr()
+    _same_run(whole, _resumable_run(small_ds, ck))
+    _one_set_aside(tmp_path, ck, bad, capsys, "malformed device record")
 
 
 # ---- teacher-forced accuracy by CoT position ---------------------------------------------------
