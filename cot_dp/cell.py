@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from jackson.runfolder import replace_via_temp, write_atomic
+from jackson.runfolder import devices_label, replace_via_temp, write_atomic
 from jackson.sweep import checkpoint_progress, non_default
 from . import data, flops
 from .model import CotTransformer, n_params
 from .settings import ModelConfig, TrainConfig
 from .tasks import TaskConfig
-from .train import accuracy, device_steps, devices_label, position_accuracy, train
+from .train import accuracy, device_steps, position_accuracy, train
 
 
 def write_csv(df: pd.DataFrame, path: Path, **kwargs) -> None:

@@ -24,7 +24,7 @@ import torch
 from tqdm.auto import tqdm
 
 from jackson.progress import bar as progress_bar
-from jackson.runfolder import load_checkpoint, save_atomic, set_aside
+from jackson.runfolder import add_steps, load_checkpoint, save_atomic, saved_devices, set_aside
 from jackson.schedule import EpochSampler, lr_at, torch_seeded
 from jackson.sweep import non_default
 from jackson.threads import step_flops, training_threads
@@ -46,13 +46,6 @@ class TrainResult:
     devices: list[dict] = field(default_factory=list)  # in order: {"device", "steps"}; device None: not recorded
 
 
-def devices_label(devices: list[dict]) -> str:
-    """The devices a run's steps took place on, in order of first use, joined by '+' ("cpu"; "cuda+cpu" for a
-    run started on a GPU and resumed on a CPU).  Steps whose device no checkpoint recorded are not named."""
-    seen = [d["device"] for d in devices if d["device"] is not None]
-    return "+".join(dict.fromkeys(seen))
-
-
 def device_steps(res: TrainResult) -> list[dict]:
     """Per device, in order: its steps and their mean wall time (ms, from step_s, loss-curve points left out);
     a run resumed on another machine blends both in `step_ms`, and this separates them.  Device null: steps
@@ -64,15 +57,6 @@ def device_steps(res: TrainResult) -> list[dict]:
                     "step_ms": 1000 * sum(part) / len(part) if part else None})
         a += d["steps"]
     return out
-
-
-def _add_steps(devices: list[dict], device: str | None, n: int) -> list[dict]:
-    """`devices` with n more steps on `device`, merged into the last entry when it is the same device."""
-    if n <= 0:
-        return devices
-    if devices and devices[-1]["device"] == device:
-        return devices[:-1] + [{"device": device, "steps": devices[-1]["steps"] + n}]
-    return devices + [{"device": device, "steps": n}]
 
 
 def batch_loss(model: CotTransformer, ids: torch.Tensor, lengths: torch.Tensor, prompt_lens: torch.Tensor):
@@ -169,14 +153,7 @@ def _resume(ckpt: Path, model, opt, device, run: dict) -> dict:
                  "rng_cuda": st["rng_cuda"].cpu() if st.get("rng_cuda") is not None else None}
         if not (0 <= state["step"] <= run["steps"] and len(state["step_s"]) == state["step"]):
             raise ValueError(f"malformed step count {state['step']}")
-        # the devices the saved steps ran on; a checkpoint written before they were recorded: not known
-        devs = st.get("devices", [{"device": None, "steps": state["step"]}])
-        def one(d) -> bool:
-            return (isinstance(d, dict) and isinstance(d.get("steps"), int) and d["steps"] >= 0
-                    and (d.get("device") is None or isinstance(d.get("device"), str)))
-        if not (isinstance(devs, list) and all(map(one, devs)) and sum(d["steps"] for d in devs) == state["step"]):
-            raise ValueError("malformed device record")
-        state["devices"] = [{"device": d["device"], "steps": d["steps"]} for d in devs if d["steps"] > 0]
+        state["devices"] = saved_devices(st, state["step"])   # the devices the saved steps ran on
         return state
     return load_checkpoint(ckpt, run, "cot-dp training", [model, opt], read, map_location=device)
 
@@ -237,7 +214,7 @@ def _train(model: CotTransformer, train_split: Split, test_split: Split, cfg: Tr
         save_atomic(ckpt, {"run": run, "model": model.state_dict(), "opt": opt.state_dict(), "step": step,
                            "wall_s": time.perf_counter() - t0, "curve": res.curve, "run_loss": run_loss,
                            "run_n": run_n, "step_s": torch.tensor(res.step_s, dtype=torch.float64),
-                           "devices": _add_steps(res.devices, str(device), step - start),
+                           "devices": add_steps(res.devices, str(device), step - start),
                            "rng_cpu": torch.get_rng_state(),
                            "rng_cuda": torch.cuda.get_rng_state(devices[0]) if devices else None})
 
@@ -275,7 +252,7 @@ def _train(model: CotTransformer, train_split: Split, test_split: Split, cfg: Tr
     bar.close()
     res.wall_s = time.perf_counter() - t0
     res.step_ms = 1000 * res.wall_s / n_steps
-    res.devices = _add_steps(res.devices, str(device), n_steps - start)
+    res.devices = add_steps(res.devices, str(device), n_steps - start)
     return res
 
 

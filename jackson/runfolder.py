@@ -139,6 +139,36 @@ def save_atomic(path: str | os.PathLike, state) -> None:
             tmp.unlink()
 
 
+def add_steps(devices: list[dict], device: str | None, n: int) -> list[dict]:
+    """A run's device record ({"device", "steps"} in order; device None: not recorded) with n more steps on
+    `device`, merged into the last entry when it is the same device.  Resume checkpoints carry it, so that a
+    run stopped on one machine and resumed on another names both."""
+    if n <= 0:
+        return devices
+    if devices and devices[-1]["device"] == device:
+        return devices[:-1] + [{"device": device, "steps": devices[-1]["steps"] + n}]
+    return devices + [{"device": device, "steps": n}]
+
+
+def saved_devices(state: dict, step: int) -> list[dict]:
+    """The device record of a resume checkpoint holding `step` steps; one written before records were kept:
+    all its steps on a device not recorded.  ValueError when malformed (the checkpoint is then set aside)."""
+    devs = state.get("devices", [{"device": None, "steps": step}])
+
+    def one(d) -> bool:
+        return (isinstance(d, dict) and type(d.get("steps")) is int and d["steps"] >= 0
+                and (d.get("device") is None or isinstance(d.get("device"), str)))
+    if not (isinstance(devs, list) and all(map(one, devs)) and sum(d["steps"] for d in devs) == step):
+        raise ValueError("malformed device record")
+    return [{"device": d["device"], "steps": d["steps"]} for d in devs if d["steps"] > 0]
+
+
+def devices_label(devices: list[dict]) -> str:
+    """The devices of a device record in order of first use, joined by '+' ("cpu"; "cuda+cpu" for a run
+    started on a GPU and resumed on a CPU).  Steps on a device not recorded are not named ("" if none is)."""
+    return "+".join(dict.fromkeys(d["device"] for d in devices if d["device"] is not None))
+
+
 def differs(a: dict, b: dict) -> list[str]:
     """The dotted names of the entries in which two nested dicts differ (a checkpoint's run identity
     against this run's: the one line that says why a checkpoint is set aside names them)."""
