@@ -390,11 +390,15 @@ def cpu_model() -> str | None:
     return platform.processor() or None
 
 
-def earlier_environments(path: Path) -> list[dict]:
+def earlier_environments(path: Path, kind: str | None = None) -> list[dict]:
     """The records of the earlier invocations that wrote into a folder (resumed or rebuilt runs), oldest
     first: what environment.json held before, with its own `earlier` list unfolded in front of it.  A
-    rerun thus keeps the commit and start time of the run that trained the first cells.  Unreadable or
-    absent: []."""
+    rerun thus keeps the commit and start time of the run that trained the first cells.  A folder written
+    before runs recorded environment.json: one record built from its provenance.json (derived from git
+    history, jackson/lab_report/provenance.py) and command.txt, read before this run rewrites them, with
+    what was not recorded left null.  Unreadable or absent: []."""
+    if not path.exists():
+        return _derived_record(path.parent, kind)
     try:
         old = read_json(path)
     except (OSError, UnicodeDecodeError, json.JSONDecodeError):
@@ -403,6 +407,22 @@ def earlier_environments(path: Path) -> list[dict]:
         return []
     before = [e for e in old.pop("earlier", []) if isinstance(e, dict)]
     return before + [old]
+
+
+def _derived_record(folder: Path, kind: str | None) -> list[dict]:
+    try:
+        p = read_json(folder / "provenance.json")
+        added = p["results_added"]
+        when = f"{str(added['commit'])[:12]} on {str(added['date'])[:10]}"
+        device = (p.get("device") or {}).get("value")
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError, AttributeError):
+        return []
+    command = None
+    with contextlib.suppress(OSError, UnicodeDecodeError, IndexError):
+        command = (folder / "command.txt").read_text().splitlines()[0].strip() or None
+    return [{"kind": kind, "command": command, "started_utc": None, "commit": None, "device": device,
+             "record": f"this run recorded no environment.json; its results were committed in {when} "
+                       "(provenance.json, derived from git history)"}]
 
 
 def check_run_folder(out: str | os.PathLike, kind: str, force: bool | None = None, option: str = "--out") -> Path:
@@ -485,6 +505,7 @@ def open_run(out: str | os.PathLike, kind: str, command: str, config: dict | Non
         if record:
             # before this run writes into its folder: a rerun into a committed folder must not call the code "dirty"
             env = environment(kind, command, device)
+            earlier = earlier_environments(out / "environment.json", kind)   # before command.txt is rewritten
             if config is not None:
                 old = out / "config.json"
                 text = json.dumps(config, indent=1, default=str)
@@ -495,7 +516,7 @@ def open_run(out: str | os.PathLike, kind: str, command: str, config: dict | Non
                                   "and the summary is rebuilt for this one", file=sys.stderr)
                 write_atomic(old, text)
             write_atomic(out / "command.txt", command + "\n")
-            env["earlier"] = earlier_environments(out / "environment.json")
+            env["earlier"] = earlier
             write_atomic(out / "environment.json", json.dumps(env, indent=1) + "\n")
         yield out
     except OSError as e:      # one that names no file (a full disk fails inside a write): name the run folder

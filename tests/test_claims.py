@@ -469,6 +469,16 @@ def test_b1_control_is_uniform_attention_and_decides_power(tmp_path):
     folder(tmp_path, "tasks/np", wide, command="jackson-tasks nearest-point")
     r = judge(tmp_path, "JL-B1-nearest-point")
     assert r.verdict == INCONCLUSIVE and "uniform attention would pass" in r.measured
+    # summary.json's control (every seed's held-out draw) is read first; a continuous S has no levels but a control
+    ctrl = {"uniform_support_mass": {"mean": 0.25, "per_seed": [0.25, 0.25]}}
+    assert chance_mass({**wide, "control": ctrl}) == 0.25
+    folder(tmp_path, "tasks/wa", {**task_summary("weighted-average", [0.2, 0.3], [2.0, 5.0]), "levels": [], "control": ctrl},
+           command="jackson-tasks weighted-average")
+    r = judge(tmp_path, "JL-B1-weighted-average")
+    assert r.verdict == NOT_REPRODUCED and "uniform attention, the control: 0.250" in r.measured
+    folder(tmp_path, "tasks/wa", {**task_summary("weighted-average", [0.2, 0.3], [2.0, 5.0]), "levels": []},
+           command="jackson-tasks weighted-average")
+    assert "no control in the summary" in judge(tmp_path, "JL-B1-weighted-average").measured
 
 
 # ---- Yang et al. ------------------------------------------------------------------------------------------

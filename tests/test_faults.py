@@ -147,6 +147,38 @@ def test_a_resumed_run_keeps_the_earlier_environment_records(tmp_path):
     assert json.loads((out / "environment.json").read_text())["earlier"] == []
 
 
+def test_a_rebuild_of_a_folder_older_than_environment_json_keeps_its_git_provenance(tmp_path):
+    """A folder written before runs recorded environment.json has a provenance.json derived from git history; a
+    rebuild into it records that as its first earlier invocation (with the old command), so the report does not
+    date the cells by the rebuild."""
+    from jackson.lab_report.entries import provenance
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "command.txt").write_text("jackson-sweep --seeds 0\n")
+    (out / "config.json").write_text("{}")
+    (out / "provenance.json").write_text(json.dumps({
+        "results_added": {"commit": "915a11b205a19a790f6c763ab1f872a8259d704b", "date": "2026-11-22T16:13:48+00:00"},
+        "device": {"value": "cpu", "from": "config.json device"}}))
+    with open_run(out, "jackson-sweep", "jackson-sweep --seeds 0,1", {}):
+        pass
+    env = json.loads((out / "environment.json").read_text())
+    assert env["command"] == "jackson-sweep --seeds 0,1" and len(env["earlier"]) == 1
+    first = env["earlier"][0]
+    assert (first["kind"], first["command"], first["started_utc"], first["commit"], first["device"]) == \
+        ("jackson-sweep", "jackson-sweep --seeds 0", None, None, "cpu")
+    assert "committed in 915a11b205a1 on 2026-11-22 (provenance.json, derived from git history)" in first["record"]
+    assert "after 1 earlier invocation(s), the first started on a date not recorded at a commit not recorded" \
+        in provenance(out)
+    with open_run(out, "jackson-sweep", "jackson-sweep --seeds 0,1", {}):   # a second rebuild keeps it first
+        pass
+    assert json.loads((out / "environment.json").read_text())["earlier"][0] == first
+    (out / "environment.json").unlink()                      # no environment.json, an unreadable provenance.json
+    (out / "provenance.json").write_text("{not json")
+    with open_run(out, "jackson-sweep", "jackson-sweep --seeds 0,1", {}):
+        pass
+    assert json.loads((out / "environment.json").read_text())["earlier"] == []
+
+
 def test_the_environment_is_recorded_before_the_run_writes_into_its_folder(tmp_path, monkeypatch):
     """A rerun into a committed folder rewrites its config.json and command.txt; recorded after that, `git
     status` saw the run's own writes and every such record read '+dirty'.  The record is taken first."""

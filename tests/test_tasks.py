@@ -313,6 +313,28 @@ def test_report_hook(quick_runs, name):
         assert p["compare"] == "difference"                 # attention weights in [0, 1]: no ratios
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(RUNS))
+def test_the_control_is_uniform_attention_on_the_cells_held_out_draw(quick_runs, name):
+    """summary.json's control: the mass a uniform attention puts on the support of S, per seed, on the cell's own
+    held-out draw; measured here by the attention checks themselves on a uniform A, and, where S has coupling
+    levels, equal to the support's share of the levels' entries (the cell's own count)."""
+    from jackson.app_b.cell import data_seeds
+    out = quick_runs[name]
+    s = json.loads((out / "summary.json").read_text())
+    cfg = RUNS[name]()
+    te = cfg.task.sample(s["n_test"], data_seeds(0)[1])           # --quick: its own n_test
+    S = np.asarray(te.select)
+    uniform = np.full_like(S, 1 / S.shape[-1], dtype=float)
+    want = attention_checks(uniform, S)["support_mass"].mean()
+    got = s["control"]["uniform_support_mass"]
+    assert got["per_seed"] == [pytest.approx(want, rel=1e-12)] and 0 < want < 1
+    if s["levels"]:
+        share = sum(lv["n_entries"] for lv in s["levels"] if lv["target"] > 0) / sum(lv["n_entries"] for lv in s["levels"])
+        assert got["mean"] == pytest.approx(share, rel=1e-12)
+    assert f"(uniform attention: {want:.1%}, the control)" in (out / "summary.md").read_text()
+
+
 def test_paper_rows_are_attention_weights_compared_by_difference():
     """The headline rows beside the paper's values (from hand-made tables, no training): attention weights in
     [0, 1], each declaring that the report compares it by difference; the report then shows measured - paper."""

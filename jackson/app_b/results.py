@@ -16,6 +16,7 @@ import pandas as pd
 from synthetic.selection_average import SelectionAverage
 from synthetic.weighted_average import WeightedAverage
 from ..runfolder import table_path, write_report
+from .cell import data_seeds
 from ..sweep import non_default
 from ..config import read_json
 
@@ -74,6 +75,15 @@ def _stats(v: pd.Series) -> dict:
             "min": float(v.min()), "max": float(v.max()), "per_seed": [float(a) for a in v]}
 
 
+def uniform_support_mass(task, n_test: int, seed: int) -> float:
+    """The control of the attention checks: the mass uniform attention (1/tau on each of the tau tokens, as
+    the model's non-causal softmax at equal logits) puts on the support of the target's S, mean over the
+    held-out rows of one seed's draw (the cell's own, `data_seeds`) = the share of (row, token) entries where
+    S > 0.  Drawn again from the task, no training: for a continuous S too, which has no coupling levels."""
+    te = task.sample(n_test, data_seeds(seed)[1])
+    return float((np.asarray(te.select) > 0).mean())
+
+
 def task_positional(task) -> bool:
     """Do the task's tokens carry their position (so F_hat∘f_hat may differ by position)?"""
     return isinstance(task, SelectionAverage) or (isinstance(task, WeightedAverage) and task.position == "onehot")
@@ -121,6 +131,8 @@ def summarize(out: Path, cfg, tabs: dict, command: str) -> dict:
                "seeds": seeds, "n_train": cfg.train.n_train, "n_test": cfg.train.n_test, "m_h": cfg.train.m_h,
                "steps": cfg.fit.steps, "status": rows.status.tolist(),
                "metrics": {k: _stats(rows[k]) for k in METRICS},
+               "control": {"uniform_support_mass": _stats(pd.Series(
+                   [uniform_support_mass(task, cfg.train.n_test, int(sd)) for sd in seeds]))},
                "by_kind": kinds.to_dict(orient="records"), "levels": levels.to_dict(orient="records"),
                "fof_by_position": (tabs["fof_by_position"].pivot(index="position", columns="seed", values="median_abs")
                                    .reset_index().to_dict(orient="records") if task_positional(task) else []),
@@ -138,10 +150,12 @@ def findings(s: dict) -> str:
     """The Prop. B.1 check in two sentences, from the measured means."""
     m, n = s["metrics"], len(s["seeds"])
     seeds = f"mean over {n} seed{'s' if n > 1 else ''}"
+    ctrl = (s.get("control") or {}).get("uniform_support_mass")
+    chance = f" (uniform attention: {ctrl['mean']:.1%}, the control)" if ctrl else ""
     return (f"Held-out MSE {m['test_mse']['mean']:.3g} ({m['rel_test_mse']['mean']:.2%} of Var(y)); "
             f"the argmax of the learned attention A falls on {SUPPORT[s['task']]} in "
             f"{m['argmax_in_support']['mean']:.1%} of held-out rows, A puts {m['support_mass']['mean']:.1%} of its mass "
-            f"there, and its total-variation distance to the target's S is {m['tv']['mean']:.3f} ({seeds}). "
+            f"there{chance}, and its total-variation distance to the target's S is {m['tv']['mean']:.3f} ({seeds}). "
             f"F_hat∘f_hat matches the target's F∘f to MSE {m['fof_mse']['mean']:.3g} "
             f"({m['fof_rel']['mean']:.2%} of Var(F∘f); median abs error {m['fof_median_abs']['mean']:.3g})."
             + ("" if len(s["by_kind"]) < 2 else " By kind of row: " + "; ".join(
@@ -162,6 +176,9 @@ def _markdown(s: dict) -> str:
          "## Metrics (mean ± sd over seeds; per seed in summary.json)", "", "| metric | value |", "|---|---|"]
     for k, what in METRICS.items():
         L.append(f"| {what} | {fmt_sd(s['metrics'][k], '.3g')} |")
+    if (s.get("control") or {}).get("uniform_support_mass"):
+        L.append(f"| the control: mass of uniform attention on the support of S | "
+                 f"{fmt_sd(s['control']['uniform_support_mass'], '.3g')} |")
     L += ["", "## Per kind of row", "", "| rows | n rows | held-out MSE | argmax in support | TV(A, S) | mass on support |",
           "|---|---:|---:|---:|---:|---:|"]
     for r in s["by_kind"]:

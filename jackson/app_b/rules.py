@@ -17,7 +17,11 @@ FOF_REL_MAX = 0.01     # App. B: F_hat∘f_hat against F∘f, relative MSE, per 
 
 def chance_mass(summary: dict) -> float | None:
     """The control: the mass uniform attention puts on the target's support, i.e. the share of the (row, token)
-    entries where the target's selection S is > 0 (summary.json's `levels`); None when the summary has no levels."""
+    entries where the target's selection S is > 0 (summary.json's `control`, mean over seeds; a folder written
+    before it was recorded: its coupling `levels`); None when the summary has neither."""
+    ctrl = (summary.get("control") or {}).get("uniform_support_mass")
+    if isinstance(ctrl, dict) and isinstance(ctrl.get("mean"), (int, float)):
+        return float(ctrl["mean"])
     levels = [lv for lv in summary.get("levels") or [] if isinstance(lv, dict)]
     total = sum(lv.get("n_entries") or 0 for lv in levels)
     support = sum(lv.get("n_entries") or 0 for lv in levels if (lv.get("target") or 0) > 0)
@@ -29,8 +33,8 @@ attention and F_hat∘f_hat recovers F∘f. Per seed (summary.json): the attenti
 >= {SUPPORT_MIN:g}, and the relative MSE of F_hat∘f_hat against F∘f <= {FOF_REL_MAX:g}. Reproduced when both hold in
 every seed; not reproduced when neither holds in any seed; partly otherwise. Ties: the command with fewer
 options (the task's defaults). Reference: the target's own attention and F∘f (closed form, Prop. B.1). Control:
-uniform attention, whose mass on the support is the support's share of the entries (summary.json's levels; a
-constant predictor's relative MSE is 1 against the {FOF_REL_MAX:g} bar). Power condition: where that share is
+uniform attention, whose mass on the support is the support's share of the entries (summary.json's control,
+drawn from each seed's held-out data; a constant predictor's relative MSE is 1 against the {FOF_REL_MAX:g} bar). Power condition: where that share is
 itself >= {SUPPORT_MIN:g}, uniform attention would pass the attention test, so the folder cannot decide:
 inconclusive. Each seed is judged alone.""", {"task": (True, one_of("nearest-point", "weighted-average", "selection-average"))})
 def b1_task(claim: Claim, run: Run) -> Outcome | None:
@@ -49,7 +53,7 @@ def b1_task(claim: Claim, run: Run) -> Outcome | None:
     text = (f"attention mass on the support {fmt_f(min(mass), 3)}-{fmt_f(max(mass), 3)} ({sum(att)} of {len(att)} seeds "
             f">= {SUPPORT_MIN:g}"
             + (f"; uniform attention, the control: {fmt_f(chance, 3)}" if chance is not None else "; no control in the "
-               "summary (no levels)")
+               "summary")
             + f"); F_hat∘f_hat vs F∘f relative MSE {fmt_g(min(fof), 2)}-{fmt_g(max(fof), 2)} ({sum(ff)} of "
             f"{len(ff)} <= {FOF_REL_MAX:g}); held-out MSE / Var(y) {fmt_g(rel, 2)} (mean)")
     if chance is not None and chance >= SUPPORT_MIN:
