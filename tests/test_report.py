@@ -482,6 +482,13 @@ def test_provenance_names_every_device_and_an_unrecorded_first_start(root):
     md = (root / "index.md").read_text()
     assert ("after 2 earlier invocation(s), the first started on a date not recorded at a commit not recorded, "
             "devices over all invocations: cpu, cuda") in md
+    # a folder older than environment.json keeps its provenance.json: the line says when the results entered git
+    (j / "provenance.json").write_text(json.dumps({"results_added": {"commit": "915a11b205a19a79",
+                                                                     "date": "2026-11-22T16:13:48+00:00"}}))
+    build_report(ReportConfig(root=str(root)))
+    assert ("the first started on a date not recorded at a commit not recorded (its results committed in 915a11b205a1 "
+            "on 2026-11-22: git history, provenance.json), devices over all invocations: cpu, cuda") in \
+        (root / "index.md").read_text()
 
 
 def test_commands_are_shown_as_they_rerun_from_a_clone(tmp_path):

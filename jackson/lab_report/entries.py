@@ -93,7 +93,8 @@ def provenance(folder: Path) -> str:
             first, c0 = earlier[0], str(earlier[0].get("commit") or "")
             parts.append(f"after {len(earlier)} earlier invocation(s), the first started "
                          + (str(first["started_utc"])[:10] if first.get("started_utc") else "on a date not recorded")
-                         + " at " + (f"commit {c0[:12]}" if c0 else "a commit not recorded"))
+                         + " at " + (f"commit {c0[:12]}" if c0 else "a commit not recorded")
+                         + ("" if first.get("started_utc") else _committed(derived)))
             devices = sorted({str(e["device"]) for e in [*earlier, d] if e.get("device")})
             if len(devices) > 1:   # cells trained on different devices: the last invocation's alone would hide it
                 parts.append(f"devices over all invocations: {', '.join(devices)}")
@@ -104,6 +105,17 @@ def provenance(folder: Path) -> str:
         except (KeyError, TypeError):
             return f"provenance.json unreadable, {quick}"
     return f"not recorded (neither environment.json nor provenance.json), {quick}"
+
+
+def _committed(derived: Path) -> str:
+    """For a first invocation that recorded no date: when its results entered git, from the folder's
+    provenance.json (derived from git history before the folder had an environment.json); "" if unknown."""
+    try:
+        added = json.loads(read_capped(derived, "--root"))["results_added"] if derived.is_file() else None
+        return f" (its results committed in {str(added['commit'])[:12]} on {str(added['date'])[:10]}: git history, " \
+               "provenance.json)" if added else ""
+    except (OSError, ValueError, KeyError, TypeError):
+        return ""
 
 
 def _derived_text(p: dict, quick: str) -> str:
