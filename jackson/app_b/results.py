@@ -16,9 +16,9 @@ import pandas as pd
 from synthetic.selection_average import SelectionAverage
 from synthetic.weighted_average import WeightedAverage
 from ..runfolder import table_path, write_report
-from .cell import data_seeds
 from ..sweep import non_default
 from ..config import read_json
+from .cell import data_seeds
 
 METRICS = {  # column -> what it is (summary rows, in this order)
     "train_mse": "training MSE",

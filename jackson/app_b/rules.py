@@ -34,9 +34,9 @@ attention and F_hat∘f_hat recovers F∘f. Per seed (summary.json): the attenti
 every seed; not reproduced when neither holds in any seed; partly otherwise. Ties: the command with fewer
 options (the task's defaults). Reference: the target's own attention and F∘f (closed form, Prop. B.1). Control:
 uniform attention, whose mass on the support is the support's share of the entries (summary.json's control,
-drawn from each seed's held-out data; a constant predictor's relative MSE is 1 against the {FOF_REL_MAX:g} bar). Power condition: where that share is
-itself >= {SUPPORT_MIN:g}, uniform attention would pass the attention test, so the folder cannot decide:
-inconclusive. Each seed is judged alone.""", {"task": (True, one_of("nearest-point", "weighted-average", "selection-average"))})
+drawn from each seed's held-out data; a constant predictor's relative MSE is 1 against the {FOF_REL_MAX:g} bar).
+Power condition: where that share is itself >= {SUPPORT_MIN:g}, uniform attention would pass the attention test,
+so the folder cannot decide: inconclusive. Each seed is judged alone.""", {"task": (True, one_of("nearest-point", "weighted-average", "selection-average"))})
 def b1_task(claim: Claim, run: Run) -> Outcome | None:
     s = run.summary or {}
     if s.get("task") != claim.p["task"]:
