@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from jackson.runfolder import devices_label, replace_via_temp, write_atomic
+from jackson.checkpoint import devices_label
+from jackson.runfolder import replace_via_temp, write_atomic
 from jackson.sweep import checkpoint_progress, non_default
 from . import data, flops
 from .model import CotTransformer, n_params

@@ -10,7 +10,7 @@ sums, the step timings, the wall time, the devices the steps ran on and the drop
 batch of a step (`EpochSampler`) and its learning rate (`lr_at`) are functions of the step, so a run stopped and
 resumed takes exactly the steps of an uninterrupted one (bit-identical weights and curve on CPU).  A
 checkpoint that cannot be used (truncated, corrupt, another model shape or run) is set aside with
-one line on stderr (`jackson.runfolder.set_aside`), never deleted, and training starts from scratch.
+one line on stderr (`jackson.checkpoint.set_aside`), never deleted, and training starts from scratch.
 """
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ import torch
 from tqdm.auto import tqdm
 
 from jackson.progress import bar as progress_bar
-from jackson.runfolder import add_steps, load_checkpoint, save_atomic, saved_devices, set_aside
+from jackson.checkpoint import add_steps, load_checkpoint, save_atomic, saved_devices, set_aside
 from jackson.schedule import EpochSampler, lr_at, torch_seeded
 from jackson.sweep import non_default
 from jackson.threads import step_flops, training_threads

@@ -45,7 +45,7 @@ import torch
 from .hparams import FitConfig
 from .models import TransformerBank
 from .progress import bar as progress_bar
-from .runfolder import load_checkpoint, save_atomic, set_aside
+from .checkpoint import load_checkpoint, save_atomic, set_aside
 from .schedule import EpochSampler, Plateau, lr_at
 from .threads import step_flops, training_threads
 

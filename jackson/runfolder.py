@@ -16,8 +16,7 @@ Every experiment opens its output folder through `open_run` before it computes a
   * writes config.json (the resolved config), command.txt and environment.json (commit, package
     versions, threads, device, start time), each atomically.
 
-Resume checkpoints of the training loops (vit-probe, cot-dp, jackson.fit) are written by `save_atomic`, read
-by `load_checkpoint` and, when unusable, renamed aside by `set_aside`, never deleted.
+Resume checkpoints of the training loops (vit-probe, cot-dp, jackson.fit): jackson/checkpoint.py.
 
 A folder counts as a run of the same command when its environment.json names the same `kind`, or, for
 folders written before environment.json existed, when its command.txt starts with that command.
@@ -122,101 +121,6 @@ def write_table(folder: str | os.PathLike, name: str, frame, **to_csv) -> Path:
     if plain.is_file() and os.path.abspath(plain) not in PROTECTED:
         plain.unlink()
     return path
-
-
-def save_atomic(path: str | os.PathLike, state) -> None:
-    """torch.save `state` to `path` through a temporary file and a rename: a resume checkpoint is the
-    previous complete one or the new complete one, whenever the process is stopped (the temporary file
-    is removed when the save itself raises, a signal's KeyboardInterrupt included)."""
-    import torch
-    path = Path(path)
-    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
-    try:
-        torch.save(state, tmp)
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
-
-
-def add_steps(devices: list[dict], device: str | None, n: int) -> list[dict]:
-    """A run's device record ({"device", "steps"} in order; device None: not recorded) with n more steps on
-    `device`, merged into the last entry when it is the same device.  Resume checkpoints carry it, so that a
-    run stopped on one machine and resumed on another names both."""
-    if n <= 0:
-        return devices
-    if devices and devices[-1]["device"] == device:
-        return devices[:-1] + [{"device": device, "steps": devices[-1]["steps"] + n}]
-    return devices + [{"device": device, "steps": n}]
-
-
-def saved_devices(state: dict, step: int) -> list[dict]:
-    """The device record of a resume checkpoint holding `step` steps; one written before records were kept:
-    all its steps on a device not recorded.  ValueError when malformed (the checkpoint is then set aside)."""
-    devs = state.get("devices", [{"device": None, "steps": step}])
-
-    def one(d) -> bool:
-        return (isinstance(d, dict) and type(d.get("steps")) is int and d["steps"] >= 0
-                and (d.get("device") is None or isinstance(d.get("device"), str)))
-    if not (isinstance(devs, list) and all(map(one, devs)) and sum(d["steps"] for d in devs) == step):
-        raise ValueError("malformed device record")
-    return [{"device": d["device"], "steps": d["steps"]} for d in devs if d["steps"] > 0]
-
-
-def devices_label(devices: list[dict]) -> str:
-    """The devices of a device record in order of first use, joined by '+' ("cpu"; "cuda+cpu" for a run
-    started on a GPU and resumed on a CPU).  Steps on a device not recorded are not named ("" if none is)."""
-    return "+".join(dict.fromkeys(d["device"] for d in devices if d["device"] is not None))
-
-
-def differs(a: dict, b: dict) -> list[str]:
-    """The dotted names of the entries in which two nested dicts differ (a checkpoint's run identity
-    against this run's: the one line that says why a checkpoint is set aside names them)."""
-    out = []
-    for k in sorted(set(a) | set(b)):
-        if isinstance(a.get(k), dict) and isinstance(b.get(k), dict):
-            out += [f"{k}.{x}" for x in differs(a[k], b[k])]
-        elif a.get(k) != b.get(k):
-            out.append(k)
-    return out
-
-
-def load_checkpoint(path: str | os.PathLike, run: dict | None, what: str, keep: list, read,
-                    map_location="cpu") -> dict:
-    """torch.load a resume checkpoint, check that it is one of `what` and belongs to `run` (its "run" entry;
-    None: `read` checks what identity the file has), and return `read(state)`, which loads into the modules and
-    optimisers of `keep` and returns the rest.  On any failure (truncated file, zero bytes, garbage, missing
-    keys, wrong shapes, another run) every object in `keep` is put back as it was (a failed strict load may have copied some tensors) and {"error": why} is
-    returned: the reason `set_aside` prints."""
-    import torch
-    before = [(o, {k: v.clone() for k, v in o.state_dict().items()} if isinstance(o, torch.nn.Module)
-               else o.state_dict()) for o in keep]
-    try:
-        st = torch.load(path, map_location=map_location, weights_only=True)
-        if not isinstance(st, dict) or (run is not None and "run" not in st):
-            raise ValueError(f"not a {what} checkpoint")
-        if run is not None and st["run"] != run:
-            raise ValueError(f"it belongs to another run (differs in {', '.join(differs(st['run'], run))})")
-        return read(st)
-    except Exception as e:
-        for o, state in before:
-            o.load_state_dict(state)
-        return {"error": f"{type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''}"}
-
-
-def set_aside(path: str | os.PathLike, why: str, desc: str) -> Path:
-    """Rename an unusable checkpoint to <name>.corrupt-<UTC time> (never delete it); one line on stderr."""
-    import time
-    path = Path(path)
-    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
-    dest = path.with_name(f"{path.name}.corrupt-{stamp}")
-    k = 1
-    while dest.exists():
-        dest, k = path.with_name(f"{path.name}.corrupt-{stamp}-{k}"), k + 1
-    os.replace(path, dest)
-    print(f"{desc}: cannot resume from {path} ({why}); set aside as {dest.name}, training from scratch",
-          file=sys.stderr, flush=True)
-    return dest
 
 
 def write_report(folder: str | os.PathLike, entry: dict, indent: int = 1) -> Path:

@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "ARCHITECTURE.md"
 
 # the shared core: used by every experiment, imports none of them
-CORE = ("jackson.config", "jackson.runfolder", "jackson.sweep", "jackson.progress", "jackson.expr",
+CORE = ("jackson.config", "jackson.runfolder", "jackson.checkpoint", "jackson.sweep", "jackson.progress", "jackson.expr",
         "jackson.fit", "jackson.schedule", "jackson.models", "jackson.attention", "jackson.pod", "jackson.rates",
         "jackson.figures", "jackson.verdict", "jackson.command", "jackson.column_words", "jackson.hparams", "jackson.threads")
 # experiment packages the core must not import (a name or anything under it)

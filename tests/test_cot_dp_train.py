@@ -12,7 +12,7 @@ from cot_dp.model import CotTransformer
 from cot_dp.settings import ArchConfig, ModelConfig
 from cot_dp.settings import TrainConfig
 from cot_dp.train import accuracy, batch_loss, device_steps, heldout_loss, position_accuracy, train
-from jackson.runfolder import devices_label
+from jackson.checkpoint import devices_label
 from cot_dp_helpers import task
 
 

@@ -17,7 +17,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from jackson.progress import bar as progress_bar
-from jackson.runfolder import load_checkpoint, save_atomic, set_aside
+from jackson.checkpoint import load_checkpoint, save_atomic, set_aside
 from jackson.schedule import EpochSampler, lr_at, seeded_generator
 from jackson.threads import step_flops, training_threads
 
