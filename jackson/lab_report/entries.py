@@ -107,28 +107,31 @@ def provenance(folder: Path) -> str:
     return f"not recorded (neither environment.json nor provenance.json), {quick}"
 
 
+def _when(c: dict) -> str:
+    """A provenance.json commit entry as the report states it: the short hash and the day."""
+    return f"{str(c['commit'])[:12]} on {str(c['date'])[:10]}"
+
+
 def _committed(derived: Path) -> str:
     """For a first invocation that recorded no date: when its results entered git, from the folder's
     provenance.json (derived from git history before the folder had an environment.json); "" if unknown."""
+    if not derived.is_file():
+        return ""
     try:
-        added = json.loads(read_capped(derived, "--root"))["results_added"] if derived.is_file() else None
-        return f" (its results committed in {str(added['commit'])[:12]} on {str(added['date'])[:10]}: git history, " \
-               "provenance.json)" if added else ""
+        added = json.loads(read_capped(derived, "--root"))["results_added"]
+        return f" (its results committed in {_when(added)}: git history, provenance.json)"
     except (OSError, ValueError, KeyError, TypeError):
         return ""
 
 
 def _derived_text(p: dict, quick: str) -> str:
     """The report's line for a provenance.json (jackson/lab_report/provenance.py)."""
-    def when(c: dict) -> str:
-        return f"{c['commit'][:12]} on {str(c['date'])[:10]}"
-
     def stated(k: str, what: str) -> str:
         v = p.get(k) if isinstance(p.get(k), dict) else {}
         return f"{what} {v['value']} ({v['from']})" if v.get("value") else f"{what} not recorded"
     added, tables = p["results_added"], p.get("tables_changed")
-    parts = [f"results committed in {when(added)}"
-             + (f", tables last changed in {when(tables)}" if tables and tables["commit"] != added["commit"] else "")
+    parts = [f"results committed in {_when(added)}"
+             + (f", tables last changed in {_when(tables)}" if tables and tables["commit"] != added["commit"] else "")
              + " (git history, provenance.json; the run itself recorded no environment.json)",
              "code commit and package versions not recorded", stated("torch_threads", "torch threads"),
              stated("device", "device"), quick]
