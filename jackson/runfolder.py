@@ -325,6 +325,7 @@ def _derived_record(folder: Path, kind: str | None) -> list[dict]:
     with contextlib.suppress(OSError, UnicodeDecodeError, IndexError):
         command = (folder / "command.txt").read_text().splitlines()[0].strip() or None
     return [{"kind": kind, "command": command, "started_utc": None, "commit": None, "device": device,
+             "results_added": {"commit": str(added["commit"]), "date": str(added["date"])},   # read where it travels
              "record": f"this run recorded no environment.json; its results were committed in {when} "
                        "(provenance.json, derived from git history)"}]
 

@@ -94,7 +94,7 @@ def provenance(folder: Path) -> str:
             parts.append(f"after {len(earlier)} earlier invocation(s), the first started "
                          + (str(first["started_utc"])[:10] if first.get("started_utc") else "on a date not recorded")
                          + " at " + (f"commit {c0[:12]}" if c0 else "a commit not recorded")
-                         + ("" if first.get("started_utc") else _committed(derived)))
+                         + ("" if first.get("started_utc") else _committed(derived, first)))
             devices = sorted({str(e["device"]) for e in [*earlier, d] if e.get("device")})
             if len(devices) > 1:   # cells trained on different devices: the last invocation's alone would hide it
                 parts.append(f"devices over all invocations: {', '.join(devices)}")
@@ -112,14 +112,17 @@ def _when(c: dict) -> str:
     return f"{str(c['commit'])[:12]} on {str(c['date'])[:10]}"
 
 
-def _committed(derived: Path) -> str:
+def _committed(derived: Path, first: dict) -> str:
     """For a first invocation that recorded no date: when its results entered git, from the folder's
-    provenance.json (derived from git history before the folder had an environment.json); "" if unknown."""
-    if not derived.is_file():
-        return ""
+    provenance.json (derived from git history before the folder had an environment.json), else from the record
+    itself (`results_added`: cells copied from such a folder into another carry its date with them); "" if
+    unknown."""
     try:
-        added = json.loads(read_capped(derived, "--root"))["results_added"]
-        return f" (its results committed in {_when(added)}: git history, provenance.json)"
+        if derived.is_file():
+            added, where = json.loads(read_capped(derived, "--root"))["results_added"], "provenance.json"
+        else:
+            added, where = first["results_added"], "environment.json"
+        return f" (its results committed in {_when(added)}: git history, {where})"
     except (OSError, ValueError, KeyError, TypeError):
         return ""
 
