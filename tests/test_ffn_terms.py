@@ -305,8 +305,14 @@ def test_a_full_run_finds_the_matching_ff_run_and_says_which_term_limits_it(tmp_
         return p.stdout
     run("--term", "ff", "--out", "reports/jackson/q-ff")
     out = run("--out", "reports/jackson/q-full")
-    assert "the curve is limited by" in out and "e_FF from reports/jackson/q-ff" in out
-    assert "Eq. (17) term by term" in (tmp_path / "reports/jackson/q-full/summary.md").read_text()
+    assert "Eq. (17) terms:" in out and "limited by" in out and "e_FF from reports/jackson/q-ff" in out
+    assert "the attention term alone is not measured" in out                     # no given-features run yet: said
+    run("--features", "given", "--out", "reports/jackson/q-given")
+    out = run("--out", "reports/jackson/q-full2")
+    assert "e_attn from reports/jackson/q-given" in out and "e_FF from reports/jackson/q-ff" in out
+    assert "e_full / (e_attn + e_FF)" in out
+    md = (tmp_path / "reports/jackson/q-full2/summary.md").read_text()
+    assert "e_attn (attention term alone)" in md and "e_FF (feed-forward term alone)" in md
     other = run("--activation", "relu", "--out", "reports/jackson/q-relu")
     assert "e_FF from" not in other
     given = run("--activation", "relu", "--ff-from", "reports/jackson/q-ff", "--out", "reports/jackson/q-relu2")
@@ -326,7 +332,7 @@ def test_find_ff_run_answers_only_at_the_same_width(tmp_path):
     """The committed e_FF a learned-features run's summary reads must be of its own m_FF: e_FF at another width is
     another feed-forward term (Eq. 17: C2 m_h^(beta+1) / m_FF^beta)."""
     import json
-    from jackson.rate_sweep.terms import find_ff_run
+    from jackson.rate_sweep.references import find_ff_run
     model = {"features": "learned", "activation": "gelu", "width": 128}
 
     def ff_folder(name, widths):

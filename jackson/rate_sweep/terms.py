@@ -162,73 +162,71 @@ def additivity(full: Path, ff: Path, attn: Path, rank: str = "inf") -> pd.DataFr
     return pd.DataFrame(rows)
 
 
-def ff_curves(folder: Path) -> dict:
-    """A --term ff folder's e_FF per target: {(alpha, rank, m_FF): {m_h: median over seeds}} (for --ff-from)."""
-    res = pd.read_csv(Path(folder) / "results.csv", dtype={"rank": str})
-    if "m_ff" not in res:
-        res["m_ff"] = 128
-    return {(float(a), str(r), int(w)): g.groupby("m_h").test_mse.median().to_dict()
-            for (a, r, w), g in res.groupby(["alpha", "rank", "m_ff"])}
+def _runs(rows: list[dict]) -> list[tuple[str, list[int]]]:
+    """Consecutive m_h with the same limiting term: [(term, [m_h, ...]), ...]."""
+    out = []
+    for r in rows:
+        if out and out[-1][0] == r["limiting"]:
+            out[-1][1].append(r["m_h"])
+        else:
+            out.append((r["limiting"], [r["m_h"]]))
+    return out
 
 
-SAME_FF = ("phi", "psi", "construction", "F", "f", "tau", "tail_tol", "k_max", "n_train", "n_test", "c", "sigma", "kernel",
-           "model", "fit", "restarts")
+LIMIT_NAME = {"feed-forward": "e_FF", "attention": "the attention term", "both": "both terms", "neither": "neither term"}
 
 
-def find_ff_run(config: dict, targets, root: Path = Path("reports/jackson")) -> str:
-    """A finished --term ff folder under `root` made with this run's settings (everything in SAME_FF equal: targets,
-    data, model and FFN class, fit) and holding one of its (alpha, rank, m_FF) targets -- e_FF at another width is
-    another term (Eq. 17's m_FF): the committed answer to "which term limits this curve" for a run that did not
-    measure it.  '' when there is none."""
-    if not root.is_dir():
-        return ""
-    widths = config.get("m_ff") or [(config.get("model") or {}).get("width", 128)]    # no m_ff axis: the model's width
-    want = {(float(a), str(r), int(w)) for a, r in targets for w in (widths if isinstance(widths, (list, tuple)) else [widths])}
-    for cand in sorted(root.iterdir()):
-        cfg_path, res = cand / "config.json", cand / "results.csv"
-        if not (cfg_path.is_file() and res.is_file() and (cand / "summary.json").is_file()):
-            continue
-        try:
-            other = read_json(cfg_path)
-            rows = pd.read_csv(res, dtype={"rank": str}, usecols=lambda c: c in ("alpha", "rank", "m_ff"))
-        except (OSError, ValueError, KeyError):
-            continue
-        if not isinstance(other, dict) or other.get("term") != "ff" or bool(other.get("quick")) != bool(config.get("quick")):
-            continue
-        if any(other.get(k) != config.get(k) for k in SAME_FF):
-            continue
-        w = rows["m_ff"] if "m_ff" in rows else pd.Series(128, index=rows.index)
-        if want & {(float(a), str(r), int(x)) for a, r, x in zip(rows.alpha, rows["rank"], w)}:
-            return str(cand)
-    return ""
-
-
-def explain(curve: list[dict], e_ff: dict, folder: str) -> dict:
-    """Which term of Eq. (17) limits a learned-features curve, m_h by m_h: e_FF from a --term ff run of the same target,
-    and as the attention term's reference the rank-m_h oracle with only the s != t logits truncated (softmax ignores
-    any function of x_t alone, so the s = t part of the full oracle's error, most of it on the paper's sin/sin targets,
-    is no error of a rank-m_h attention; the given-features model tracks this oracle: reports/jackson/FITTING.md); e_full and e_FF are medians over seeds (a seed stuck far above the others does not
-    decide).  `line` states it over the upper half of m_h, where a floor shows."""
+def explain(curve: list[dict], e_ff: dict | None, ff_folder: str, e_attn: dict | None = None, attn_folder: str = "") -> dict:
+    """Eq. (17) term by term at every m_h of a learned-features curve: e_full beside the attention term alone (e_attn:
+    a --features given run of the same target) and the feed-forward term alone (e_FF: a --term ff run), their sum,
+    e_full / (e_attn + e_FF), and the term that limits the curve there (`limiting_term`).  Where e_attn is not measured
+    the s != t rank-m_h oracle stands in for it, and the rows say so (softmax ignores any function of x_t alone, so the
+    s = t part of the full oracle's error is no error of a rank-m_h attention).  Medians over seeds."""
+    e_ff, e_attn = e_ff or {}, e_attn or {}
     rows = []
     for r in curve:
         m = int(r["m_h"])
-        if m in e_ff:
-            full = float(r.get("test_median", r["test_mse"]))
-            ref = float(r.get("oracle_self_exact_mse", r["oracle_mse"]))
-            rows.append({"m_h": m, "e_full": full, "e_ff": float(e_ff[m]), "oracle": ref,
-                         "limiting": limiting_term(ref, float(e_ff[m]), full)})
+        if m not in e_ff and m not in e_attn:
+            continue
+        full = float(r.get("test_median", r["test_mse"]))
+        stand_in = float(r.get("oracle_self_exact_mse", r["oracle_mse"]))
+        attn = float(e_attn[m]) if m in e_attn else None
+        ff = float(e_ff[m]) if m in e_ff else None
+        row = {"m_h": m, "e_full": full, "e_attn": attn, "e_ff": ff, "oracle": stand_in,
+               "oracle_rank_mh": float(r["oracle_mse"])}
+        if attn is not None and ff is not None:
+            row.update(sum=attn + ff, ratio=full / (attn + ff), limiting=limiting_term(attn, ff, full))
+        elif ff is not None:
+            row.update(limiting=limiting_term(stand_in, ff, full), attn_stand_in=True)
+        else:
+            row.update(limiting="attention" if attn >= SHARE_LIMIT * full else "not measured")
+        rows.append(row)
+    sources = "; ".join(x for x in (f"e_attn from {attn_folder}" if attn_folder and e_attn else "",
+                                    f"e_FF from {ff_folder}" if ff_folder and e_ff else "") if x)
     if not rows:
-        return {"folder": folder, "rows": [], "line": f"which term limits it: {folder} holds none of its m_h"}
+        return {"folder": ff_folder, "attn_folder": attn_folder, "rows": [],
+                "line": "which term limits it: the reference runs hold none of its m_h"}
+    parts = []
+    for what, ms in _runs(rows):
+        at = [r for r in rows if r["m_h"] in ms]
+        top = at[-1]
+        nums = ", ".join(f"{k} {top[k]:.2g}" for k in ("e_full", "e_attn", "e_ff") if top.get(k) is not None)
+        span = f"m_h {ms[0]}" + (f"..{ms[-1]}" if len(ms) > 1 else "")
+        parts.append(f"{LIMIT_NAME.get(what, what)} at {span} ({nums} at m_h {top['m_h']})")
+    ratios = [r["ratio"] for r in rows if "ratio" in r]
+    within = (f"e_full / (e_attn + e_FF) {min(ratios):.2f}-{max(ratios):.2f} over {len(ratios)} m_h; " if ratios else "")
+    missing = []
+    if not e_attn:
+        missing.append("the attention term alone is not measured for this target (the s != t rank-m_h oracle stands in: "
+                       "jackson-sweep --features given measures it)")
+    if not e_ff:
+        missing.append("the feed-forward term is not measured for this target (jackson-sweep --term ff measures it)")
+    line = ("Eq. (17) terms: " + within + "limited by " + "; by ".join(parts)
+            + (f" ({sources})" if sources else "") + ("; " + "; ".join(missing) if missing else ""))
     top = [r for r in rows if r["m_h"] >= max(x["m_h"] for x in rows) / 2] or rows[-1:]
-    full, ff, orc = (float(np.median([r[k] for r in top])) for k in ("e_full", "e_ff", "oracle"))
-    what = limiting_term(orc, ff, full)
-    name = {"feed-forward": "e_FF", "attention": "the attention term (its reference: the s != t rank-m_h oracle)",
-            "neither": "neither term",
-            "both": "both terms"}[what]
-    line = (f"at m_h >= {top[0]['m_h']} the curve is limited by {name}: e_FF {ff:.2g} and s != t oracle {orc:.2g} against "
-            f"e_full {full:.2g} (medians over seeds and over those m_h; e_FF from {folder})")
-    return {"folder": folder, "rows": rows, "limiting": what, "m_h_from": top[0]["m_h"], "e_full": full, "e_ff": ff,
-            "oracle": orc, "line": line}
+    return {"folder": ff_folder, "attn_folder": attn_folder, "rows": rows, "limiting": top[-1]["limiting"],
+            "m_h_from": top[0]["m_h"], "ratio_range": [min(ratios), max(ratios)] if ratios else None,
+            "missing": missing, "line": line}
 
 
 def eff_table(folders) -> pd.DataFrame:
