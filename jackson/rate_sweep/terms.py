@@ -91,17 +91,32 @@ def _cube(b: pd.DataFrame, alpha: float, rank: str, m_ff: int | None, m_h: int, 
     return t.to_numpy()
 
 
-def ratio_interval(full: np.ndarray, attn: np.ndarray, ff: np.ndarray, n_boot: int = N_BOOT, seed: int = 0):
-    """mean(full) / (mean(attn) + mean(ff)) and its 95% bootstrap interval; each array (seeds, blocks), paired."""
+def ratio_interval(full: np.ndarray, attn: np.ndarray, ff: np.ndarray, n_boot: int = N_BOOT, seed: int = 0,
+                   combine=np.add):
+    """mean(full) / combine(mean(attn), mean(ff)) -- the sum of Eq. (17), or np.maximum for the rival "the larger term
+    alone" -- and its 95% bootstrap interval; each array (seeds, blocks), paired."""
     S, B = full.shape
-    point = full.mean() / (attn.mean() + ff.mean())
+    point = full.mean() / combine(attn.mean(), ff.mean())
     rng = np.random.default_rng(seed)
     boots = np.empty(n_boot)
     for j in range(n_boot):
         si = rng.integers(0, S, S)[:, None]
         bi = rng.integers(0, B, (S, B))
-        boots[j] = full[si, bi].mean() / (attn[si, bi].mean() + ff[si, bi].mean())
+        boots[j] = full[si, bi].mean() / combine(attn[si, bi].mean(), ff[si, bi].mean())
     return float(point), float(np.quantile(boots, 0.025)), float(np.quantile(boots, 0.975))
+
+
+APART = 1.5     # the sum and the larger term differ by >= this factor only where the smaller term is >= half the larger:
+                # elsewhere e_attn + e_FF ~ max(e_attn, e_FF) and no data can tell the two models apart
+
+
+def sum_or_max(e_attn: float, e_ff: float, ratio_sum: float, ratio_max: float) -> dict:
+    """Which model of e_full a row prefers: 'sum' (Eq. 17's structure) or 'max' (the larger term alone), by the smaller
+    |log(e_full / model)|; 'cannot tell' where the two models differ by less than APART."""
+    apart = (e_attn + e_ff) / max(e_attn, e_ff) >= APART
+    if not apart:
+        return {"tells_apart": False, "prefers": "cannot tell"}
+    return {"tells_apart": True, "prefers": "sum" if abs(np.log(ratio_sum)) < abs(np.log(ratio_max)) else "max"}
 
 
 def limiting_term(e_attn: float, e_ff: float, e_full: float) -> str:
@@ -146,11 +161,14 @@ def additivity(full: Path, ff: Path, attn: Path, rank: str = "inf") -> pd.DataFr
             a = _cube(ba, alpha, rank, None, m, seeds)
             o = _cube(bo, alpha, rank, m_ff, m, seeds)
             r, lo, hi = ratio_interval(f, a, e)
+            rm, rm_lo, rm_hi = ratio_interval(f, a, e, combine=np.maximum)
             med = float(np.median(f.mean(axis=1))) / (float(np.median(a.mean(axis=1))) + float(np.median(e.mean(axis=1))))
             rows.append({"ratio_of_medians": med, "ffn": ffn_class(d_full), "alpha": float(alpha), "rank": rank, "m_ff": int(m_ff), "m_h": int(m),
                          "n_seeds": len(seeds), "e_full": f.mean(), "e_attn": a.mean(), "e_ff": e.mean(),
                          "e_attn_plus_ff": a.mean() + e.mean(), "oracle": o.mean(),
                          "ratio": r, "ratio_lo": lo, "ratio_hi": hi,
+                         "e_max": max(a.mean(), e.mean()), "ratio_max": rm, "ratio_max_lo": rm_lo, "ratio_max_hi": rm_hi,
+                         **sum_or_max(a.mean(), e.mean(), r, rm),
                          "e_full_median_seed": float(np.median(f.mean(axis=1))),
                          "e_attn_median_seed": float(np.median(a.mean(axis=1))),
                          "e_ff_median_seed": float(np.median(e.mean(axis=1))),
@@ -332,6 +350,21 @@ def _md(t: pd.DataFrame, e: pd.DataFrame, command: str) -> str:
     L += ["", f"The sum explains e_full (ratio in [{ADDITIVE[0]:g}, {ADDITIVE[1]:g}]) at {len(inside)} of {len(t)} rows; "
           f"ratios range {t.ratio.min():.2f}-{t.ratio.max():.2f}. By the medians over seeds: {len(inside_med)} of {len(t)}, "
           f"range {t.ratio_of_medians.min():.2f}-{t.ratio_of_medians.max():.2f}.", ""]
+    apart = t[t.tells_apart] if "tells_apart" in t else t.iloc[0:0]
+    if "ratio_max" in t:
+        L += ["## The sum or the larger term?", "",
+              f"Rival model: e_full ~ max(e_attn, e_FF). The two differ by >= {APART:g}x only where the smaller term is "
+              f">= half the larger; a row tells them apart only there, and prefers the model with the smaller "
+              f"|log(e_full / model)|. {len(apart)} of {len(t)} rows tell them apart: "
+              f"{int((apart.prefers == 'sum').sum())} prefer the sum, {int((apart.prefers == 'max').sum())} the max; "
+              f"the other {len(t) - len(apart)} cannot tell (one term under half the other).", "",
+              "| FFN class | alpha | m_FF | m_h | e_attn | e_FF | e_full / sum [95% CI] | e_full / max [95% CI] | prefers |",
+              "|---|---:|---:|---:|---:|---:|---|---|---|"]
+        for _, r in apart.iterrows():
+            L.append(f"| {r.ffn} | {r.alpha:g} | {r.m_ff} | {r.m_h} | {r.e_attn:.3g} | {r.e_ff:.3g} | {r.ratio:.2f} "
+                     f"[{r.ratio_lo:.2f}, {r.ratio_hi:.2f}] | {r.ratio_max:.2f} [{r.ratio_max_lo:.2f}, {r.ratio_max_hi:.2f}] | "
+                     f"{r.prefers} |")
+        L.append("")
     if len(e):
         L += ["## e_FF by FFN class", "", "| FFN class | alpha | m_FF | m_h | seeds | e_FF mean | [min, max] over seeds | "
               "rank-m_h oracle | e_FF / oracle |", "|---|---:|---:|---:|---:|---:|---|---:|---:|"]
@@ -340,6 +373,15 @@ def _md(t: pd.DataFrame, e: pd.DataFrame, command: str) -> str:
                      f"{r.e_ff_max:.2g}] | {r.oracle:.3g} | {r.e_ff / r.oracle:.3g} |")
         L.append("")
     return "\n".join(L)
+
+
+def _sum_or_max_text(t: pd.DataFrame) -> str:
+    if "tells_apart" not in t:
+        return ""
+    a = t[t.tells_apart]
+    return (f"Against the rival e_full ~ max(e_attn, e_FF): {len(a)} of {len(t)} points tell the two apart (the smaller "
+            f"term >= half the larger), {int((a.prefers == 'sum').sum())} prefer the sum and "
+            f"{int((a.prefers == 'max').sum())} the max; the rest cannot tell.")
 
 
 def report_entry(t: pd.DataFrame, e: pd.DataFrame, command: str, out: Path) -> dict:
@@ -355,7 +397,8 @@ def report_entry(t: pd.DataFrame, e: pd.DataFrame, command: str, out: Path) -> d
             "paper": [],
             "text": (f"e_full / (e_attn + e_FF) lies in [{ADDITIVE[0]:g}, {ADDITIVE[1]:g}] at {inside} of {len(t)} "
                      f"(alpha, FFN class, m_FF, m_h) points (range {t.ratio.min():.2f}-{t.ratio.max():.2f}). The term "
-                     "that limits the curve, counted over m_h: " + "; ".join(f"{k}: {v}" for k, v in lim.items()) + "."),
+                     "that limits the curve, counted over m_h: " + "; ".join(f"{k}: {v}" for k, v in lim.items()) + ". "
+                     + _sum_or_max_text(t)),
             "figures": [{"file": "terms_vs_mh.png", "caption": "Held-out MSE against m_h: the full model (learned "
                          "features), the attention term alone (given features), the feed-forward term alone (each m_h "
                          "fitted to its rank-m_h truncation) and their sum; a panel per alpha, FFN class and m_FF."},
@@ -404,7 +447,7 @@ def main(argv: list[str] | None = None) -> int:
     inside = int(((t.ratio >= ADDITIVE[0]) & (t.ratio <= ADDITIVE[1])).sum())
     write_report(out, report_entry(t, e, command, out))
     print(f"e_full / (e_attn + e_FF): {t.ratio.min():.2f}-{t.ratio.max():.2f} over {len(t)} rows; in "
-          f"[{ADDITIVE[0]:g}, {ADDITIVE[1]:g}] at {inside}")
+          f"[{ADDITIVE[0]:g}, {ADDITIVE[1]:g}] at {inside}. " + _sum_or_max_text(t))
     print(f"wrote {out}/summary.md, terms.csv, eff.csv, terms_vs_mh.png, eff_heatmap.png")
     return 0
 
