@@ -531,3 +531,16 @@ def test_a_single_file_page_too_large_is_priced_and_refused(tmp_path, capsys):
 def test_reliability_lists_this_section():
     """The page RELIABILITY.md is generated from FAULT_CASES (tests/test_faults.py checks it is current)."""
     assert FAULT_CASES and all(c["class"] in ("own", "atomic", "input", "bounded") for c in FAULT_CASES)
+
+
+@case("two-runs-at-once", "own", "jackson-report --root R   # while another jackson-report is replacing R's set",
+      "exit 2, one line: another jackson-report is writing into R; the set left as it was")
+def test_a_second_run_into_the_same_root_waits_for_nothing_and_writes_nothing(tmp_path, capsys):
+    root, claims = tiny(tmp_path)
+    build_report(ReportConfig(root=str(root), claims=str(claims)))
+    before = snapshot(root)
+    with OutputSet(root):                                              # the first run, holding the set
+        with deadline(60):
+            rc, out, err = report(["--root", str(root), "--claims", str(claims)], capsys)
+    assert rc == 2 and "another jackson-report is writing into" in one_line(err)
+    assert snapshot(root) == before
