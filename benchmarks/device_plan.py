@@ -49,11 +49,12 @@ BUDGET_S = 540          # the whole plan, bundle included, inside a 600 s call (
 BUNDLE_RESERVE_S = 30   # parts are stopped this long before the budget ends, so the bundle is written in time
 STOP_GRACE_S = 20       # after SIGTERM, this long for a piece to save and leave before SIGKILL
 CHUNK_MIB = 15          # one returned file (the device tool takes files of at most 16 MiB, 8 files, 64 MiB in all)
-BUNDLE_MIB = 36         # the bundle's cap: a second call carries it back beside the ~21 MiB tree, inside 64 MiB
+BUNDLE_MIB = 22         # the bundle's cap: a second call carries it back beside the ~21 MiB tree and the 19 MiB
+                        # CIFAR-10 archive, inside the tool's 64 MiB
 
 # ---- the plan's settings -----------------------------------------------------------------------------------
 
-VIT = dict(arch="vit_p4_d128_l4_h1", mh="1,2,4,8,16,32,64", seeds=(0, 1), epochs=40, batch=512)
+VIT = dict(arch="vit_p4_d128_l4_h1", groups=("1,4,16,64", "2,8,32"), seeds=(0, 1), epochs=40, batch=512)
 PERMUTE = dict(arch="vit_p4_d128_l4_h4", original_epochs=200, finetune_epochs=20, batch=512)
 COT_STEPS = 10000
 COT_GRIDS = (   # (grid name, task, sizes, dims): the queue's order is LIS first
@@ -62,10 +63,27 @@ COT_GRIDS = (   # (grid name, task, sizes, dims): the queue's order is LIS first
     ("arithmetic", "arithmetic", (3, 4, 5), (32, 64, 128)),
 )
 COT_MODELS = ("standard", "sparse", "linear")
-COT_PROCS = 10          # cot-dp processes at once (16 cores: the ViT parts and the device check hold the others)
-TINY_VIT = dict(arch="vit_p8_d32_l2_h1", mh="1,2,4,8", seeds=(0, 1), epochs=1, batch=32)
+COT_PROCS = 8           # cot-dp processes at once (16 cores: the ViT parts and the device check hold the others)
+TINY_VIT = dict(arch="vit_p8_d32_l2_h1", groups=("1,4", "2,8"), seeds=(0,), epochs=1, batch=32)
 TINY_PERMUTE = dict(arch="vit_p8_d32_l2_h2", original_epochs=1, finetune_epochs=1, batch=32)
 TINY_COT = (("lis", "lis", (4,), (16,)), ("ed", "ed", (4,), (16,)), ("arithmetic", "arithmetic", (2,), (16,)))
+
+# Each part's time on one H100 at the rates measured there (solo unless said), and the source of each rate; the parts
+# run side by side, so the plan's wall time is the longest lane, cut at the deadline (reports/benchmarks.md, "The GPU
+# plan", gives the arithmetic).  A part cut at the deadline resumes in the next call.
+ESTIMATES = {
+    "device_check": (60, "two CPU trainings of each feature mode (float64 reference, float32): the whole check with "
+                         "--device cpu took 174 s wall at 33% of a core on the loaded 2-core lab CPU (2026-11-28), "
+                         "~58 s of CPU time for three trainings per mode; the GPU training unmeasured"),
+    "sweep_mh": (330, "per piece 4 cells x 51-66 s (cell_wall_s of reports/vit_probe/sweep_mh_gpu_e40/cells, H100, "
+                      "40 epochs of batch 512, one process) = 204-264 s, plus reading CIFAR-10 (<= 47 s on the loaded "
+                      "lab CPU) and the combination (15-18 s in the dry run)"),
+    "permute": (360, "240 epochs x 0.9-1.25 s (train_wall_s of the same cells: 36-50 s per 40 epochs of batch 512) "
+                     "= 216-300 s, plus reading CIFAR-10 and three evaluations of 10,000 images"),
+    "cot_dp": (510, "each cell 10,000 steps x 27-55 ms (reports/cot_dp/PRESETS.md: H100, 11-18 runs side by side, "
+                    "batch 64) = 270-550 s; 8 cells at a time, LIS first, stopped at the deadline with checkpoints "
+                    "<= 30 s old: the LIS grid's 12 cells take one or two calls"),
+}
 
 
 @dataclass
@@ -123,13 +141,16 @@ def plan(device: str, tiny: bool, data: str, work: Path) -> list[Piece]:
                                                "--out", f"vit_probe/permute_{tag}"], f"vit_probe/permute_{tag}"))
     group = f"vit_probe/sweep_mh_{v['arch']}_e{v['epochs']}"
     base = ["vit-probe", "sweep-mh", "--device", device, "--data", data, "--cache", cache, "--arch", v["arch"],
-            "--m-h", v["mh"], "--epochs", str(v["epochs"]), "--batch-size", str(v["batch"]), "--ckpt-every-s", "30",
+            "--epochs", str(v["epochs"]), "--batch-size", str(v["batch"]), "--ckpt-every-s", "30",
             *small, "--threads", "1"]
     for s in v["seeds"]:
-        pieces.append(Piece(f"sweep_mh-s{s}", "sweep_mh", [*base, "--seeds", str(s), "--out", f"pieces/sweep_mh-s{s}"],
-                            f"pieces/sweep_mh-s{s}", group))
-    pieces.append(Piece("sweep_mh", "sweep_mh", [*base, "--seeds", ",".join(map(str, v["seeds"])), "--out", group],
-                        group, group, combine=True))
+        for i, mh in enumerate(v["groups"]):
+            name = f"sweep_mh-s{s}-{i}"
+            pieces.append(Piece(name, "sweep_mh", [*base, "--m-h", mh, "--seeds", str(s), "--out", f"pieces/{name}"],
+                                f"pieces/{name}", group))
+    every = ",".join(map(str, sorted(int(m) for g in v["groups"] for m in g.split(","))))
+    pieces.append(Piece("sweep_mh", "sweep_mh", [*base, "--m-h", every, "--seeds", ",".join(map(str, v["seeds"])),
+                                                 "--out", group], group, group, combine=True))
     steps = (["--steps", "30", "--batch-size", "16", "--eval-every", "15", "--eval-size", "32", "--gen-batch", "64",
               "--n-train", "256", "--n-test", "48"] if tiny else ["--steps", str(COT_STEPS)])
     for grid, task, sizes, dims in (TINY_COT if tiny else COT_GRIDS):
@@ -150,6 +171,12 @@ def plan(device: str, tiny: bool, data: str, work: Path) -> list[Piece]:
 
 
 # ---- running ----------------------------------------------------------------------------------------------
+
+def fail(message: str) -> None:
+    """Bad input: one line on stderr, exit 2 (the lab's exit contract)."""
+    print(f"device_plan.py: error: {message}", file=sys.stderr)
+    raise SystemExit(2)
+
 
 def say(t0: float, text: str) -> None:
     print(f"[{time.time() - t0:6.1f} s] {text}", flush=True)
@@ -241,7 +268,7 @@ def _skip(rel: str) -> bool:
             or parts[-1] in (".lock", ".jackson-lab.lock"))
 
 
-def bundle(work: Path, out: Path, stamp: str, cap_mib: float) -> dict:
+def bundle(work: Path, out: Path, stamp: str, cap_mib: float, chunk_mib: float = CHUNK_MIB) -> dict:
     """work -> out/bundle-<stamp>.tar.gz.NNN (chunks of CHUNK_MIB) beside out/plan-<stamp>.json.  Every file
     but checkpoints goes in; checkpoints (resume state) smallest first while the cap allows; the rest are listed."""
     files, ckpts = [], []
@@ -263,10 +290,11 @@ def bundle(work: Path, out: Path, stamp: str, cap_mib: float) -> dict:
             tar.add(work / rel, arcname=rel, recursive=False)
     chunks, data = [], tmp.read_bytes()
     tmp.unlink()                                 # the plan's own temporary file
-    for i in range(0, max(1, len(data)), CHUNK_MIB * 2**20):
-        name = f"bundle-{stamp}.tar.gz.{i // (CHUNK_MIB * 2**20):03d}"
+    step = int(chunk_mib * 2**20)
+    for i in range(0, max(1, len(data)), step):
+        name = f"bundle-{stamp}.tar.gz.{i // step:03d}"
         with open(out / name, "xb") as fh:
-            fh.write(data[i:i + CHUNK_MIB * 2**20])
+            fh.write(data[i:i + step])
         chunks.append(name)
     return {"chunks": chunks, "bytes": len(data), "files": len(files), "checkpoints_left_out": left_out}
 
@@ -277,8 +305,10 @@ def unpack(src: Path, dest: Path) -> None:
     chunks = sorted(src.glob("bundle-*.tar.gz.[0-9][0-9][0-9]"))
     stamps = {c.name.split(".tar.gz.")[0] for c in chunks}
     if len(stamps) > 1:
-        raise SystemExit(f"device_plan: error: {src} holds bundles of {len(stamps)} calls ({', '.join(sorted(stamps))}); "
+        fail(f"{src} holds bundles of {len(stamps)} calls ({', '.join(sorted(stamps))}); "
                          "give a folder with one")
+    if not chunks and not (src / "plan.json").is_file():
+        fail(f"{src} holds no bundle-*.tar.gz.NNN and no plan.json")
     dest.mkdir(parents=True)
     if chunks:
         tmp = dest / ".bundle.tar.gz"
@@ -288,10 +318,20 @@ def unpack(src: Path, dest: Path) -> None:
         with tarfile.open(tmp, "r:gz") as tar:
             tar.extractall(dest, filter="data")
         tmp.unlink()
-    elif (src / "plan.json").is_file():
-        shutil.copytree(src, dest, dirs_exist_ok=True, ignore=shutil.ignore_patterns(".lock"))
     else:
-        raise SystemExit(f"device_plan: error: {src} holds no bundle-*.tar.gz.NNN and no plan.json")
+        shutil.copytree(src, dest, dirs_exist_ok=True, ignore=shutil.ignore_patterns(".lock", ".jackson-lab.lock"))
+
+
+def previous_done(src: Path) -> set[str]:
+    """The pieces a previous call finished: its plan-<stamp>.json beside the bundle, or an unpacked plan.json."""
+    found = sorted(src.glob("plan-*.json")) or [src / "plan.json"]
+    if len(found) > 1:
+        fail(f"{src} holds the plans of {len(found)} calls; give a folder with one call's files")
+    try:
+        old = json.loads(found[0].read_text())
+    except (OSError, ValueError) as e:
+        fail(f"cannot read {found[0]}: {e}")
+    return {p["name"] for p in old.get("pieces", []) if p.get("status") == "done"}
 
 
 # ---- the plan's record ------------------------------------------------------------------------------------
@@ -354,49 +394,56 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--budget-s", type=float, default=BUDGET_S, help=f"the plan's wall time (default {BUDGET_S})")
     ap.add_argument("--bundle-mib", type=float, default=BUNDLE_MIB, help=f"the bundle's cap (default {BUNDLE_MIB})")
     ap.add_argument("--unpack", default="", help="only unpack this bundle folder into --work, run nothing")
+    ap.add_argument("--print-plan", action="store_true", help="print each piece's command and each part's estimate; "
+                    "run nothing")
     a = ap.parse_args(argv)
+    if a.print_plan:
+        for p in plan(a.device, a.tiny, a.data or DATA_PLACES[0], Path("WORK")):
+            print(f"{p.part:12s} {p.name:28s} {' '.join(p.argv)}" if p.argv[0] != "python" else f"{p.part:12s} {p.name}")
+        for part, (sec, source) in ESTIMATES.items():
+            print(f"estimate {part}: {sec} s ({source})")
+        return 0
     t0 = time.time()
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(t0)) + f"-{os.getpid()}"
     work = Path(a.work or ROOT / "runs" / f"device-plan-{stamp}").resolve()
     if work.exists():
-        ap.error(f"--work: {work} exists; the plan writes into a new folder only (nothing there is cleared)")
+        fail(f"--work: {work} exists; the plan writes into a new folder only (nothing there is cleared)")
     if a.unpack:
         unpack(Path(a.unpack), work)
         print(json.dumps(results(work), indent=1))
         return 0
     parts = [p for p in a.parts.split(",") if p]
     if not parts or not set(parts) <= set(PARTS):
-        ap.error(f"--parts: choose from {', '.join(PARTS)}, got {a.parts!r}")
+        fail(f"--parts: choose from {', '.join(PARTS)}, got {a.parts!r}")
     if a.tiny and (ROOT / "reports") in [work, *work.parents]:
-        ap.error("--tiny writes no folder under reports/ (its numbers are a dry run's)")
+        fail("--tiny writes no folder under reports/ (its numbers are a dry run's)")
     if a.device.startswith("cuda"):
         import torch
         if not torch.cuda.is_available():
-            ap.error(f"--device {a.device}: torch sees no CUDA device on this machine")
+            fail(f"--device {a.device}: torch sees no CUDA device on this machine")
     elif a.device != "cpu":
-        ap.error(f"--device: cpu, cuda or cuda:N, got {a.device!r}")
+        fail(f"--device: cpu, cuda or cuda:N, got {a.device!r}")
     out = Path(a.out).resolve() if a.out else work / "bundle"
     if out.exists() and any(out.glob(f"*{stamp}*")):
-        ap.error(f"--out: {out} already holds this call's files")
+        fail(f"--out: {out} already holds this call's files")
+    done = previous_done(Path(a.resume_from)) if a.resume_from else set()
+    need_vit = any(p.part in ("sweep_mh", "permute") and p.part in parts and p.name not in done
+                   for p in plan(a.device, a.tiny, "", work))
     data = a.data
-    vit = {"sweep_mh", "permute"} & set(parts)
+    if need_vit and not a.tiny and not data:
+        data = next((str((ROOT / p).resolve()) for p in DATA_PLACES if (ROOT / p).is_file()), "")
+    if need_vit and (data or not a.tiny) and not (data and Path(data).exists()):
+        fail("the CIFAR-10 archive is not here (looked for " + ", ".join(a.data and [a.data] or DATA_PLACES)
+             + "); before the call copy it into the checkout: mkdir -p shared/data/cifar10-jpeg && cp "
+             "../shared/data/cifar10-jpeg/cifar10-jpeg-q75.tar.gz shared/data/cifar10-jpeg/, or leave the ViT "
+             "parts out with --parts device_check,cot_dp")
     if a.resume_from:
         unpack(Path(a.resume_from), work)
-        old = json.loads((work / "plan.json").read_text()) if (work / "plan.json").is_file() else {}
-        done = {p["name"] for p in old.get("pieces", []) if p.get("status") == "done"}
     else:
         work.mkdir(parents=True)
-        done = set()
-    if a.tiny and not data and vit:
+    if need_vit and not data:          # --tiny without --data: random images in the official layout
         from vit_probe.data import write_official_fixture
         data = str(write_official_fixture(work / "fixture", n_train_per_batch=64, n_test=64))
-    elif vit and not data:
-        data = next((str((ROOT / p).resolve()) for p in DATA_PLACES if (ROOT / p).is_file()), "")
-    if vit and not (data and Path(data).exists()):
-        ap.error("the CIFAR-10 archive is not here (looked for " + ", ".join(a.data and [a.data] or DATA_PLACES)
-                 + "); before the call copy it into the checkout: mkdir -p shared/data/cifar10-jpeg && cp "
-                 "../shared/data/cifar10-jpeg/cifar10-jpeg-q75.tar.gz shared/data/cifar10-jpeg/, or leave the ViT "
-                 "parts out with --parts device_check,cot_dp")
     (work / "logs").mkdir(exist_ok=True)
     pieces = plan(a.device, a.tiny, data, work)
     for p in pieces:
