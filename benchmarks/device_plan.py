@@ -75,9 +75,9 @@ ESTIMATES = {
     "device_check": (60, "two CPU trainings of each feature mode (float64 reference, float32): the whole check with "
                          "--device cpu took 174 s wall at 33% of a core on the loaded 2-core lab CPU (2026-11-28), "
                          "~58 s of CPU time for three trainings per mode; the GPU training unmeasured"),
-    "sweep_mh": (330, "per piece 4 cells x 51-66 s (cell_wall_s of reports/vit_probe/sweep_mh_gpu_e40/cells, H100, "
+    "sweep_mh": (340, "per piece 4 cells x 51-66 s (cell_wall_s of reports/vit_probe/sweep_mh_gpu_e40/cells, H100, "
                       "40 epochs of batch 512, one process) = 204-264 s, plus reading CIFAR-10 (<= 47 s on the loaded "
-                      "lab CPU) and the combination (15-18 s in the dry run)"),
+                      "lab CPU) and the combination (15-24 s in the dry run)"),
     "permute": (360, "240 epochs x 0.9-1.25 s (train_wall_s of the same cells: 36-50 s per 40 epochs of batch 512) "
                      "= 216-300 s, plus reading CIFAR-10 and three evaluations of 10,000 images"),
     "cot_dp": (510, "each cell 10,000 steps x 27-55 ms (reports/cot_dp/PRESETS.md: H100, 11-18 runs side by side, "
@@ -374,6 +374,25 @@ def results(work: Path) -> dict:
     return res
 
 
+def summary_lines(res: dict) -> list[str]:
+    """The numbers of a call in a few lines (the end of its output is what a device call shows first)."""
+    lines = [f"device check, {r['features']} features: {r['device_deviation']:.2g} from the float64 reference "
+             f"(CPU float32 {r['cpu_float32_deviation']:.2g}), tolerance {r['tolerance']:g}: "
+             + ("agrees" if r["agrees"] else "DOES NOT agree") for r in res.get("device_check", [])]
+    for folder, rows in res.get("sweep_mh", {}).items():
+        if not folder.startswith("pieces/"):
+            lines.append(f"{folder}: test accuracy by m_h (seed): " + ", ".join(
+                f"{r['m_h']} ({r['seed']}) {float(r['test_acc']):.4f}" for r in rows))
+    if "permute" in res:
+        r = res["permute"]
+        lines.append(f"permutation: before {r['before']}, permuted {r['after']}, control {r['control']}; the starting "
+                     "model " + ("reached" if r["reaches_0.9"] else "did NOT reach") + " 0.9")
+    if "cot_dp" in res:
+        lines.append(f"cot-dp: {len(res['cot_dp'])} finished cells, best accuracy "
+                     f"{max(float(r['accuracy']) for r in res['cot_dp'].values()):.3f}")
+    return lines
+
+
 def write_plan(work: Path, record: dict) -> None:
     tmp = work / ".plan.json.tmp"
     tmp.write_text(json.dumps(record, indent=1, default=str))
@@ -410,7 +429,7 @@ def main(argv: list[str] | None = None) -> int:
         fail(f"--work: {work} exists; the plan writes into a new folder only (nothing there is cleared)")
     if a.unpack:
         unpack(Path(a.unpack), work)
-        print(json.dumps(results(work), indent=1))
+        print("\n".join(summary_lines(results(work))) or "no finished results in the bundle")
         return 0
     parts = [p for p in a.parts.split(",") if p]
     if not parts or not set(parts) <= set(PARTS):
@@ -476,6 +495,7 @@ def main(argv: list[str] | None = None) -> int:
             json.dump(b, fh, indent=1)
     for p in pieces:
         print(f"{p.name}: {p.status}" + (f", {p.wall_s:.0f} s" if p.wall_s else ""))
+    print("\n".join(summary_lines(record["results"])))
     return 0 if all(p.status == "done" or p.status.startswith("skipped") for p in pieces) else 3
 
 
