@@ -99,6 +99,11 @@ class Piece:
     note: str = ""
 
 
+def find_data(root: Path) -> str:
+    """The CIFAR-10 archive: the first of DATA_PLACES (relative to the checkout) that is a file, absolute; ""."""
+    return next((str((root / p).resolve()) for p in DATA_PLACES if (root / p).is_file()), "")
+
+
 def _shim(argv: list[str]) -> list[str]:
     prog, mod_fn = argv[0], ENTRY[argv[0]]
     mod, fn = mod_fn.split(":")
@@ -450,7 +455,7 @@ def main(argv: list[str] | None = None) -> int:
                    for p in plan(a.device, a.tiny, "", work))
     data = a.data
     if need_vit and not a.tiny and not data:
-        data = next((str((ROOT / p).resolve()) for p in DATA_PLACES if (ROOT / p).is_file()), "")
+        data = find_data(ROOT)
     if need_vit and (data or not a.tiny) and not (data and Path(data).exists()):
         fail("the CIFAR-10 archive is not here (looked for " + ", ".join(a.data and [a.data] or DATA_PLACES)
              + "); before the call copy it into the checkout: mkdir -p shared/data/cifar10-jpeg && cp "

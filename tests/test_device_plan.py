@@ -234,3 +234,27 @@ def test_an_existing_work_folder_is_refused_and_left_as_it_was(tmp_path, capsys)
         dp.main(["--device", "cpu", "--tiny", "--work", str(tmp_path / "w")])
     assert e.value.code == 2 and "exists" in capsys.readouterr().err
     assert [p.name for p in (tmp_path / "w").iterdir()] == ["mine.txt"]
+
+
+def test_the_archive_is_found_in_the_checkouts_shared_folder_first_then_beside_it(tmp_path):
+    repo = tmp_path / "lab"
+    (repo / "shared/data/cifar10-jpeg").mkdir(parents=True)
+    (tmp_path / "shared/data/cifar10-jpeg").mkdir(parents=True)
+    assert dp.find_data(repo) == ""
+    beside = tmp_path / "shared/data/cifar10-jpeg/cifar10-jpeg-q75.tar.gz"
+    beside.write_bytes(b"x")
+    assert dp.find_data(repo) == str(beside.resolve())              # the lab machine's layout
+    inside = repo / "shared/data/cifar10-jpeg/cifar10-jpeg-q75.tar.gz"
+    inside.write_bytes(b"x")
+    assert dp.find_data(repo) == str(inside.resolve())              # what a GPU call carries
+
+
+def test_cuda_asked_for_where_torch_sees_none_is_one_line(tmp_path, capsys):
+    import torch
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU")
+    with pytest.raises(SystemExit) as e:
+        dp.main(["--device", "cuda", "--work", str(tmp_path / "w")])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and "torch sees no CUDA device" in err and err.count("\n") == 1
+    assert not (tmp_path / "w").exists()
