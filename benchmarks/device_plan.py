@@ -139,7 +139,7 @@ def plan(device: str, tiny: bool, data: str, work: Path) -> list[Piece]:
     tag = f"{p['arch']}_e{p['original_epochs']}"
     pieces.append(Piece("permute", "permute", ["vit-probe", "permute", "--device", device, "--data", data, "--cache",
                                                cache, "--arch", p["arch"], "--original-epochs", str(p["original_epochs"]),
-                                               "--original-batch-size", str(v["batch"] if tiny else p["batch"]),
+                                               "--original-batch-size", str(p["batch"]),
                                                "--finetune-epochs", str(p["finetune_epochs"]),
                                                "--finetune-batch-size", str(p["batch"]), "--original-ckpt-every-s", "30",
                                                "--finetune-ckpt-every-s", "30", *pf, "--threads", "1",
