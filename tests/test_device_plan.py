@@ -258,3 +258,28 @@ def test_cuda_asked_for_where_torch_sees_none_is_one_line(tmp_path, capsys):
     err = capsys.readouterr().err
     assert e.value.code == 2 and "torch sees no CUDA device" in err and err.count("\n") == 1
     assert not (tmp_path / "w").exists()
+
+
+def test_the_real_plans_grids_are_valid_and_a_piece_names_the_cells_of_its_combined_folder(tmp_path, capsys, monkeypatch):
+    """--status of the real settings (on the CPU: the same validation, no GPU needed, nothing written): every cell a
+    piece trains is a cell of its combined folder, by key, so the combination trains nothing."""
+    from cot_dp.entry import main as cot_main
+    from vit_probe.cli import main as vit_main
+    monkeypatch.chdir(tmp_path)
+    pieces = dp.plan("cpu", False, str(tmp_path / "cifar.tar.gz"), tmp_path)
+    (tmp_path / "cifar.tar.gz").write_bytes(b"")              # --status reads no data
+
+    def keys(p):
+        main = cot_main if p.argv[0] == "cot-dp" else vit_main
+        with pytest.raises(SystemExit) as e:
+            main(p.argv[1:] + ["--status"])
+        out = capsys.readouterr().out
+        assert e.value.code in (0, None), out
+        return set(re.findall(r"not started\s+(\S+_s\d+_[0-9a-f]{10})\b", out))
+
+    for group in ("vit_probe/sweep_mh_vit_p4_d128_l4_h1_e40", "cot_dp/gpu-lis-10000steps"):
+        members = [p for p in pieces if p.group == group and not p.combine]
+        whole = keys(next(p for p in pieces if p.group == group and p.combine))
+        parts = set().union(*(keys(p) for p in members))
+        assert parts == whole and len(whole) == (14 if "sweep_mh" in group else 12)
+    assert not any(tmp_path.glob("pieces/*")) and not (tmp_path / "vit_probe").exists()
