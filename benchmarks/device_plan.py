@@ -273,14 +273,19 @@ def _skip(rel: str) -> bool:
             or parts[-1] in (".lock", ".jackson-lab.lock"))
 
 
-def bundle(work: Path, out: Path, stamp: str, cap_mib: float, chunk_mib: float = CHUNK_MIB) -> dict:
+def bundle(work: Path, out: Path, stamp: str, cap_mib: float, chunk_mib: float = CHUNK_MIB,
+           finished: tuple[str, ...] = ()) -> dict:
     """work -> out/bundle-<stamp>.tar.gz.NNN (chunks of CHUNK_MIB) beside out/plan-<stamp>.json.  Every file
-    but checkpoints goes in; checkpoints (resume state) smallest first while the cap allows; the rest are listed."""
+    but checkpoints goes in; checkpoints (resume state) smallest first while the cap allows, none of a finished
+    piece's folder (`finished`: nothing there resumes); the rest are listed."""
     files, ckpts = [], []
     for p in sorted(work.rglob("*")):
         rel = p.relative_to(work).as_posix()
         if p.is_file() and not p.is_symlink() and not _skip(rel):
-            (ckpts if "/checkpoints/" in f"/{rel}" else files).append((rel, p.stat().st_size))
+            if "/checkpoints/" not in f"/{rel}":
+                files.append((rel, p.stat().st_size))
+            elif not any(rel.startswith(f.rstrip("/") + "/") for f in finished):
+                ckpts.append((rel, p.stat().st_size))
     room = cap_mib * 2**20 - sum(s for _, s in files)
     left_out = []
     for rel, size in sorted(ckpts, key=lambda t: t[1]):
@@ -492,7 +497,8 @@ def main(argv: list[str] | None = None) -> int:
         out.mkdir(parents=True, exist_ok=True)
         with open(out / f"plan-{stamp}.json", "x") as fh:
             json.dump(record, fh, indent=1, default=str)
-        b = bundle(work, out, stamp, a.bundle_mib)
+        b = bundle(work, out, stamp, a.bundle_mib, finished=tuple(p.folder for p in pieces
+                                                                   if p.status == "done" and p.folder))
         say(t0, f"bundle: {len(b['chunks'])} file(s), {b['bytes'] / 2**20:.1f} MiB, {b['files']} files"
                 + (f"; {len(b['checkpoints_left_out'])} checkpoint(s) left out (cap {a.bundle_mib:g} MiB)"
                    if b["checkpoints_left_out"] else ""))

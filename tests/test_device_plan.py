@@ -165,6 +165,11 @@ def test_the_bundle_keeps_results_before_checkpoints_and_splits_into_chunks(tmp_
     assert back == {"pieces/a/results.csv", "pieces/a/checkpoints/small.pt"}
     assert (tmp_path / "back/pieces/a/checkpoints/small.pt").read_bytes() == \
         (work / "pieces/a/checkpoints/small.pt").read_bytes()
+    # a finished piece's checkpoints resume nothing: left behind, whatever room there is
+    out2 = tmp_path / "out2"
+    out2.mkdir()
+    b = dp.bundle(work, out2, "T", cap_mib=5, finished=("pieces/a",))
+    assert b["checkpoints_left_out"] == [] and b["files"] == 1
 
 
 def test_the_device_check_lines_are_read_back_as_its_numbers():
