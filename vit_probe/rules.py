@@ -263,7 +263,8 @@ def n_test_images(run: Run) -> Reading:
     if not n.absent:
         return n
     try:
-        md = (run.path / "summary.md").read_text(encoding="utf-8", errors="replace")[:100000]
+        with open(run.path / "summary.md", encoding="utf-8", errors="replace") as fh:
+            md = fh.read(100_000)          # the sentence is in the first lines; a huge file is not read whole
     except OSError:
         return n
     found = re.search(r"Accuracy on the ([0-9][0-9,]*) test images", md)
