@@ -61,6 +61,11 @@ B1 = [
     ("control NaN", lambda r: b1(r, control=NAN), UNTESTED, ["the control (uniform", "unreadable (NaN)"]),
     ("control a word", lambda r: b1(r, control="high"), UNTESTED, ["the control (uniform", "not a number"]),
     ("control outside [0, 1]", lambda r: b1(r, control=1.5), UNTESTED, ["the control (uniform", "outside [0, 1]"]),
+    ("control derived from the levels, and says so",
+     lambda r: b1(r, control=None, levels=[{"target": 0.0, "n_entries": 500}, {"target": 1.0, "n_entries": 100}]),
+     REPRODUCED, ["the control: 0.167 (derived from summary.json's coupling levels; the folder records no control entry)"]),
+    ("levels unreadable", lambda r: b1(r, control=None, levels=[{"target": 1.0, "n_entries": NAN}]), UNTESTED,
+     ["the control (uniform attention's mass on the support", "an entry count or level is absent or not a number"]),
     ("NaN seed is not a failed seed", lambda r: b1(r, mass=(0.95, NAN, 0.97)), REPRODUCED,
      ["2 measured of 3 seeds", "attention mass on the support, seed 1 is unreadable (NaN)", "counted neither way",
       "0.950-0.970"]),
@@ -452,3 +457,91 @@ def test_a_reading_is_present_absent_or_unreadable(raw, problem):
     assert evidence.value("0.25", "x").value == 0.25 and evidence.value(3, "n", lo=1, whole=True).value == 3
     assert evidence.number({"a": {"b": 1}}, "a", "c", name="y").absent
     assert evidence.number({"a": [1]}, "a", "b", name="y").problem.startswith("unreadable (not a table")
+
+
+# ---- a referee's folders: copies of committed run folders with one input edited ----------------------------------
+
+REPORTS = Path(__file__).resolve().parent.parent / "reports"
+
+
+def copy_of(root: Path, rel: str) -> Path:
+    """A committed run folder's own files (no cells, no figures), copied under root at the same place."""
+    import shutil
+    dst = root / rel
+    shutil.copytree(REPORTS / rel, dst, ignore=shutil.ignore_patterns("cells", "*.png", "*.pdf", "checkpoints"))
+    return dst
+
+
+def edit_json(path: Path, change) -> None:
+    s = json.loads(path.read_text())
+    change(s)
+    path.write_text(json.dumps(s))
+
+
+def edit_csv(path: Path, change) -> None:
+    import pandas as pd
+    t = pd.read_csv(path)
+    change(t).to_csv(path, index=False)
+
+
+def judge(root: Path, claim_id: str):
+    return judge_claim(BY_ID[claim_id], find_runs(root))
+
+
+def test_referee_folders_from_committed_ones(tmp_path):
+    # ViT at chance before, after and in the control: it learned nothing, so no permutation can hurt it
+    f = copy_of(tmp_path / "a", "vit_probe/permute_gpu_e40")
+    edit_json(f / "summary.json", lambda s: s.update(before=0.10, after=0.10, control=0.10))
+    r = judge(tmp_path / "a", "JL-tab1-vit")
+    assert r.verdict == INCONCLUSIVE and "too close to chance" in r.measured
+    # d = -0.005 on the folder's stated 10,000 images passes; the same folder scored on 1,000 cannot decide
+    f = copy_of(tmp_path / "b", "vit_probe/permute_gpu_e40")
+    edit_json(f / "summary.json", lambda s: s.update(after=s["control"] - 0.005))
+    assert judge(tmp_path / "b", "JL-tab1-vit").verdict == REPRODUCED
+    (f / "summary.md").write_text((f / "summary.md").read_text().replace("on the 10000 test", "on the 1000 test"))
+    r = judge(tmp_path / "b", "JL-tab1-vit")
+    assert r.verdict == INCONCLUSIVE and "on 1,000 test images" in r.measured
+    (f / "summary.md").unlink()
+    r = judge(tmp_path / "b", "JL-tab1-vit")
+    assert r.verdict == UNTESTED and "the number of test images (summary.json's n_test) is absent" in r.measured
+
+    # App. B.1 without its control; then a seed that could not be measured
+    f = copy_of(tmp_path / "c", "tasks/nearest-point")
+    edit_json(f / "summary.json", lambda s: (s.pop("control"), s.pop("levels")))
+    r = judge(tmp_path / "c", "JL-B1-nearest-point")
+    assert r.verdict == UNTESTED and "the control (uniform attention's mass on the support" in r.measured
+    f = copy_of(tmp_path / "d", "tasks/nearest-point")
+    edit_json(f / "summary.json", lambda s: s["metrics"]["support_mass"]["per_seed"].__setitem__(1, NAN))
+    r = judge(tmp_path / "d", "JL-B1-nearest-point")
+    assert (r.verdict, r.n_seeds) == (REPRODUCED, 2) and "seed 1 is unreadable (NaN)" in r.measured
+
+    # Table 3 with a Transformer 5x worse (~9x the paper's MSE): the RNN's gap holds, the "learnable by the Transformer" half does not
+    f = copy_of(tmp_path / "e", "rnn_compare/uniform-24k-b256-s3")
+    edit_csv(f / "results.csv", lambda t: t.assign(test_mse=t.test_mse.where(t.model != "transformer", t.test_mse * 5)))
+    r = judge(tmp_path / "e", "JL-tab3-gap")
+    assert r.verdict == PARTLY and "NOT learnable" in r.measured
+    # Table 2 on one seed: the seed test of a drop is vacuous
+    f = copy_of(tmp_path / "f", "rnn_compare/ordering-24k-b256-s3")
+    edit_csv(f / "results.csv", lambda t: t[t.seed == 0])
+    r = judge(tmp_path / "f", "JL-tab2-ordering")
+    assert r.verdict == INCONCLUSIVE and "fewer than 2 measured seeds" in r.measured
+
+    # Yang Table 2 with the standard model alone, then with a competitor tied at every size
+    f = copy_of(tmp_path / "g", "cot_dp/cpu-arithmetic")
+    edit_csv(f / "min_gflops.csv", lambda t: t[t.model == "standard"])
+    r = judge(tmp_path / "g", "Y-tab2-flops")
+    assert r.verdict == UNTESTED and "no competitor" in r.measured
+    f = copy_of(tmp_path / "h", "cot_dp/cpu-arithmetic")
+
+    def tie(t):
+        std = t[t.model == "standard"].set_index("size").min_gflops
+        return t.assign(min_gflops=[std[z] if m != "sparse" else g for m, z, g in zip(t.model, t["size"], t.min_gflops)])
+    edit_csv(f / "min_gflops.csv", tie)
+    r = judge(tmp_path / "h", "Y-tab2-flops")
+    assert r.verdict == NOT_REPRODUCED and "0 of 3 judged sizes" in r.measured
+
+    # App. D.3 without the control's rank
+    f = copy_of(tmp_path / "i", "rnn_compare/mixing_spectrum")
+    edit_json(f / "summary.json", lambda s: s.pop("rank_before"))
+    r = judge(tmp_path / "i", "JL-D3-mixing-rank")
+    assert r.verdict == UNTESTED and "rank_before) is absent" in r.measured

@@ -16,6 +16,10 @@ FOF_REL_MAX = 0.01     # App. B: F_hat∘f_hat against F∘f, relative MSE, per 
 
 # ---- App. B.1 tasks (jackson-tasks folders) ------------------------------------------------------------------
 
+FROM_LEVELS = ("the control (uniform attention's mass on the support), derived from summary.json's coupling levels: "
+               "the folder records no control entry")
+
+
 def chance_mass(summary: dict) -> float | None:
     """The control's value (`control_reading`); None when it is absent or unreadable."""
     return control_reading(summary).value
@@ -40,7 +44,7 @@ def control_reading(summary: dict) -> Reading:
     total = sum(n.value for n, _ in counts)
     if not total:
         return Reading(name, None, "unreadable (summary.json's levels count no entries)")
-    return Reading(name, sum(n.value for n, t in counts if t.value > 0) / total)
+    return Reading(FROM_LEVELS, sum(n.value for n, t in counts if t.value > 0) / total)
 
 
 @rule("b1_task", "tasks", f"""App. B.1 (Prop. B.1, Figs. 4-6): the fitted one-layer Transformer recovers the target's
@@ -90,6 +94,8 @@ def b1_task(claim: Claim, run: Run) -> Outcome | None:
     of = f"{k} measured seeds" if k == n else f"{k} measured of {n} seeds"
     text = (f"attention mass on the support {fmt_f(min(m), 3)}-{fmt_f(max(m), 3)} ({sum(att)} of {of} >= "
             f"{SUPPORT_MIN:g}" + (f"; uniform attention, the control: {fmt_f(chance.value, 3)}" if chance.ok else "")
+            + (" (derived from summary.json's coupling levels; the folder records no control entry)"
+               if chance.name == FROM_LEVELS else "")
             + f"); F_hat∘f_hat vs F∘f relative MSE {fmt_g(min(f), 2)}-{fmt_g(max(f), 2)} ({sum(ff)} of {of} <= "
             f"{FOF_REL_MAX:g}); held-out MSE / Var(y) {fmt_g(rel if isinstance(rel, (int, float)) else None, 2)} (mean)")
     if unmeasured:
