@@ -49,15 +49,21 @@ def _read_need(s: dict, task: str) -> tuple[dict[str, dict[int, float]], list[st
 
 
 def _unreadable_cells(run: Run, tasks: tuple[str, ...]) -> list[str]:
-    """results.csv's rows of the tasks whose accuracy could not be read (absent, NaN, inf, outside [0, 1], not a
-    number), named by task, model, size, D and seed: the rule's per-seed readings cannot count them either way."""
+    """results.csv's rows of the tasks whose accuracy, size, D or GFLOPs could not be read (absent, NaN, inf, out of
+    range, not a number), named by task, model, size, D and seed: the rule's per-seed readings cannot count them
+    either way."""
     out = []
     for r in run.table("results.csv"):
         if r.get("task") in tasks:
-            x = value(r.get("accuracy"), f"{r.get('task')} {r.get('model')} size {r.get('size')} D {r.get('d_model')} "
-                                         f"seed {r.get('seed')}: accuracy", lo=0, hi=1)
-            if not x.ok:
-                out.append(str(x))
+            cell = f"{r.get('task')} {r.get('model')} size {r.get('size')} D {r.get('d_model')} seed {r.get('seed')}"
+            xs = [value(r.get("accuracy"), f"{cell}: accuracy", lo=0, hi=1),
+                  value(r.get("size"), f"{cell}: size", lo=1, whole=True),
+                  value(r.get("d_model"), f"{cell}: d_model", lo=1, whole=True)]
+            if r.get("gflops") not in (None, ""):          # empty: not recorded (the interval then uses D only)
+                xs.append(value(r.get("gflops"), f"{cell}: gflops", lo=0))
+            if not r.get("model") or r.get("seed") in (None, ""):
+                out.append(f"{cell}: the model or seed is absent")
+            out += [str(x) for x in xs if not x.ok]
     return out
 
 

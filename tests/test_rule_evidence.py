@@ -358,6 +358,8 @@ FIG1 = [
     ("a cell NaN", lambda r: cot(r, {"arithmetic": GROWS}, cells=[("arithmetic", 2, "standard", 64, 0, 0.95),
                                                                   ("arithmetic", 3, "standard", 64, 0, NAN)]),
      UNTESTED, ["results.csv: 1 cell could not be measured", "arithmetic standard size 3 D 64 seed 0: accuracy is unreadable (NaN)"]),
+    ("a cell's D a word", lambda r: cot(r, {"arithmetic": GROWS}, cells=[("arithmetic", 2, "standard", "big", 0, 0.95)]),
+     UNTESTED, ["arithmetic standard size 2 D big seed 0: d_model is unreadable (not a number"]),
 ]
 
 FLOPS = [
