@@ -261,6 +261,9 @@ CONVERGE = [
                                                       {"m_h_from": 4, "m_h_to": 8}]), UNTESTED,
      ["the last pair's relative L2 distance", "is absent"]),
     ("convergence absent", lambda r: sweep(r, conv="drop"), UNTESTED, ["summary.json's convergence", "is absent"]),
+    ("spectra.csv unreadable", lambda r: (sweep(r), write(r / "vit_probe/mh/spectra.csv",
+                                                          "m_h,seed,layer,head,i,mean\n4,0,x,0,1,1.0\n")),
+     INCONCLUSIVE, ["spectra.csv is unreadable (a layer, head, m_h or i that is not a whole number)"]),
     ("NaN seed spectrum is left out", lambda r: sweep(r, spectra=(0.05, 0.05, NAN)), REPRODUCED,
      ["left out of the interval: seed 2, m_h 4, sigma_2 is unreadable (NaN)"]),
 ]

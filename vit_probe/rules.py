@@ -132,7 +132,7 @@ def _seed_spectra(run: Run, m_hs: tuple[int, ...]) -> tuple[dict[str, dict[int, 
                 spec.setdefault(r["seed"], {}).setdefault(int(r["m_h"]), {})[int(r["i"])] = \
                     value(r.get("mean"), f"seed {r['seed']}, m_h {r['m_h']}, sigma_{r['i']}", lo=0)
     except (KeyError, TypeError, ValueError):
-        return None, ""
+        return None, "spectra.csv is unreadable (a layer, head, m_h or i that is not a whole number)"
     out, bad = {}, []
     for seed, by_m in spec.items():
         if set(by_m) != set(m_hs):
@@ -179,7 +179,8 @@ def vit_converge(claim: Claim, run: Run) -> Outcome | None:
     last, a, b = d.value, a.value, b.value
     spec, unmeasured = _seed_spectra(run, (a, b))
     if spec is None:
-        lo, hi, interval = None, None, "none: spectra.csv has no seed column (a folder made before it had one)"
+        lo, hi, interval = None, None, ("none: " + unmeasured if unmeasured else
+                                        "none: spectra.csv has no seed column (a folder made before it had one)")
     else:
         labels = sorted(spec, key=lambda k: (len(k), k))
 
