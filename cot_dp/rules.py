@@ -99,9 +99,12 @@ def _best(run: Run, task: str) -> str:
     rows = [r for r in run.table("min_gflops.csv") if r.get("task") == task]
     if not rows:
         return ""
-    best = max(float(r["best_accuracy"]) for r in rows)
-    base = (run.summary or {}).get("baseline", {}).get(task, {})
-    return f"; best accuracy {fmt_g(best, 3)} (constant-answer baseline {', '.join(fmt_g(b, 2) for b in base.values())})"
+    acc = [x.value for x in (value(r.get("best_accuracy"), "best accuracy", lo=0, hi=1) for r in rows) if x.ok]
+    base = (run.summary or {}).get("baseline")
+    base = base.get(task) if isinstance(base, dict) else None
+    base = [value(b, "baseline", lo=0, hi=1) for b in base.values()] if isinstance(base, dict) else []
+    return (f"; best accuracy {fmt_g(max(acc), 3) if acc else 'n/a'} (constant-answer baseline "
+            f"{', '.join(fmt_g(b.value, 2) for b in base) or 'n/a'})")      # shown beside the verdict, not judged
 
 
 def _need_of_seeds(acc: dict[tuple, dict[str, float]], target: float, resample: list[str],

@@ -89,7 +89,7 @@ def b1_task(claim: Claim, run: Run) -> Outcome | None:
     att = [x >= SUPPORT_MIN for x in m]
     ff = [x <= FOF_REL_MAX for x in f]
     v = REPRODUCED if all(att) and all(ff) else NOT_REPRODUCED if not any(att) and not any(ff) else PARTLY
-    rel = s.get("metrics", {}).get("rel_test_mse", {}).get("mean") if isinstance(s.get("metrics"), dict) else None
+    rel = number(s, "metrics", "rel_test_mse", "mean", name="held-out MSE / Var(y)", lo=0).value   # shown, not judged
     k = len(measured)
     of = f"{k} measured seeds" if k == n else f"{k} measured of {n} seeds"
     text = (f"attention mass on the support {fmt_f(min(m), 3)}-{fmt_f(max(m), 3)} ({sum(att)} of {of} >= "
@@ -97,7 +97,7 @@ def b1_task(claim: Claim, run: Run) -> Outcome | None:
             + (" (derived from summary.json's coupling levels; the folder records no control entry)"
                if chance.name == FROM_LEVELS else "")
             + f"); F_hat∘f_hat vs F∘f relative MSE {fmt_g(min(f), 2)}-{fmt_g(max(f), 2)} ({sum(ff)} of {of} <= "
-            f"{FOF_REL_MAX:g}); held-out MSE / Var(y) {fmt_g(rel if isinstance(rel, (int, float)) else None, 2)} (mean)")
+            f"{FOF_REL_MAX:g}); held-out MSE / Var(y) {fmt_g(rel, 2)} (mean)")
     if unmeasured:
         text += f"; could not be measured, counted neither way: {unmeasured}"
     if not chance.ok:
