@@ -9,6 +9,7 @@ import math
 import statistics
 from typing import Callable
 
+from jackson.evidence import number, value
 from jackson.verdict import ONE_SEED, UNTESTED, Claim, Outcome, Run, fmt_g, one_of, rule, seed_bootstrap, verdict_of
 
 TASK_DP = (True, one_of("arithmetic", "ed", "ed_local", "lis"))   # the task a claim is about
@@ -17,11 +18,71 @@ TASK_DP = (True, one_of("arithmetic", "ed", "ed_local", "lis"))   # the task a c
 # ---- Yang et al. (cot-dp folders) ------------------------------------------------------------------------
 
 def _need(s: dict, task: str) -> dict[str, dict[int, float]]:
-    """Per model, the smallest d_model reaching the target accuracy at each size (inf: none swept did)."""
-    out = {}
-    for model, v in (s.get("tasks", {}).get(task) or {}).items():
-        out[model] = {int(z): (math.inf if d is None else float(d)) for z, d in zip(v.get("sizes", []), v.get("min_d", []))}
+    """Per model, the smallest d_model reaching the target accuracy at each size (inf: none swept did); a model
+    whose entry is unreadable is left out (`_read_need` names it)."""
+    return _read_need(s, task)[0]
+
+
+def _read_need(s: dict, task: str) -> tuple[dict[str, dict[int, float]], list[str]]:
+    """(`_need`, the problems): summary.json's tasks[task][model] sizes and min_d, one min_d per size; a min_d of null
+    is the writer's 'no D swept reached the target' (inf), never absent; a size that is not a whole number >= 1 or
+    a min_d that is not a positive number (NaN, inf, a word) is unreadable, and that model is left out and named."""
+    tasks = s.get("tasks")
+    by_model = tasks.get(task) if isinstance(tasks, dict) else None
+    if not isinstance(by_model, dict):
+        return {}, []
+    out, bad = {}, []
+    for model, v in by_model.items():
+        where = f"summary.json's {task} {model}"
+        sizes, ds = (v.get("sizes"), v.get("min_d")) if isinstance(v, dict) else (None, None)
+        if not isinstance(sizes, list) or not isinstance(ds, list) or len(sizes) != len(ds) or not sizes:
+            bad.append(f"{where} sizes / min_d are absent or unreadable (not two lists of one value per size)")
+            continue
+        zs = [value(z, f"{where} size", lo=1, whole=True) for z in sizes]
+        dd = [value(d, f"{where} min_d at size {z}", lo=1e-300) for z, d in zip(sizes, ds) if d is not None]
+        wrong = [str(r) for r in zs + dd if not r.ok]
+        if wrong:
+            bad.append("; ".join(wrong))
+            continue
+        out[model] = {z.value: (math.inf if d is None else float(d)) for z, d in zip(zs, ds)}
+    return out, bad
+
+
+def _unreadable_cells(run: Run, tasks: tuple[str, ...]) -> list[str]:
+    """results.csv's rows of the tasks whose accuracy, size, D or GFLOPs could not be read (absent, NaN, inf, out of
+    range, not a number), named by task, model, size, D and seed: the rule's per-seed readings cannot count them
+    either way."""
+    out = []
+    for r in run.table("results.csv"):
+        if r.get("task") in tasks:
+            cell = f"{r.get('task')} {r.get('model')} size {r.get('size')} D {r.get('d_model')} seed {r.get('seed')}"
+            xs = [value(r.get("accuracy"), f"{cell}: accuracy", lo=0, hi=1),
+                  value(r.get("size"), f"{cell}: size", lo=1, whole=True),
+                  value(r.get("d_model"), f"{cell}: d_model", lo=1, whole=True)]
+            if r.get("gflops") not in (None, ""):          # empty: not recorded (the interval then uses D only)
+                xs.append(value(r.get("gflops"), f"{cell}: gflops", lo=0))
+            if not r.get("model") or r.get("seed") in (None, ""):
+                out.append(f"{cell}: the model or seed is absent")
+            out += [str(x) for x in xs if not x.ok]
     return out
+
+
+def _target(run: Run):
+    """The folder's target accuracy (summary.json's target_acc), the reference every smallest D is read against."""
+    return number(run.summary or {}, "target_acc", name="the target accuracy (summary.json's target_acc)", lo=0, hi=1)
+
+
+def _cannot(run: Run, claim_tasks: tuple[str, ...], *more: str, tiebreak: tuple = ()) -> Outcome | None:
+    """The untested outcome naming what the folder lacks (the target accuracy, unreadable cells, `more`), None
+    when it lacks nothing."""
+    t = _target(run)
+    why = ([] if t.ok else [str(t)]) + [m for m in more if m]
+    cells = _unreadable_cells(run, claim_tasks)
+    if cells:
+        why.append(f"results.csv: {len(cells)} cell{'s' if len(cells) != 1 else ''} could not be measured, and the "
+                   f"smallest D cannot be read past them ({'; '.join(cells[:5])}{'; ...' if len(cells) > 5 else ''})")
+    return Outcome(UNTESTED, "cannot judge: " + "; ".join(why), run.seeds(), tiebreak=tiebreak,
+                   interval="none: the folder cannot judge the claim") if why else None
 
 
 def _need_text(need: dict[str, dict[int, float]]) -> str:
@@ -38,9 +99,12 @@ def _best(run: Run, task: str) -> str:
     rows = [r for r in run.table("min_gflops.csv") if r.get("task") == task]
     if not rows:
         return ""
-    best = max(float(r["best_accuracy"]) for r in rows)
-    base = (run.summary or {}).get("baseline", {}).get(task, {})
-    return f"; best accuracy {fmt_g(best, 3)} (constant-answer baseline {', '.join(fmt_g(b, 2) for b in base.values())})"
+    acc = [x.value for x in (value(r.get("best_accuracy"), "best accuracy", lo=0, hi=1) for r in rows) if x.ok]
+    base = (run.summary or {}).get("baseline")
+    base = base.get(task) if isinstance(base, dict) else None
+    base = [value(b, "baseline", lo=0, hi=1) for b in base.values()] if isinstance(base, dict) else []
+    return (f"; best accuracy {fmt_g(max(acc), 3) if acc else 'n/a'} (constant-answer baseline "
+            f"{', '.join(fmt_g(b.value, 2) for b in base) or 'n/a'})")      # shown beside the verdict, not judged
 
 
 def _need_of_seeds(acc: dict[tuple, dict[str, float]], target: float, resample: list[str],
@@ -61,7 +125,7 @@ def _need_of_seeds(acc: dict[tuple, dict[str, float]], target: float, resample: 
 def _dp_cells(run: Run) -> tuple[dict, dict, float, list[str]]:
     """results.csv read once: (acc[task][(model, size, D)][seed], gflops[task][cell], target accuracy, seeds)."""
     rows = run.table("results.csv")
-    target = float((run.summary or {}).get("target_acc", 0.9))
+    target = _target(run).value
     acc: dict[str, dict[tuple, dict[str, float]]] = {}
     gflops: dict[str, dict[tuple, float]] = {}      # a cell's GFLOPs do not depend on the seed
     for r in rows:
@@ -124,12 +188,21 @@ hold; partly when some; not reproduced when none; untested when no model reaches
 grid cannot tell the dimensions apart). Between folders with as many seeds, the one sweeping more D values is
 preferred. Control: the standard Transformer on
 the same grid and budget; power: untested where no model reaches the target (the grid cannot tell the models
-apart); the share is bootstrapped over seeds where there are several.""", {"task": TASK_DP})
+apart); the share is bootstrapped over seeds where there are several. Evidence: sparse's and linear's smallest D;
+reference: the folder's own target accuracy (summary.json's target_acc, never assumed). An absent or unreadable
+model entry, target accuracy or cell accuracy (NaN, inf, not a number) leaves the folder untested, the line
+naming it: a cell that could not be measured is counted neither way.""", {"task": TASK_DP})
 def dp_fig1(claim: Claim, run: Run) -> Outcome | None:
     task = claim.p["task"]
-    need = _need(run.summary or {}, task)
-    if not {"standard", "sparse", "linear"} <= set(need):
-        return None
+    need, bad = _read_need(run.summary or {}, task)
+    if not need and not bad:
+        return None                     # the folder does not run this task
+    gone = [f"{m} ({'the control' if m == 'standard' else 'evidence'}) is absent" for m in ("standard", "sparse", "linear")
+            if m not in need]
+    stop = _cannot(run, (task,), *bad, *(["summary.json's " + task + ": " + ", ".join(gone)] if gone else []),
+                   tiebreak=_dp_order(run, (task,)))
+    if stop:
+        return stop
     base = f"smallest D reaching {_target_acc(run)} by size: {_need_text(need)}; {_dims(run, task)}"
     if all(d == math.inf for m in need.values() for d in m.values()):
         return Outcome(UNTESTED, base + _best(run, task), run.seeds(), tiebreak=_dp_order(run, (task,)))
@@ -174,39 +247,79 @@ def _fig1_share(need: dict[str, dict[int, float]], fixed: list[float]) -> float 
 
 
 @rule("dp_flops", "cot_dp", """Yang et al. Table 2: the standard Transformer needs the fewest FLOPs to reach 90% accuracy
-on Arithmetic at every length. Per size (min_gflops.csv; a model that never reaches the target: infinite),
-the standard model's minimum GFLOPs is the lowest. Reproduced at every size; partly at some; not reproduced
-at none; untested when no model reaches the target at any size. Absolute GFLOPs are not compared: the
-lengths differ from the paper's. Control: the standard Transformer on
-the same grid and budget; power: untested where no model reaches the target (the grid cannot tell the models
-apart); the share is bootstrapped over seeds where there are several.""", {"task": TASK_DP})
+on Arithmetic at every length. Evidence: the standard model's minimum GFLOPs per size (min_gflops.csv; empty: it
+never reaches the target, infinite). Control: the efficient models (sparse, linear) on the same grid and budget,
+the competitors: a size with none cannot say "fewest". Per size, the standard model wins when its minimum is
+strictly below every competitor's (a tie is no win). Reproduced at every judged size; partly at some; not
+reproduced at none. Power condition: a size where no model reaches the target cannot tell the models apart; it is
+named and not judged, and a folder with no judged size is untested. A value that is not a number (NaN, inf, a word)
+leaves its size unjudged and named; the folder's target accuracy (summary.json's target_acc) and each cell's
+accuracy (results.csv, the interval's source) must be readable, else untested. Absolute GFLOPs are not compared:
+the lengths differ from the paper's. The share is bootstrapped over seeds where there are several.""",
+      {"task": TASK_DP})
 def dp_flops(claim: Claim, run: Run) -> Outcome | None:
     rows = [r for r in run.table("min_gflops.csv") if r.get("task") == claim.p["task"]]
     if not rows:
         return None
     by_size: dict[int, dict[str, float]] = {}
+    bad: dict[int, list[str]] = {}
     for r in rows:
-        g = float(r["min_gflops"]) if r.get("min_gflops") not in ("", None) else math.inf
-        by_size.setdefault(int(r["size"]), {})[r["model"]] = g
-    lengths = {int(r["size"]): r.get("L", "?") for r in rows}
+        z = value(r.get("size"), "min_gflops.csv size", lo=1, whole=True)
+        if not z.ok:
+            return _cannot(run, (claim.p["task"],), str(z)) or Outcome(UNTESTED, f"cannot judge: {z}", run.seeds())
+        raw = r.get("min_gflops")
+        g = value(raw, f"{r.get('model')} min_gflops", lo=0) if raw not in ("", None) else None
+        if g is not None and not g.ok:
+            bad.setdefault(z.value, []).append(str(g))
+            continue
+        by_size.setdefault(z.value, {})[r.get("model", "?")] = math.inf if g is None else g.value
+    stop = _cannot(run, (claim.p["task"],))
+    if stop:
+        return stop
+    lengths = {int(float(r["size"])): r.get("L", "?") for r in rows}
     text = "; ".join(f"L {lengths[z]}: " + ", ".join(f"{m} {'-' if g == math.inf else fmt_g(g, 3)}"
                                                       for m, g in sorted(v.items(), key=lambda kv: kv[1]))
                      for z, v in sorted(by_size.items()))
-    if all(g == math.inf for v in by_size.values() for g in v.values()):
-        return Outcome(UNTESTED, text, run.seeds())
-    parts = _flops_parts(by_size)
+    parts, why = _flops_judged(by_size, bad)
+    if why:
+        text += "; not judged: " + "; ".join(f"L {lengths.get(z, z)}: {w}" for z, w in why.items())
+    judged = [p for p in parts.values() if p is not None]
+    if not judged:
+        return Outcome(UNTESTED, "cannot judge at any size: " + text, run.seeds())
     lo, hi, interval = _dp_bootstrap(run, lambda need_of: _flops_share(need_of(claim.p["task"], by_gflops=True)),
                                      "the same share, each cell's accuracy the resample's mean (results.csv)")
-    return Outcome(verdict_of(parts), text + f" (min GFLOPs reaching {_target_acc(run)})", run.seeds(),
-                   sum(parts) / len(parts), lo, hi, quantity="share of sizes where standard is cheapest",
-                   interval=interval)
+    return Outcome(verdict_of(judged), text + f" (min GFLOPs reaching {_target_acc(run)}; {sum(judged)} of "
+                   f"{len(judged)} judged sizes won by standard)", run.seeds(), sum(judged) / len(judged), lo, hi,
+                   quantity="share of judged sizes where standard is strictly cheapest", interval=interval)
+
+
+def _flops_judged(by_size: dict[int, dict[str, float]], bad: dict[int, list[str]] | None = None
+                  ) -> tuple[dict[int, bool | None], dict[int, str]]:
+    """Per size (by_size[size][model] = min GFLOPs reaching the target, inf: none; bad[size]: unreadable values):
+    whether the standard model's is strictly the lowest (True / False), or None with why the size is not judged:
+    an unreadable value, no standard model, no competitor, or no model reaching the target."""
+    parts, why = {}, {}
+    for z in sorted(set(by_size) | set(bad or {})):
+        v = by_size.get(z, {})
+        others = [g for m, g in v.items() if m != "standard"]
+        if (bad or {}).get(z):
+            why[z] = "could not be measured (" + "; ".join(bad[z]) + ")"
+        elif "standard" not in v:
+            why[z] = "no standard model (the evidence)"
+        elif not others:
+            why[z] = "no competitor (the control: nothing to be fewer than)"
+        elif all(g == math.inf for g in v.values()):
+            why[z] = "no model reaches the target (the grid cannot tell the models apart)"
+        else:
+            parts[z] = v["standard"] < min(others)
+            continue
+        parts[z] = None
+    return parts, why
 
 
 def _flops_parts(by_size: dict[int, dict[str, float]]) -> list[bool]:
-    """Per size (by_size[size][model] = min GFLOPs reaching the target, inf: none): the standard model's is finite
-    and the lowest."""
-    return [v.get("standard", math.inf) < math.inf and v.get("standard", math.inf) <= min(v.values())
-            for _, v in sorted(by_size.items())]
+    """Per judged size (`_flops_judged`): the standard model's min GFLOPs is strictly the lowest."""
+    return [p for p in _flops_judged(by_size)[0].values() if p is not None]
 
 
 def _flops_share(need: dict[str, dict[int, float]]) -> float | None:
@@ -216,10 +329,8 @@ def _flops_share(need: dict[str, dict[int, float]]) -> float | None:
     for m, zs in need.items():
         for z, g in zs.items():
             by_size.setdefault(z, {})[m] = g
-    if not by_size or all(g == math.inf for v in by_size.values() for g in v.values()):
-        return None
     parts = _flops_parts(by_size)
-    return sum(parts) / len(parts)
+    return sum(parts) / len(parts) if parts else None
 
 
 @rule("dp_locality", "cot_dp", """Yang et al. Sec. 6.2, Fig. 2: locality lowers the embedding dimension efficient
@@ -231,13 +342,23 @@ Reproduced when it holds for both models; partly for one; not reproduced for non
 model reaches the target on ED at no size, or no efficient model reaches it on either task at a counted size.
 Between folders with as many seeds, the one sweeping more D values is preferred. Control: the standard Transformer on
 the same grid and budget; power: untested where no model reaches the target (the grid cannot tell the models
-apart); the share is bootstrapped over seeds where there are several.""", {"task": TASK_DP})
+apart); the share is bootstrapped over seeds where there are several. Evidence: the efficient models' smallest D on
+ED_Local; control: the same models on ED (a folder without ED is untested); power: the standard model on ED (absent:
+untested); reference: the folder's own target accuracy (summary.json's target_acc). An absent or unreadable entry,
+target accuracy or cell accuracy (NaN, inf, not a number) leaves the folder untested, the line naming it.""",
+      {"task": TASK_DP})
 def dp_locality(claim: Claim, run: Run) -> Outcome | None:
     s = run.summary or {}
-    ed, loc = _need(s, "ed"), _need(s, "ed_local")
+    (ed, bad_ed), (loc, bad_loc) = _read_need(s, "ed"), _read_need(s, "ed_local")
+    if not loc and not bad_loc:
+        return None                     # the folder does not run ED_Local
     models = [m for m in ("sparse", "linear") if m in ed and m in loc]
-    if not models:
-        return None
+    gone = ([] if ed or bad_ed else ["no ED run (the control)"]) \
+        + ([] if models or not ed else ["no efficient model (sparse, linear) on both ED and ED_Local (the evidence)"]) \
+        + ([] if "standard" in ed or not ed else ["no standard model on ED (the power condition)"])
+    stop = _cannot(run, ("ed", "ed_local"), *bad_ed, *bad_loc, *gone, tiebreak=_dp_order(run, ("ed", "ed_local")))
+    if stop:
+        return stop
     text = f"ED: {_need_text(ed)}; ED_Local: {_need_text(loc)}; {_dims(run, 'ed')}"
     counted = _locality_counted(ed)
     if _locality_untested(ed, loc, models, counted):

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import math
 import statistics
+from dataclasses import dataclass
 
-from jackson.verdict import (INCONCLUSIVE, NOT_REPRODUCED, ONE_SEED, PARTLY, REPRODUCED, Claim, Outcome, Run, fmt_g,
-    one_of, rule, verdict_of)
+from jackson.evidence import missing, number, value
+from jackson.verdict import (INCONCLUSIVE, NOT_REPRODUCED, ONE_SEED, PARTLY, REPRODUCED, UNTESTED, Claim, Outcome, Run,
+    fmt_g, one_of, rule, verdict_of)
 
 # Tables 2-3 of Jiang & Li as printed (rnn_compare.settings.PAPER holds the same numbers; a test checks)
 PAPER_MSE = {("exp", "original", "rnn"): 1.02e-7, ("exp", "permuted", "rnn"): 3.57e-2,
@@ -28,6 +30,7 @@ PAPER_FILTER_LENGTH = 5  # App. C: "a randomly generated length 5 filter" (rnn-c
 DROP_FACTOR = 2.0      # "performance drop": just above the largest ratio the paper calls unaffected (PAPER_UNAFFECTED_MAX)
 QUALITY_FACTOR = 3.0   # Tables 2-3: a fit counts as trained to the paper's quality within 3x of the paper's MSE on the original target (issue 17's bar)
 GAP_FACTOR = 10.0      # "hard to learn for one model, learnable for the other": an order of magnitude between them
+MIN_SEEDS = 2          # measured seeds per arm below which the seeds' spread is unknown (the rules' power condition)
 
 
 def expect(v):
@@ -43,9 +46,57 @@ def expect(v):
 # ---- RNN vs Transformer (rnn-compare folders) -----------------------------------------------------------
 
 def _mse(run: Run, kernel: str, alteration: str, model: str) -> list[float]:
-    return [float(r["test_mse"]) for r in run.table("results.csv")
-            if (r.get("kernel"), r.get("alteration"), r.get("model")) == (kernel, alteration, model)
-            and not str(r.get("status", "")).startswith(("diverged", "failed"))]
+    """The measured held-out MSEs of one arm (`_arm`)."""
+    return _arm(run, kernel, alteration, model).mse
+
+
+@dataclass
+class _Arm:
+    """One (kernel, alteration, model) arm of results.csv as read: `rows` its members, `mse` the measured held-out
+    MSEs, `left_out` diverged or failed members (a training outcome, left out as before), `unmeasured` 'seed S:
+    test_mse is unreadable (NaN)' for each member whose MSE could not be read (counted neither way)."""
+    rows: int
+    mse: list[float]
+    left_out: int
+    unmeasured: list[str]
+
+
+def _arm(run: Run, kernel: str, alteration: str, model: str) -> _Arm:
+    rows = [r for r in run.table("results.csv") if (r.get("kernel"), r.get("alteration"), r.get("model")) ==
+            (kernel, alteration, model)]
+    mse, left, bad = [], 0, []
+    for r in rows:
+        if str(r.get("status", "")).startswith(("diverged", "failed")):
+            left += 1
+            continue
+        x = value(r.get("test_mse"), f"seed {r.get('seed', '?')}: test_mse", lo=0)
+        if x.ok:
+            mse.append(x.value)
+        else:
+            bad.append(str(x))
+    return _Arm(len(rows), mse, left, bad)
+
+
+def _arms_problems(arms: dict[tuple[str, str], _Arm], what: dict[str, str]) -> tuple[list[str], list[str]]:
+    """(why the folder cannot judge: an arm with no row or no measured seed; the unmeasured seeds, named) over
+    arms keyed (alteration, model); `what` names each alteration's role (evidence, control)."""
+    cannot, unmeasured = [], []
+    for (alt, model), a in arms.items():
+        label = f"{model} {alt} arm ({what[alt]})"
+        if not a.rows:
+            cannot.append(f"{label}: no row in results.csv")
+        elif not a.mse:
+            cannot.append(f"{label}: no measured seed" + (f" ({a.left_out} diverged or failed)" if a.left_out else "")
+                          + (f" ({'; '.join(a.unmeasured)})" if a.unmeasured else ""))
+        elif a.unmeasured:
+            unmeasured.append(f"{label}: " + "; ".join(a.unmeasured))
+    return cannot, unmeasured
+
+
+def _ratio(num: list[float], den: list[float]) -> float:
+    """median(num) / median(den); inf when only the denominator is 0, 1 when both are."""
+    a, b = statistics.median(num), statistics.median(den)
+    return a / b if b > 0 else (math.inf if a > 0 else 1.0)
 
 
 def _quality(kernel: str, original: dict[str, list[float]]) -> str:
@@ -64,7 +115,9 @@ def _quality(kernel: str, original: dict[str, list[float]]) -> str:
 
 
 def _label(orig: list[float], alt: list[float]) -> tuple[str, float]:
-    ratio = statistics.median(alt) / statistics.median(orig)
+    ratio = _ratio(alt, orig)
+    if min(len(orig), len(alt)) < MIN_SEEDS:     # the power condition: one seed cannot show the seeds' spread
+        return "unclear", ratio
     if ratio < DROP_FACTOR:
         return "no drop", ratio
     return ("drop" if min(alt) > max(orig) else "unclear"), ratio
@@ -139,27 +192,39 @@ def _rnn_order(run: Run) -> tuple:
 
 
 @rule("alteration", "rnn_compare", f"""Tables 2-3: which model an alteration of the target hurts (the paper's bold = a drop).
-Per model, held-out MSE over seeds (results.csv; diverged members left out), altered against original: a
-drop when the ratio of medians is >= {DROP_FACTOR:g} (above the largest ratio the paper calls unaffected,
-{PAPER_UNAFFECTED_MAX:.3g}; its smallest drop is {PAPER_DROP_MIN:.3g}) and every altered seed lies above every
-original seed; no drop when the ratio is < {DROP_FACTOR:g}; unclear otherwise (the seeds overlap). Reproduced when every
-model the claim names gets the paper's label; partly when some do; not reproduced when none; inconclusive when
-every model with a clear label gets the paper's and the others are unclear (the power condition: seeds that do
-not separate). Control: each model's own original arm, trained alike. The row states both models' training budgets
-(steps x batch size), equal or not. Ties: the paper's mixing formula (mix_direction future)
-before the causal one, then the paper's random length-5 filter before taps given with --filter or another
---filter-length, then seeds from 0 before inits added beside them (other --seeds), then the larger training budget (steps
-x batch size in config.json; the Transformer's, then the RNN's).""", {"kernel": (True, one_of("exp", "uniform")), "alteration": (True, one_of("permuted", "mixed")),
-                  "expect": (True, expect)})
+Evidence: per model, the held-out MSE of each seed on the altered target (results.csv; diverged or failed members
+left out and counted). Control: the same model's original arm, trained alike. Per model, altered against
+original: a drop when the ratio of medians is >= {DROP_FACTOR:g} (above the largest ratio the paper calls
+unaffected, {PAPER_UNAFFECTED_MAX:.3g}; its smallest drop is {PAPER_DROP_MIN:.3g}) and every altered seed lies above
+every original seed; no drop when the ratio is < {DROP_FACTOR:g}; unclear otherwise (the seeds overlap).
+Reproduced when every model the claim names gets the paper's label; partly when some do; not reproduced when
+none; inconclusive when every model with a clear label gets the paper's and the others are unclear. Power
+condition: at least {MIN_SEEDS} measured seeds in each arm of a model (with one, "every altered seed above every
+original seed" is vacuous and the seeds' spread unknown), else that model is unclear. A seed whose MSE is absent or
+unreadable (NaN, inf, not a number) could not be measured: it is named and counted neither way; an arm the folder
+runs with no row or no measured seed for a model the claim names leaves the folder untested, the line naming the
+arm. The row states both models' training budgets (steps x batch size), equal or not. Ties: the paper's mixing
+formula (mix_direction future) before the causal one, then the paper's random length-5 filter before taps given
+with --filter or another --filter-length, then seeds from 0 before inits added beside them (other --seeds), then
+the larger training budget (steps x batch size in config.json; the Transformer's, then the RNN's).""",
+      {"kernel": (True, one_of("exp", "uniform")), "alteration": (True, one_of("permuted", "mixed")),
+       "expect": (True, expect)})
 def alteration(claim: Claim, run: Run) -> Outcome | None:
     p = claim.p
-    got, parts, ratios, origs, unclear = [], [], [], {}, []
+    arms = {(a, model): _arm(run, p["kernel"], a, model) for model, _ in p["expect"] for a in ("original", p["alteration"])}
+    if not any(arm.rows for (a, _), arm in arms.items() if a == p["alteration"]):
+        return None                   # the folder does not run this alteration
+    cannot, unmeasured = _arms_problems(arms, {"original": "control", p["alteration"]: "evidence"})
+    if cannot:
+        return Outcome(UNTESTED, "cannot judge: " + "; ".join(cannot), None, quantity="", tiebreak=_rnn_order(run),
+                       interval="none: an arm has no measured seed")
+    got, parts, ratios, origs, unclear, few = [], [], [], {}, [], []
     for model, want in p["expect"]:
-        orig, alt = _mse(run, p["kernel"], "original", model), _mse(run, p["kernel"], p["alteration"], model)
-        if not orig or not alt:
-            return None
+        orig, alt = arms[("original", model)].mse, arms[(p["alteration"], model)].mse
         origs[model] = orig
         label, ratio = _label(orig, alt)
+        if min(len(orig), len(alt)) < MIN_SEEDS:
+            few.append(model)
         if label == "unclear":
             unclear.append(model)
         else:
@@ -173,38 +238,74 @@ def alteration(claim: Claim, run: Run) -> Outcome | None:
         interval += ("; lo > 1 exactly when every altered seed lies above every original seed (the seed test of the "
                      "rule's drop)")
     extra += _quality(p["kernel"], origs) + _missing_terms(run, p["alteration"]) + _budgets_text(run)
-    if unclear and all(parts):        # the decided models agree; the seeds of the others overlap
+    left = sum(arm.left_out for arm in arms.values())
+    if left:
+        extra += f"; {left} diverged or failed member{'s' if left != 1 else ''} left out"
+    if unmeasured:
+        extra += "; could not be measured, counted neither way: " + "; ".join(unmeasured)
+    if unclear and all(parts):        # the decided models agree; the seeds of the others overlap or are too few
         verdict = INCONCLUSIVE
-        extra += (f"; {', '.join(unclear)}: the median rises {DROP_FACTOR:g}x or more but the seeds overlap (the data "
-                  "cannot say drop or no drop)")
+        overlap = [m for m in unclear if m not in few]
+        if overlap:
+            extra += (f"; {', '.join(overlap)}: the median rises {DROP_FACTOR:g}x or more but the seeds overlap (the "
+                      "data cannot say drop or no drop)")
+        if few:
+            extra += (f"; {', '.join(few)}: fewer than {MIN_SEEDS} measured seeds in an arm (the power condition: one "
+                      "seed cannot show the seeds' spread)")
     else:
         verdict = verdict_of(parts + [False] * len(unclear))
     return Outcome(verdict, "; ".join(got) + extra, n, ratios[-1], lo, hi,
                    f"altered/original, ratio of medians ({p['expect'][-1][0]})", _rnn_order(run), interval)
 
 
-@rule("gap", "rnn_compare", f"""Table 3: the RNN cannot learn the uniform-kernel target, the Transformer can. On the
-original and the permuted arm, the RNN's median held-out MSE over seeds is at least {GAP_FACTOR:g}x the
-Transformer's (the paper: at least {PAPER_GAP:.2g}x). Reproduced on both arms; partly on one; not reproduced on none.
-Ties: as for the alteration rule (mixing formula, then training budget). Control: the Transformer on the same arm,
-trained alike (its fit quality against the paper's MSE is printed); the budgets of both models are stated.""")
+@rule("gap", "rnn_compare", f"""Table 3: the RNN cannot learn the uniform-kernel target, the Transformer can: both halves
+are judged, on the original and on the permuted arm. Evidence: each model's held-out MSE per seed on the uniform
+kernel (results.csv; diverged or failed members left out and counted). Hard for the RNN: the RNN's median is at
+least {GAP_FACTOR:g}x the Transformer's on the same arm (the control: the Transformer trained alike; the paper: at
+least {PAPER_GAP:.2g}x). Learnable by the Transformer: its median is within {QUALITY_FACTOR:g}x of the paper's printed
+MSE on that arm (the reference: Table 3, {PAPER_MSE[("uniform", "original", "transformer")]:.3g} original,
+{PAPER_MSE[("uniform", "permuted", "transformer")]:.3g} permuted). Reproduced when all four parts hold; partly when
+some; not reproduced when none. Power condition: at least {MIN_SEEDS} measured seeds per model and arm, else
+inconclusive. A seed whose MSE is absent or unreadable could not be measured: it is named and counted neither way;
+an arm with no row or no measured seed leaves the folder untested, the line naming it. Ties: as for the
+alteration rule (mixing formula, then training budget); the budgets of both models are stated.""")
 def gap(claim: Claim, run: Run) -> Outcome | None:
-    parts, got, gaps, origs = [], [], [], {}
+    arms = {(arm, model): _arm(run, "uniform", arm, model) for arm in ("original", "permuted")
+            for model in ("rnn", "transformer")}
+    if not any(a.rows for a in arms.values()):
+        return None                   # the folder does not run the uniform kernel
+    cannot, unmeasured = _arms_problems(arms, {"original": "evidence", "permuted": "evidence"})
+    if cannot:
+        return Outcome(UNTESTED, "cannot judge: " + "; ".join(cannot), None, tiebreak=_rnn_order(run),
+                       interval="none: an arm has no measured seed")
+    parts, got, gaps = [], [], []
     for arm in ("original", "permuted"):
-        rnn, tr = _mse(run, "uniform", arm, "rnn"), _mse(run, "uniform", arm, "transformer")
-        if not rnn or not tr:
-            return None
-        if arm == "original":
-            origs = {"rnn": rnn, "transformer": tr}
-        g = statistics.median(rnn) / statistics.median(tr)
+        rnn, tr = arms[(arm, "rnn")].mse, arms[(arm, "transformer")].mse
+        g = _ratio(rnn, tr)
+        paper = PAPER_MSE[("uniform", arm, "transformer")]
+        q = statistics.median(tr) / paper
         gaps.append((g, arm, _pair_range(rnn, tr, f"RNN, Transformer; {arm} arm")))
-        parts.append(g >= GAP_FACTOR)
+        parts += [g >= GAP_FACTOR, q <= QUALITY_FACTOR]
         got.append(f"{arm}: RNN {fmt_g(statistics.median(rnn))} (seeds {fmt_g(min(rnn))}-{fmt_g(max(rnn))}) / "
-                   f"Transformer {fmt_g(statistics.median(tr))} = {fmt_g(g)}x")
+                   f"Transformer {fmt_g(statistics.median(tr))} = {fmt_g(g)}x ({'>=' if g >= GAP_FACTOR else '<'} "
+                   f"{GAP_FACTOR:g}x); Transformer / paper's {fmt_g(paper)} = {fmt_g(q)}x "
+                   f"({'learnable' if q <= QUALITY_FACTOR else 'NOT learnable'}: {'<=' if q <= QUALITY_FACTOR else '>'} "
+                   f"{QUALITY_FACTOR:g}x)")
+    origs = {"rnn": arms[("original", "rnn")].mse, "transformer": arms[("original", "transformer")].mse}
+    n = min(len(a.mse) for a in arms.values())
+    text = "; ".join(got) + _quality("uniform", origs)
+    left = sum(a.left_out for a in arms.values())
+    if left:
+        text += f"; {left} diverged or failed member{'s' if left != 1 else ''} left out"
+    if unmeasured:
+        text += "; could not be measured, counted neither way: " + "; ".join(unmeasured)
+    verdict = verdict_of(parts)
+    if n < MIN_SEEDS:
+        verdict = INCONCLUSIVE
+        text += f"; fewer than {MIN_SEEDS} measured seeds in an arm (the power condition: one seed cannot show the seeds' spread)"
     g, arm, (lo, hi, interval) = min(gaps)          # the headline: the arm where the gap is smaller
-    return Outcome(verdict_of(parts), "; ".join(got) + _quality("uniform", origs),
-                   min(len(v) for v in origs.values()), g, lo, hi, f"RNN / Transformer, ratio of medians, on the arm where it is smaller ({arm})",
-                   _rnn_order(run), interval)
+    return Outcome(verdict, text, n, g, lo, hi, f"RNN / Transformer, ratio of medians, on the arm where it is smaller "
+                   f"({arm})", _rnn_order(run), interval)
 
 
 # ---- App. D.3 (rnn-mixing-spectrum --out folders) -------------------------------------------------------
@@ -215,22 +316,38 @@ D3_REL_TOL = 0.05              # "numerically estimate": agreement within 5% (re
 
 @rule("d3_mixing", "rnn_compare", f"""App. D.3: mixing the inputs raises the rank of rho = 1 + 2 sin(2 pi u) sin(2 pi v)
 from 2 to 3, with sigma_1..3 = {", ".join(f"{x:g}" for x in D3_AFTER)} after it. From an rnn-mixing-spectrum folder on
-the paper's kernel and mixing (a = b = 1): reproduced when the numerical rank (sigma_i > 1e-8 sigma_1) is 2 before and
-3 after and each of sigma_1..3 after is within {D3_REL_TOL:.0%} of the paper's; partly when the rank rises but a value
-is further off; not reproduced when the rank does not rise. Reference: the paper's printed values;
-control: the spectrum before mixing, computed the same way (its rank must read 2).""")
+the paper's kernel and mixing (a = b = 1). Evidence: the numerical rank after the mixing (sigma_i > 1e-8 sigma_1,
+summary.json's rank_after) and sigma_1..3 after it (after). Reference: the paper's printed values. Control: the
+spectrum before mixing, computed the same way (rank_before), whose rank must read 2: a control that reads another
+rank says the quadrature does not resolve the kernel, so the folder cannot decide (inconclusive). Reproduced when
+the rank is 2 before and 3 after and each of sigma_1..3 after is within {D3_REL_TOL:.0%} of the paper's; partly when
+the rank rises but not to 3, or a value is further off; not reproduced when the rank does not rise. Power condition:
+none beyond the control (deterministic quadrature, no seeds and no sampling). An absent or unreadable rank or
+sigma (NaN, inf, not a number) leaves the folder untested, the line naming it.""")
 def d3_mixing(claim: Claim, run: Run) -> Outcome | None:
     s = run.summary or {}
-    if s.get("kind") != "rnn-mixing-spectrum" or not s.get("paper") or len(s.get("after", [])) < 3:
+    if s.get("kind") != "rnn-mixing-spectrum" or not s.get("paper"):
         return None
-    after, rb, ra = [float(x) for x in s["after"][:3]], s.get("rank_before"), s.get("rank_after")
-    off = max(abs(m - p) / p for m, p in zip(after, D3_AFTER))
-    rises = isinstance(rb, int) and isinstance(ra, int) and ra > rb
-    v = (REPRODUCED if rises and rb == 2 and ra == 3 and off <= D3_REL_TOL else PARTLY if rises else NOT_REPRODUCED)
-    text = (f"rank {rb} -> {ra}; sigma after = {', '.join(f'{x:.4f}' for x in after)} "
-            f"(largest relative difference from the paper's {off:.1%}); deterministic quadrature "
-            f"({s.get('quadrature_nodes', '?')} nodes)")
+    raw = s.get("after")
+    after = ([value(raw[i] if isinstance(raw, list) and i < len(raw) else None, f"sigma_{i + 1} after the mixing "
+                    "(summary.json's after)", lo=0) for i in range(3)])
+    rb = number(s, "rank_before", name="the control's rank (summary.json's rank_before)", lo=0, whole=True)
+    ra = number(s, "rank_after", name="the rank after the mixing (summary.json's rank_after)", lo=0, whole=True)
+    bad = missing([ra, *after, rb])
+    nodes = f"deterministic quadrature ({s.get('quadrature_nodes', '?')} nodes)"
+    if bad:
+        return Outcome(UNTESTED, f"cannot judge: {bad}; {nodes}", None,
+                       interval="none: deterministic quadrature, no seeds and no sampling")
+    sig = [r.value for r in after]
+    off = max(abs(m - p) / p for m, p in zip(sig, D3_AFTER))
+    text = (f"rank {rb.value} -> {ra.value}; sigma after = {', '.join(f'{x:.4f}' for x in sig)} "
+            f"(largest relative difference from the paper's {off:.1%}); {nodes}")
+    if rb.value != 2:
+        v = INCONCLUSIVE
+        text += f"; the control (the kernel before mixing) reads rank {rb.value}, not 2: the quadrature does not resolve it"
+    elif ra.value <= rb.value:
+        v = NOT_REPRODUCED
+    else:
+        v = REPRODUCED if ra.value == 3 and off <= D3_REL_TOL else PARTLY
     return Outcome(v, text, None, off, quantity="largest relative difference of sigma_1..3 after the mixing",
                    interval="none: deterministic quadrature, no seeds and no sampling")
-
-

@@ -63,6 +63,10 @@ def test_every_subcommand_runs_a_quick_smoke(official, tmp_path, sub_env):
     assert len(tab) == 4 and tab.accuracy.between(0, 1).all()
     assert r.stdout.strip().splitlines()[-3].startswith("accuracy "), r.stdout      # the headline, then the paths
     ends_with_paths(r.stdout, 2, [tmp_path / "p" / "permute.csv", tmp_path / "p" / "summary.md"])
+    # the test count the claims rule reads (its interval's n) is the one the accuracies were computed on
+    n_test = json.loads((tmp_path / "p" / "summary.json").read_text())["n_test"]
+    assert isinstance(n_test, int) and n_test > 0
+    assert f"Accuracy on the {n_test} test images." in (tmp_path / "p" / "summary.md").read_text()
 
 
 def _redraws_what_the_run_drew(*folders: Path) -> None:

@@ -6,15 +6,17 @@ point (pyproject.toml).  Standard library only: the report never loads torch.
 from __future__ import annotations
 
 import math
+import re
 import statistics
 
+from jackson.evidence import Reading, missing, number, value
 from jackson.verdict import (INCONCLUSIVE, NOT_REPRODUCED, PARTLY, REPRODUCED, UNTESTED, Claim, Outcome, Run, fmt_f,
     fmt_g, rule, seed_bootstrap)
 
 DECAY_MAX = -0.5       # Fig. 2: sigma_i ~ i^-alpha with alpha > 1/2 is what Theorem 4.1 needs for a decaying rate
 SETTLED_L2 = 0.1       # Fig. 3a: successive normalised spectra within 10% (relative L2) count as converged (the sweep's own SETTLED_L2, vit_probe/run_sweep_mh.py)
 PAPER_VIT_DROP = 0.02  # Table 1: the paper calls 0.98 -> 0.96 unaffected
-CIFAR10_TEST = 10000   # vit-probe permute scores the whole CIFAR-10 test split (its report.json says so)
+CIFAR10_CLASSES = 10   # vit-probe reads CIFAR-10 only (vit_probe.cifar_io.CLASSES): chance accuracy is 1/10
 Z95 = 1.96             # two-sided 95% normal quantile
 PAPER_GAMMA = 0.27     # Fig. 3b: 1 / m_h^0.27 + 1.05
 
@@ -36,51 +38,73 @@ CLASS_SORTED = ("config.json has no subset_seed: training loss and spectra from 
 
 
 @rule("vit_decay", "vit_probe", f"""Fig. 2: the logit matrices rho_hat(x) of a trained ViT, sampled over inputs, have
-decaying singular values (a low-rank structure). Per head, the decay exponent of sigma_i in i (heads.csv, with
-its bootstrap 95% interval over images). Control: the same architecture at random inits on the same images
-(init_heads.csv; a random-init ViT's logits decay too, so a decay alone does not show what training did). Reproduced
-when every head's whole interval lies below {DECAY_MAX:g} (sigma_i ~ i^-alpha with alpha > 1/2, what Theorem 4.1
-needs for an error that decays in m_h) and lies below the steepest init exponent of its layer (training made the
-decay); partly when some heads meet both, or every head decays but no faster than at init; not reproduced when
-no head's interval lies below {DECAY_MAX:g}; inconclusive when the folder holds no control (decaying heads,
-nothing to tell training from architecture). A folder of an untrained model is a control, not a test: untested.""")
+decaying singular values (a low-rank structure). Evidence: per head, the decay exponent of sigma_i in i (heads.csv)
+with its bootstrap 95% interval over images; the power condition is that interval: a head counts as decaying only
+when its whole interval lies below {DECAY_MAX:g} (sigma_i ~ i^-alpha with alpha > 1/2, what Theorem 4.1 needs for an
+error that decays in m_h). Control: the same architecture at random inits on the same images (init_heads.csv;
+heads.csv's steeper_than_init: the head's interval lies below the steepest init exponent of its layer); a
+random-init ViT's logits decay too, so a decay alone does not show what training did. Reproduced when every
+measured head decays and lies below its layer's init heads; partly when some heads meet both, or every head decays
+but no faster than at init; not reproduced when no measured head decays. Inconclusive when the folder holds no
+control (nothing to tell training from architecture, whatever the heads show). A head whose exponent, interval
+or control flag is absent or unreadable (NaN, inf, not a number) could not be measured: it is named and counted
+neither way; with no measured head the folder is untested. A folder of an untrained model is a control, not a
+test: untested.""")
 def vit_decay(claim: Claim, run: Run) -> Outcome | None:
     s = run.summary or {}
     heads = run.table("heads.csv")
     if "violin" not in s or not heads or "m_h" in heads[0]:
         return None
-    ex = [float(h["exponent"]) for h in heads]
-    ok = [float(h["exponent_hi"]) < DECAY_MAX for h in heads]
-    er = [float(h["erank"]) for h in heads]
-    text = (f"{len(heads)} heads: decay exponent {fmt_f(min(ex))} to {fmt_f(max(ex))}; {sum(ok)} of {len(ok)} with the "
-            f"whole 95% interval below {DECAY_MAX:g}; effective rank {fmt_f(min(er), 1)}-{fmt_f(max(er), 1)}; "
-            f"{s.get('n_images', '?')} images, tau {s.get('tau', '?')}; one model")
-    interval = (f"range over the {len(heads)} heads of one model (min, max head exponent; 1 seed, no spread over "
-                "seeds)")
+    has_control = "steeper_than_init" in heads[0]
+    measured, unmeasured = [], []
+    for h in heads:
+        where = f"layer {h.get('layer', '?')} head {h.get('head', '?')}"
+        ex, hi = value(h.get("exponent"), f"{where}: exponent"), value(h.get("exponent_hi"), f"{where}: exponent_hi")
+        flag = str(h.get("steeper_than_init", "")).strip().lower()
+        ctrl = Reading(f"{where}: steeper_than_init", 1.0 if flag in ("true", "1") else 0.0) \
+            if flag in ("true", "1", "false", "0") or not has_control else \
+            Reading(f"{where}: steeper_than_init", None, "absent" if not flag else f"unreadable ({flag[:20]!r})")
+        bad = missing([ex, hi, ctrl])
+        if bad:
+            unmeasured.append(bad)
+        else:
+            er = value(h.get("erank"), "erank", lo=0)
+            measured.append((ex.value, hi.value < DECAY_MAX, ctrl.value == 1.0, er.value))
     trained = s.get("trained", bool(run.config.get("checkpoint") or run.config.get("pretrained")))
+    if not isinstance(trained, bool):
+        return Outcome(UNTESTED, f"cannot judge: summary.json's trained is unreadable ({str(trained)[:20]!r}, not true "
+                                 "or false)", 1, interval="none: no head judged")
+    if not measured:
+        return Outcome(UNTESTED, f"cannot judge: no head could be measured ({'; '.join(unmeasured)})", 1,
+                       interval="none: no head measured")
+    ex = [m[0] for m in measured]
+    ok = [m[1] for m in measured]
+    er = [m[3] for m in measured if m[3] is not None]
+    text = (f"{len(measured)} heads: decay exponent {fmt_f(min(ex))} to {fmt_f(max(ex))}; {sum(ok)} of {len(ok)} with "
+            f"the whole 95% interval below {DECAY_MAX:g}; effective rank "
+            + (f"{fmt_f(min(er), 1)}-{fmt_f(max(er), 1)}" if er else "n/a")
+            + f"; {s.get('n_images', '?')} images, tau {s.get('tau', '?')}; one model")
+    if unmeasured:
+        text += f"; could not be measured, counted neither way: {'; '.join(unmeasured)}"
+    interval = (f"range over the {len(measured)} measured heads of one model (min, max head exponent; 1 seed, no "
+                "spread over seeds)")
     if not trained:
         return Outcome(UNTESTED, "the folder probes an untrained model (no checkpoint, no pretrained weights): a "
                                  f"control, not a test of a trained ViT; {text}", 1, max(ex), min(ex), max(ex),
                        "largest (shallowest) head exponent", interval=interval)
-    if "steeper_than_init" not in heads[0]:
-        v = INCONCLUSIVE if any(ok) else NOT_REPRODUCED
-        text += ("; no control in the folder (no init_heads.csv): a random-init ViT's logits decay too, so the decay "
+    if not has_control:
+        v = INCONCLUSIVE
+        text += ("; no control in the folder (no init_heads.csv): a random-init ViT's logits decay too, so the heads "
                  "alone cannot say what training did")
     else:
-        steeper = [str(h["steeper_than_init"]).lower() in ("true", "1") for h in heads]
+        steeper = [m[2] for m in measured]
         both = [a and b for a, b in zip(ok, steeper)]
-        init = run.table("init_heads.csv")
-        iex = [float(h["exponent"]) for h in init]
-        n_init = len({h.get("init") for h in init})
-        if not any(ok):
-            v = NOT_REPRODUCED
-        elif all(both):
-            v = REPRODUCED
-        else:
-            v = PARTLY
+        iex = [x.value for x in (value(h.get("exponent"), "init exponent") for h in run.table("init_heads.csv")) if x.ok]
+        n_init = len({h.get("init") for h in run.table("init_heads.csv")})
+        v = NOT_REPRODUCED if not any(ok) else REPRODUCED if all(both) else PARTLY
         text += (f"; control: the same architecture at {n_init} random init{'s' if n_init != 1 else ''}, exponents "
                  f"{fmt_f(min(iex)) if iex else 'n/a'} to {fmt_f(max(iex)) if iex else 'n/a'}; training made {sum(steeper)} "
-                 f"of {len(heads)} heads decay faster than every init head of their layer")
+                 f"of {len(measured)} heads decay faster than every init head of their layer")
     return Outcome(v, text, 1, max(ex), min(ex), max(ex), "largest (shallowest) head exponent", interval=interval)
 
 
@@ -91,43 +115,72 @@ def _rel_l2(a: list[float], b: list[float]) -> float:
     return math.sqrt(sum((x - y) ** 2 for x, y in zip(ca, cb))) / math.sqrt(sum(y * y for y in cb))
 
 
-def _seed_spectra(run: Run, m_hs: tuple[int, ...]) -> dict[str, dict[int, list[float]]] | None:
-    """Each seed's mean spectrum (spectra.csv's seed column; mean over images of sigma_i, i = 1, 2, ...) at the
-    given m_h, on the layer and head the sweep compares (config.json spectra_layer, spectra_head): seed -> m_h ->
-    [sigma_1, ...].  None when spectra.csv has no seed column."""
+def _seed_spectra(run: Run, m_hs: tuple[int, ...]) -> tuple[dict[str, dict[int, list[float]]] | None, str]:
+    """(each seed's mean spectrum, the seeds that could not be measured): spectra.csv's seed column; mean over images
+    of sigma_i, i = 1, 2, ..., at the given m_h, on the layer and head the sweep compares (config.json spectra_layer,
+    spectra_head): seed -> m_h -> [sigma_1, ...].  A seed with an absent or unreadable value (or sigma_1 <= 0) is
+    left out and named.  None when spectra.csv has no seed column or its rows are not numbers."""
     rows = run.table("spectra.csv")
     if not rows or "seed" not in rows[0]:
-        return None
-    layer = int(run.config.get("spectra_layer", -1)) % (max(int(r["layer"]) for r in rows) + 1)
-    head = int(run.config.get("spectra_head", 0))
-    spec: dict[str, dict[int, dict[int, float]]] = {}
-    for r in rows:
-        if int(r["layer"]) == layer and int(r["head"]) == head and int(r["m_h"]) in m_hs:
-            spec.setdefault(r["seed"], {}).setdefault(int(r["m_h"]), {})[int(r["i"])] = float(r["mean"])
-    return {seed: {m: [v[i] for i in sorted(v)] for m, v in by_m.items()} for seed, by_m in spec.items()
-            if set(by_m) == set(m_hs)}
+        return None, ""
+    try:
+        layer = int(run.config.get("spectra_layer", -1)) % (max(int(r["layer"]) for r in rows) + 1)
+        head = int(run.config.get("spectra_head", 0))
+        spec: dict[str, dict[int, dict[int, Reading]]] = {}
+        for r in rows:
+            if int(r["layer"]) == layer and int(r["head"]) == head and int(r["m_h"]) in m_hs:
+                spec.setdefault(r["seed"], {}).setdefault(int(r["m_h"]), {})[int(r["i"])] = \
+                    value(r.get("mean"), f"seed {r['seed']}, m_h {r['m_h']}, sigma_{r['i']}", lo=0)
+    except (KeyError, TypeError, ValueError):
+        return None, "spectra.csv is unreadable (a layer, head, m_h or i that is not a whole number)"
+    out, bad = {}, []
+    for seed, by_m in spec.items():
+        if set(by_m) != set(m_hs):
+            continue
+        problems = missing(x for v in by_m.values() for x in v.values())
+        if problems or any(v[min(v)].value <= 0 for v in by_m.values()):
+            bad.append(problems or f"seed {seed}: sigma_1 is 0")
+            continue
+        out[seed] = {m: [v[i].value for i in sorted(v)] for m, v in by_m.items()}
+    return out, "; ".join(bad)
 
 
-@rule("vit_converge", "vit_probe", f"""Fig. 3(a): as m_h grows, the normalised spectrum of rho_hat converges. The
-relative L2 distance between the normalised mean spectra of successive m_h (spectrum_convergence in
-summary.json): reproduced when the last pair's is <= {SETTLED_L2:g} (this ledger's choice; every distance is
-printed); not reproduced otherwise. A folder whose spectra come from class-sorted test images (config.json
-without subset_seed) gets at most partly. Control: the earlier pairs' distances,
-printed. Power: the last distance is bootstrapped over seeds (interval shown; one seed has none).""")
+@rule("vit_converge", "vit_probe", f"""Fig. 3(a): as m_h grows, the normalised spectrum of rho_hat converges. Evidence:
+the relative L2 distance between the normalised mean spectra of the last pair of successive m_h
+(spectrum_convergence in summary.json); the earlier pairs' distances are printed beside it. Reference: settled
+means <= {SETTLED_L2:g} (this ledger's choice, the sweep's own). Power condition: the distance bootstrapped over the
+folder's seeds (spectra.csv, each seed's spectrum): reproduced when the distance and the whole interval are <=
+{SETTLED_L2:g}; not reproduced when the distance and the whole interval are above it; inconclusive when the interval
+holds {SETTLED_L2:g} (the seeds disagree), or when there is no interval (fewer than 2 measured seeds, or a
+spectra.csv without a seed column): the seeds' spread is unknown. Control: none (a sequence of one model's spectra;
+a spectrum that settles is judged against the fixed bar). An absent or unreadable last distance (NaN, inf, not a
+number) leaves the folder untested, the line naming it; a seed whose spectrum is unreadable is named and left
+out of the interval. A folder whose spectra come from class-sorted test images (config.json without
+subset_seed) gets at most partly.""")
 def vit_converge(claim: Claim, run: Run) -> Outcome | None:
     s = run.summary or {}
-    conv = [c for c in s.get("convergence", []) if isinstance(c.get("rel_l2"), (int, float)) and not math.isnan(c["rel_l2"])]
-    if "fit" not in s or not conv:
+    if "fit" not in s and "convergence" not in s:
         return None
-    last = conv[-1]["rel_l2"]
-    text = ("relative L2 between successive m_h: " + ", ".join(f"{c['m_h_from']}->{c['m_h_to']} {fmt_g(c['rel_l2'], 2)}"
-                                                                for c in conv)
-            + (f"; {CLASS_SORTED}" if _class_sorted(run) else ""))
-    v = _cap(REPRODUCED if last <= SETTLED_L2 else NOT_REPRODUCED, run)
-    a, b = int(conv[-1]["m_h_from"]), int(conv[-1]["m_h_to"])
-    spec = _seed_spectra(run, (a, b))
+    conv = s.get("convergence")
+    if not isinstance(conv, list) or not conv or not all(isinstance(c, dict) for c in conv):
+        why = "absent" if not conv else "unreadable (not a list of pairs)"
+        return Outcome(UNTESTED, f"cannot judge: summary.json's convergence (the distances between successive m_h) is "
+                                 f"{why}", run.seeds(), interval="none: no distance")
+    lastc = conv[-1]
+    a = value(lastc.get("m_h_from"), "the last pair's m_h_from", lo=1, whole=True)
+    b = value(lastc.get("m_h_to"), "the last pair's m_h_to", lo=1, whole=True)
+    d = value(lastc.get("rel_l2"), "the last pair's relative L2 distance (summary.json's convergence)", lo=0)
+    bad = missing([d, a, b])
+    pairs = ", ".join(f"{c.get('m_h_from')}->{c.get('m_h_to')} "
+                      f"{fmt_g(x.value, 2) if (x := value(c.get('rel_l2'), '')).ok else 'n/a'}" for c in conv)
+    text = f"relative L2 between successive m_h: {pairs}" + (f"; {CLASS_SORTED}" if _class_sorted(run) else "")
+    if bad:
+        return Outcome(UNTESTED, f"cannot judge: {bad}; {text}", run.seeds(), interval="none: no last distance")
+    last, a, b = d.value, a.value, b.value
+    spec, unmeasured = _seed_spectra(run, (a, b))
     if spec is None:
-        lo, hi, interval = None, None, "none: spectra.csv has no seed column (a folder made before it had one)"
+        lo, hi, interval = None, None, ("none: " + unmeasured if unmeasured else
+                                        "none: spectra.csv has no seed column (a folder made before it had one)")
     else:
         labels = sorted(spec, key=lambda k: (len(k), k))
 
@@ -141,24 +194,50 @@ def vit_converge(claim: Claim, run: Run) -> Outcome | None:
                                                              "spectra averaged over seeds (spectra.csv)")
         if len(labels) >= 2:
             text += f"; {a}->{b} each seed alone {', '.join(fmt_g(distance([s]), 2) for s in labels)}"
-    return Outcome(v, text, run.seeds(), last, lo, hi, "relative L2 distance, last pair of m_h", interval=interval)
+        if unmeasured:
+            text += f"; could not be measured, left out of the interval: {unmeasured}"
+    if lo is None:
+        v = INCONCLUSIVE
+        text += f" (power: no interval over seeds, {interval[6:]}: the seeds' spread is unknown)"
+    elif last <= SETTLED_L2 and hi <= SETTLED_L2:
+        v = REPRODUCED
+    elif last > SETTLED_L2 and lo > SETTLED_L2:
+        v = NOT_REPRODUCED
+    else:
+        v = INCONCLUSIVE
+        text += f" (power: the interval over seeds holds {SETTLED_L2:g}: the seeds disagree)"
+    return Outcome(_cap(v, run), text, run.seeds(), last, lo, hi, "relative L2 distance, last pair of m_h",
+                   interval=interval)
 
 
 @rule("vit_fit", "vit_probe", f"""Fig. 3(b): the training error follows a / m_h^gamma + b with gamma = {PAPER_GAMMA:g}.
-The sweep's fit (summary.json): reproduced when the data identify it (the sweep's own test: every
-standard error below its value) and {PAPER_GAMMA:g} lies within gamma +- {Z95:g} s.e.; partly when identified
-with gamma > 0 (a power-law decrease) but {PAPER_GAMMA:g} outside; not reproduced when identified with gamma
-<= 0. Power condition: a fit the data do not identify is inconclusive (no rate is measured, so none can
-disagree). Control: the log-log slope of the training loss, printed beside the fit. Class-sorted training-loss
-subsets: at most partly.""")
+Evidence: the sweep's fit (summary.json: gamma and b with their standard errors). Reference: the paper's gamma,
+{PAPER_GAMMA:g}. Reproduced when the data identify the fit and {PAPER_GAMMA:g} lies within gamma +- {Z95:g} s.e.; partly
+when identified with gamma > 0 (a power-law decrease) but {PAPER_GAMMA:g} outside; not reproduced when identified with
+gamma <= 0. Power condition: identification, the sweep's own test recomputed from the standard errors (the s.e.
+of gamma below |gamma| and that of b below |b|); a fit the data do not identify is inconclusive (no rate is
+measured, so none can disagree). Control: none (one curve against the paper's exponent); the log-log slope of the
+training loss is printed beside it, not part of the rule. A fit that failed, or an absent or unreadable gamma,
+b or standard error (NaN, inf, not a number), leaves the folder untested, the line naming it. Class-sorted
+training-loss subsets: at most partly.""")
 def vit_fit(claim: Claim, run: Run) -> Outcome | None:
     s = run.summary or {}
-    fit = s.get("fit")
-    if not isinstance(fit, dict) or fit.get("gamma") is None:
+    if "fit" not in s:
         return None
-    g, se = fit["gamma"], fit.get("gamma_se", math.inf)
+    fit = s.get("fit")
+    if isinstance(fit, dict) and fit.get("ok") is False:
+        return Outcome(UNTESTED, f"cannot judge: the sweep could not fit a / m_h^gamma + b ({fit.get('why', 'no reason given')})",
+                       run.seeds(), interval="none: no fit")
+    g = number(fit, "gamma", name="the fit's gamma (summary.json's fit)")
+    se = number(fit, "gamma_se", name="the standard error of gamma", lo=0)
+    b = number(fit, "b", name="the fit's b")
+    bse = number(fit, "b_se", name="the standard error of b", lo=0)
+    bad = missing([g, se, b, bse])
+    if bad:
+        return Outcome(UNTESTED, f"cannot judge: {bad}", run.seeds(), interval="none: no fit")
+    g, se = g.value, se.value
     lo, hi = g - Z95 * se, g + Z95 * se
-    ident = bool(fit.get("identified"))
+    ident = se < abs(g) and bse.value < max(abs(b.value), 1e-12)
     if not ident:
         v = INCONCLUSIVE          # the power condition: the data do not pin down gamma
     elif lo <= PAPER_GAMMA <= hi:
@@ -167,9 +246,9 @@ def vit_fit(claim: Claim, run: Run) -> Outcome | None:
         v = PARTLY
     else:
         v = NOT_REPRODUCED
-    text = (f"gamma {fmt_g(g)} +- {fmt_g(se)} (s.e.), b {fmt_g(fit.get('b'))} +- {fmt_g(fit.get('b_se'))}: "
-            + ("identified" if ident else "NOT identified by the data")
-            + f"; log-log slope of training loss {fmt_f(s.get('loglog_slope'), 3)}"
+    text = (f"gamma {fmt_g(g)} +- {fmt_g(se)} (s.e.), b {fmt_g(b.value)} +- {fmt_g(bse.value)}: "
+            + ("identified" if ident else "NOT identified by the data (power: a standard error not below its value)")
+            + f"; log-log slope of training loss {fmt_f(s.get('loglog_slope') if isinstance(s.get('loglog_slope'), (int, float)) else None, 3)}"
             + f"; training loss {fmt_g(s.get('loss_first'), 4)} -> {fmt_g(s.get('loss_last'), 4)}"
             + (f"; {CLASS_SORTED}" if _class_sorted(run) else ""))
     return Outcome(_cap(v, run), text, run.seeds(), g, lo, hi, "gamma",
@@ -177,28 +256,65 @@ def vit_fit(claim: Claim, run: Run) -> Outcome | None:
                             "loss (normal approximation; from summary.json's fit)")
 
 
+def n_test_images(run: Run) -> Reading:
+    """How many test images the folder's accuracies are over: summary.json's n_test, else the count its summary.md
+    states ("Accuracy on the N test images", a folder written before summary.json held it)."""
+    name = "the number of test images (summary.json's n_test)"
+    n = number(run.summary or {}, "n_test", name=name, lo=1, whole=True)
+    if not n.absent:
+        return n
+    try:
+        with open(run.path / "summary.md", encoding="utf-8", errors="replace") as fh:
+            md = fh.read(100_000)          # the sentence is in the first lines; a huge file is not read whole
+    except OSError:
+        return n
+    found = re.search(r"Accuracy on the ([0-9][0-9,]*) test images", md)
+    return value(found.group(1).replace(",", ""), name + ", as summary.md states it", lo=1, whole=True) if found else n
+
+
+def _half(a: float, c: float, n: int) -> float:
+    """Half the 95% normal interval of a difference of two binomial proportions a, c, each on n test images."""
+    return Z95 * math.sqrt(a * (1 - a) / n + c * (1 - c) / n)
+
+
 @rule("vit_permute", "vit_probe", f"""Table 1 (ViT): permuting the input tokens does not affect the Transformer (the paper:
-0.98 -> 0.96, which it calls unaffected). Judged against the control arm, not the starting model: d = accuracy
-after continued training on permuted tokens - accuracy after the same continued training on the original order,
-with a 95% interval from two binomial proportions on the {CIFAR10_TEST:,} test images (conservative for the
-paired images). A non-inferiority test with margin {PAPER_VIT_DROP:g} (the paper's own unaffected drop):
-reproduced when the interval's lower end is at or above -{PAPER_VIT_DROP:g}; not reproduced when its upper end is
-below -{PAPER_VIT_DROP:g} (a larger drop, beyond sampling error); inconclusive when the interval holds
--{PAPER_VIT_DROP:g}, or when the control arm still gains more than {PAPER_VIT_DROP:g} over the starting model
-(power: a model that has not converged lets the permuted arm lag for that reason alone). Between folders, the
-narrower interval first.""")
+0.98 -> 0.96, which it calls unaffected). Evidence: the accuracy after continued training on permuted tokens
+(summary.json's after). Control: the accuracy after the same continued training on the original order
+(control); d = after - control, with a 95% interval from two binomial proportions on the folder's own number of
+test images (summary.json's n_test, else the count its summary.md states; conservative for the paired images).
+Reference: a non-inferiority margin of {PAPER_VIT_DROP:g} (the paper's own unaffected drop): reproduced when the
+interval's lower end is at or above -{PAPER_VIT_DROP:g}; not reproduced when its upper end is below -{PAPER_VIT_DROP:g}
+(a larger drop, beyond sampling error); inconclusive when the interval holds -{PAPER_VIT_DROP:g}. Power conditions,
+each inconclusive when it fails: the control arm gains at most {PAPER_VIT_DROP:g} over the starting model (before;
+a model that has not converged lets the permuted arm lag for that reason alone), and the quality floor: a permuted
+arm at chance (1/{CIFAR10_CLASSES}, CIFAR-10) would read not reproduced, i.e. the control stands far enough above
+chance for the test to fail (a model at chance cannot be hurt by a permutation, having learned nothing). An absent or
+unreadable accuracy or test count (NaN, inf, outside [0, 1], not a number) leaves the folder untested, the line
+naming it. Between folders, the narrower interval first.""")
 def vit_permute(claim: Claim, run: Run) -> Outcome | None:
     s = run.summary or {}
-    if not all(isinstance(s.get(k), (int, float)) for k in ("after", "control", "before")):
+    if "after" not in s and "zero_shot_permuted" not in s:
         return None
-    a, c = s["after"], s["control"]
-    d = a - c
-    half = Z95 * math.sqrt(a * (1 - a) / CIFAR10_TEST + c * (1 - c) / CIFAR10_TEST)
-    gain = c - s["before"]
+    after = number(s, "after", name="the permuted arm's accuracy (summary.json's after)", lo=0, hi=1)
+    ctrl = number(s, "control", name="the control arm's accuracy (summary.json's control)", lo=0, hi=1)
+    before = number(s, "before", name="the starting model's accuracy (summary.json's before)", lo=0, hi=1)
+    n = n_test_images(run)
+    bad = missing([after, ctrl, before, n])
+    if bad:
+        return Outcome(UNTESTED, f"cannot judge: {bad}", 1, tiebreak=(math.inf,), interval="none: no interval")
+    a, c, n = after.value, ctrl.value, n.value
+    d, half = a - c, _half(a, c, n)
+    gain = c - before.value
+    chance = 1 / CIFAR10_CLASSES
     text = (f"permuted {fmt_f(a, 4)} vs control {fmt_f(c, 4)}: d = {fmt_f(d, 4, True)} [{fmt_f(d - half, 4, True)}, "
-            f"{fmt_f(d + half, 4, True)}]; before {fmt_f(s['before'], 4)}, zero-shot on permuted tokens "
-            f"{fmt_f(s.get('zero_shot_permuted'), 4)}; {s.get('origin', '')}")
-    if gain > PAPER_VIT_DROP:
+            f"{fmt_f(d + half, 4, True)}] on {n:,} test images; before {fmt_f(before.value, 4)}, zero-shot on permuted "
+            f"tokens {fmt_f(s.get('zero_shot_permuted') if isinstance(s.get('zero_shot_permuted'), (int, float)) else None, 4)}"
+            f"; {s.get('origin', '')}")
+    if (chance - c) + _half(chance, c, n) >= -PAPER_VIT_DROP:
+        v = INCONCLUSIVE
+        text += (f" (the control's accuracy {fmt_f(c, 4)} is too close to chance, {chance:g}: a permuted arm at chance "
+                 f"would not read a drop beyond the {PAPER_VIT_DROP:g} margin, so the test cannot fail)")
+    elif gain > PAPER_VIT_DROP:
         v = INCONCLUSIVE
         text += (f" (the control arm gains {fmt_f(gain, 4, True)} over the starting model, more than the "
                  f"{PAPER_VIT_DROP:g} margin: not converged)")
@@ -210,7 +326,5 @@ def vit_permute(claim: Claim, run: Run) -> Outcome | None:
         v = INCONCLUSIVE
         text += f" (the interval holds -{PAPER_VIT_DROP:g}: the test images cannot decide)"
     return Outcome(v, text, 1, d, d - half, d + half, "accuracy permuted - control", (half,),
-                   f"95% normal interval of a difference of two binomial proportions on the {CIFAR10_TEST:,} test "
-                   "images (1 seed: test-set sampling only)")
-
-
+                   f"95% normal interval of a difference of two binomial proportions on the {n:,} test images "
+                   "(1 seed: test-set sampling only)")

@@ -95,6 +95,7 @@ def run_permute(cfg: PermuteConfig, command: str, progress: bool = True) -> dict
         before, after = rows[0]["accuracy"], rows[2]["accuracy"]
         summary = {"data": tr.source, "origin": origin, "before": before, "after": after,
                    "zero_shot_permuted": rows[1]["accuracy"], "control": rows[3]["accuracy"] if cfg.control else None,
+                   "n_test": len(te),
                    "paper": {"before": PAPER["acc_original"], "after": PAPER["acc_altered"]}}
         (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
         ft = cfg.finetune
