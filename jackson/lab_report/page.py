@@ -31,12 +31,13 @@ from pathlib import Path
 from ..command import cli_run
 from ..config import need
 from ..runfolder import write_atomic
+from ..verdict import FAILED
 from . import claims
 from .check import check_html
-from .claim_files import read_claims
-from .entries import (HEADLINE, INTRO, LEDGER_HEAD, LEDGER_INTRO, counts_text, current_and_superseded, find_runs,
-                      headline_rows, ledger_cells, missing_figures, other_documents, readable_image, rules_of, sections,
-                      seeds_text)
+from .claim_files import check_claims
+from .entries import (BRACKETS_TEXT, HEADLINE, INTRO, LEDGER_HEAD, LEDGER_INTRO, counts_text, current_and_superseded,
+                      find_runs, group_counts, headline_rows, ledger_cells, missing_figures, other_documents,
+                      readable_image, rules_of, sections, seeds_text)
 from .html_page import render_html
 from .tables import claims_full_tex, claims_tex, tables_csv, tables_tex
 
@@ -46,18 +47,31 @@ class ReportConfig:
     root: str = "reports"   # folder searched for result folders; index.md and index.html are written into it
     claims: str = ""        # a claims file (TOML, docs/claims.md) judged instead of the lab's two papers' claims
     single_file: bool = False   # embed every figure in index.html (one file that travels alone; large and slower to open)
+    keep_going: bool = False    # with --claims: judge the valid claims and list the refused ones (exit 1) instead of refusing the file
 
     SHARED = ()   # no run folder, no training, no config.json: none of --config, --threads, --force means anything here
 
 
+def glance_markdown(rows: list[claims.Row], refused: list[str]) -> list[str]:
+    """index.md's first lines: each paper's own claims counted by verdict, then the variants this lab added, and
+    the claims of --claims that were refused (--keep-going)."""
+    L = [f"- **{title}**: {group_counts(rs)}" for title, rs in claims.groups(rows)]
+    if refused:
+        L.append(f"- **refused** (not judged, --keep-going): {len(refused)} claim{'s' if len(refused) != 1 else ''}")
+    return L + [""] + ([f"- refused: {x}" for x in refused] + [""] if refused else [])
+
+
 def ledger_markdown(rows: list[claims.Row]) -> list[str]:
-    L = ['<a id="claims"></a>', "", "## Claims ledger", "", LEDGER_INTRO, "", "Verdicts: " + counts_text(rows), "",
-         "| " + " | ".join(LEDGER_HEAD) + " |", "|" + "---|" * 5 + "---:|" + "---|" * 4]
-    for r in rows:
-        cells = ledger_cells(r)
-        cells[7] = f"**{cells[7]}**"
-        L.append("| " + " | ".join(x.replace("|", "\\|") for x in cells) + " |")
-    L += ["", "Rules (one function per rule, in each experiment's `rules.py`; its text below). " + claims.PREFERENCE, ""]
+    L = ['<a id="claims"></a>', "", "## Claims ledger", "", LEDGER_INTRO, "", "Verdicts: " + counts_text(rows), ""]
+    for title, rs in claims.groups(rows):
+        L += [f"### {title}: {group_counts(rs)}", "",
+              "| " + " | ".join(LEDGER_HEAD) + " |", "|" + "---|" * 5 + "---:|" + "---|" * 4]
+        for r in rs:
+            cells = ledger_cells(r)
+            cells[7] = f"**{cells[7]}**"
+            L.append("| " + " | ".join(x.replace("|", "\\|") for x in cells) + " |")
+        L.append("")
+    L += [BRACKETS_TEXT, "", "Rules (one function per rule, in each experiment's `rules.py`; its text below). " + claims.PREFERENCE, ""]
     L += [f"- `{k}` ({', '.join(ids)}): {text}" for k, text, ids in rules_of(rows)]
     return L + [""]
 
@@ -87,9 +101,11 @@ def _run_markdown(root: Path, e: dict, num: str) -> list[str]:
     return L
 
 
-def render_markdown(root: Path, secs, docs: list[str], rows: list[claims.Row] | None = None) -> str:
+def render_markdown(root: Path, secs, docs: list[str], rows: list[claims.Row] | None = None,
+                    refused: list[str] = ()) -> str:
     current, superseded = current_and_superseded(secs)
-    L = ["# jackson-lab report", "", INTRO, "", "The same as a page: `index.html` (`jackson-report` builds it).", ""]
+    L = ["# jackson-lab report", ""] + (glance_markdown(rows, list(refused)) if rows or refused else [])
+    L += [INTRO, "", "The same as a page: `index.html` (`jackson-report` builds it).", ""]
     L += ledger_markdown(rows) if rows else []
     L += ["Contents:", ""]
     for i, (k, heading, _, es) in enumerate(current, 1):
@@ -123,13 +139,15 @@ def build_report(cfg: ReportConfig, command: str = "jackson-report") -> dict:
     root = Path(cfg.root)
     need(root.is_dir(), f"--root: {root} is not a folder")
     need(os.access(root, os.W_OK), f"--root: cannot write into {root}")
-    own = read_claims(cfg.claims) if cfg.claims else None
+    need(cfg.claims or not cfg.keep_going, "--keep-going: goes with --claims (the lab's own claims files are never "
+                                           "refused)")
+    own, refused = check_claims(cfg.claims) if cfg.claims else (None, [])
+    rows = claims.ledger(root, own, refused, cfg.keep_going)    # every refused claim named, all at once
     entries = find_runs(root)
     secs = sections(entries)
     docs = other_documents(root)
-    rows = claims.ledger(root, own)
-    md = render_markdown(root, secs, docs, rows)
-    page = render_html(root, secs, docs, rows, cfg.single_file)
+    md = render_markdown(root, secs, docs, rows, refused)
+    page = render_html(root, secs, docs, rows, cfg.single_file, refused)
     problems, n_img = check_html(page, root)
     if problems:
         raise RuntimeError("index.html failed its own check: " + "; ".join(problems[:5]))
@@ -142,7 +160,7 @@ def build_report(cfg: ReportConfig, command: str = "jackson-report") -> dict:
     write_atomic(root / "tables.csv", tables_csv(secs))
     return {"entries": entries, "sections": [(k, len(es)) for k, _, _, es in secs],
             "images": n_img - page.count('<img class="thumb" '),           # the figures, not the summary's thumbnails
-            "missing": [f for e in entries for f in missing_figures(root, e)], "claims": rows}
+            "missing": [f for e in entries for f in missing_figures(root, e)], "claims": rows, "refused": refused}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -158,7 +176,12 @@ def main(argv: list[str] | None = None) -> int:
     print(f"claims ledger: {counts_text(res['claims'])}")             # the headline, then the paths written
     print(f"report: {root}/index.md, {root}/index.html ({res['images']} figures {how})")
     print(f"tables: {root}/claims.csv, {root}/claims.tex, {root}/claims-full.tex, {root}/tables.tex, {root}/tables.csv")
-    return 0
+    # what the report could not do: claims refused (--keep-going) and claims whose rule failed, one line each
+    bad = [f"refused: {x}" for x in res["refused"]] + [f"{r.claim.id}: {r.measured}" for r in res["claims"]
+                                                       if r.verdict == FAILED]
+    for line in bad:
+        sys.stderr.write(f"jackson-report: {line}\n")
+    return 1 if bad else 0
 
 
 if __name__ == "__main__":  # pragma: no cover

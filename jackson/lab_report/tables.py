@@ -9,7 +9,9 @@ import math
 import re
 
 from . import claims
-from .entries import HEADLINE, counts_text, headline_entries, headline_rows, interval_of, key_number, seeds_text
+from ..verdict import BRACKETS, UNLABELLED
+from .entries import (HEADLINE, counts_text, group_counts, headline_entries, headline_rows, interval_of, key_number,
+                      seeds_text, short)
 
 
 # ---- LaTeX -----------------------------------------------------------------------------------------
@@ -93,14 +95,28 @@ def _compact(text: str, n: int) -> str:
 
 def claims_tex(rows: list[claims.Row]) -> str:
     """The claims ledger as a compact LaTeX longtable (booktabs) that fits a 6.5 in portrait text width: each
-    claim's id, the claim in a few words, its verdict and key number.  The full ledger (what was measured, the
+    paper's own claims under a line that counts them by verdict, then the variants this lab added under theirs
+    (claims.groups); each claim's id, the claim in a few words (cut only where no formula is cut), its verdict and
+    key number with its bracket labelled (BRACKETS, in the caption).  The full ledger (what was measured, the
     folder, the paper's value) is claims-full.tex, and claims.csv."""
     import pandas as pd
-    df = pd.DataFrame([{"claim": r.claim.id, "in a few words": _compact(r.claim.text, 110), "verdict": r.verdict,
-                        "key number": key_number(r)} for r in rows])
-    body = _tex_table(df, "Claims ledger of jackson-lab: " + counts_text(rows) + " The full ledger: claims-full.tex "
-                          "and claims.csv; the rules: docs/claims.md.", "tab:claims",
+    grouped = claims.groups(rows)
+    ordered = [r for _, rs in grouped for r in rs]
+    df = pd.DataFrame([{"claim": r.claim.id, "in a few words": short(r.claim.text, 110, " ..."), "verdict": r.verdict,
+                        "key number": key_number(r)} for r in ordered], columns=["claim", "in a few words", "verdict",
+                                                                                 "key number"])
+    brackets = "; ".join(f"{k}: {v}" for k, v in BRACKETS.items() if k != UNLABELLED)
+    body = _tex_table(df, "Claims ledger of jackson-lab: " + counts_text(rows) + f" Brackets: {brackets}. The full "
+                          "ledger: claims-full.tex and claims.csv; the rules: docs/claims.md.", "tab:claims",
                       "".join(RAGGED + f"p{{{w}cm}}" for w in (2.9, 6.4, 1.8, 4.0)), longtable=True)
+    head, rest = body.split("\\endlastfoot\n", 1)
+    lines = rest.split("\n")
+    out, i = [], 0
+    for title, rs in grouped:           # a line naming the group and its counts above its rows
+        out.append(f"\\multicolumn{{4}}{{@{{}}l}}{{\\textbf{{{_tex_text(title)}}}: {_tex_text(group_counts(rs))}}} \\\\")
+        out += lines[i:i + len(rs)]
+        i += len(rs)
+    body = head + "\\endlastfoot\n" + "\n".join(out + lines[i:])
     return TEX_PREAMBLE + "{" + SMALL + "\n" + body + "}\n"
 
 
