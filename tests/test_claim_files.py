@@ -234,6 +234,38 @@ def test_a_bad_rules_module_is_one_line_naming_it(tmp_path, own_rules, capsys, m
 
 # ---- every bad claim at once; --keep-going; limits priced before they are paid; printable ids ---------------
 
+T = "tests/test_claim_files.py::"
+FAULT_CASES = [
+    {"id": "claims-file-several-bad-claims", "class": "one-line",
+     "command": "jackson-report --claims my.toml   # five bad claims of five kinds beside a good one",
+     "expect": "exit 2, one line per bad claim naming it, all in one run; nothing written",
+     "test": T + "test_every_bad_claim_is_named_at_once_and_nothing_is_written"},
+    {"id": "claims-file-keep-going", "class": "one-line",
+     "command": "jackson-report --claims my.toml --keep-going",
+     "expect": "the good claims judged and written; each refused claim listed on the page and in one stderr line; exit 1",
+     "test": T + "test_keep_going_judges_the_good_claims_and_lists_the_refused"},
+    {"id": "claims-file-missing-folder", "class": "one-line",
+     "command": "jackson-report --claims my.toml   # folders = [\"a2\"], no such folder (or a pattern matching none)",
+     "expect": "exit 2, one line: the claim's folder is missing (not 'not under --root')",
+     "test": T + "test_a_missing_folder_is_named"},
+    {"id": "claims-file-nested-20000-deep", "class": "bounded",
+     "command": "jackson-report --claims deep.toml   # arrays, inline tables or dotted keys 17 to 20,000 deep",
+     "expect": "exit 2, one line naming the depth and the limit; never a RecursionError",
+     "test": T + "test_a_claims_file_nested_too_deep_is_one_line"},
+    {"id": "claims-file-too-many-claims", "class": "bounded",
+     "command": "jackson-report --claims many.toml   # more claims than MAX_CLAIMS",
+     "expect": "exit 2, one line naming the count and the limit",
+     "test": T + "test_more_claims_than_the_limit_is_refused_in_one_line_naming_count_and_limit"},
+    {"id": "claims-ledger-too-many-judgements", "class": "bounded",
+     "command": "jackson-report --claims many.toml   # claims x folders past MAX_JUDGEMENTS",
+     "expect": "exit 2, one line naming the judgements, the estimated time and the limit, before judging",
+     "test": T + "test_a_ledger_past_its_judgement_limit_is_refused_before_judging"},
+    {"id": "claims-file-control-character", "class": "input",
+     "command": "jackson-report --claims my.toml   # id = \"X\\u00001\" (NUL, ESC, bidi override, U+2028 ...)",
+     "expect": "exit 2, one line naming the field and the code point; never written to index.html, claims.csv, claims.tex",
+     "test": T + "test_a_control_character_in_a_claim_is_refused_in_one_line"},
+]
+
 GOOD = CLAIM.replace("X-1", "G-1") + 'folders = ["mine/a1"]\n'
 BAD_CLAIMS = [   # (the [[claim]] table, what its line says): each fault of a different kind
     (CLAIM.split("\n", 1)[1].replace("X-1", "B-1").replace('"rate"', '"kne"'), "claim 'B-1': unknown rule 'kne'"),

@@ -37,6 +37,24 @@ MISBEHAVIOURS = {
     "bool_seeds": ("return Outcome('reproduced', 'x', True)", "whose n_seeds is True"),
 }
 
+T = "tests/test_rule_box.py::"
+FAULT_CASES = [
+    {"id": f"rule-plugin-{name}", "class": "contained",
+     "command": f"jackson-report --claims my.toml   # a jackson_lab.rules plugin whose rule does: {body}",
+     "expect": f"the claim reads 'failed: rule ... {says} on <folder>/' in one line; the other claims are judged; "
+               "the page is written, one stderr line per failed claim, exit 1",
+     "test": T + "test_a_misbehaving_rule_marks_its_claim_failed_in_one_line"}
+    for name, (body, says) in sorted(MISBEHAVIOURS.items())] + [
+    {"id": "rules-module-exits-on-import", "class": "contained",
+     "command": "jackson-report --claims my.toml   # a jackson_lab.rules module that calls sys.exit(0) as it is imported",
+     "expect": "exit 2, one line naming the module and the sys.exit; no page written",
+     "test": T + "test_a_rules_module_that_exits_as_it_is_imported_is_one_line"},
+    {"id": "rule-table-too-large", "class": "bounded",
+     "command": "jackson-report   # a run folder's table decompresses past the rule's read limit",
+     "expect": "the claim is untested and its row names the folder and the limit, never 'no run folder'",
+     "test": T + "test_a_folder_too_large_to_read_is_untested_naming_it_never_no_run_folder"},
+]
+
 PLUGIN = '''import sys
 from jackson.verdict import Outcome, rule
 
