@@ -394,14 +394,15 @@ LEDGER_INTRO = ("Every quantitative claim of Jiang & Li (Jackson-type rates for 
                 "never feed a verdict. The same rows, one per claim: `claims.csv` beside this page.")
 BRACKETS_TEXT = ("Brackets after a key number say what they are: " + "; ".join(f"*{k}*: {v}" for k, v in BRACKETS.items())
                  + ". claims.csv gives each row's interval in full (its `interval` column).")
-LEDGER_HEAD = ("id", "paper, where", "claim", "paper's value", "measured", "seeds", "folder", "verdict", "rule",
-               "other folders")
+LEDGER_HEAD = ("id", "paper, where", "claim", "paper's value", "measured", "key number [bracket] kind", "seeds",
+               "folder", "verdict", "rule", "other folders")
+SEEDS_CELL, VERDICT_CELL = LEDGER_HEAD.index("seeds"), LEDGER_HEAD.index("verdict")
 
 
 def ledger_cells(r: claims.Row) -> list[str]:
     """One ledger row as plain-text cells (`code` spans kept for the renderers)."""
     c = r.claim
-    return [c.id, f"{c.paper}, {c.where}", c.text, c.paper_value, r.measured,
+    return [c.id, f"{c.paper}, {c.where}", c.text, c.paper_value, r.measured, key_number(r),
             "" if r.n_seeds is None else str(r.n_seeds), f"`{r.folder}/`" if r.folder else "none",
             r.verdict, f"`{c.kind}`", "; ".join(f"`{o.split(': ', 1)[0]}/`: {o.split(': ', 1)[1]}" for o in r.others)]
 

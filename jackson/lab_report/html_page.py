@@ -11,9 +11,9 @@ from pathlib import Path
 
 from ..verdict import BRACKETS, LAB, STATUSES, UNLABELLED
 from . import claims
-from .entries import (BRACKETS_TEXT, HEADLINE, IMAGE_TYPES, INTRO, LEDGER_HEAD, LEDGER_INTRO, SAFE_LINK, counts_text,
-                      current_and_superseded, group_counts, headline_rows, interval_text, ledger_cells, readable_image,
-                      rules_of, run_id, seeds_text, short)
+from .entries import (BRACKETS_TEXT, HEADLINE, IMAGE_TYPES, INTRO, LEDGER_HEAD, LEDGER_INTRO, SAFE_LINK, SEEDS_CELL,
+                      VERDICT_CELL, counts_text, current_and_superseded, group_counts, headline_rows, interval_text,
+                      ledger_cells, readable_image, rules_of, run_id, seeds_text, short)
 
 
 def _inline(text: str) -> str:
@@ -74,8 +74,8 @@ def ledger_html(rows: list[claims.Row]) -> list[str]:
               "<tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in LEDGER_HEAD) + "</tr>"]
         for r in rs:
             cells = [_inline(x) for x in ledger_cells(r)]
-            cells[5] = f'<td class="n">{cells[5]}</td>'
-            cells[7] = f'<td class="v {r.verdict.replace(" ", "-")}"><strong>{cells[7]}</strong></td>'
+            cells[SEEDS_CELL] = f'<td class="n">{cells[SEEDS_CELL]}</td>'
+            cells[VERDICT_CELL] = f'<td class="v {r.verdict.replace(" ", "-")}"><strong>{cells[VERDICT_CELL]}</strong></td>'
             H.append(f'<tr id="claim-{html.escape(r.claim.id)}">' + "".join(x if x.startswith("<td") else f"<td>{x}</td>"
                                                                       for x in cells) + "</tr>")
         H.append("</table>")

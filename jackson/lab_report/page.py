@@ -35,9 +35,9 @@ from ..verdict import FAILED
 from . import claims
 from .check import check_html
 from .claim_files import check_claims
-from .entries import (BRACKETS_TEXT, HEADLINE, INTRO, LEDGER_HEAD, LEDGER_INTRO, counts_text, current_and_superseded,
-                      find_runs, group_counts, headline_rows, ledger_cells, missing_figures, other_documents,
-                      readable_image, rules_of, sections, seeds_text)
+from .entries import (BRACKETS_TEXT, HEADLINE, INTRO, LEDGER_HEAD, LEDGER_INTRO, SEEDS_CELL, VERDICT_CELL, counts_text,
+                      current_and_superseded, find_runs, group_counts, headline_rows, ledger_cells, missing_figures,
+                      other_documents, readable_image, rules_of, sections, seeds_text)
 from .html_page import render_html
 from .tables import claims_full_tex, claims_tex, tables_csv, tables_tex
 
@@ -65,10 +65,11 @@ def ledger_markdown(rows: list[claims.Row]) -> list[str]:
     L = ['<a id="claims"></a>', "", "## Claims ledger", "", LEDGER_INTRO, "", "Verdicts: " + counts_text(rows), ""]
     for title, rs in claims.groups(rows):
         L += [f"### {title}: {group_counts(rs)}", "",
-              "| " + " | ".join(LEDGER_HEAD) + " |", "|" + "---|" * 5 + "---:|" + "---|" * 4]
+              "| " + " | ".join(LEDGER_HEAD) + " |",
+              "|" + "".join("---:|" if i == SEEDS_CELL else "---|" for i in range(len(LEDGER_HEAD)))]
         for r in rs:
             cells = ledger_cells(r)
-            cells[7] = f"**{cells[7]}**"
+            cells[VERDICT_CELL] = f"**{cells[VERDICT_CELL]}**"
             L.append("| " + " | ".join(x.replace("|", "\\|") for x in cells) + " |")
         L.append("")
     L += [BRACKETS_TEXT, "", "Rules (one function per rule, in each experiment's `rules.py`; its text below). " + claims.PREFERENCE, ""]
