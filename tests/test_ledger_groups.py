@@ -242,3 +242,24 @@ def test_the_lab_ledger_says_why_jl_rate_a055_reads_another_folder(lab_rows):
                == {k: v for k, v in r.claim.params if k not in ("alpha", "rank")} and s.folder]
         if len({s.folder for s in fam}) == 1:
             assert "of its family" not in r.measured
+
+
+def test_latex_cells_are_escaped_in_one_call_whatever_their_number(monkeypatch):
+    """A claims.tex of thousands of claims once cost one pandas to_latex call per cell (milliseconds each): the
+    cells of a table are escaped in one call, to the same text as one by one."""
+    import pandas as pd
+
+    from jackson.lab_report import tables
+    texts = [c.text for c in CLAIMS] + ["a & b_c `code` 50%", "", "x  ", "line\nbreak", "m_h^-(2 alpha - 1) ~0 {}"]
+    one_by_one = [tables._tex_texts([t])[0] for t in texts]
+    calls = []
+    real = pd.DataFrame.to_latex
+    monkeypatch.setattr(pd.DataFrame, "to_latex", lambda self, *a, **k: calls.append(len(self)) or real(self, *a, **k))
+    assert tables._tex_texts(texts) == one_by_one and calls == [len(texts)]
+    assert one_by_one[-2] == "line break" and "\\texttt{code}" in one_by_one[-5] and one_by_one[-4] == ""
+    n_calls = []
+    for n in (5, 500):                           # as many calls for 500 claims as for 5
+        calls.clear()
+        tables.claims_tex([row(claim(f"c{i}"), "reproduced") for i in range(n)])
+        n_calls.append(len(calls))
+    assert n_calls[0] == n_calls[1] <= 5

@@ -34,11 +34,23 @@ def _tex_text(text: str) -> str:
     """Plain text (with `code` spans) as LaTeX: the specials escaped (the escaper pandas uses for tables),
     code spans in \\texttt, the lab's Unicode as LaTeX (TEX_CHARS); anything else non-ASCII is dropped
     with a marker so the file always compiles."""
+    return _tex_texts([text])[0]
+
+
+def _tex_texts(texts: list[str]) -> list[str]:
+    """_tex_text of many texts, escaped by one call of pandas' escaper: a call costs milliseconds whatever it
+    escapes, so a table of thousands of cells is not thousands of calls.  A line break in a text reads as a space
+    (a cell holds one line)."""
     import pandas as pd
-    one = pd.DataFrame({"x": [text.replace("`", "\x00")]}).to_latex(index=False, header=False, escape=True)
-    body = one.split("\\midrule\n", 1)[-1] if "\\midrule" in one else one.split("\\toprule\n", 1)[1]
-    body = body.rsplit("\\\\\n\\bottomrule", 1)[0].strip()
-    return _tex_chars(_math(re.sub("\x00(.*?)\x00", r"\\texttt{\1}", body)))
+    if not texts:
+        return []
+    flat = [" ".join(t.replace("`", "\x00").splitlines()) for t in texts]
+    out = pd.DataFrame({"x": flat}).to_latex(index=False, header=False, escape=True)
+    body = out.split("\\midrule\n", 1)[-1] if "\\midrule" in out else out.split("\\toprule\n", 1)[1]
+    rows = body.rsplit("\\bottomrule", 1)[0].split(" \\\\\n")[:-1]      # one "cell \\\\" line per text
+    if len(rows) != len(texts):
+        raise RuntimeError(f"LaTeX escaping gave {len(rows)} rows for {len(texts)} texts")
+    return [_tex_chars(_math(re.sub("\x00(.*?)\x00", r"\\texttt{\1}", r.strip()))) for r in rows]
 
 
 MATH_WORDS = ((r"m\\_h", "m_h"), (r"m\\_\{?FF\}?", "m_{FF}"), (r"sigma\\_i", r"\sigma_i"),
@@ -79,7 +91,10 @@ def _tex_chars(tex: str) -> str:
 def _tex_table(df, caption: str, label: str, column_format: str, longtable: bool = False) -> str:
     """A booktabs table (pandas' to_latex) whose cells and caption went through _tex_text (code spans in
     cells are shown plain)."""
-    cells = df.map(lambda v: _tex_text(str(v).replace("`", "")))
+    import pandas as pd
+    flat = _tex_texts([str(v).replace("`", "") for v in df.to_numpy().ravel()])
+    cells = pd.DataFrame([flat[i:i + df.shape[1]] for i in range(0, len(flat), df.shape[1])], columns=df.columns) \
+        if df.shape[1] else df
     body = cells.to_latex(index=False, escape=False, column_format=column_format, longtable=longtable,
                           caption="\x01", label=label)
     return body.replace("\x01", _tex_text(caption))
