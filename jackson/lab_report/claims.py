@@ -15,6 +15,11 @@ module imports no experiment.  `ledger(root)` judges every claim on every run fo
     declares why no command of this lab can test it (`Claim.not_testable`): then it is "not applicable"
     and the row says why (the `no_run` rule).
 
+  * a claim's rule is called in a box (jackson.verdict.call_rule): one that raises, exits, recurses or returns no
+    Outcome makes the row FAILED, naming the rule, what happened and the folder;
+  * the rows are counted by whose claim they are (`groups`: each paper's own, then the variants the lab added,
+    a claims file's origin = "lab"), and a family of rows judged on different folders says why (`note_families`).
+
 `jackson-report` (jackson.lab_report.page.build_report) puts the ledger first in index.md and index.html and
 writes claims.csv (one row per claim, `csv_text`).  The report never loads torch.
 """
