@@ -49,6 +49,11 @@ FAULT_CASES = [
      "command": "jackson-report --claims my.toml   # a jackson_lab.rules module that calls sys.exit(0) as it is imported",
      "expect": "exit 2, one line naming the module and the sys.exit; no page written",
      "test": T + "test_a_rules_module_that_exits_as_it_is_imported_is_one_line"},
+    {"id": "rule-plugin-parameter-check-misbehaves", "class": "contained",
+     "command": "jackson-report --claims my.toml   # a plugin rule whose parameter check raises TypeError, exits, "
+                "or whose schema is not name -> (required, check)",
+     "expect": "exit 2, one line naming the claim, the rule, its module and what happened",
+     "test": T + "test_a_rules_own_parameter_check_that_misbehaves_refuses_the_claim_in_one_line"},
     {"id": "rule-table-too-large", "class": "bounded",
      "command": "jackson-report   # a run folder's table decompresses past the rule's read limit",
      "expect": "the claim is untested and its row names the folder and the limit, never 'no run folder'",
@@ -155,6 +160,48 @@ def test_a_rules_module_that_exits_as_it_is_imported_is_one_line(tmp_path, plugi
     assert ex.value.code == 2 and len(err) == 1
     assert "rules module 'boxrules.exits_on_import'" in err[0] and "called sys.exit(0)" in err[0]
     assert not (root / "index.html").exists()
+
+
+def test_a_rules_own_parameter_check_that_misbehaves_refuses_the_claim_in_one_line(tmp_path, plugins):
+    """A plugin's parameter check is its code too: one that raises something else than ValueError, or exits, and
+    a schema that is not name -> (required, check), refuse the claim in one line naming the rule."""
+    from jackson.config import UsageError
+    pkg = tmp_path / "site" / "boxrules"
+    (pkg / "checks.py").write_text('''import sys
+from jackson.verdict import Outcome, rule
+
+
+def explodes(v):
+    raise TypeError("no such thing")
+
+
+def leaves(v):
+    sys.exit(1)
+
+
+@rule("check_raises", "mine", "x", {"n": (True, explodes)})
+def a(claim, run):
+    return None
+
+
+@rule("check_exits", "mine", "x", {"n": (True, leaves)})
+def b(claim, run):
+    return None
+
+
+@rule("bad_schema", "mine", "x", {"n": 5})
+def c(claim, run):
+    return None
+''')
+    plugins("checks")
+    for name, says in (("check_raises", "the check of rule check_raises (boxrules.checks) failed: TypeError: no such thing"),
+                       ("check_exits", "the check of rule check_exits (boxrules.checks) failed: SystemExit"),
+                       ("bad_schema", "rule bad_schema (boxrules.checks) declares its parameters wrongly")):
+        path = tmp_path / "c.toml"
+        path.write_text(f'paper = "P"\n[[claim]]\nid = "X"\nclaim = "c"\nrule = "{name}"\nparams = {{ n = 1 }}\n')
+        with pytest.raises(UsageError) as e:
+            read_claims(path)
+        assert says in str(e.value) and "\n" not in str(e.value), str(e.value)
 
 
 def test_a_folder_too_large_to_read_is_untested_naming_it_never_no_run_folder(tmp_path, monkeypatch):

@@ -214,8 +214,13 @@ def _params(at: str, kind, given) -> tuple:
     if extra:
         takes = ", ".join(schema) or "no parameters"
         raise UsageError(f"{at}: rule {rule} takes {takes}, not {_shown(extra[0])}{_close(extra[0], schema)}")
+    try:            # a rule of a researcher's package may declare them wrongly: one line naming it
+        items = [(name, required, check) for name, (required, check) in schema.items()]
+    except (TypeError, ValueError):
+        raise UsageError(f"{at}: rule {rule} ({kind.module}) declares its parameters wrongly (each name -> "
+                         "(required, check))") from None
     out = []
-    for name, (required, check) in schema.items():
+    for name, required, check in items:
         if name not in given:
             if required:
                 raise UsageError(f"{at}: rule {rule} needs params.{name}")
@@ -224,6 +229,9 @@ def _params(at: str, kind, given) -> tuple:
             out.append((name, check(given[name])))
         except ValueError as e:
             raise UsageError(f"{at}: params.{name} = {_shown(given[name])} is not {e}") from None
+        except (Exception, SystemExit) as e:           # the check is the rule's code: contained, as call_rule does
+            raise UsageError(f"{at}: params.{name}: the check of rule {rule} ({kind.module}) failed: "
+                             f"{type(e).__name__}: {_shown(str(e))[1:-1]}") from None
     return tuple(out)
 
 
