@@ -70,7 +70,9 @@ class OneLineParser(argparse.ArgumentParser):
 
 
 def fail(prog: str, message: str) -> typing.NoReturn:
-    sys.stderr.write(f"{prog}: error: {message}\n")
+    """Bad input: each line of message (one per fault: a claims file names every bad claim) as
+    "prog: error: line", then exit 2."""
+    sys.stderr.write("".join(f"{prog}: error: {line}\n" for line in str(message).splitlines() or [""]))
     raise SystemExit(2)
 
 

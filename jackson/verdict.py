@@ -15,7 +15,14 @@ loads torch.
 
 Each outcome carries its headline number (`value`, what it is: `quantity`) with an interval (`lo`, `hi`) and
 says in `interval` what kind it is (a range over seeds, a bootstrap over seeds, +- 1.96 s.e., ...) or, when there
-is none, "none: why" (1 seed, no per-seed values), so a reader of claims.csv never has to guess.
+is none, "none: why" (1 seed, no per-seed values), so a reader of claims.csv never has to guess; `bracket` is the
+same in two or three words for the page and claims.tex (BRACKETS: a confidence interval, a range over seeds, a
+range over pairs of seeds or over heads), set by `seed_range` and `seed_bootstrap` or read from the interval's text.
+
+A rule is code the lab did not necessarily write (a researcher's package adds its own), so the ledger calls it
+through `call_rule`: a rule that raises, exits, recurses without end, or returns anything but an `Outcome` (or
+None) with one of the lab's verdict words, is a `RuleFailed` naming the rule and what happened; the ledger marks
+the claim FAILED (a status beside the verdicts, counted with them: STATUSES) and jackson-report exits non-zero.
 
     >>> sorted(VERDICTS)
     ['inconclusive', 'not applicable', 'not reproduced', 'partly', 'reproduced', 'untested']
@@ -44,6 +51,9 @@ REPRODUCED, PARTLY, NOT_REPRODUCED = "reproduced", "partly", "not reproduced"
 INCONCLUSIVE = "inconclusive"     # the folder holds the quantities, but its own reference says they could not show the effect
 UNTESTED, NOT_APPLICABLE = "untested", "not applicable"
 VERDICTS = (REPRODUCED, PARTLY, NOT_REPRODUCED, INCONCLUSIVE, UNTESTED, NOT_APPLICABLE)
+FAILED = "failed"                  # not a verdict: the claim's rule did not do its job (call_rule); no rule returns it
+STATUSES = VERDICTS + (FAILED,)    # what a ledger row may say; the counts of a ledger are over these and sum to its rows
+PAPER, LAB = "paper", "lab"        # whose claim: the paper's own, or a variant this lab added (a claims file's `origin`)
 MAX_TABLE_CHARS = 256 * 2 ** 20    # a run folder's CSV read by a rule: at most this much text (the largest written: ~10 MB)
 ENTRY_POINTS = "jackson_lab.rules"   # the entry-point group that names the modules holding rules
 
@@ -60,6 +70,7 @@ class Claim:
     params: tuple = ()      # (name, value) pairs the rule reads: alpha, rank, table, task, ...
     not_testable: str = ""  # why no command of this lab can test it ("": one can); the verdict is then not applicable
     folders: tuple = ()     # glob patterns of run folders under the root that may test it (): the rule's section
+    origin: str = PAPER     # PAPER: a claim the paper makes; LAB: a variant this lab added (counted apart)
 
     def __post_init__(self):
         if self.not_testable and self.command:
@@ -96,6 +107,11 @@ def one_of(*choices: str) -> Callable:
 
 # ---- run folders ----------------------------------------------------------------------------------------
 
+class UnreadableEvidence(ValueError):
+    """A run folder's file that a rule cannot read (too large): the ledger lists the folder as unreadable for the
+    claim, and a claim no other folder tests is untested, naming it."""
+
+
 def _read_json(p: Path):
     """A run folder's JSON, None when unreadable: not JSON, not UTF-8, or past read_capped's size limit."""
     try:
@@ -121,7 +137,7 @@ class Run:
     def table(self, name: str) -> list[dict]:
         """Rows of a CSV in the folder (values as strings), `name` or its compressed `name.gz`
         (jackson.runfolder.table_path); [] when it is not there or unreadable.  A table that decompresses to more
-        than MAX_TABLE_CHARS is a ValueError (the ledger lists the folder as unreadable for the rule)."""
+        than MAX_TABLE_CHARS is an UnreadableEvidence (the ledger lists the folder as unreadable for the rule)."""
         path = table_path(self.path, name)
         try:
             if not stat.S_ISREG(path.stat().st_mode):
@@ -131,7 +147,7 @@ class Run:
         except (OSError, EOFError, UnicodeDecodeError):
             return []
         if len(text) > MAX_TABLE_CHARS:
-            raise ValueError(f"{path.name} holds more than {MAX_TABLE_CHARS:,} characters")
+            raise UnreadableEvidence(f"{path.name} holds more than {MAX_TABLE_CHARS:,} characters")
         return list(csv.DictReader(io.StringIO(text)))
 
     def seeds(self) -> int | None:
@@ -199,16 +215,59 @@ class Outcome:
     quantity: str = ""
     tiebreak: tuple = ()            # the kind's own order between folders with as many seeds (smaller first)
     interval: str = ""              # what lo, hi are (e.g. "range over 3 seeds: ..."), or "none: why" when blank
+    bracket: str = ""               # lo, hi in a few words (BRACKETS); "" : from `interval` (bracket_of)
+
+    def __post_init__(self):
+        if not self.bracket and isinstance(self.interval, str):
+            self.bracket = bracket_of(self.interval, self.lo, self.hi)
 
 
 ONE_SEED = "none: 1 seed"
+CI95, SEED_RANGE, PAIR_RANGE, HEAD_RANGE = "95% CI", "seed range", "seed-pair range", "head range"
+UNLABELLED = "range, kind not stated"
+BRACKETS = {CI95: "a 95% confidence interval (a bootstrap over seeds, or a normal interval from standard errors)",
+            SEED_RANGE: "the smallest and largest value over the seeds",
+            PAIR_RANGE: "the smallest and largest ratio over every pair of one arm's seed and the other's",
+            HEAD_RANGE: "the smallest and largest value over the heads of one model (one seed)",
+            UNLABELLED: "the rule's interval text does not say which kind (claims.csv gives the text)"}
+
+
+class Interval(str):
+    """An interval's text (Outcome.interval) that knows its bracket (BRACKETS): what seed_range and seed_bootstrap
+    return, so an outcome built from them is labelled without a rule saying so."""
+    bracket: str = ""
+
+    def __new__(cls, text: str, bracket: str):
+        self = super().__new__(cls, text)
+        self.bracket = bracket
+        return self
+
+
+def bracket_of(interval: str, lo, hi) -> str:
+    """The bracket kind of an outcome's (lo, hi) (BRACKETS), "" when it has none: the Interval's own where
+    seed_range or seed_bootstrap made it, else read from the words of a text a rule wrote by hand."""
+    if lo is None or hi is None:
+        return ""
+    if isinstance(interval, Interval) and interval.bracket:
+        return interval.bracket
+    t = interval.lower()
+    if any(w in t for w in ("bootstrap", "normal interval", "standard error", "confidence")):
+        return CI95 if "95%" in t or "1.96" in t else UNLABELLED
+    if "pair" in t and "range" in t:
+        return PAIR_RANGE
+    if "range over" in t and "heads" in t:
+        return HEAD_RANGE
+    if "range over" in t and "seeds" in t:
+        return SEED_RANGE
+    return UNLABELLED
 
 
 def seed_range(per_seed: list[float], what: str) -> tuple[float | None, float | None, str]:
     """(lo, hi, interval) of a headline value from its per-seed values: their min and max when there are
     >= 2 seeds; blank with "none: 1 seed" otherwise.  `what` names the per-seed value."""
     if len(per_seed) >= 2:
-        return min(per_seed), max(per_seed), f"range over {len(per_seed)} seeds (min, max) of {what}"
+        return min(per_seed), max(per_seed), Interval(f"range over {len(per_seed)} seeds (min, max) of {what}",
+                                                      SEED_RANGE)
     return None, None, ONE_SEED if per_seed else "none: no per-seed values in the folder"
 
 
@@ -246,7 +305,8 @@ def seed_bootstrap(seeds: list[str], stat: Callable[[list[str]], float | None], 
         points.append((cum, x))
     lo = next(x for c, x in points if c >= q * total * (1 - 1e-12))
     hi = next(x for c, x in points if c >= (1 - q) * total * (1 - 1e-12))
-    return lo, hi, f"{level:.0%} bootstrap over seeds ({how}; {q:.1%} and {1 - q:.1%} points) of {what}"
+    return lo, hi, Interval(f"{level:.0%} bootstrap over seeds ({how}; {q:.1%} and {1 - q:.1%} points) of {what}",
+                            CI95 if math.isclose(level, 0.95) else f"{level:.0%} CI")
 
 
 @dataclass(frozen=True)
@@ -305,14 +365,89 @@ def rules() -> dict[str, Kind]:
             continue
         try:
             ep.load()
-        except Exception as e:      # a third-party rules module: say which one, whatever it raised
+        except (Exception, SystemExit) as e:      # a third-party rules module: say which one, whatever it raised
+            if isinstance(e, SystemExit):
+                raise UsageError(f"rules module {ep.value!r} (entry point {ep.name!r} of {ENTRY_POINTS}) called "
+                                 f"sys.exit({_shown(e.code)}) as it was imported") from None
             raise UsageError(f"rules module {ep.value!r} (entry point {ep.name!r} of {ENTRY_POINTS}) does not "
-                             f"import: {type(e).__name__}: {e}") from None
+                             f"import: {type(e).__name__}: {_shown(str(e), 200)[1:-1]}") from None
         _LOADED.add(ep.value)
     return KINDS
 
 
 _LOADED: set[str] = set()
+
+
+# ---- a rule called in a box -----------------------------------------------------------------------------
+
+class RuleFailed(Exception):
+    """A rule that did not do its job on a folder (call_rule): the message names the rule, its module, what
+    happened and the folder, in one line."""
+
+
+def _shown(v, n: int = 80) -> str:
+    """A value a rule raised or returned, as one short printable line (reprlib: bounded for deep or long values)."""
+    import reprlib
+    r = reprlib.Repr()
+    r.maxstring = r.maxother = r.maxlong = n
+    r.maxlevel = 3
+    return r.repr(v)
+
+
+def printable(text: str) -> bool:
+    """No control, format or line-separator character (NUL, ESC, a bidi override, U+2028, ...) in text."""
+    import unicodedata
+    return not any(unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp", "Cs") for ch in text)
+
+
+def _bad_outcome(out) -> str:
+    """What is wrong with what a rule returned ("" : nothing, an Outcome the ledger can write)."""
+    if not isinstance(out, Outcome):
+        return f"returned {type(out).__name__} {_shown(out, 40)}, not an Outcome (or None)"
+    if not isinstance(out.verdict, str) or out.verdict not in VERDICTS:
+        return f"returned the verdict {_shown(out.verdict, 40)}, not one of the lab's: {', '.join(VERDICTS)}"
+    for name in ("measured", "quantity", "interval", "bracket"):
+        v = getattr(out, name)
+        if not isinstance(v, str):
+            return f"returned an Outcome whose {name} is {type(v).__name__} {_shown(v, 40)}, not text"
+        if not printable(v):
+            return f"returned an Outcome whose {name} holds a control character: {_shown(v, 40)}"
+    for name in ("value", "lo", "hi"):
+        v = getattr(out, name)
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):
+            return f"returned an Outcome whose {name} is {type(v).__name__} {_shown(v, 40)}, not a number or None"
+    if out.n_seeds is not None and (isinstance(out.n_seeds, bool) or not isinstance(out.n_seeds, int)
+                                    or out.n_seeds < 0):
+        return f"returned an Outcome whose n_seeds is {_shown(out.n_seeds, 40)}, not a count or None"
+    if not isinstance(out.tiebreak, tuple):
+        return f"returned an Outcome whose tiebreak is {type(out.tiebreak).__name__}, not a tuple"
+    return ""
+
+
+def call_rule(kind: Kind, claim: Claim, run: Run) -> Outcome | None:
+    """kind's rule on one folder, contained: its Outcome, or None when the folder does not hold the claim's
+    quantities.  An UnreadableEvidence passes on (the folder's file, not the rule, is at fault).  Anything else
+    the rule does instead -- raise, call sys.exit, recurse without end, return what is not an Outcome or None, a
+    verdict word outside VERDICTS, fields of the wrong type -- is a RuleFailed of one line: "rule 'name'
+    (module) <what happened> on <folder>/".  Ctrl-C and SIGTERM pass on."""
+    who = f"rule {kind.name!r} ({kind.module or getattr(kind.judge, '__module__', '?')})"
+    try:
+        out = kind.judge(claim, run)
+    except UnreadableEvidence:
+        raise
+    except RecursionError:
+        what = "recursed without end (RecursionError)"
+    except SystemExit as e:
+        what = f"called sys.exit({_shown(e.code, 40)})"
+    except Exception as e:
+        what = f"raised {type(e).__name__}: {_shown(str(e), 120)[1:-1]}" if str(e) else f"raised {type(e).__name__}"
+    else:
+        if out is None:
+            return None
+        what = _bad_outcome(out)
+        if not what:
+            return out
+    raise RuleFailed(f"{who} {what} on {run.folder}/")
 
 
 # ---- claims no command writes a folder for yet ---------------------------------------------------------

@@ -82,6 +82,8 @@ CLASSES = {   # class -> what the lab guarantees for it
              "caches (keyed by content), report.json files",
     "bounded": "Every cost is bounded: sizes and limits are checked before work starts",
     "one-line": "One line, the file or option named, a non-zero exit, no traceback",
+    "contained": "Foreign code in a box: a plugin rule that raises, exits, recurses or returns what is not an Outcome "
+                 "marks its claim failed in one line, the counts still sum, and the command exits non-zero",
 }
 KEYWORDS = (   # a case without a declared "class" is placed by the first group whose words its id, command or
                # expectation holds (the order matters: a link under --force is about ownership, not input)

@@ -2,6 +2,7 @@
 refusals of a bad claims file (jackson/lab_report/claim_files.py)."""
 from __future__ import annotations
 
+import html
 import json
 import shutil
 import subprocess
@@ -103,7 +104,10 @@ def test_a_missing_folder_is_named(tmp_path, capsys):
     root = tmp_path / "root"
     run_folder(root, "mine/a1")
     (root / "empty").mkdir()
-    for pat, says in (("a2", "claim 'X-1': folder 'a2' is not under --root"),
+    (root / "file").write_text("not a folder")
+    for pat, says in (("a2", "claim 'X-1': folder 'a2' is missing: there is no "),
+                      ("a*", "claim 'X-1': folder 'a*' is missing: no folder under --root"),
+                      ("file", "claim 'X-1': folder 'file' is not a folder"),
                       ("empty", "claim 'X-1': folder 'empty' holds no run of this lab")):
         path = write(tmp_path, CLAIM + f'folders = ["{pat}"]\n')
         capsys.readouterr()
@@ -226,3 +230,199 @@ def test_a_bad_rules_module_is_one_line_naming_it(tmp_path, own_rules, capsys, m
         report_main(["--claims", str(path), "--root", str(root)])
     err = capsys.readouterr().err.strip().splitlines()
     assert ex.value.code == 2 and len(err) == 1 and says in err[0], err
+
+
+# ---- every bad claim at once; --keep-going; limits priced before they are paid; printable ids ---------------
+
+T = "tests/test_claim_files.py::"
+FAULT_CASES = [
+    {"id": "claims-file-several-bad-claims", "class": "one-line",
+     "command": "jackson-report --claims my.toml   # five bad claims of five kinds beside a good one",
+     "expect": "exit 2, one line per bad claim naming it, all in one run; nothing written",
+     "test": T + "test_every_bad_claim_is_named_at_once_and_nothing_is_written"},
+    {"id": "claims-file-keep-going", "class": "one-line",
+     "command": "jackson-report --claims my.toml --keep-going",
+     "expect": "the good claims judged and written; each refused claim listed on the page and in one stderr line; exit 1",
+     "test": T + "test_keep_going_judges_the_good_claims_and_lists_the_refused"},
+    {"id": "claims-file-missing-folder", "class": "one-line",
+     "command": "jackson-report --claims my.toml   # folders = [\"a2\"], no such folder (or a pattern matching none)",
+     "expect": "exit 2, one line: the claim's folder is missing (not 'not under --root')",
+     "test": T + "test_a_missing_folder_is_named"},
+    {"id": "claims-file-nested-20000-deep", "class": "bounded",
+     "command": "jackson-report --claims deep.toml   # arrays, inline tables or dotted keys 17 to 20,000 deep",
+     "expect": "exit 2, one line naming the depth and the limit; never a RecursionError",
+     "test": T + "test_a_claims_file_nested_too_deep_is_one_line"},
+    {"id": "claims-file-too-many-claims", "class": "bounded",
+     "command": "jackson-report --claims many.toml   # more claims than MAX_CLAIMS",
+     "expect": "exit 2, one line naming the count and the limit",
+     "test": T + "test_more_claims_than_the_limit_is_refused_in_one_line_naming_count_and_limit"},
+    {"id": "claims-ledger-too-many-judgements", "class": "bounded",
+     "command": "jackson-report --claims many.toml   # claims x folders past MAX_JUDGEMENTS",
+     "expect": "exit 2, one line naming the judgements, the estimated time and the limit, before judging",
+     "test": T + "test_a_ledger_past_its_judgement_limit_is_refused_before_judging"},
+    {"id": "claims-file-control-character", "class": "input",
+     "command": "jackson-report --claims my.toml   # id = \"X\\u00001\" (NUL, ESC, bidi override, U+2028 ...)",
+     "expect": "exit 2, one line naming the field and the code point; never written to index.html, claims.csv, claims.tex",
+     "test": T + "test_a_control_character_in_a_claim_is_refused_in_one_line"},
+]
+
+GOOD = CLAIM.replace("X-1", "G-1") + 'folders = ["mine/a1"]\n'
+BAD_CLAIMS = [   # (the [[claim]] table, what its line says): each fault of a different kind
+    (CLAIM.split("\n", 1)[1].replace("X-1", "B-1").replace('"rate"', '"kne"'), "claim 'B-1': unknown rule 'kne'"),
+    (CLAIM.split("\n", 1)[1].replace("X-1", "B-2").replace("alpha = 1.0", "alpha = -1"),
+     "claim 'B-2': params.alpha = -1 is not a positive number"),
+    (CLAIM.split("\n", 1)[1].replace("X-1", "B-3") + 'folders = ["nowhere"]\n',
+     "claim 'B-3': folder 'nowhere' is missing: there is no "),
+    (CLAIM.split("\n", 1)[1].replace("X-1", "B-4\\u0000x"), "claim 'B-4\\x00x': id holds the control character U+0000"),
+    (CLAIM.split("\n", 1)[1].replace("X-1", "B-5") + "fodlers = []\n", "claim 'B-5': unknown key 'fodlers'"),
+]
+
+
+def bad_file(tmp_path: Path) -> Path:
+    return write(tmp_path, GOOD + "".join(t for t, _ in BAD_CLAIMS))
+
+
+def test_every_bad_claim_is_named_at_once_and_nothing_is_written(tmp_path, capsys):
+    root = tmp_path / "root"
+    run_folder(root, "mine/a1")
+    path = bad_file(tmp_path)
+    with pytest.raises(SystemExit) as ex:
+        report_main(["--claims", str(path), "--root", str(root)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert ex.value.code == 2 and len(err) == len(BAD_CLAIMS)
+    assert all(line.startswith("jackson-report: error: ") for line in err)
+    for _, says in BAD_CLAIMS:                                  # one line each (the file's faults, then the folders')
+        assert sum(says in line for line in err) == 1, (says, err)
+    assert "\x00" not in "".join(err)
+    assert not any((root / n).exists() for n in ("index.html", "index.md", "claims.csv", "claims.tex"))
+
+
+def test_keep_going_judges_the_good_claims_and_lists_the_refused(tmp_path, capsys):
+    root = tmp_path / "root"
+    run_folder(root, "mine/a1")
+    path = bad_file(tmp_path)
+    rc = report_main(["--claims", str(path), "--root", str(root), "--keep-going"])
+    out, err = capsys.readouterr()
+    assert rc == 1
+    refused = err.strip().splitlines()
+    assert len(refused) == len(BAD_CLAIMS) and all(l.startswith("jackson-report: refused: ") for l in refused)
+    for _, says in BAD_CLAIMS:
+        assert sum(says in line for line in refused) == 1, (says, refused)
+    import csv
+    rows = list(csv.DictReader(open(root / "claims.csv", newline="")))
+    assert [r["id"] for r in rows] == ["G-1"] and rows[0]["folder"] == "mine/a1" and rows[0]["verdict"] in VERDICTS
+    md, page = (root / "index.md").read_text(), (root / "index.html").read_text()
+    for _, says in BAD_CLAIMS:
+        assert says.split(": ", 1)[0] in md and html.escape(says.split(": ", 1)[0]) in page   # each one listed
+    assert "refused" in md.split("## Claims ledger")[0]                         # on the first lines
+    for name in ("index.html", "index.md", "claims.csv", "claims.tex", "claims-full.tex"):
+        assert "\x00" not in (root / name).read_text()                          # the NUL id is nowhere
+
+
+def test_keep_going_needs_a_claims_file(tmp_path, capsys):
+    with pytest.raises(SystemExit) as ex:
+        report_main(["--root", str(tmp_path), "--keep-going"])
+    assert ex.value.code == 2 and "--keep-going" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("char", ["\x00", "\x1b", "\x7f", "\u202e", "\u2028", "\u200b", "\x85"])
+@pytest.mark.parametrize("key", ["id", "claim", "where", "command", "rule", "folders"])
+def test_a_control_character_in_a_claim_is_refused_in_one_line(tmp_path, char, key):
+    """Written as a TOML escape (legal TOML); the claim is refused, the line quotes the character escaped."""
+    esc = f"\\u{ord(char):04X}"
+    text = {"id": CLAIM.replace("X-1", f"X{esc}1"), "claim": CLAIM.replace('claim = "c"', f'claim = "c{esc}"'),
+            "where": CLAIM + f'where = "Sec. {esc}1"\n', "command": CLAIM + f'command = "run {esc}"\n',
+            "rule": CLAIM.replace('"rate"', f'"ra{esc}te"'), "folders": CLAIM + f'folders = ["a{esc}"]\n'}[key]
+    with pytest.raises(UsageError) as e:
+        read_claims(write(tmp_path, text))
+    msg = str(e.value)
+    assert "\n" not in msg and verdict_printable(msg) and f"{key} holds the control character U+{ord(char):04X}" in msg
+
+
+def test_a_raw_nul_byte_is_not_toml_in_one_line(tmp_path):
+    path = tmp_path / "c.toml"
+    path.write_bytes(CLAIM.replace("X-1", "X\x001").encode())
+    with pytest.raises(UsageError) as e:
+        read_claims(path)
+    assert "not TOML" in str(e.value) and verdict_printable(str(e.value)) and "\n" not in str(e.value)
+
+
+def verdict_printable(text: str) -> bool:
+    from jackson.verdict import printable
+    return printable(text)
+
+
+def test_line_breaks_in_prose_read_as_spaces(tmp_path):
+    (c,) = read_claims(write(tmp_path, CLAIM.replace('claim = "c"', 'claim = """the error\n  falls\tfast"""')))
+    assert c.text == "the error falls fast"
+
+
+@pytest.mark.parametrize("shape", ["array", "inline", "dotted", "params"])
+@pytest.mark.parametrize("depth", [17, 100, 1_000, 20_000])
+def test_a_claims_file_nested_too_deep_is_one_line(tmp_path, shape, depth):
+    """Depths that grow past the stated limit (MAX_NESTING), each under the size cap: one line naming the limit,
+    never a RecursionError."""
+    from jackson.lab_report.claim_files import MAX_BYTES, MAX_NESTING
+    text = {"array": 'paper = "P"\nx = ' + "[" * depth + "]" * depth + "\n",
+            "inline": 'paper = "P"\nx = ' + "{a = " * depth + "1" + "}" * depth + "\n",
+            "dotted": 'paper = "P"\n' + ".".join(["x"] * depth) + " = 1\n",
+            "params": CLAIM.replace("params = { alpha = 1.0 }", "params = { alpha = " + "[" * depth + "]" * depth
+                                    + " }")}[shape]
+    assert len(text) < MAX_BYTES
+    path = write(tmp_path, text)
+    with pytest.raises(UsageError) as e:
+        read_claims(path)
+    assert "\n" not in str(e.value) and f"the limit is {MAX_NESTING}" in str(e.value)
+
+
+def test_nesting_within_the_limit_reads_and_strings_and_comments_do_not_count():
+    from jackson.lab_report.claim_files import MAX_NESTING, _nesting
+    deepest = max(_nesting((PAPERS_DIR / name).read_text())[0] for name in LAB_PAPERS)
+    assert 2 <= deepest < MAX_NESTING and len(CLAIMS) == 38          # the lab's files (expect = { ... }) read
+    assert _nesting("a = [[1], {b = \"[[[\"}] # [[[[\nx = '''[[[[['''\nc = [[[1]]]") == (3, 3)
+
+
+def test_more_claims_than_the_limit_is_refused_in_one_line_naming_count_and_limit(tmp_path, monkeypatch):
+    from jackson.lab_report import claim_files
+    monkeypatch.setattr(claim_files, "MAX_CLAIMS", 50)
+    path = write(tmp_path, 'paper = "P"\n' + "".join(f'[[claim]]\nid="{i}"\nclaim="c"\nrule="rate"\nparams={{alpha=1}}\n'
+                                                     for i in range(51)))
+    with pytest.raises(UsageError, match=r"51 claims, more than the limit of 50 for one file"):
+        read_claims(path)
+
+
+def test_reading_and_judging_claims_scans_the_entry_points_once_not_per_claim(tmp_path, monkeypatch):
+    """What made 15,000 claims cost 20 ms each: the entry points were read again for every claim.  N claims read
+    and judged: the rules found once per file and once per ledger, whatever N."""
+    from importlib import metadata
+
+    from jackson import verdict
+    calls = []
+    real = metadata.entry_points
+    monkeypatch.setattr(verdict.metadata, "entry_points", lambda **kw: calls.append(1) or real(**kw))
+    root = tmp_path / "root"
+    run_folder(root, "mine/a1")
+    for n in (3, 300):
+        calls.clear()
+        path = write(tmp_path, 'paper = "P"\n' + "".join(
+            f'[[claim]]\nid="{i}"\nclaim="c"\nrule="rate"\nparams={{alpha=1}}\nfolders=["mine/a1"]\n' for i in range(n)))
+        own = read_claims(path)
+        assert len(calls) == 1
+        rows = ledger(root, own)
+        assert len(rows) == n and len(calls) <= 3
+
+
+def test_a_ledger_past_its_judgement_limit_is_refused_before_judging(tmp_path, monkeypatch):
+    from jackson.lab_report import claims as ledger_mod
+    root = tmp_path / "root"
+    for i in range(3):
+        run_folder(root, f"jackson/a{i}")
+    monkeypatch.setattr(ledger_mod, "MAX_JUDGEMENTS", 10)
+    judged = []
+    monkeypatch.setattr(ledger_mod, "judge_claim", lambda *a, **k: judged.append(a))
+    path = write(tmp_path, 'paper = "P"\n' + "".join(f'[[claim]]\nid="{i}"\nclaim="c"\nrule="rate"\nparams={{alpha=1}}\n'
+                                                     for i in range(4)))
+    with pytest.raises(UsageError) as e:
+        ledger(root, read_claims(path))
+    assert "4 claims on 3 run folders: 12 judgements" in str(e.value) and "the limit is 10 judgements" in str(e.value)
+    assert "\n" not in str(e.value) and judged == []

@@ -183,13 +183,19 @@ def test_the_page_opens_on_the_answer(root):
         < body.index('<section id="jackson">')
     glance = body.split('id="at-a-glance"', 1)[1].split("</section>", 1)[0]
     ids = re.findall(r'<tr><td><a href="#claim-([^"]+)">', glance)
-    assert ids == [r.claim.id for r in res["claims"]]
+    papers_first = [r for r in res["claims"] if r.claim.origin == "paper"] + [r for r in res["claims"]
+                                                                             if r.claim.origin == "lab"]
+    assert ids == [r.claim.id for r in papers_first]                           # the papers' own claims first
     assert all(f'<tr id="claim-{i}">' in page for i in ids)                    # each id opens its full row
     for cell in re.findall(r'<a class="cell" href="#([^"]+)">', glance):
         assert f'<h3 id="{cell}">' in page                                     # each thumbnail opens its run
-    n = {v: sum(r.verdict == v for r in res["claims"]) for v in VERDICTS}
-    for v, k in n.items():
-        assert (f'<span class="badge {v.replace(" ", "-")}">{k} {v}</span>' in glance) == (k > 0)
+    blocks = glance.split('<h2 class="paper">')[1:]                             # one block per paper, then the lab's
+    assert len(blocks) == len({(r.claim.origin, r.claim.paper) for r in res["claims"]})
+    for block in blocks:
+        mine = [r for r in res["claims"] if r.claim.id in re.findall(r'<tr><td><a href="#claim-([^"]+)">', block)]
+        n = {v: sum(r.verdict == v for r in mine) for v in VERDICTS}
+        for v, k in n.items():
+            assert (f'<span class="badge {v.replace(" ", "-")}">{k} {v}</span>' in block) == (k > 0)
 
 
 def test_superseded_runs_go_to_an_appendix(root):
@@ -568,8 +574,10 @@ def test_latex_of_the_ledger_and_of_every_headline_table(root):
         table = list(csv.DictReader(fh))
     want = [(r["id"], r["verdict"], r["n_seeds"]) for r in table]
     assert [(r[0], r[7], r[5]) for r in rows] == want and all(len(r) == 8 for r in rows)
-    compact = _tex_rows(ledger, "\\endlastfoot", "\\end{longtable}")       # the portrait one: id, words, verdict, number
-    assert [(r[0], r[2]) for r in compact] == [(r["id"], r["verdict"]) for r in table] and all(len(r) == 4 for r in compact)
+    compact = [r for r in _tex_rows(ledger, "\\endlastfoot", "\\end{longtable}")    # the portrait one: id, words,
+               if not r[0].startswith("\\multicolumn")]                                # verdict, number; the papers'
+    first = [r for r in table if r["origin"] == "paper"] + [r for r in table if r["origin"] == "lab"]  # claims first
+    assert [(r[0], r[2]) for r in compact] == [(r["id"], r["verdict"]) for r in first] and all(len(r) == 4 for r in compact)
     for tex in (ledger, full):                                                  # the paper's symbols in math mode
         assert "textasciicircum" not in tex and "m\\_h" not in tex and not re.search(r"(?<![\\$-])\balpha\b", tex)
     tables = (root / "tables.tex").read_text()

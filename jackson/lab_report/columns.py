@@ -30,15 +30,18 @@ OWN_COLUMNS: dict[str, dict[str, str]] = {   # the report's own tables
     "jackson-report claims.csv": {
         "id": "the claim's identifier",
         "paper": "the paper making the claim: Jiang & Li, or Yang et al.",
+        "origin": "whose claim it is: paper (the paper states it) or lab (a variant this lab added, counted apart)",
         "where": "where in the paper",
         "claim": "the claim in words",
         "paper_value": "the value as the paper states it",
-        "verdict": "reproduced, partly, not reproduced, inconclusive (the folder's own reference could not show the effect), untested or not applicable (computed by the rule)",
+        "verdict": "reproduced, partly, not reproduced, inconclusive (the folder's own reference could not show the effect), untested or not applicable (computed by the rule); failed when the rule itself failed (raised, exited, returned no Outcome: `measured` says how)",
         "measured": "words and numbers read or computed from the folder's files",
         "quantity": "what `value` is",
         "value": "the headline number (see `quantity`); empty when none",
         "lo": "lower end of value's interval (what kind: `interval`); empty when none",
         "hi": "upper end of value's interval (what kind: `interval`); empty when none",
+        "bracket": "what `lo` and `hi` are, in a few words: 95% CI, seed range, seed-pair range, head range; empty "
+                   "when none",
         "interval": "what `lo` and `hi` are, in words: e.g. a range over seeds, a bootstrap over seeds (and held-out "
                     "blocks), +- 1.96 standard errors; or `none: <why>` when they are empty (1 seed, no per-seed "
                     "values); empty for rows no folder judges",

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ..config import UsageError, need, read_capped
 from ..runfolder import rerunnable
-from ..verdict import VERDICTS, rules
+from ..verdict import BRACKETS, STATUSES, UNLABELLED, rules
 from . import claims
 from .wall import MAX_EMBED_BYTES, MAX_EMBED_TOTAL, inside_file, outside, regular  # noqa: F401  (re-exported)
 
@@ -286,18 +286,48 @@ def current_and_superseded(secs) -> tuple[list, list]:
     return cur, [s for s in old if s[3]]
 
 
-def short(text: str, n: int = 90) -> str:
-    """text cut at a word boundary to at most n characters, with an ellipsis when cut."""
-    return text if len(text) <= n else text[:n].rsplit(" ", 1)[0].rstrip(",;:") + " …"
+OPERATORS = set("=<>+-*/^~≈≤≥×→∘≠±·|")
+
+
+def _joins(a: str, b: str) -> bool:
+    """Whether a space between the words a and b lies inside a formula (m_h >= r, a / m_h^gamma + b): an operator
+    on either side of it."""
+    return bool(a) and bool(b) and (a[-1] in OPERATORS or b[0] in OPERATORS)
+
+
+def short(text: str, n: int = 90, ellipsis: str = " …") -> str:
+    """text cut to at most n characters, with an ellipsis when cut, only where a cut leaves every formula whole: at
+    a space outside parentheses and brackets and not beside an operator (never "m_h^-(2 ..." or "m_h >= ...").
+    A text with no such place within n characters is kept whole."""
+    if len(text) <= n:
+        return text
+    words, depth, pos, cut = text.split(" "), 0, 0, None
+    for a, b in zip(words, words[1:]):
+        depth += sum(a.count(o) for o in "([{") - sum(a.count(c) for c in ")]}")
+        pos += len(a)
+        if pos > n:
+            break
+        if depth <= 0 and not _joins(a, b):
+            cut = pos
+        pos += 1
+    return text if cut is None else text[:cut].rstrip(",;:") + ellipsis
+
+
+def interval_text(o) -> str:
+    """An outcome's interval as the page and claims.tex show it: " [lo, hi] kind" (kind: the Outcome's bracket, a
+    95% CI, a seed range, ...), "" without one."""
+    if o is None or o.lo is None or o.hi is None:
+        return ""
+    return f" [{o.lo:.3g}, {o.hi:.3g}] {o.bracket or UNLABELLED}"
 
 
 def key_number(r: claims.Row) -> str:
-    """A ledger row's headline number for the summary: its quantity, value and interval, or what it lacks."""
+    """A ledger row's headline number for the summary: its quantity, value and labelled interval, or what it
+    lacks."""
     o = r.outcome
     if o is None or o.value is None:
         return "—"
-    iv = f" [{o.lo:.3g}, {o.hi:.3g}]" if o.lo is not None and o.hi is not None else ""
-    return f"{o.quantity}: {o.value:.3g}{iv}"
+    return f"{o.quantity}: {o.value:.3g}{interval_text(o)}"
 
 
 def run_id(folder: str) -> str:
@@ -433,21 +463,32 @@ LEDGER_INTRO = ("Every quantitative claim of Jiang & Li (Jackson-type rates for 
                 "computed from that folder's files by the rule of its kind (the rules and their thresholds follow "
                 "the table; code: each experiment's `rules.py`), never typed. Quick runs, superseded and unfinished folders "
                 "never feed a verdict. The same rows, one per claim: `claims.csv` beside this page.")
-LEDGER_HEAD = ("id", "paper, where", "claim", "paper's value", "measured", "seeds", "folder", "verdict", "rule",
-               "other folders")
+BRACKETS_TEXT = ("Brackets after a key number say what they are: " + "; ".join(f"*{k}*: {v}" for k, v in BRACKETS.items())
+                 + ". claims.csv gives each row's interval in full (its `interval` column).")
+LEDGER_HEAD = ("id", "paper, where", "claim", "paper's value", "measured", "key number [bracket] kind", "seeds",
+               "folder", "verdict", "rule", "other folders")
+SEEDS_CELL, VERDICT_CELL = LEDGER_HEAD.index("seeds"), LEDGER_HEAD.index("verdict")
 
 
 def ledger_cells(r: claims.Row) -> list[str]:
     """One ledger row as plain-text cells (`code` spans kept for the renderers)."""
     c = r.claim
-    return [c.id, f"{c.paper}, {c.where}", c.text, c.paper_value, r.measured,
+    return [c.id, f"{c.paper}, {c.where}", c.text, c.paper_value, r.measured, key_number(r),
             "" if r.n_seeds is None else str(r.n_seeds), f"`{r.folder}/`" if r.folder else "none",
             r.verdict, f"`{c.kind}`", "; ".join(f"`{o.split(': ', 1)[0]}/`: {o.split(': ', 1)[1]}" for o in r.others)]
 
 
-def counts_text(rows: list[claims.Row]) -> str:
+def group_counts(rows: list[claims.Row]) -> str:
+    """"N claims: a reproduced, b partly, ..." over the statuses the rows hold (claims.counts; they sum to N)."""
     n = claims.counts(rows)
-    return f"{len(rows)} claims: " + ", ".join(f"{n[v]} {v}" for v in VERDICTS) + "."
+    return f"{len(rows)} claim{'s' if len(rows) != 1 else ''}: " + ", ".join(f"{n[v]} {v}" for v in STATUSES if n[v])
+
+
+def counts_text(rows: list[claims.Row]) -> str:
+    """The headline: each paper's own claims counted by verdict, then the variants this lab added (claims.groups),
+    one clause each."""
+    parts = [f"{title}: {group_counts(rs)}" for title, rs in claims.groups(rows)]
+    return "; ".join(parts) + (f" ({len(rows)} in all)." if len(parts) > 1 else ".")
 
 
 def rules_of(rows: list[claims.Row]) -> list[tuple[str, str, list[str]]]:

@@ -10,12 +10,13 @@ import re
 import stat
 from pathlib import Path
 
-from ..verdict import VERDICTS
+from ..verdict import BRACKETS, LAB, STATUSES, UNLABELLED
 from . import claims
 from ..config import MAX_TEXT_BYTES, UsageError, read_capped
-from .entries import (HEADLINE, IMAGE_TYPES, INTRO, LEDGER_HEAD, LEDGER_INTRO, MAX_EMBED_BYTES, SAFE_LINK,
-                      counts_text, current_and_superseded, headline_rows, key_number, ledger_cells, outside,
-                      readable_image, refused_documents, regular, rules_of, run_id, seeds_text, short, with_refused)
+from .entries import (BRACKETS_TEXT, HEADLINE, IMAGE_TYPES, INTRO, LEDGER_HEAD, LEDGER_INTRO, MAX_EMBED_BYTES, SAFE_LINK,
+                      SEEDS_CELL, VERDICT_CELL, counts_text, current_and_superseded, group_counts, headline_rows,
+                      interval_text, ledger_cells, outside, readable_image, refused_documents, regular,
+                      rules_of, run_id, seeds_text, short, with_refused)
 
 
 class Refused(Exception):
@@ -82,7 +83,7 @@ def _data_uri(path: Path) -> str:
     return f"data:{mime};base64," + base64.b64encode(embed_bytes(path)).decode("ascii")
 
 
-CSS = ("body{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;line-height:1.45;color:#222}"
+CSS = ("body{font-family:sans-serif;max-width:1200px;margin:1em auto;padding:0 1em;line-height:1.45;color:#222}"
        "figure{margin:1.2em 0}img{max-width:100%;border:1px solid #ddd}figcaption{font-size:.9em;color:#444}"
        "table{border-collapse:collapse;margin:.8em 0;font-size:.9em}td,th{border:1px solid #ccc;padding:.25em .5em}"
        "td.n{text-align:right}code{background:#f4f4f4;padding:0 .2em}.meta{font-size:.9em;color:#555}"
@@ -91,11 +92,18 @@ CSS = ("body{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1
        "details{margin:.6em 0}summary{cursor:pointer;color:#1a4c8a}div.doc{border-left:3px solid #ddd;"
        "padding:0 1em;margin:.4em 0;font-size:.92em}div.doc table{font-size:.85em}div.doc h1{font-size:1.3em}"
        "div.doc h2{font-size:1.15em}div.doc h3{font-size:1em}"
-       "table.glance{font-size:.8em;width:100%}table.glance td{padding:.1em .4em;line-height:1.25}"
-       "table.glance td:first-child,table.glance td.v{white-space:nowrap}"
-       ".badge{display:inline-block;padding:.1em .6em;margin:0 .3em .3em 0;border-radius:.8em;font-weight:bold}"
+       "h1{margin:.2em 0 .3em;font-size:1.6em}"
+       "h2.paper{font-size:1.05em;margin:.7em 0 .2em}h2.paper .counts{font-weight:normal;font-size:.85em;margin-left:.6em}"
+       "h2.paper .note{font-weight:normal;font-size:.8em;color:#555}"
+       "table.glance{font-size:.78em;width:100%;margin:.2em 0}table.glance td,table.glance th{padding:.05em .4em;"
+       "line-height:1.2}table.glance th{font-weight:normal;color:#555;text-align:left}"
+       "table.glance td:first-child,table.glance td.v,table.glance td.n{white-space:nowrap}"
+       "p.lead{margin:.2em 0;font-size:.9em;color:#444}p.legend{margin:.3em 0;font-size:.75em;color:#555}"
+       "span.bk,td.q{color:#555;font-size:.9em}td.q{white-space:nowrap}ul.refused{font-size:.85em}"
+       ".badge{display:inline-block;padding:0 .5em;margin:0 .2em 0 0;border-radius:.8em;font-weight:bold}"
        ".badge.reproduced{background:#e3f4e1}.badge.partly{background:#fdf3d8}.badge.not-reproduced{background:#f9dfdc}"
        ".badge.inconclusive{background:#e4ecf7}.badge.untested,.badge.not-applicable{background:#eee}"
+       ".badge.failed,td.failed{background:#f3c4f0}"
        "div.grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(250px,1fr));gap:.6em;margin:1em 0}"
        "div.grid a.cell{display:block;text-decoration:none;color:#333;font-size:.8em}"
        "div.grid img{width:100%;height:170px;object-fit:contain;background:#fff}")
@@ -103,15 +111,18 @@ CSS = ("body{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1
 
 def ledger_html(rows: list[claims.Row]) -> list[str]:
     H = ['<section id="claims">', "<h2>Claims ledger</h2>", f"<p>{_inline(LEDGER_INTRO)}</p>",
-         f"<p>Verdicts: {_inline(counts_text(rows))}</p>", '<table class="ledger">',
-         "<tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in LEDGER_HEAD) + "</tr>"]
-    for r in rows:
-        cells = [_inline(x) for x in ledger_cells(r)]
-        cells[5] = f'<td class="n">{cells[5]}</td>'
-        cells[7] = f'<td class="v {r.verdict.replace(" ", "-")}"><strong>{cells[7]}</strong></td>'
-        H.append(f'<tr id="claim-{html.escape(r.claim.id)}">' + "".join(x if x.startswith("<td") else f"<td>{x}</td>"
-                                                                  for x in cells) + "</tr>")
-    H += ["</table>", f"<p>Rules (one function per rule, in each experiment's <code>rules.py</code>; its text below). "
+         f"<p>Verdicts: {_inline(counts_text(rows))}</p>"]
+    for title, rs in claims.groups(rows):
+        H += [f"<h3>{html.escape(title)}: {html.escape(group_counts(rs))}</h3>", '<table class="ledger">',
+              "<tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in LEDGER_HEAD) + "</tr>"]
+        for r in rs:
+            cells = [_inline(x) for x in ledger_cells(r)]
+            cells[SEEDS_CELL] = f'<td class="n">{cells[SEEDS_CELL]}</td>'
+            cells[VERDICT_CELL] = f'<td class="v {r.verdict.replace(" ", "-")}"><strong>{cells[VERDICT_CELL]}</strong></td>'
+            H.append(f'<tr id="claim-{html.escape(r.claim.id)}">' + "".join(x if x.startswith("<td") else f"<td>{x}</td>"
+                                                                      for x in cells) + "</tr>")
+        H.append("</table>")
+    H += [f"<p>{_inline(BRACKETS_TEXT)}</p>", f"<p>Rules (one function per rule, in each experiment's <code>rules.py</code>; its text below). "
           f"{_inline(claims.PREFERENCE)}</p>", "<ul>"]
     H += [f"<li><code>{html.escape(k)}</code> ({html.escape(', '.join(ids))}): {_inline(text)}</li>"
           for k, text, ids in rules_of(rows)]
@@ -184,23 +195,57 @@ def doc_details(root: Path, rel: str, inlined: set[str], single_file: bool = Fal
             f'<div class="doc">{doc_html(root, rel, inlined, single_file, wall)}</div></details>')
 
 
-GLANCE_FIGURES = 8     # headline figures on the first screen: the first figure of each folder the ledger reads
+GLANCE_LEAD = ("Each claim of the papers, judged by its stated rule from the run folders beside this page (never "
+               "typed); a claim's id opens its full row: what was measured, on which folder, by which rule.")
+BRACKETS_HTML = "Brackets: " + "; ".join(f"<em>{html.escape(k)}</em>: {html.escape(v)}" for k, v in BRACKETS.items()
+                                         if k != UNLABELLED) + "."
+GLANCE_FIGURES = 8     # headline figures under the first screen: the first figure of each folder the ledger reads
+GLANCE_TEXT = 100      # characters of a claim's text on the first screen (cut only where no formula is cut)
+GLANCE_QUANTITY = 28   # characters of what its key number is (the quantity before its first comma; in full on hover)
 
 
-def glance_html(root: Path, rows: list[claims.Row], entries: list[dict], single_file: bool) -> list[str]:
-    """The first screen: the verdict counts, one compact row per claim (id, the claim in a few words, verdict, its
-    key number; the id opens the full row), and the headline figures as a grid (each opens its run)."""
+def _badges(rows: list[claims.Row]) -> str:
     n = claims.counts(rows)
-    H = ['<section id="at-a-glance">', "<h2>At a glance</h2>",
-         '<p class="counts">' + " ".join(f'<span class="badge {v.replace(" ", "-")}">{n[v]} {html.escape(v)}</span>'
-                                         for v in VERDICTS if n[v]) + f" of {len(rows)} claims</p>",
-         '<table class="glance"><tr><th>claim</th><th>in a few words</th><th>verdict</th><th>key number</th></tr>']
-    for r in rows:
-        H.append(f'<tr><td><a href="#claim-{html.escape(r.claim.id)}">{html.escape(r.claim.id)}</a></td>'
-                 f"<td>{_inline(short(r.claim.text, 75))}</td>"
-                 f'<td class="v {r.verdict.replace(" ", "-")}">{html.escape(r.verdict)}</td>'
-                 f'<td class="n">{_inline(key_number(r))}</td></tr>')
-    H.append("</table>")
+    return " ".join(f'<span class="badge {v.replace(" ", "-")}">{n[v]} {html.escape(v)}</span>' for v in STATUSES if n[v])
+
+
+def _key_cell(r: claims.Row) -> str:
+    """The first screen's key number: value and labelled bracket; what the value is (its quantity) on hover."""
+    o = r.outcome
+    if o is None or o.value is None:
+        return '<td class="q"></td><td class="n">—</td>'
+    iv = interval_text(o)
+    kind = f' <span class="bk">{html.escape(iv.split("] ", 1)[1])}</span>' if iv else ""
+    what = short(o.quantity.split(",")[0], GLANCE_QUANTITY, "…")
+    return (f'<td class="q" title="{html.escape(o.quantity)}">{_inline(what)}</td><td class="n">{o.value:.3g}'
+            f'{html.escape(iv.split("] ", 1)[0] + "]") if iv else ""}{kind}</td>')
+
+
+def glance_html(root: Path, rows: list[claims.Row], entries: list[dict], single_file: bool,
+                refused: list[str] = ()) -> list[str]:
+    """The first screen: per paper (its own claims, then the variants this lab added, claims.groups), the verdict
+    counts and one compact row per claim (id, the claim in a few words cut only where no formula is cut, verdict,
+    its key number with its bracket labelled; the id opens the full row); the claims --keep-going refused; then
+    the headline figures as a grid (each opens its run), below the fold."""
+    H = ['<section id="at-a-glance">', f'<p class="lead">{_inline(GLANCE_LEAD)}</p>']
+    for title, rs in claims.groups(rows):
+        lab = rs[0].claim.origin == LAB
+        H += [f'<h2 class="paper">{html.escape(title)}' + (' <span class="note">(not claims of the paper)</span>' if lab
+                                                          else "")
+              + f' <span class="counts">{len(rs)} claim{"s" if len(rs) != 1 else ""}: {_badges(rs)}</span></h2>',
+              '<table class="glance"><tr><th>claim</th><th>in a few words</th><th>verdict</th>'
+              '<th>key number: what it is</th><th>value [bracket] and its kind</th></tr>']
+        for r in rs:
+            H.append(f'<tr><td><a href="#claim-{html.escape(r.claim.id)}">{html.escape(r.claim.id)}</a></td>'
+                     f'<td title="{html.escape(r.claim.text)}">{_inline(short(r.claim.text, GLANCE_TEXT))}</td>'
+                     f'<td class="v {r.verdict.replace(" ", "-")}">{html.escape(r.verdict)}</td>{_key_cell(r)}</tr>')
+        H.append("</table>")
+    H.append(f'<p class="legend">{BRACKETS_HTML}</p>')
+    if refused:
+        H += [f'<h2 class="paper">Refused <span class="counts">{len(refused)} claim{"s" if len(refused) != 1 else ""}, '
+              "not judged (--keep-going)</span></h2>", '<ul class="refused">']
+        H += [f"<li>{html.escape(x)}</li>" for x in refused]
+        H.append("</ul>")
     by_folder = {e["folder"]: e for e in entries}
     shown, cells = set(), []
     for r in rows:
@@ -252,7 +297,7 @@ def _run_html(root: Path, e: dict, num: str, inlined: set[str], single_file: boo
 
 
 def render_html(root: Path, secs, docs: list[str], rows: list[claims.Row] | None = None,
-                single_file: bool = False) -> str:
+                single_file: bool = False, refused: list[str] = ()) -> str:
     """index.html: the answer first (glance_html), the full ledger one click away, then each section's current
     runs; superseded runs in an appendix; the notes last."""
     inlined = set(docs) | {p for _, _, _, es in secs for e in es for p in e.get("links", [])}
@@ -261,8 +306,9 @@ def render_html(root: Path, secs, docs: list[str], rows: list[claims.Row] | None
          '<meta name="viewport" content="width=device-width, initial-scale=1">',
          "<title>jackson-lab report</title>", f"<style>{CSS}</style>", "</head>", "<body>",
          "<h1>jackson-lab report</h1>"]
+    if rows or refused:
+        H += glance_html(root, rows or [], [e for _, _, _, es in current for e in es], single_file, list(refused))
     if rows:
-        H += glance_html(root, rows, [e for _, _, _, es in current for e in es], single_file)
         H += ["<details><summary>The claims ledger in full: what was measured, the folder, the rule, the other "
               "folders</summary>", *ledger_html(rows), "</details>"]
     H += [f"<p>{_inline(INTRO)}</p>", "<ol>"]

@@ -36,13 +36,14 @@ from pathlib import Path
 
 from ..command import cli_run
 from ..config import RunFailed, need
+from ..verdict import FAILED
 from . import claims
 from .check import check_html
-from .claim_files import read_claims
-from .entries import (HEADLINE, INTRO, LEDGER_HEAD, LEDGER_INTRO, MAX_EMBED_BYTES, MAX_EMBED_TOTAL, counts_text,
-                      current_and_superseded, find_runs, headline_rows, ledger_cells, missing_figures, other_documents,
-                      readable_image, refused_documents, refused_text, regular, rules_of, sections, seeds_text,
-                      with_refused)
+from .claim_files import check_claims
+from .entries import (BRACKETS_TEXT, HEADLINE, INTRO, LEDGER_HEAD, LEDGER_INTRO, MAX_EMBED_BYTES, MAX_EMBED_TOTAL,
+                      SEEDS_CELL, VERDICT_CELL, counts_text, current_and_superseded, find_runs, group_counts,
+                      headline_rows, ledger_cells, missing_figures, other_documents, readable_image, refused_documents,
+                      refused_text, regular, rules_of, sections, seeds_text, with_refused)
 from .outputs import OutputSet, check_own
 from .html_page import render_html
 from .tables import claims_full_tex, claims_tex, tables_csv, tables_tex
@@ -53,18 +54,32 @@ class ReportConfig:
     root: str = "reports"   # folder searched for result folders; the report's files are written into it, replaced as one set and only over files jackson-report wrote
     claims: str = ""        # a claims file (TOML, docs/claims.md) judged instead of the lab's two papers' claims
     single_file: bool = False   # embed every figure in index.html (one file that travels alone; large and slower to open; at most 16 MiB a figure, 256 MiB in all)
+    keep_going: bool = False    # with --claims: judge the valid claims and list the refused ones (exit 1) instead of refusing the file
 
     SHARED = ()   # no run folder, no training, no config.json: none of --config, --threads, --force means anything here
 
 
+def glance_markdown(rows: list[claims.Row], refused: list[str]) -> list[str]:
+    """index.md's first lines: each paper's own claims counted by verdict, then the variants this lab added, and
+    the claims of --claims that were refused (--keep-going)."""
+    L = [f"- **{title}**: {group_counts(rs)}" for title, rs in claims.groups(rows)]
+    if refused:
+        L.append(f"- **refused** (not judged, --keep-going): {len(refused)} claim{'s' if len(refused) != 1 else ''}")
+    return L + [""] + ([f"- refused: {x}" for x in refused] + [""] if refused else [])
+
+
 def ledger_markdown(rows: list[claims.Row]) -> list[str]:
-    L = ['<a id="claims"></a>', "", "## Claims ledger", "", LEDGER_INTRO, "", "Verdicts: " + counts_text(rows), "",
-         "| " + " | ".join(LEDGER_HEAD) + " |", "|" + "---|" * 5 + "---:|" + "---|" * 4]
-    for r in rows:
-        cells = ledger_cells(r)
-        cells[7] = f"**{cells[7]}**"
-        L.append("| " + " | ".join(x.replace("|", "\\|") for x in cells) + " |")
-    L += ["", "Rules (one function per rule, in each experiment's `rules.py`; its text below). " + claims.PREFERENCE, ""]
+    L = ['<a id="claims"></a>', "", "## Claims ledger", "", LEDGER_INTRO, "", "Verdicts: " + counts_text(rows), ""]
+    for title, rs in claims.groups(rows):
+        L += [f"### {title}: {group_counts(rs)}", "",
+              "| " + " | ".join(LEDGER_HEAD) + " |",
+              "|" + "".join("---:|" if i == SEEDS_CELL else "---|" for i in range(len(LEDGER_HEAD)))]
+        for r in rs:
+            cells = ledger_cells(r)
+            cells[VERDICT_CELL] = f"**{cells[VERDICT_CELL]}**"
+            L.append("| " + " | ".join(x.replace("|", "\\|") for x in cells) + " |")
+        L.append("")
+    L += [BRACKETS_TEXT, "", "Rules (one function per rule, in each experiment's `rules.py`; its text below). " + claims.PREFERENCE, ""]
     L += [f"- `{k}` ({', '.join(ids)}): {text}" for k, text, ids in rules_of(rows)]
     return L + [""]
 
@@ -98,9 +113,11 @@ def _run_markdown(root: Path, e: dict, num: str) -> list[str]:
     return L
 
 
-def render_markdown(root: Path, secs, docs: list[str], rows: list[claims.Row] | None = None) -> str:
+def render_markdown(root: Path, secs, docs: list[str], rows: list[claims.Row] | None = None,
+                    refused: list[str] = ()) -> str:
     current, superseded = current_and_superseded(secs)
-    L = ["# jackson-lab report", "", INTRO, "", "The same as a page: `index.html` (`jackson-report` builds it).", ""]
+    L = ["# jackson-lab report", ""] + (glance_markdown(rows, list(refused)) if rows or refused else [])
+    L += [INTRO, "", "The same as a page: `index.html` (`jackson-report` builds it).", ""]
     L += ledger_markdown(rows) if rows else []
     L += ["Contents:", ""]
     for i, (k, heading, _, es) in enumerate(current, 1):
@@ -149,8 +166,11 @@ def build_report(cfg: ReportConfig, command: str = "jackson-report") -> dict:
     root = Path(cfg.root)
     need(root.is_dir(), f"--root: {root} is not a folder")
     need(os.access(root, os.W_OK), f"--root: cannot write into {root}")
-    own = read_claims(cfg.claims) if cfg.claims else None
+    need(cfg.claims or not cfg.keep_going, "--keep-going: goes with --claims (the lab's own claims files are never "
+                                           "refused)")
+    own, refused = check_claims(cfg.claims) if cfg.claims else (None, [])
     check_own(root)                         # a root holding files the lab did not write: refused before any work
+    rows = claims.ledger(root, own, refused, cfg.keep_going)    # every refused claim named, all at once
     entries = find_runs(root)
     if cfg.single_file:                     # priced before anything is read into memory
         price = embed_price(root, entries)
@@ -158,9 +178,8 @@ def build_report(cfg: ReportConfig, command: str = "jackson-report") -> dict:
                                        f"than the limit of {MAX_EMBED_TOTAL:,}; build it without --single-file")
     secs = sections(entries)
     docs = other_documents(root)
-    rows = claims.ledger(root, own)
-    md = render_markdown(root, secs, docs, rows)
-    page = render_html(root, secs, docs, rows, cfg.single_file)
+    md = render_markdown(root, secs, docs, rows, refused)
+    page = render_html(root, secs, docs, rows, cfg.single_file, refused)
     problems, n_img = check_html(page, root)
     if problems:
         raise RunFailed("index.html failed its own check, nothing written: " + "; ".join(problems[:3]))
@@ -173,7 +192,7 @@ def build_report(cfg: ReportConfig, command: str = "jackson-report") -> dict:
             "missing": [f for e in entries for f in missing_figures(root, e)], "claims": rows, "build": build,
             "refused": [refused_text(e, r) for e in entries for r in e["refused"]]
                        + [f"{d}: refused: {why}" for d, why in refused_documents(root)],
-            "settled": out.settled}
+            "refused_claims": refused, "settled": out.settled}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -194,7 +213,12 @@ def main(argv: list[str] | None = None) -> int:
     print(f"claims ledger: {counts_text(res['claims'])}")             # the headline, then the paths written
     print(f"report: {root}/index.md, {root}/index.html ({res['images']} figures {how})")
     print(f"tables: {root}/claims.csv, {root}/claims.tex, {root}/claims-full.tex, {root}/tables.tex, {root}/tables.csv")
-    return 0
+    # what the report could not do: claims refused (--keep-going) and claims whose rule failed, one line each
+    bad = [f"refused: {x}" for x in res["refused_claims"]] + [f"{r.claim.id}: {r.measured}" for r in res["claims"]
+                                                       if r.verdict == FAILED]
+    for line in bad:
+        sys.stderr.write(f"jackson-report: {line}\n")
+    return 1 if bad else 0
 
 
 if __name__ == "__main__":  # pragma: no cover

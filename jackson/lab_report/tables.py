@@ -9,7 +9,9 @@ import math
 import re
 
 from . import claims
-from .entries import HEADLINE, counts_text, headline_entries, headline_rows, interval_of, key_number, seeds_text
+from ..verdict import BRACKETS, UNLABELLED
+from .entries import (HEADLINE, counts_text, group_counts, headline_entries, headline_rows, interval_of, key_number,
+                      seeds_text, short)
 
 
 # ---- LaTeX -----------------------------------------------------------------------------------------
@@ -32,11 +34,23 @@ def _tex_text(text: str) -> str:
     """Plain text (with `code` spans) as LaTeX: the specials escaped (the escaper pandas uses for tables),
     code spans in \\texttt, the lab's Unicode as LaTeX (TEX_CHARS); anything else non-ASCII is dropped
     with a marker so the file always compiles."""
+    return _tex_texts([text])[0]
+
+
+def _tex_texts(texts: list[str]) -> list[str]:
+    """_tex_text of many texts, escaped by one call of pandas' escaper: a call costs milliseconds whatever it
+    escapes, so a table of thousands of cells is not thousands of calls.  A line break in a text reads as a space
+    (a cell holds one line)."""
     import pandas as pd
-    one = pd.DataFrame({"x": [text.replace("`", "\x00")]}).to_latex(index=False, header=False, escape=True)
-    body = one.split("\\midrule\n", 1)[-1] if "\\midrule" in one else one.split("\\toprule\n", 1)[1]
-    body = body.rsplit("\\\\\n\\bottomrule", 1)[0].strip()
-    return _tex_chars(_math(re.sub("\x00(.*?)\x00", r"\\texttt{\1}", body)))
+    if not texts:
+        return []
+    flat = [" ".join(t.replace("`", "\x00").splitlines()) for t in texts]
+    out = pd.DataFrame({"x": flat}).to_latex(index=False, header=False, escape=True)
+    body = out.split("\\midrule\n", 1)[-1] if "\\midrule" in out else out.split("\\toprule\n", 1)[1]
+    rows = body.rsplit("\\bottomrule", 1)[0].split(" \\\\\n")[:-1]      # one "cell \\\\" line per text
+    if len(rows) != len(texts):
+        raise RuntimeError(f"LaTeX escaping gave {len(rows)} rows for {len(texts)} texts")
+    return [_tex_chars(_math(re.sub("\x00(.*?)\x00", r"\\texttt{\1}", r.strip()))) for r in rows]
 
 
 MATH_WORDS = ((r"m\\_h", "m_h"), (r"m\\_\{?FF\}?", "m_{FF}"), (r"sigma\\_i", r"\sigma_i"),
@@ -77,7 +91,10 @@ def _tex_chars(tex: str) -> str:
 def _tex_table(df, caption: str, label: str, column_format: str, longtable: bool = False) -> str:
     """A booktabs table (pandas' to_latex) whose cells and caption went through _tex_text (code spans in
     cells are shown plain)."""
-    cells = df.map(lambda v: _tex_text(str(v).replace("`", "")))
+    import pandas as pd
+    flat = _tex_texts([str(v).replace("`", "") for v in df.to_numpy().ravel()])
+    cells = pd.DataFrame([flat[i:i + df.shape[1]] for i in range(0, len(flat), df.shape[1])], columns=df.columns) \
+        if df.shape[1] else df
     body = cells.to_latex(index=False, escape=False, column_format=column_format, longtable=longtable,
                           caption="\x01", label=label)
     return body.replace("\x01", _tex_text(caption))
@@ -93,14 +110,28 @@ def _compact(text: str, n: int) -> str:
 
 def claims_tex(rows: list[claims.Row]) -> str:
     """The claims ledger as a compact LaTeX longtable (booktabs) that fits a 6.5 in portrait text width: each
-    claim's id, the claim in a few words, its verdict and key number.  The full ledger (what was measured, the
+    paper's own claims under a line that counts them by verdict, then the variants this lab added under theirs
+    (claims.groups); each claim's id, the claim in a few words (cut only where no formula is cut), its verdict and
+    key number with its bracket labelled (BRACKETS, in the caption).  The full ledger (what was measured, the
     folder, the paper's value) is claims-full.tex, and claims.csv."""
     import pandas as pd
-    df = pd.DataFrame([{"claim": r.claim.id, "in a few words": _compact(r.claim.text, 110), "verdict": r.verdict,
-                        "key number": key_number(r)} for r in rows])
-    body = _tex_table(df, "Claims ledger of jackson-lab: " + counts_text(rows) + " The full ledger: claims-full.tex "
-                          "and claims.csv; the rules: docs/claims.md.", "tab:claims",
+    grouped = claims.groups(rows)
+    ordered = [r for _, rs in grouped for r in rs]
+    df = pd.DataFrame([{"claim": r.claim.id, "in a few words": short(r.claim.text, 110, " ..."), "verdict": r.verdict,
+                        "key number": key_number(r)} for r in ordered], columns=["claim", "in a few words", "verdict",
+                                                                                 "key number"])
+    brackets = "; ".join(f"{k}: {v}" for k, v in BRACKETS.items() if k != UNLABELLED)
+    body = _tex_table(df, "Claims ledger of jackson-lab: " + counts_text(rows) + f" Brackets: {brackets}. The full "
+                          "ledger: claims-full.tex and claims.csv; the rules: docs/claims.md.", "tab:claims",
                       "".join(RAGGED + f"p{{{w}cm}}" for w in (2.9, 6.4, 1.8, 4.0)), longtable=True)
+    head, rest = body.split("\\endlastfoot\n", 1)
+    lines = rest.split("\n")
+    out, i = [], 0
+    for title, rs in grouped:           # a line naming the group and its counts above its rows
+        out.append(f"\\multicolumn{{4}}{{@{{}}l}}{{\\textbf{{{_tex_text(title)}}}: {_tex_text(group_counts(rs))}}} \\\\")
+        out += lines[i:i + len(rs)]
+        i += len(rs)
+    body = head + "\\endlastfoot\n" + "\n".join(out + lines[i:])
     return TEX_PREAMBLE + "{" + SMALL + "\n" + body + "}\n"
 
 
