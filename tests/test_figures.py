@@ -71,3 +71,25 @@ def test_a_failed_write_still_closes_the_figure(tmp_path):
     with pytest.raises(OSError):
         save(fig, tmp_path / "no_such_folder" / "a.png")
     assert not plt.fignum_exists(fig.number)
+
+
+def test_the_style_is_a_context_the_callers_settings_survive_even_a_failed_drawing(tmp_path):
+    """figure_style() applies paper.mplstyle inside and restores every rcParam after, also when drawing raises;
+    pyplot() outside it refuses (no figure is drawn unstyled), and its figures are not pyplot's."""
+    from jackson.figures import figure_style, pyplot
+    matplotlib.rcParams["lines.linewidth"] = 2.5
+    before = dict(matplotlib.rcParams)
+    with figure_style():
+        assert matplotlib.rcParams["lines.linewidth"] == 1.3 and matplotlib.rcParams["savefig.bbox"] == "tight"
+        fig, ax = pyplot().subplots(figsize=(2, 1.5))
+        ax.plot([1, 2], [2, 1])
+        n_open = len(plt.get_fignums())
+        save(fig, tmp_path / "c.png")
+    assert n_open == len(plt.get_fignums())            # not one of pyplot's figures
+    with pytest.raises(ZeroDivisionError):
+        with figure_style():
+            1 / 0
+    assert dict(matplotlib.rcParams) == before
+    with pytest.raises(RuntimeError, match="figure_style"):
+        pyplot()
+    assert_paper_figure(tmp_path / "c.png")
