@@ -23,6 +23,9 @@ from __future__ import annotations
 
 import importlib
 
+__version__ = "1.0.0"   # the one place the version is written: pyproject.toml reads it, CITATION.cff repeats it
+                        # (tests/test_repository.py), environment.json and the report name it
+
 # public name -> module that defines it.  Written out here rather than with lazy_loader.attach (which
 # synthetic, rnn_compare, vit_probe and cot_dp use): attach only loads submodules of the package itself,
 # and jackson re-exports the targets of another package (synthetic).
@@ -42,6 +45,7 @@ _EXPORTS = {
     # the rate sweep (Fig. 1)
     "SweepConfig": "jackson.rate_sweep.config", "sweep_config": "jackson.rate_sweep.config",
     "run_sweep": "jackson.rate_sweep.experiment", "SweepResult": "jackson.rate_sweep.experiment",
+    "TargetKey": "jackson.rate_sweep.experiment",
     "RateCell": "jackson.rate_sweep.cell",
     # the shared core
     "run_cells": "jackson.sweep", "function_id": "jackson.sweep", "open_run": "jackson.runfolder", "Expression": "jackson.expr",

@@ -26,7 +26,8 @@ from ..config import read_json
 
 @dataclass(frozen=True)
 class SweepConfig:
-    DERIVED_KEYS = ("sigma_source",)          # written beside the fields by as_dict (where an explicit spectrum came from)
+    DERIVED_KEYS = ("sigma_source", "spectrum")   # written beside the fields by as_dict: where an explicit spectrum
+                                                  # came from, and what it is
 
     alpha: tuple[float, ...] = (1.5,)          # spectral decay exponents: sigma_i = i^-alpha
     rank: tuple[float, ...] = (math.inf,)      # target ranks r (integers >= 1, or inf)
@@ -142,9 +143,14 @@ class SweepConfig:
         d["rank"] = [rank_str(r) for r in self.rank]
         d["out"] = str(self.resolved_out())
         if self.sigma or self.sigma_file:    # the values themselves, so `--config` reruns without the file
-            d["sigma"] = list(self.explicit())
+            sig = self.explicit()
+            d["sigma"] = list(sig)
             d["sigma_file"] = ""
             d["sigma_source"] = self.spectrum_source()
+            for k in ("alpha", "rank", "c"):   # the grid's fields do not apply: recorded as what it is instead
+                del d[k]
+            d["spectrum"] = {"kind": "explicit", "values": len(sig), "nonzero": int(sum(v > 0 for v in sig)),
+                             "alpha_hat": explicit_alpha(sig)}
         for k in ("phi", "psi", "F", "f", "kernel"):   # a Python callable by its name: config.json records it, `--config` cannot rerun it
             if callable(d[k]):
                 d[k] = function_id(d[k])
@@ -288,7 +294,8 @@ def sweep_config(**options) -> SweepConfig:
 def presets(given: dict) -> dict:
     """The preset behind a command line: --features given takes GIVEN's fit, --gpu the GPU budget, --quick
     shrinks everything (with given features: QUICK's sizes, GIVEN's learning rate).  The options given on
-    the command line are applied on top."""
+    the command line are applied on top, and a preset never overrides them: --quick with the caller's --m-h fits
+    over all of those m_h (QUICK's fit range belongs to QUICK's own m_h)."""
     explicit = [o for o in ("sigma", "sigma_file") if given.get(o)]
     for o in explicit:
         for axis in ("alpha", "rank", "c"):
@@ -308,6 +315,9 @@ def presets(given: dict) -> dict:
         out.update(QUICK)
         if given.get("model.features") == "given":
             out["fit"] = dataclasses.replace(QUICK["fit"], lr=GIVEN["fit"].lr)
+        ms = sorted(set(given.get("m_h") or ()))
+        if len(ms) >= 2 and "fit_range" not in given:   # QUICK's fit range is that of its own m_h (1, 2, 3): with
+            out["fit_range"] = (ms[0], ms[-1])          # the caller's m_h it spans theirs, so no size is left out
     return out
 
 
