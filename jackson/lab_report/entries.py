@@ -82,7 +82,8 @@ def provenance(folder: Path) -> str:
     if isinstance(d, dict):
         pk = d.get("packages") or {}
         commit = str(d.get("commit") or "")
-        parts = [f"commit {commit[:12]}{' (uncommitted changes)' if commit.endswith('+dirty') else ''}" if commit
+        parts = ([f"jackson-lab {d['lab_version']}"] if d.get("lab_version") else []) + [
+                 f"commit {commit[:12]}{' (uncommitted changes)' if commit.endswith('+dirty') else ''}" if commit
                  else "commit not recorded",
                  f"started {str(d['started_utc'])[:10]}" if d.get("started_utc") else "start date not recorded",
                  f"torch {pk['torch']}" if pk.get("torch") else "torch version not recorded",

@@ -89,7 +89,9 @@ def _run_markdown(root: Path, e: dict, num: str) -> list[str]:
 
 def render_markdown(root: Path, secs, docs: list[str], rows: list[claims.Row] | None = None) -> str:
     current, superseded = current_and_superseded(secs)
-    L = ["# jackson-lab report", "", INTRO, "", "The same as a page: `index.html` (`jackson-report` builds it).", ""]
+    from jackson import __version__
+    L = ["# jackson-lab report", "", INTRO, "",
+         f"Built by jackson-lab {__version__} (`jackson-report`); the same as a page: `index.html`.", ""]
     L += ledger_markdown(rows) if rows else []
     L += ["Contents:", ""]
     for i, (k, heading, _, es) in enumerate(current, 1):
