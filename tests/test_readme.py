@@ -33,13 +33,17 @@ def test_use_it_from_python_runs(tmp_path, monkeypatch, capsys):
         exec(compile(code, str(README), "exec"), ns)
     out = capsys.readouterr().out
     assert "predicted exponent -2.0" in out
-    assert (tmp_path / "runs" / "readme-quick" / "summary.md").is_file()
+    assert (tmp_path / "runs" / "readme" / "summary.md").is_file()
     import json
-    conf = json.loads((tmp_path / "runs" / "readme-quick" / "config.json").read_text())
+    conf = json.loads((tmp_path / "runs" / "readme" / "config.json").read_text())
     assert (conf["tau"], conf["phi"], conf["psi"], conf["alpha"], conf["rank"]) == (16, "sin", "cos", [1.5], ["inf"])
-    assert conf["model"]["activation"] == "sin" and conf["m_h"] == [1, 2, 3]    # the options, as the CLI takes them
+    assert conf["model"]["features"] == "given" and conf["m_h"] == [1, 2, 4, 8]    # the options, as the CLI takes them
+    assert conf["fit"]["steps"] == 600 and conf["fit_range"] == [1, 8]              # the caller's m_h, all fitted
     assert [(t["alpha"], t["rank"]) for t in ns["summary"]["targets"]] == [(1.5, "inf")]
-    assert list(ns["result"].results.m_h.unique()) == [1, 2, 3] and ns["result"].paths["figures"]
+    (t,) = ns["summary"]["targets"]
+    assert t["fit_m_h"] == [1, 2, 4, 8] and t["exponents"]["test"]["slope"] < 0    # what the README says: it falls
+    assert list(ns["result"].results.m_h.unique()) == [1, 2, 4, 8] and ns["result"].paths["figures"]
+    assert "smoke test" not in repr(ns["result"]) and "quick preset" in repr(ns["result"])
 
 
 def test_quick_from_python_equals_quick_from_the_command_line():
