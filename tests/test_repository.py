@@ -3,7 +3,7 @@
 The budget (reports/README.md states it): the tracked files under reports/ add up to at most REPORTS_BUDGET
 bytes; no tracked file there is larger than FILE_MAX; the page (index.html, with its figures as files beside
 it, or inline with --single-file) is built by `jackson-report` and not tracked; each file a rebuild writes and
-git tracks (index.md, claims.csv, claims.tex, claims-full.tex, tables.tex, tables.csv) is at most REBUILD_FILE_MAX, so a
+git tracks (index.md, claims.csv, claims.tex, claims-full.tex, tables.tex, tables-appendix.tex, tables.csv) is at most REBUILD_FILE_MAX, so a
 rebuild rewrites at most REBUILD_MAX bytes of text (git stores each as a delta of the last)."""
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ REPO = Path(__file__).resolve().parents[1]
 REPORTS_BUDGET = 66_000_000   # 60.9 MB when set (blocks gzipped, the page untracked); was 107 MB with the page;
                               # 45.7 MB once the other large tables were gzipped too (2026-11-27)
 FILE_MAX = 2_000_000
-REBUILD_FILES = ("index.md", "claims.csv", "claims.tex", "claims-full.tex", "tables.tex", "tables.csv")
+REBUILD_FILES = ("index.md", "claims.csv", "claims.tex", "claims-full.tex", "tables.tex", "tables-appendix.tex",
+                 "tables.csv")
 REBUILD_FILE_MAX = 300_000
 REBUILD_MAX = 600_000
 

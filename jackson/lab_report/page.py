@@ -14,7 +14,7 @@ which each experiment writes at the end of its run.  The modules of the report:
     html_page.py  index.html: the answer first (verdict counts, one row per claim, headline figures), the
                   full ledger one click away, then each section's current runs, superseded runs in an appendix
     check.py      index.html checked: a parser pass, and a headless Chromium load where one is installed
-    tables.py     claims.tex, tables.tex, tables.csv (LaTeX for a paper, one long tidy CSV)
+    tables.py     claims.tex, tables.tex (+ tables-appendix.tex), tables.csv (LaTeX for a paper, one long tidy CSV)
     page.py       index.md, the build and the command (this module)
 
 index.html names its figures and each run's summary.md by path (files beside the page, so it stays small and
@@ -38,7 +38,7 @@ from .entries import (HEADLINE, INTRO, LEDGER_HEAD, LEDGER_INTRO, counts_text, c
                       headline_rows, ledger_cells, missing_figures, other_documents, readable_image, rules_of, sections,
                       seeds_text)
 from .html_page import render_html
-from .tables import claims_full_tex, claims_tex, tables_csv, tables_tex
+from .tables import claims_full_tex, claims_tex, tables_appendix_tex, tables_csv, tables_tex
 
 
 @dataclass(frozen=True)
@@ -140,8 +140,9 @@ def build_report(cfg: ReportConfig, command: str = "jackson-report") -> dict:
     write_atomic(root / "claims.csv", claims.csv_text(rows))
     write_atomic(root / "claims.tex", claims_tex(rows))
     write_atomic(root / "claims-full.tex", claims_full_tex(rows))
-    write_atomic(root / "tables.tex", tables_tex(secs))
-    write_atomic(root / "tables.csv", tables_csv(secs))
+    write_atomic(root / "tables.tex", tables_tex(secs, rows))
+    write_atomic(root / "tables-appendix.tex", tables_appendix_tex(secs, rows))
+    write_atomic(root / "tables.csv", tables_csv(secs, rows))
     return {"entries": entries, "sections": [(k, len(es)) for k, _, _, es in secs],
             "images": n_img - page.count('<img class="thumb" '),           # the figures, not the summary's thumbnails
             "missing": [f for e in entries for f in missing_figures(root, e)], "claims": rows}
@@ -159,7 +160,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"missing or unreadable figure: {f}")
     print(f"claims ledger: {counts_text(res['claims'])}")             # the headline, then the paths written
     print(f"report: {root}/index.md, {root}/index.html ({res['images']} figures {how})")
-    print(f"tables: {root}/claims.csv, {root}/claims.tex, {root}/claims-full.tex, {root}/tables.tex, {root}/tables.csv")
+    print(f"tables: {root}/claims.csv, {root}/claims.tex, {root}/claims-full.tex, {root}/tables.tex, "
+          f"{root}/tables-appendix.tex, {root}/tables.csv")
     return 0
 
 
