@@ -152,3 +152,16 @@ def test_a_folder_that_is_not_a_finished_sweep_is_one_line(tmp_path):
         SweepResult.load(tmp_path)
     with pytest.raises(UsageError, match="is not a folder"):
         SweepResult.load(tmp_path / "nowhere")
+
+
+def test_a_preset_never_overrides_what_the_caller_gave():
+    """--quick's fit range is that of its own m_h (1, 2, 3): with the caller's m_h it spans those, from Python and
+    from the command line alike; a fit range the caller gives is kept as given."""
+    from jackson import sweep_config
+    from jackson.config import build_parser, from_args
+    from jackson.rate_sweep.experiment import SweepConfig, presets
+    assert sweep_config(quick=True).fit_range == (1, 3)
+    assert sweep_config(quick=True, m_h=(1, 2, 4, 8)).fit_range == (1, 8)
+    assert sweep_config(quick=True, m_h=(2, 4, 8), fit_range=(2, 4)).fit_range == (2, 4)
+    given = vars(build_parser(SweepConfig, "jackson-sweep", "").parse_args(["--quick", "--m-h", "1,2,4,8"]))
+    assert from_args(SweepConfig, given, SweepConfig(**presets(given))) == sweep_config(quick=True, m_h=(1, 2, 4, 8))
