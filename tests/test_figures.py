@@ -93,3 +93,25 @@ def test_the_style_is_a_context_the_callers_settings_survive_even_a_failed_drawi
     with pytest.raises(RuntimeError, match="figure_style"):
         pyplot()
     assert_paper_figure(tmp_path / "c.png")
+
+
+def test_every_drawing_function_draws_inside_the_style():
+    """Each public package function that calls pyplot() (or app_b's _plt()) is decorated with @figure_style() or
+    calls it inside `with figure_style():`, so no figure is drawn unstyled and none changes the caller's rcParams
+    (a private helper is called by such a function; pyplot() refuses outside the style at run time)."""
+    import ast
+    bare = []
+    for pkg in PACKAGES:
+        for p in sorted((ROOT / pkg).rglob("*.py")):
+            tree = ast.parse(p.read_text())
+            for fn in ast.walk(tree):
+                if not isinstance(fn, ast.FunctionDef) or fn.name.startswith("_") or fn.name == "pyplot":
+                    continue
+                calls = {n.func.id for n in ast.walk(fn) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+                if not calls & {"pyplot", "_plt"}:
+                    continue
+                styled = any("figure_style" in ast.unparse(d) for d in fn.decorator_list) or any(
+                    isinstance(w, ast.With) and "figure_style" in ast.unparse(w) for w in ast.walk(fn))
+                if not styled:
+                    bare.append(f"{p.relative_to(ROOT)}:{fn.lineno} {fn.name}")
+    assert not bare, "draw inside figure_style():\n" + "\n".join(bare)
