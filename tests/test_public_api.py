@@ -165,3 +165,12 @@ def test_a_preset_never_overrides_what_the_caller_gave():
     assert sweep_config(quick=True, m_h=(2, 4, 8), fit_range=(2, 4)).fit_range == (2, 4)
     given = vars(build_parser(SweepConfig, "jackson-sweep", "").parse_args(["--quick", "--m-h", "1,2,4,8"]))
     assert from_args(SweepConfig, given, SweepConfig(**presets(given))) == sweep_config(quick=True, m_h=(1, 2, 4, 8))
+
+
+def test_an_explicit_spectrums_config_shows_what_it_is():
+    """repr(SweepConfig) of an explicit spectrum names its values, not the alpha, rank and c it does not use; a grid
+    config's repr is the dataclass's."""
+    from jackson import sweep_config
+    r = repr(sweep_config(quick=True, sigma=(1.0, 0.5, 0.25)))
+    assert "sigma=(1.0, 0.5, 0.25)" in r and not {"alpha=", "rank=", " c="} & {w for w in ("alpha=", "rank=", " c=") if w in r}
+    assert repr(sweep_config(quick=True)).startswith("SweepConfig(alpha=(1.5,), rank=(inf,), m_h=(1, 2, 3)")

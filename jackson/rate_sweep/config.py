@@ -62,6 +62,11 @@ class SweepConfig:
     ff_from: str = ""                          # a --term ff run of the same targets: its e_FF beside this run's curve, and the summary says which term of Eq. (17) limits it; empty: none
     compare_to: str = ""                       # another jackson-sweep folder (e.g. the softmax run of the same targets): its held-out curve beside this one in summary.md and error_vs_mh.png
 
+    def __repr__(self) -> str:
+        """The dataclass's repr; an explicit spectrum's without the alpha, rank and c it does not use."""
+        skip = {"alpha", "rank", "c"} if (self.sigma or self.sigma_file) else set()
+        return f"SweepConfig({', '.join(f'{f.name}={getattr(self, f.name)!r}' for f in dataclasses.fields(self) if f.name not in skip)})"
+
     def explicit(self) -> tuple[float, ...]:
         """The explicit spectrum: --sigma, or the values of --sigma-file; () for the alpha/rank grid."""
         if self.sigma or not self.sigma_file:
