@@ -69,13 +69,15 @@ def test_one_version_named_everywhere_and_a_license():
 
 
 def test_the_report_names_the_lab_version_and_a_runs_record_of_it(tmp_path):
-    """index.md's header names the version that built it; a run folder's provenance line names the version its
+    """index.md's header and index.html's footer name the version that built it; a run folder's provenance line names the version its
     environment.json recorded, and a folder from before the field reads as it did."""
     import json
     import jackson
     from jackson.lab_report.entries import provenance
     from jackson.lab_report.page import render_markdown
+    from jackson.lab_report.html_page import render_html
     assert f"Built by jackson-lab {jackson.__version__}" in render_markdown(tmp_path, [], [])
+    assert f"Built by jackson-lab {jackson.__version__}" in render_html(tmp_path, [], [])
     env = {"kind": "jackson-sweep", "commit": "abc", "started_utc": "2026-11-28T10:00:00+00:00", "packages": {}}
     (tmp_path / "new").mkdir()
     (tmp_path / "new" / "environment.json").write_text(json.dumps({**env, "lab_version": "9.9.9"}))
