@@ -10,11 +10,13 @@ m_h, and read the rate:
     (4, 8)
 
 A whole sweep (cells, fits, oracles, exponents, figures, summary.md) of that target from Python, with the
-command line's options and checks (`jackson-sweep --quick` for the target's own spectrum, bases and tau):
+command line's options and checks (`jackson-sweep --quick` for the target's own spectrum, bases and tau; the
+quick preset is a smoke test of the pipeline, and README.md's example is a small run whose error falls):
 
-    from jackson import run_sweep
+    from jackson import SweepResult, run_sweep
     result = run_sweep(target, quick=True, seeds=(0, 1), out="runs/py-quick")
     result.exponents, result.results, result.paths["figures"]
+    SweepResult.load("runs/py-quick")                 # the finished folder, opened again as the same result
 
 The names below are the public interface; everything is imported on first use (so `import jackson`
 does not load torch).  ARCHITECTURE.md says where every quantity of the paper lives.
