@@ -64,6 +64,7 @@ def test_run_sweep_takes_a_target_and_gives_the_command_lines_numbers(tmp_path):
     assert set(res.exponents) == {(1.0, 3.0, m_ff)} and list(res.exponents)[0].rank == 3.0   # rank a number
     assert res.exponents[(1.0, "3", m_ff)] is res.exponents[(1.0, 3, m_ff)]      # the tables' form of a key reads too
     assert (1.0, "3", m_ff) in res.exponents and (1.0, "4", m_ff) not in res.exponents
+    assert res.exponents.get((1.0, "3", m_ff)) is res.exponents[(1.0, 3.0, m_ff)] and res.exponents.get((2, 3, 4)) is None
     assert all(p.is_file() for p in res.paths["figures"]) and res.paths["summary"].is_file()
     assert len(res.blocks) and np.isfinite(res.blocks.mse).all() and "alpha=1 rank=3" in repr(res)
 

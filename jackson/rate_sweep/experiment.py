@@ -108,6 +108,12 @@ class Exponents(dict):
             return False
         return True
 
+    def get(self, key, default=None):
+        try:
+            return self[key]
+        except KeyError:
+            return default
+
 
 @dataclass(frozen=True)
 class SweepResult:
