@@ -1,8 +1,10 @@
 """Write reports/RELIABILITY.md from the fault cases the test suite checks.
 
 Every test module under tests/ may declare FAULT_CASES, a list of {"id", "command", "expect"} (and
-optionally "test"); jackson-sweep's bad-option tables (tests/test_cli.py BAD, BAD_IN_PROCESS) are read
-too.  The page is generated, never typed: `python tests/reliability.py` rewrites it, and
+optionally "test", "class" and "n", the cases a row's test generates); jackson-sweep's bad-option tables
+(tests/test_cli.py BAD, BAD_IN_PROCESS) are read too.  A module may name its section (FAULT_SECTION, e.g. the
+command it covers) and give a paragraph under it (FAULT_NOTE: the limits the command states); such a section
+also counts its cases per class.  The page is generated, never typed: `python tests/reliability.py` rewrites it, and
 tests/test_faults.py::test_reliability_page_is_current fails when a case was added without it.
 
     python tests/reliability.py            # rewrite reports/RELIABILITY.md
@@ -43,6 +45,9 @@ def _load(path: Path):
     return mod
 
 
+SECTIONS: dict[str, tuple[str, str]] = {}   # test module -> (its FAULT_SECTION, its FAULT_NOTE), filled by collect
+
+
 def collect() -> dict[str, list[dict]]:
     """{test module: its cases}, modules in name order, cases in declaration order."""
     out: dict[str, list[dict]] = {}
@@ -52,6 +57,8 @@ def collect() -> dict[str, list[dict]]:
             continue
         mod = _load(path)
         cases = [dict(c) for c in getattr(mod, "FAULT_CASES", [])]
+        if getattr(mod, "FAULT_SECTION", None):
+            SECTIONS[path.name] = (mod.FAULT_SECTION, getattr(mod, "FAULT_NOTE", ""))
         if path.name == "test_cli.py":
             for table, how in (("BAD", "test_bad_input_one_line_exit_2"), ("BAD_IN_PROCESS", "test_bad_input_in_process")):
                 for cid, (args, option) in getattr(mod, table).items():
@@ -115,7 +122,17 @@ def render(groups: dict[str, list[dict]]) -> str:
     L += [f"| {k} | {_cell(text)} | {by_class[k]} |" for k, text in CLASSES.items()]
     L.append("")
     for mod, cases in groups.items():
-        L += [f"## {mod}", "", "| case | class | command | what happens now | checked by |", "|---|---|---|---|---|"]
+        if mod in SECTIONS:
+            title, note = SECTIONS[mod]
+            per: dict[str, int] = {}
+            for c in cases:
+                per[classify(c)] = per.get(classify(c), 0) + int(c.get("n", 1))
+            L += [f"## {title} (tests/{mod})", "", *([note, ""] if note else []),
+                  "Cases per class (a row's test may generate several): "
+                  + ", ".join(f"{k} {v} tried, {v} held" for k, v in per.items()) + ".", ""]
+        else:
+            L += [f"## {mod}", ""]
+        L += ["| case | class | command | what happens now | checked by |", "|---|---|---|---|---|"]
         L += [f"| {_cell(c['id'])} | {classify(c)} | `{_cell(c['command'])}` | {_cell(c['expect'])} | `{_cell(c['test'])}` |"
               for c in cases]
         L.append("")

@@ -75,7 +75,9 @@ def test_knee_reproduced_partly_not_reproduced_not_applicable(tmp_path):
     folder(tmp_path, "jackson/a", sweep([knee_target(1.0, "2", [100.0, 200.0, 300.0], back)]))
     assert judge(tmp_path, "JL-knee-a1-r2").verdict == PARTLY
 
-    folder(tmp_path, "jackson/a", sweep([knee_target(1.0, "2", [1.5, 2.0, 9.0], {1: 1e-2, 2: 5e-3})]))
+    no_knee = knee_target(1.0, "2", [1.5, 2.0, 9.0], {1: 1e-2, 2: 5e-3})
+    no_knee["curve"][0]["oracle_mse"] = 1.0                 # the rank-1 oracle, 200x the floor: a knee could show
+    folder(tmp_path, "jackson/a", sweep([no_knee]))
     assert judge(tmp_path, "JL-knee-a1-r2").verdict == NOT_REPRODUCED
 
     folder(tmp_path, "jackson/a", sweep([knee_target(1.0, "2", [100.0], down, attention="linear")]))
@@ -86,8 +88,11 @@ def test_knee_reproduced_partly_not_reproduced_not_applicable(tmp_path):
     assert judge(tmp_path, "JL-knee-a1-r2").verdict == NOT_APPLICABLE
 
 
-def rate_target(alpha, slope, lo, hi, oracle=None, n_seeds=3, tail_slope=None, **kw):
-    """A rank-inf target; with tail_slope, its summary's `bound` holds an exact tail m_h^tail_slope over the fit range."""
+def rate_target(alpha, slope, lo, hi, oracle=None, n_seeds=3, tail_slope="asymptotic", **kw):
+    """A rank-inf target whose summary's `bound` holds an exact tail m_h^tail_slope over the fit range (by default at
+    the asymptotic slope -(2 alpha - 1)); tail_slope None: no tail."""
+    if tail_slope == "asymptotic":
+        tail_slope = -(2 * alpha - 1)
     ex = {"test": {"slope": slope, "lo": lo, "hi": hi}}
     if oracle is not None:
         ex["oracle"] = {"slope": oracle, "lo": oracle, "hi": oracle}
@@ -105,12 +110,26 @@ def rate_target(alpha, slope, lo, hi, oracle=None, n_seeds=3, tail_slope=None, *
     (-3.0, -3.1, -2.9, -1.5, NOT_REPRODUCED),      # steeper than the reference: any falling curve meets an upper bound
     (-0.6, -0.65, -0.55, -1.2, NOT_REPRODUCED),    # shallower by 1.4
 ])
-def test_rate_rule_against_the_asymptotic_exponent_without_a_tail(tmp_path, slope, lo, hi, oracle, verdict):
-    folder(tmp_path, "jackson/r", sweep([rate_target(1.5, slope, lo, hi, oracle)]))
+def test_rate_rule_d_against_a_tail_at_the_asymptotic_slope(tmp_path, slope, lo, hi, oracle, verdict):
+    folder(tmp_path, "jackson/r", sweep([rate_target(1.5, slope, lo, hi, oracle, tail_slope=-2.0)]))
     r = judge(tmp_path, "JL-rate-a1.5")
     assert r.verdict == verdict, r.measured
     assert (r.outcome.value, r.outcome.lo, r.outcome.hi) == (slope, lo, hi)
     assert f"d = {slope + 2:+.2f} [{lo + 2:+.2f}, {hi + 2:+.2f}]" in r.measured
+
+
+@pytest.mark.parametrize("slope, lo, hi, tail, cause", [
+    (-1.9, -2.0, -1.8, None, "no exact tail"),                 # no tail: never judged against the asymptotic line instead
+    (float("nan"), -2.0, -1.8, -2.0, "unreadable"),           # a NaN exponent
+    (float("inf"), -2.0, -1.8, -2.0, "unreadable"),
+    ("-1.9", -2.0, -1.8, -2.0, "unreadable"),                  # the wrong type
+    (-1.9, float("nan"), -1.8, -2.0, "no interval"),
+])
+def test_rate_rule_with_absent_or_unreadable_evidence_is_inconclusive(tmp_path, slope, lo, hi, tail, cause):
+    folder(tmp_path, "jackson/r", sweep([rate_target(1.5, slope, lo, hi, tail_slope=tail)]))
+    r = judge(tmp_path, "JL-rate-a1.5")
+    assert r.verdict == INCONCLUSIVE, r.measured
+    assert cause in r.measured
 
 
 @pytest.mark.parametrize("alpha, tail, slope, lo, hi, verdict", [
@@ -124,7 +143,7 @@ def test_rate_rule_against_the_finite_range_tail(tmp_path, alpha, tail, slope, l
     folder(tmp_path, "jackson/r", sweep([rate_target(alpha, slope, lo, hi, tail_slope=tail)]))
     r = judge(tmp_path, f"JL-rate-a{alpha:g}")
     assert r.verdict == verdict, r.measured
-    assert f"exact-tail reference {tail:+.2f}".replace("+", "") in r.measured.replace("+", "")
+    assert f"against the exact tail's {tail:+.2f}".replace("+", "") in r.measured.replace("+", "")
     assert f"asymptotic {-(2 * alpha - 1):.2f}".replace("+", "") in r.measured.replace("+", "")
 
 
@@ -181,6 +200,8 @@ def test_rank_and_alpha_order(tmp_path):
              "curve": [{"m_h": m, "test_mse": e} for m, e in curve.items()], "checks": {}}
         if slope is not None:
             d["exponents"] = {"test": {"slope": slope, "lo": slope - 0.05, "hi": slope + 0.05}}
+            d["fit_m_h"] = [1, 2, 4]                   # the exact tail at the asymptotic slope: the alpha order's reference
+            d["bound"] = [{"m_h": m, "tail_energy": m ** -(2 * alpha - 1)} for m in (1, 2, 4)]
         return d
     good = [t(1.0, "2", {1: 1e-2, 2: 0.0, 4: 0.0}), t(1.0, "inf", {1: 2e-2, 2: 1e-2, 4: 5e-3}, -1.0),
             t(1.5, "inf", {1: 2e-2, 2: 5e-3, 4: 1e-3}, -2.0)]

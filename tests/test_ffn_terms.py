@@ -305,8 +305,14 @@ def test_a_full_run_finds_the_matching_ff_run_and_says_which_term_limits_it(tmp_
         return p.stdout
     run("--term", "ff", "--out", "reports/jackson/q-ff")
     out = run("--out", "reports/jackson/q-full")
-    assert "the curve is limited by" in out and "e_FF from reports/jackson/q-ff" in out
-    assert "Eq. (17) term by term" in (tmp_path / "reports/jackson/q-full/summary.md").read_text()
+    assert "Eq. (17) terms:" in out and "limited by" in out and "e_FF from reports/jackson/q-ff" in out
+    assert "the attention term alone is not measured" in out                     # no given-features run yet: said
+    run("--features", "given", "--out", "reports/jackson/q-given")
+    out = run("--out", "reports/jackson/q-full2")
+    assert "e_attn from reports/jackson/q-given" in out and "e_FF from reports/jackson/q-ff" in out
+    assert "e_full / (e_attn + e_FF)" in out
+    md = (tmp_path / "reports/jackson/q-full2/summary.md").read_text()
+    assert "e_attn (attention term alone)" in md and "e_FF (feed-forward term alone)" in md
     other = run("--activation", "relu", "--out", "reports/jackson/q-relu")
     assert "e_FF from" not in other
     given = run("--activation", "relu", "--ff-from", "reports/jackson/q-ff", "--out", "reports/jackson/q-relu2")
@@ -326,7 +332,7 @@ def test_find_ff_run_answers_only_at_the_same_width(tmp_path):
     """The committed e_FF a learned-features run's summary reads must be of its own m_FF: e_FF at another width is
     another feed-forward term (Eq. 17: C2 m_h^(beta+1) / m_FF^beta)."""
     import json
-    from jackson.rate_sweep.terms import find_ff_run
+    from jackson.rate_sweep.references import find_ff_run
     model = {"features": "learned", "activation": "gelu", "width": 128}
 
     def ff_folder(name, widths):
@@ -348,3 +354,43 @@ def test_find_ff_run_answers_only_at_the_same_width(tmp_path):
     assert find_ff_run({**run, "m_ff": [256]}, [(1.5, "inf")], root=tmp_path) == b
     assert find_ff_run({**run, "m_ff": [256], "model": {**model, "activation": "sin"}}, [(1.5, "inf")],
                        root=tmp_path) == ""                                                 # another FFN class
+
+
+def test_the_sum_and_the_max_are_told_apart_only_where_both_terms_matter(tmp_path):
+    """A full model that is the sum: rows where the smaller term is >= half the larger prefer the sum; where one term is
+    small the sum and the max agree within 1.5x and the row cannot tell.  A full model that is the max: the same rows
+    prefer the max."""
+    from jackson.rate_sweep.terms import additivity
+    attn = lambda m, s, b: 1e-3 / m ** 2 * _noise(m, s, b)           # noqa: E731  (m_h 1: 1e-3, 2: 2.5e-4, 4: 6.25e-5)
+    ff = lambda m, s, b: 2e-4 * _noise(m, s, b + 1)                 # noqa: E731
+    parts = (_folder(tmp_path, "ff", "learned", "ff", "sin", {"test": ff}),
+             _folder(tmp_path, "attn", "given", "full", "gelu", {"test": attn}))
+    as_sum = additivity(_folder(tmp_path, "sum", "learned", "full", "sin", {"test": lambda m, s, b: attn(m, s, b) + ff(m, s, b),
+                                                                            "oracle": attn}), *parts)
+    assert as_sum.set_index("m_h").prefers.to_dict() == {1: "cannot tell", 2: "sum", 4: "cannot tell"}
+    as_max = additivity(_folder(tmp_path, "max", "learned", "full", "sin",
+                                {"test": lambda m, s, b: max(attn(m, s, b), ff(m, s, b)), "oracle": attn}), *parts)
+    r2 = as_max.set_index("m_h").loc[2]
+    assert r2.prefers == "max" and r2.ratio_max_lo <= 1.0 + 1e-9 <= r2.ratio_max_hi + 1e-9 and r2.ratio_hi < 1
+
+
+@pytest.mark.slow
+def test_terms_measures_both_terms_where_no_committed_run_holds_them(tmp_path, sweep_exe, sub_env):
+    """--terms on a target no committed run measured: the run makes <out>-ff and <out>-given itself, and its line,
+    summary and figure set e_full beside e_attn + e_FF; the same command again finds them by key and trains nothing."""
+    import subprocess
+
+    def run(*args):
+        p = subprocess.run([str(sweep_exe), "--quick", "--threads", "1", "--tau", "8", *args], cwd=tmp_path, env=sub_env,
+                           capture_output=True, text=True, timeout=600)
+        return p
+    p = run("--terms", "--out", "reports/jackson/t-full")
+    assert p.returncode == 0, p.stderr[-2000:]
+    for sub in ("t-full-ff", "t-full-given"):
+        assert (tmp_path / "reports/jackson" / sub / "summary.json").is_file()
+    assert "e_attn from reports/jackson/t-full-given" in p.stdout and "e_FF from reports/jackson/t-full-ff" in p.stdout
+    again = run("--terms", "--out", "reports/jackson/t-full")
+    assert again.returncode == 0 and "--terms: measuring" not in again.stdout
+    bad = run("--terms", "--term", "ff", "--out", "reports/jackson/t-bad")
+    assert bad.returncode == 2 and "--terms:" in bad.stderr and "Traceback" not in bad.stderr
+    assert not (tmp_path / "reports/jackson/t-bad").exists()

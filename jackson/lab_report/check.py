@@ -12,7 +12,7 @@ import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
 
-from .entries import IMAGE_TYPES, MAGIC, SAFE_LINK
+from .entries import MAGIC, SAFE_LINK, outside, readable_image
 
 
 # ---- checking the page ------------------------------------------------------------------------------
@@ -83,31 +83,28 @@ class _Checker(HTMLParser):
 
 def _inside(root: Path, ref: str) -> Path | None:
     """The file a page's (percent-encoded) relative reference names under root; None for a URL, an absolute
-    path or a path that climbs out of root."""
+    path, a path that climbs out of root, or one whose symbolic links lead out of it."""
     rel = urllib.parse.unquote(ref)
     if re.match(r"^[a-z][a-z0-9+.-]*:", rel, re.I) or rel.startswith("/") or ".." in Path(rel).parts:
         return None
-    return root / rel
+    return None if outside(root, root / rel) else root / rel
 
 
 def _image_file_problem(root: Path, src: str) -> str:
-    """'' when src is a relative path to an image file under root; else what is wrong."""
+    """'' when src is a relative path to an image file under root (a regular file, checked before it is opened:
+    a FIFO would block); else what is wrong."""
     path = _inside(root, src)
     if path is None:
         return f"<img src=\"{src[:60]}\"> is not a path inside the report's folder"
-    mime = IMAGE_TYPES.get(path.suffix.lower())
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(16)
-    except OSError:
+    if not path.exists():
         return f"<img src=\"{src[:60]}\">: no such file beside the page"
-    if not mime or not any(head.startswith(x) for x in MAGIC.get(mime, (b"",))):
+    if not readable_image(path):
         return f"<img src=\"{src[:60]}\">: the file is not an image"
     return ""
 
 
 def _beside(root: Path, href: str) -> bool:
-    """A link (its #fragment aside) to a file under root."""
+    """A link (its #fragment aside) to a regular file under root (links followed)."""
     path = _inside(root, href.split("#", 1)[0])
     return path is not None and path.is_file()
 

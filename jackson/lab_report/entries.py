@@ -8,12 +8,14 @@ import json
 import math
 import os
 import re
+import stat
 from pathlib import Path
 
 from ..config import UsageError, need, read_capped
 from ..runfolder import rerunnable
 from ..verdict import VERDICTS, rules
 from . import claims
+from .wall import MAX_EMBED_BYTES, MAX_EMBED_TOTAL, inside_file, outside, regular  # noqa: F401  (re-exported)
 
 # section key -> (heading, the command that produces its results)
 SECTIONS = {
@@ -73,12 +75,12 @@ def provenance(folder: Path) -> str:
     (jackson/lab_report/provenance.py: what the run did not record is said to be not recorded), else that
     nothing was recorded; then whether it was a quick run.  Read from the folder's files only (never git)."""
     quick = f"quick run: {'yes' if is_quick(folder) else 'no'}"
-    env, derived = folder / "environment.json", folder / "provenance.json"
+    env, derived = inside_file(folder, "environment.json"), inside_file(folder, "provenance.json")
     try:
-        d = json.loads(read_capped(env, "--root")) if env.is_file() else None
-        p = json.loads(read_capped(derived, "--root")) if d is None and derived.is_file() else None
+        d = json.loads(read_capped(env, "--root")) if env else None
+        p = json.loads(read_capped(derived, "--root")) if d is None and derived else None
     except (OSError, ValueError):                    # a UsageError (too large) included: said unreadable
-        return f"{'environment.json' if env.is_file() else 'provenance.json'} unreadable, {quick}"
+        return f"{'environment.json' if env else 'provenance.json'} unreadable, {quick}"
     if isinstance(d, dict):
         pk = d.get("packages") or {}
         commit = str(d.get("commit") or "")
@@ -113,13 +115,13 @@ def _when(c: dict) -> str:
     return f"{str(c['commit'])[:12]} on {str(c['date'])[:10]}"
 
 
-def _committed(derived: Path, first: dict) -> str:
+def _committed(derived: Path | None, first: dict) -> str:
     """For a first invocation that recorded no date: when its results entered git, from the folder's
     provenance.json (derived from git history before the folder had an environment.json), else from the record
     itself (`results_added`: cells copied from such a folder into another carry its date with them); "" if
     unknown."""
     try:
-        if derived.is_file():
+        if derived:
             added, where = json.loads(read_capped(derived, "--root"))["results_added"], "provenance.json"
         else:
             added, where = first["results_added"], "environment.json"
@@ -143,14 +145,14 @@ def _derived_text(p: dict, quick: str) -> str:
 
 
 def is_quick(folder: Path) -> bool:
-    cfg = folder / "config.json"
+    cfg = inside_file(folder, "config.json")
     try:
-        quick = bool(json.loads(read_capped(cfg, "--root")).get("quick")) if cfg.is_file() else False
+        quick = bool(json.loads(read_capped(cfg, "--root")).get("quick")) if cfg else False
     except (OSError, ValueError, AttributeError):
         quick = False
-    cmd = folder / "command.txt"
+    cmd = inside_file(folder, "command.txt")
     try:
-        return quick or (cmd.is_file() and "--quick" in read_capped(cmd, "--root").split())
+        return quick or (cmd is not None and "--quick" in read_capped(cmd, "--root").split())
     except (OSError, ValueError):
         return quick
 
@@ -160,8 +162,17 @@ def from_hook(root: Path, folder: Path) -> dict:
     fault one line naming the file and the entry (UsageError): a JSON object with a string 'title'; 'section',
     'data', 'command' and 'text' strings where given; 'paper' a list of objects, each with a string 'quantity'
     and a 'compare' of COMPARE where given; 'figures' a list of objects, each with a string 'file' (a path
-    beside report.json) and a string 'caption' where given."""
+    beside report.json) and a string 'caption' where given.
+
+    The wall: report.json, each figure, summary.md and SUPERSEDED.md must lie inside the folder, every symbolic
+    link followed.  A report.json that does not is refused (UsageError, quoting nothing of it); a figure or
+    summary that does not is kept out of the entry and listed in `refused` ({"kind": figure or summary, "file"
+    as report.json wrote it, "why", "caption", "at": how many shown figures come before it}), which the page
+    shows in its place."""
     where = folder / "report.json"
+    why = outside(folder, where) or outside(root, folder, "the report's folder")
+    need(not why, f"{where}: refused: {why} (a symbolic link out of it); it is not read")
+    need(not regular(where), f"{where}: {regular(where)}")
 
     def shown(v) -> str:
         t = json.dumps(v) if isinstance(v, (list, dict, str, int, float, bool, type(None))) else repr(v)
@@ -193,7 +204,7 @@ def from_hook(root: Path, folder: Path) -> dict:
                                                     f"got {shown(f.get('caption'))}")
     e = {"folder": _rel(root, folder), "title": r["title"], "section": r.get("section") or "other",
          "data": r.get("data") or "", "command": r.get("command") or "", "seeds": r.get("seeds", ""),
-         "paper": list(paper), "text": r.get("text") or "", "figures": []}
+         "paper": list(paper), "text": r.get("text") or "", "figures": [], "refused": []}
     ran = e["command"]                       # as recorded; shown as the command that reruns it from a clone
     e["command"] = rerunnable(ran, f"{root.name}/{e['folder']}") if ran else ran
     e["ran"] = ran if ran != e["command"] else ""
@@ -207,24 +218,65 @@ def from_hook(root: Path, folder: Path) -> dict:
             extra.append(f"Seeds: {seeds_text(e['seeds'])}.")
         if e["command"] and e["command"] not in cap:
             extra.append(f"Command: `{e['command']}`.")
-        e["figures"].append({"file": _rel(root, folder / f["file"]), "caption": " ".join([cap, *extra]).strip()})
-    e["links"] = [_rel(root, folder / n) for n in ("summary.md",) if (folder / n).exists()]
+        caption = " ".join([cap, *extra]).strip()
+        why = outside(folder, folder / f["file"])
+        if why:
+            e["refused"].append({"kind": "figure", "file": f["file"], "why": why, "caption": caption,
+                                 "at": len(e["figures"])})
+            continue
+        e["figures"].append({"file": _rel(root, folder / f["file"]), "caption": caption})
+    e["links"] = []
+    for n in ("summary.md",):
+        if not (folder / n).is_symlink() and not (folder / n).exists():
+            continue
+        why = outside(folder, folder / n) or regular(folder / n)
+        if why:
+            e["refused"].append({"kind": "summary", "file": n, "why": why, "caption": "", "at": len(e["figures"])})
+        else:
+            e["links"].append(_rel(root, folder / n))
     e["made"] = provenance(folder)
     if is_quick(folder):                     # a smoke run: never evidence (the claims ledger leaves it out)
         e["title"] = "[quick run] " + e["title"]
     sup = folder / "SUPERSEDED.md"          # a later run replaced this one: say so in its title and text
-    e["superseded"] = sup.exists()
-    if sup.exists():
+    e["superseded"] = sup.exists() or sup.is_symlink()
+    if e["superseded"]:
         e["title"] = "[superseded] " + e["title"]
-        e["text"] = ("SUPERSEDED: " + " ".join(sup.read_text().split()) + " " + e["text"]).strip()
+        e["text"] = ("SUPERSEDED: " + _superseded_text(folder) + " " + e["text"]).strip()
     return e
+
+
+def _superseded_text(folder: Path) -> str:
+    """A SUPERSEDED.md's words on one line: read only when it is a regular file inside its folder, at most
+    MAX_TEXT_BYTES; else what kept it out (never its content)."""
+    p = folder / "SUPERSEDED.md"
+    why = outside(folder, p) or regular(p)
+    if why:
+        return f"(its SUPERSEDED.md is refused: {why})"
+    try:
+        return " ".join(read_capped(p, "--root").split())
+    except (OSError, UnicodeDecodeError, UsageError) as e:
+        return f"(its SUPERSEDED.md is unreadable: {getattr(e, 'strerror', None) or 'too large or not text'})"
 
 
 def other_documents(root: Path) -> list[str]:
     """Notes beside the runs: markdown files at the top of root and of its section folders."""
     docs = [p for p in sorted(root.glob("*.md")) if p.name not in ("index.md", "README.md")]
     docs += [p for p in sorted(root.glob("*/*.md"))]
-    return [_rel(root, p) for p in docs if not (p.parent / "summary.json").exists()]
+    return [_rel(root, p) for p in docs if not (p.parent / "summary.json").exists() and not document_refused(root, p)]
+
+
+def document_refused(root: Path, p: Path) -> str:
+    """'' when a note may be shown (a regular file inside root, links followed); else why not."""
+    return outside(root, p, "the report's folder") or regular(p)
+
+
+def refused_documents(root: Path) -> list[tuple[str, str]]:
+    """The notes other_documents leaves out because they lie outside the root or are not regular files:
+    (path under root, why)."""
+    docs = [p for p in sorted(root.glob("*.md")) if p.name not in ("index.md", "README.md")]
+    docs += [p for p in sorted(root.glob("*/*.md"))]
+    return [(_rel(root, p), document_refused(root, p)) for p in docs
+            if not (p.parent / "summary.json").exists() and document_refused(root, p)]
 
 
 def current_and_superseded(secs) -> tuple[list, list]:
@@ -344,19 +396,38 @@ INTRO = ("Built by `jackson-report` from the result folders under this folder: i
 
 
 def readable_image(path: Path) -> bool:
-    """The file exists, is readable and starts with the signature of its type (a corrupt or truncated
-    figure is shown as missing, never embedded)."""
-    mime = IMAGE_TYPES.get(path.suffix.lower())
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(16)
-    except OSError:
+    """The file is a regular file (checked by a stat before it is opened: a FIFO would block), readable, and
+    starts with the signature of its type (a corrupt or truncated figure is shown as missing, never embedded)."""
+    mime = IMAGE_TYPES.get(Path(path).suffix.lower())
+    if mime is None or regular(path):
         return False
-    return mime is not None and any(head.startswith(m) for m in MAGIC[mime]) and path.stat().st_size > len(head)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)     # never blocks, even if it became a FIFO since the stat
+        with os.fdopen(fd, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            head = fh.read(16) if stat.S_ISREG(st.st_mode) else b""
+    except (OSError, ValueError):
+        return False
+    return any(head.startswith(m) for m in MAGIC[mime]) and st.st_size > len(head)
 
 
 def missing_figures(root: Path, e: dict) -> list[str]:
     return [f["file"] for f in e["figures"] if not readable_image(root / f["file"])]
+
+
+def refused_text(e: dict, r: dict) -> str:
+    """A refused figure or summary of run `e` as the report's line names it: the folder, the path as
+    report.json wrote it (nothing of the file it leads to), why."""
+    return f"{e['folder']}/: {r['file']!r} refused: {r['why']}"
+
+
+def with_refused(e: dict) -> list[tuple[str, dict]]:
+    """A run's figures in report.json's order, each ("figure", f) or ("refused", r): what the page shows in
+    place of a refused one is the refusal."""
+    out, refused = [], [r for r in e.get("refused", []) if r["kind"] == "figure"]
+    for i, f in enumerate(e["figures"]):
+        out += [("refused", r) for r in refused if r["at"] == i] + [("figure", f)]
+    return out + [("refused", r) for r in refused if r["at"] >= len(e["figures"])]
 
 
 LEDGER_INTRO = ("Every quantitative claim of Jiang & Li (Jackson-type rates for the Transformer) and Yang et al. "

@@ -7,13 +7,19 @@ import html
 import urllib.parse
 import os
 import re
+import stat
 from pathlib import Path
 
 from ..verdict import VERDICTS
 from . import claims
-from .entries import (HEADLINE, IMAGE_TYPES, INTRO, LEDGER_HEAD, LEDGER_INTRO, SAFE_LINK, counts_text,
-                      current_and_superseded, headline_rows, key_number, ledger_cells, readable_image, rules_of,
-                      run_id, seeds_text, short)
+from ..config import MAX_TEXT_BYTES, UsageError, read_capped
+from .entries import (HEADLINE, IMAGE_TYPES, INTRO, LEDGER_HEAD, LEDGER_INTRO, MAX_EMBED_BYTES, SAFE_LINK,
+                      counts_text, current_and_superseded, headline_rows, key_number, ledger_cells, outside,
+                      readable_image, refused_documents, regular, rules_of, run_id, seeds_text, short, with_refused)
+
+
+class Refused(Exception):
+    """A file the page will not embed or link (outside the wall, not a regular file, too large): why."""
 
 
 def _inline(text: str) -> str:
@@ -23,21 +29,57 @@ def _inline(text: str) -> str:
 
 def img_src(root: Path, path: Path, single_file: bool) -> str:
     """An <img> src: the file itself, base64, when the page must travel alone (--single-file); else its path
-    relative to the page (the figures are files beside it, loaded as they scroll into view)."""
+    relative to the page (the figures are files beside it, loaded as they scroll into view).  Raises Refused
+    for a file outside root (links followed) and, embedded, one that is not a regular file or is larger than
+    MAX_EMBED_BYTES."""
+    why = outside(root, path, "the report's folder")
+    if why:
+        raise Refused(why)
     if single_file:
         return _data_uri(path)
     return urllib.parse.quote(Path(os.path.relpath(path, root)).as_posix())
 
 
+def refused_html(what: str, why: str) -> str:
+    """What the page shows in place of a figure it will not embed or link."""
+    return f'<em class="refused">(refused: {html.escape(why)}: <code>{html.escape(what)}</code>)</em>'
+
+
 def _img(root: Path, path: Path, alt: str, single_file: bool, cls: str = "") -> str:
     lazy = "" if single_file else ' loading="lazy"'
     c = f'class="{cls}" ' if cls else ""
-    return f'<img {c}src="{img_src(root, path, single_file)}" alt="{html.escape(alt)}"{lazy}>'
+    try:
+        src = img_src(root, path, single_file)
+    except Refused as e:
+        return refused_html(os.path.relpath(path, root) if not outside(root, path) else alt, str(e))
+    return f'<img {c}src="{src}" alt="{html.escape(alt)}"{lazy}>'
+
+
+def embed_bytes(path: Path, limit: int = MAX_EMBED_BYTES) -> bytes:
+    """The bytes of a file the page embeds: a regular file (a stat before the open; the open never blocks)
+    of at most `limit` bytes, else Refused saying which (the size is checked before anything is read)."""
+    why = regular(path)
+    if why:
+        raise Refused(why)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as e:
+        raise Refused(f"unreadable ({e.strerror or e})") from None
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fh.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise Refused("not a regular file")
+        if st.st_size > limit:
+            raise Refused(f"{st.st_size:,} bytes, more than the limit of {limit:,} for an embedded file")
+        data = fh.read(limit + 1)
+    if len(data) > limit:                    # it grew since the stat
+        raise Refused(f"more than the limit of {limit:,} bytes for an embedded file")
+    return data
 
 
 def _data_uri(path: Path) -> str:
     mime = IMAGE_TYPES.get(path.suffix.lower(), "application/octet-stream")
-    return f"data:{mime};base64," + base64.b64encode(path.read_bytes()).decode("ascii")
+    return f"data:{mime};base64," + base64.b64encode(embed_bytes(path)).decode("ascii")
 
 
 CSS = ("body{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;line-height:1.45;color:#222}"
@@ -80,18 +122,25 @@ def _doc_id(rel: str) -> str:
     return "doc-" + re.sub(r"[^a-z0-9]+", "-", rel.lower()).strip("-")
 
 
-def doc_html(root: Path, rel: str, inlined: set[str], single_file: bool = False) -> str:
+def doc_html(root: Path, rel: str, inlined: set[str], single_file: bool = False, wall: Path | None = None) -> str:
     """A markdown file beside the page (a run's summary.md, a note) as HTML for the page itself, so the
     page needs nothing beside it: headings get ids and "#x" links point at them under the document's own
     prefix; a link to another document of the page points at its block; a link to any other file
     becomes that file's path as text (it sits next to index.md, not inside the page); images are embedded.
-    Markdown is rendered by Python-Markdown (tables, fenced code, heading ids)."""
+    Markdown is rendered by Python-Markdown (tables, fenced code, heading ids).  The document and every image
+    it names must lie inside `wall` (a run's summary: its run folder; a note: root), links followed, and be
+    regular files: else the page says refused in their place."""
     import markdown
     pid, here = _doc_id(rel), os.path.dirname(rel)
+    wall = root if wall is None else wall
+    why = outside(wall, root / rel, "its folder") or regular(root / rel)
+    if why:
+        return f"<p>{refused_html(rel, why)}</p>"
     try:
-        text = (root / rel).read_text(encoding="utf-8", errors="replace")
-    except OSError as e:
-        return f"<p><em>(cannot read <code>{html.escape(rel)}</code>: {html.escape(e.strerror or str(e))})</em></p>"
+        text = read_capped(root / rel, rel, MAX_TEXT_BYTES)
+    except (OSError, UnicodeDecodeError, UsageError) as e:
+        return f"<p><em>(cannot read <code>{html.escape(rel)}</code>: " \
+               f"{html.escape(getattr(e, 'strerror', None) or 'too large, or not UTF-8 text')})</em></p>"
     md = markdown.Markdown(extensions=["tables", "fenced_code", "toc"], output_format="html")
     md.preprocessors.deregister("html_block")      # raw HTML in a note (`<seed>` placeholders) stays text
     md.inlinePatterns.deregister("html")
@@ -111,7 +160,10 @@ def doc_html(root: Path, rel: str, inlined: set[str], single_file: bool = False)
 
     def image(m: re.Match) -> str:
         src = html.unescape(m.group(1))
-        path = root / os.path.normpath(os.path.join(here, src))
+        path = root / here / src
+        why = outside(wall, path, "its folder")
+        if why:
+            return refused_html(src, why)
         if readable_image(path):
             return _img(root, path, src, single_file)
         return f"<em>(image <code>{html.escape(src)}</code> missing)</em>"
@@ -121,14 +173,15 @@ def doc_html(root: Path, rel: str, inlined: set[str], single_file: bool = False)
     return body
 
 
-def doc_details(root: Path, rel: str, inlined: set[str], single_file: bool = False) -> str:
+def doc_details(root: Path, rel: str, inlined: set[str], single_file: bool = False,
+                wall: Path | None = None) -> str:
     """A collapsed block holding one document of the page (see doc_html) when the page travels alone
     (--single-file); else a link to the document, a file beside the page (the page stays small and fast)."""
     if not single_file:
         q = urllib.parse.quote(rel)
         return f'<p class="doc-link">Details: <a href="{q}">{html.escape(rel)}</a></p>'
     return (f'<details id="{_doc_id(rel)}"><summary>{html.escape(rel)}</summary>'
-            f'<div class="doc">{doc_html(root, rel, inlined, single_file)}</div></details>')
+            f'<div class="doc">{doc_html(root, rel, inlined, single_file, wall)}</div></details>')
 
 
 GLANCE_FIGURES = 8     # headline figures on the first screen: the first figure of each folder the ledger reads
@@ -183,7 +236,10 @@ def _run_html(root: Path, e: dict, num: str, inlined: set[str], single_file: boo
                      f"<td class=\"n\">{html.escape(measured)}</td><td class=\"n\">{vs}</td></tr>")
         H.append("</table>")
     n = 0
-    for f in e["figures"]:
+    for kind, f in with_refused(e):
+        if kind == "refused":
+            H.append(f"<p>{refused_html(f['file'], f['why'])}</p>")
+            continue
         path = root / f["file"]
         if not readable_image(path):
             H.append(f"<p><em>(figure missing or unreadable: <code>{html.escape(f['file'])}</code>)</em></p>")
@@ -191,7 +247,8 @@ def _run_html(root: Path, e: dict, num: str, inlined: set[str], single_file: boo
         n += 1
         H += ["<figure>", _img(root, path, f"Figure {num}.{n}", single_file),
               f"<figcaption><strong>Figure {num}.{n}.</strong> {_inline(f['caption'])}</figcaption>", "</figure>"]
-    return H + [doc_details(root, p, inlined, single_file) for p in e.get("links", [])]
+    H += [f"<p>{refused_html(r['file'], r['why'])}</p>" for r in e.get("refused", []) if r["kind"] == "summary"]
+    return H + [doc_details(root, p, inlined, single_file, root / e["folder"]) for p in e.get("links", [])]
 
 
 def render_html(root: Path, secs, docs: list[str], rows: list[claims.Row] | None = None,
@@ -230,9 +287,11 @@ def render_html(root: Path, secs, docs: list[str], rows: list[claims.Row] | None
             for j, e in enumerate(es, 1):
                 H += _run_html(root, e, f"A.{i}.{j}", inlined, single_file)
         H.append("</section>")
-    if docs:
+    refused = refused_documents(root)
+    if docs or refused:
         H.append('<h2 id="notes">Notes beside the runs</h2>')
         H += [doc_details(root, d, inlined, single_file) for d in docs]
+        H += [f"<p>{refused_html(d, why)}</p>" for d, why in refused]
     from jackson import __version__
     H += [f"<footer><p>Built by jackson-lab {__version__} (<code>jackson-report</code>).</p></footer>",
           "</body>", "</html>", ""]

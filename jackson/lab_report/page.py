@@ -20,6 +20,12 @@ which each experiment writes at the end of its run.  The modules of the report:
 index.html names its figures and each run's summary.md by path (files beside the page, so it stays small and
 opens fast; it is built, not kept in git); with --single-file it embeds them (base64 images, the summaries and
 notes rendered in collapsed blocks) and carries no link out of itself.
+
+What a run folder's report.json names (its figures, its summary.md) must lie inside that folder, every symbolic
+link followed, or the page shows it as refused in its place; a file is opened only when a stat says it is a
+regular file (a FIFO would block); an embedded file is at most wall.MAX_EMBED_BYTES (16 MiB) and a
+--single-file page's figures together at most wall.MAX_EMBED_TOTAL (256 MiB), priced before the page is
+built (wall.py).  The files of one run are replaced as one set, and only over files the lab wrote (outputs.py).
 """
 from __future__ import annotations
 
@@ -29,23 +35,24 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..command import cli_run
-from ..config import need
-from ..runfolder import write_atomic
+from ..config import RunFailed, need
 from . import claims
 from .check import check_html
 from .claim_files import read_claims
-from .entries import (HEADLINE, INTRO, LEDGER_HEAD, LEDGER_INTRO, counts_text, current_and_superseded, find_runs,
-                      headline_rows, ledger_cells, missing_figures, other_documents, readable_image, rules_of, sections,
-                      seeds_text)
+from .entries import (HEADLINE, INTRO, LEDGER_HEAD, LEDGER_INTRO, MAX_EMBED_BYTES, MAX_EMBED_TOTAL, counts_text,
+                      current_and_superseded, find_runs, headline_rows, ledger_cells, missing_figures, other_documents,
+                      readable_image, refused_documents, refused_text, regular, rules_of, sections, seeds_text,
+                      with_refused)
+from .outputs import OutputSet, check_own
 from .html_page import render_html
 from .tables import claims_full_tex, claims_tex, tables_appendix_tex, tables_csv, tables_tex
 
 
 @dataclass(frozen=True)
 class ReportConfig:
-    root: str = "reports"   # folder searched for result folders; index.md and index.html are written into it
+    root: str = "reports"   # folder searched for result folders; the report's files are written into it, replaced as one set and only over files jackson-report wrote
     claims: str = ""        # a claims file (TOML, docs/claims.md) judged instead of the lab's two papers' claims
-    single_file: bool = False   # embed every figure in index.html (one file that travels alone; large and slower to open)
+    single_file: bool = False   # embed every figure in index.html (one file that travels alone; large and slower to open; at most 16 MiB a figure, 256 MiB in all)
 
     SHARED = ()   # no run folder, no training, no config.json: none of --config, --threads, --force means anything here
 
@@ -76,12 +83,16 @@ def _run_markdown(root: Path, e: dict, num: str) -> list[str]:
         L += ["| " + " | ".join(row.values()) + " |" for row in headline_rows(e)]
         L.append("")
     n = 0
-    for f in e["figures"]:
+    for kind, f in with_refused(e):
+        if kind == "refused":
+            L += [f"*(refused: {f['why']}: `{f['file']}`)*", ""]
+            continue
         if not readable_image(root / f["file"]):
             L += [f"*(figure missing or unreadable: `{f['file']}`; rerun the command above)*", ""]
             continue
         n += 1
         L += [f"![Figure {num}.{n}]({f['file']})", "", f"*Figure {num}.{n}.* {f['caption']}", ""]
+    L += [x for r in e.get("refused", []) if r["kind"] == "summary" for x in (f"*(refused: {r['why']}: `{r['file']}`)*", "")]
     if e.get("links"):
         L += ["Details: " + ", ".join(f"[{p}]({p})" for p in e["links"]), ""]
     return L
@@ -113,20 +124,40 @@ def render_markdown(root: Path, secs, docs: list[str], rows: list[claims.Row] | 
             L += [f"### A.{i} {heading}", ""]
             for j, e in enumerate(es, 1):
                 L += _run_markdown(root, e, f"A.{i}.{j}")
-    if docs:
-        L += ["## Notes beside the runs", ""] + [f"- [{d}]({d})" for d in docs] + [""]
+    refused = refused_documents(root)
+    if docs or refused:
+        L += ["## Notes beside the runs", ""] + [f"- [{d}]({d})" for d in docs]
+        L += [f"- *(refused: {why}: `{d}`)*" for d, why in refused] + [""]
     return "\n".join(L)
 
 
 # ---- the command ----------------------------------------------------------------------------------
 
+def embed_price(root: Path, entries: list[dict]) -> int:
+    """An upper bound on the bytes of figures a --single-file page would embed (those within MAX_EMBED_BYTES, and
+    each folder's first again, as the first screen may show it), from a stat of each: nothing is read."""
+    total = 0
+    for e in entries:
+        sizes = [os.stat(root / f["file"]).st_size for f in e["figures"] if not regular(root / f["file"])]
+        sizes = [n for n in sizes if n <= MAX_EMBED_BYTES]
+        total += sum(sizes) + (sizes[0] if sizes else 0)
+    return total
+
+
 def build_report(cfg: ReportConfig, command: str = "jackson-report") -> dict:
-    """Write <root>/index.md and <root>/index.html from the result folders under root."""
+    """Write the report's set (index.md, index.html, claims.csv, claims.tex, claims-full.tex, tables.tex,
+    tables.csv) into root from the result folders under it, as one unit and only over the lab's own files
+    (outputs.OutputSet)."""
     root = Path(cfg.root)
     need(root.is_dir(), f"--root: {root} is not a folder")
     need(os.access(root, os.W_OK), f"--root: cannot write into {root}")
     own = read_claims(cfg.claims) if cfg.claims else None
+    check_own(root)                         # a root holding files the lab did not write: refused before any work
     entries = find_runs(root)
+    if cfg.single_file:                     # priced before anything is read into memory
+        price = embed_price(root, entries)
+        need(price <= MAX_EMBED_TOTAL, f"--single-file: the page would embed {price:,} bytes of figures, more "
+                                       f"than the limit of {MAX_EMBED_TOTAL:,}; build it without --single-file")
     secs = sections(entries)
     docs = other_documents(root)
     rows = claims.ledger(root, own)
@@ -134,30 +165,35 @@ def build_report(cfg: ReportConfig, command: str = "jackson-report") -> dict:
     page = render_html(root, secs, docs, rows, cfg.single_file)
     problems, n_img = check_html(page, root)
     if problems:
-        raise RuntimeError("index.html failed its own check: " + "; ".join(problems[:5]))
-    write_atomic(root / "index.md", md)
-    write_atomic(root / "index.html", page)
-    write_atomic(root / "claims.csv", claims.csv_text(rows))
-    write_atomic(root / "claims.tex", claims_tex(rows))
-    write_atomic(root / "claims-full.tex", claims_full_tex(rows))
-    write_atomic(root / "tables.tex", tables_tex(secs, rows))
-    write_atomic(root / "tables-appendix.tex", tables_appendix_tex(secs, rows))
-    write_atomic(root / "tables.csv", tables_csv(secs, rows))
+        raise RunFailed("index.html failed its own check, nothing written: " + "; ".join(problems[:3]))
+    with OutputSet(root) as out:            # the first write: the lock, what a killed run left settled, the swap
+        build = out.replace({"index.md": md, "index.html": page, "claims.csv": claims.csv_text(rows),
+                             "claims.tex": claims_tex(rows), "claims-full.tex": claims_full_tex(rows),
+                             "tables.tex": tables_tex(secs, rows),
+                             "tables-appendix.tex": tables_appendix_tex(secs, rows), "tables.csv": tables_csv(secs, rows)})
     return {"entries": entries, "sections": [(k, len(es)) for k, _, _, es in secs],
             "images": n_img - page.count('<img class="thumb" '),           # the figures, not the summary's thumbnails
-            "missing": [f for e in entries for f in missing_figures(root, e)], "claims": rows}
+            "missing": [f for e in entries for f in missing_figures(root, e)], "claims": rows, "build": build,
+            "refused": [refused_text(e, r) for e in entries for r in e["refused"]]
+                       + [f"{d}: refused: {why}" for d, why in refused_documents(root)],
+            "settled": out.settled}
 
 
 def main(argv: list[str] | None = None) -> int:
     cfg, res = cli_run("jackson-report", ReportConfig,
                        "Rebuild reports/index.md and reports/index.html from the result folders under reports/ "
-                       "(trains nothing).", {}, build_report, sys.argv[1:] if argv is None else argv)
+                       "(trains nothing). A figure or summary a report.json names outside its run folder (links "
+                       "followed) is shown as refused.", {}, build_report, sys.argv[1:] if argv is None else argv)
     root = Path(cfg.root)
     how = "inline: the page travels alone" if cfg.single_file else "linked: files beside the page"
     for k, n in res["sections"]:
         print(f"{k}: {n} run folder(s)" if n else f"{k}: no results yet")
     for f in res["missing"]:
         print(f"missing or unreadable figure: {f}")
+    for line in res["refused"]:
+        print(line)
+    if res["settled"]:
+        print(res["settled"])
     print(f"claims ledger: {counts_text(res['claims'])}")             # the headline, then the paths written
     print(f"report: {root}/index.md, {root}/index.html ({res['images']} figures {how})")
     print(f"tables: {root}/claims.csv, {root}/claims.tex, {root}/claims-full.tex, {root}/tables.tex, "

@@ -2,6 +2,7 @@
 in summary.json) and the checks they decide: the knee, outlier members, degenerate targets, tracking."""
 from __future__ import annotations
 
+import math
 
 import numpy as np
 import pandas as pd
@@ -24,8 +25,11 @@ def per_seed_knee(rows: pd.DataFrame, r: int) -> list[float]:
     out = []
     for _, g in rows.groupby("seed"):
         e = g.set_index("m_h").test_mse
-        if r - 1 in e.index and r in e.index and e[r] > 0:
-            out.append(float(e[r - 1] / e[r]))
+        if r - 1 in e.index and r in e.index and np.isfinite(e[r - 1]) and np.isfinite(e[r]):
+            if e[r] > 0:
+                out.append(float(e[r - 1] / e[r]))
+            elif e[r - 1] > 0:          # error exactly 0 from m_h = r: a perfect knee, not a seed to skip
+                out.append(math.inf)
     return out
 
 

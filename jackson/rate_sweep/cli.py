@@ -31,7 +31,7 @@ def _sweep(argv: list[str]):
 def exponent_lines(summary: dict) -> list[str]:
     """One line per target: its fitted exponent, and on the same line what would make it untrustworthy
     (members not converged or diverged, a degenerate target, the finite-rank knee verdict)."""
-    from .summary_text import format_exponent as _fmt_exp, not_power_law, target_law   # here: --help loads no pandas
+    from .summary_text import format_exponent as _fmt_exp, not_power_law, rate_short, target_law   # here: --help loads no pandas
     out = []
     for t in summary["targets"]:
         e = t["exponents"].get("test")
@@ -63,10 +63,13 @@ def exponent_lines(summary: dict) -> list[str]:
         l1 = t["exponents"].get("test_l1")
         if l1:
             head += f"; L1 error of Theorem 4.1: exponent {_fmt_exp(l1)}"
-        tr = t.get("checks", {}).get("tracking")
-        if tr:
-            head += "; tracks " + (", ".join(tr["tracks"]) if tr["tracks"] else "no reference") + \
-                (f"; floor ~{tr['floor_value']:.2g}" if tr.get("floor") else "")
+        tr = t.get("checks", {}).get("tracking") or {}
+        if t.get("rate"):
+            head += "; " + rate_short(t["rate"])
+        elif tr:
+            head += "; tracks " + (", ".join(tr["tracks"]) if tr["tracks"] else "no reference")
+        if tr.get("floor"):
+            head += f"; floor ~{tr['floor_value']:.2g} over m_h {tr['upper_m_h'][0]}..{tr['upper_m_h'][1]}"
         if t.get("terms"):
             head += "; " + t["terms"]["line"]
         notes = []

@@ -60,6 +60,7 @@ class SweepConfig:
     pod_nodes: int = 256                       # Gauss-Legendre nodes of the numerical POD of --kernel
     term: str = "full"                         # what each member fits: full (the target H) | ff (H with rho cut to its rank-m_h POD truncation, which a rank-m_h attention represents exactly: the feed-forward term of Eq. (17) alone)
     ff_from: str = ""                          # a --term ff run of the same targets: its e_FF beside this run's curve, and the summary says which term of Eq. (17) limits it; empty: none
+    terms: bool = False                        # also measure the attention term alone (--features given) and the FFN term alone (--term ff) where no committed run of these settings holds them: two more runs, <out>-given and <out>-ff
     compare_to: str = ""                       # another jackson-sweep folder (e.g. the softmax run of the same targets): its held-out curve beside this one in summary.md and error_vs_mh.png
 
     def __repr__(self) -> str:
@@ -340,6 +341,9 @@ def validate(cfg: SweepConfig) -> None:
     need(all(w >= 1 for w in cfg.m_ff) and len(set(cfg.m_ff)) == len(cfg.m_ff),
          f"--m-ff: give distinct widths >= 1, got {cfg.m_ff}")
     need(cfg.model.features in FEATURES, f"--features: choose {', '.join(FEATURES)}, got {cfg.model.features}")
+    need(not cfg.terms or (cfg.term == "full" and cfg.model.features == "learned"),
+         "--terms: measures the two terms of a learned-features --term full run; this run is itself one term "
+         f"(--term {cfg.term}, --features {cfg.model.features})")
     if cfg.model.features == "given":
         need(cfg.model.features_k >= max(cfg.m_h), f"--features-k: must be >= the largest m_h ({max(cfg.m_h)}), got {cfg.model.features_k}")
         need(cfg.model.attention == "softmax", f"--features given: softmax attention only, got {cfg.model.attention}")

@@ -24,7 +24,8 @@ from .plots import plot
 from .report import write_report_json
 from .summary import summarize
 from .tables import collect, reference_run
-from .terms import find_ff_run
+from . import term_runs
+from .references import find_attn_run, find_ff_run
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -232,7 +233,12 @@ def run_sweep(target=None, command: str | None = None, progress: bool = True, **
         if not ff_from and cfg.term == "full" and cfg.model.features == "learned":   # a committed answer, if one matches
             ff_from = find_ff_run({k: v for k, v in resolved.items() if k != "m_h"},
                                   [(a, rank_str(r)) for a, r, _ in cfg.targets()])
-        summary = summarize(out, tabs, tuple(cfg.fit_range), command, reference, ff_from=ff_from)
+        attn_from = ""
+        if cfg.term == "full" and cfg.model.features == "learned":   # the attention term alone, measured on this target
+            attn_from = find_attn_run(resolved, [(a, rank_str(r)) for a, r, _ in cfg.targets()])
+        if cfg.terms and cfg.term == "full" and cfg.model.features == "learned" and not (ff_from and attn_from):
+            ff_from, attn_from = term_runs.measure(cfg, Path(out), command, run_sweep, progress, ff_from, attn_from)
+        summary = summarize(out, tabs, tuple(cfg.fit_range), command, reference, ff_from=ff_from, attn_from=attn_from)
         plot(out, tabs, summary)
         write_report_json(out)
     return _result(Path(folder), read_json(Path(folder) / "summary.json"))   # summary.json as written (keys as text)

@@ -11,9 +11,13 @@ import pandas as pd
 from ..figures import figure_style, pyplot, save
 from ..runfolder import table_path
 from ..rates import predicted_exponent
-from .summary_text import ffn_title, target_title
+from .summary_text import ffn_title, target_title, terms_short
 from .tables import attention_of, ff_width, rank_sort_key, spectrum_wide, target_curve
 from ..config import read_json
+
+
+TERM_STYLE = {"e_attn": {"ls": "-.", "marker": "^"}, "e_ff": {"ls": (0, (6, 2)), "marker": "s"}}
+TERM_LABEL = {"e_attn": "attention term alone (features given)", "e_ff": "FFN term alone ($\\rho$ cut to rank $m_h$)"}
 
 
 def _grid(plt, n: int, height: float):
@@ -72,7 +76,9 @@ def plot(out_dir: Path, tabs: dict, summary: dict) -> list[Path]:
     from matplotlib.lines import Line2D
     fig, axes = plt.subplots(1, len(alphas), figsize=(4.2 * len(alphas) + 2.6, 4.0), squeeze=False)
     clipped_any = near_floor = False
+    drawn_terms = set()
     for ax, a in zip(axes[0], alphas):
+        lim = []
         for t in summary["targets"]:
             if t["alpha"] != a:
                 continue
@@ -92,9 +98,20 @@ def plot(out_dir: Path, tabs: dict, summary: dict) -> list[Path]:
             shown = lambda v: v.where(v > ROUNDOFF_FLOOR)  # noqa: E731  (exact or round-off: not drawn)
             ax.plot(c.m_h, shown(c.oracle_mse), color=col, ls="--", lw=1)
             ax.plot(c.m_h, shown(c.oracle_self_exact_mse), color=col, ls=":", lw=1)
+            tm = pd.DataFrame((t.get("terms") or {}).get("rows") or [])
+            for k, style in TERM_STYLE.items():   # Eq. (17) term by term: the attention term and the FFN term alone
+                if k in tm and tm[k].notna().any():
+                    drawn_terms.add(k)
+                    ax.plot(tm.m_h, shown(tm[k].astype(float)), color=col, lw=1.2, ms=4, mfc="white", **style)
+            if len(tm) and "limiting" in tm:
+                lim.append(f"{name(t)}: " + terms_short(t["terms"]))
             if "reference" in t:   # --compare-to: the other run's trained curve, hollow markers
                 rc = pd.DataFrame(t["reference"]["curve"])
                 ax.plot(rc.m_h, rc.reference_test_mse, color=col, marker="s", mfc="none", lw=1, alpha=0.7)
+        if lim:
+            import textwrap
+            ax.text(0.02, 0.02, textwrap.fill("; ".join(lim), 60), transform=ax.transAxes, fontsize=6, va="bottom",
+                    bbox={"facecolor": "white", "alpha": 0.8, "lw": 0})
         ms = np.arange(1, rows.m_h.max() + 1)
         anchor = rows[(rows.alpha == a)].oracle_mse.max()
         ax.plot(ms, anchor * ms ** predicted_exponent(a), color="grey", ls=(0, (1, 3)), lw=2)
@@ -111,6 +128,8 @@ def plot(out_dir: Path, tabs: dict, summary: dict) -> list[Path]:
              Line2D([], [], color="0.3", ls="--", lw=1, label="rank-$m_h$ oracle"),
              Line2D([], [], color="0.3", ls=":", lw=1, label="oracle, $s = t$ part exact"),
              Line2D([], [], color="grey", ls=(0, (1, 3)), lw=2, label=r"$m_h^{-(2\alpha-1)}$")]
+    keys += [Line2D([], [], color="0.3", lw=1.2, ms=4, mfc="white", label=TERM_LABEL[k], **TERM_STYLE[k])
+             for k in TERM_STYLE if k in drawn_terms]
     if any("reference" in t for t in summary["targets"]):
         keys.append(Line2D([], [], color="0.3", marker="s", mfc="none", lw=1, label="trained, the reference run"))
     if near_floor:

@@ -12,7 +12,7 @@ from ..rates import law_text
 from ..verdict import (INCONCLUSIVE, NOT_APPLICABLE, NOT_REPRODUCED, PARTLY, REPRODUCED, Claim, Outcome, Run,
     finite_rank, fmt_f, fmt_g, one_of, positive_number, rule, same, seed_bootstrap, seed_range)
 
-EXPONENT_TOL = 0.25    # exponents agree when they differ by <= this: over m_h 1..8 it moves e(8)/e(1) by 8^0.25 = 1.7x
+from .rate_rule import EXPONENT_TOL, judge as judge_rate, number, tail_exponent as _tail_exponent
 KNEE_MIN = 10.0        # an order of magnitude: the finite-rank knee (the sweep's own KNEE_MIN, jackson/rate_sweep/checks.py)
 FFN = (False, one_of("gelu", "relu", "sin"))   # the FFN class a claim is about (optional; default gelu)
 
@@ -109,100 +109,106 @@ def knee(claim: Claim, run: Run) -> Outcome | None:
         return found                      # the run has no such target, or cannot test it (not applicable)
     t, n, order = found
     ch = t.get("checks", {})
-    drop, per_seed = ch.get("knee_drop"), ch.get("knee_per_seed") or []
+    raw_drop, raw_seeds = ch.get("knee_drop"), ch.get("knee_per_seed")
+    curve_rows = [c for c in t.get("curve") or [] if isinstance(c, dict) and isinstance(c.get("m_h"), (int, float))]
+    if raw_drop is None and raw_seeds is None and not curve_rows:
+        return None                       # not a knee folder at all
+    per_seed = [v for v in (raw_seeds or []) if _knee_value(v) is not None]
+    drop = _knee_value(raw_drop)
+    curve = {int(c["m_h"]): c.get("test_median", c.get("test_mse")) for c in curve_rows}
+    unreadable = sorted(m for m, v in curve.items() if number(v) is None)
+    after = [curve[m] for m in curve if m >= r and m not in unreadable]
+    before = number(curve.get(r - 1))
+    missing = []
     if drop is None:
-        return None
-    curve = {int(c["m_h"]): c.get("test_median", c.get("test_mse")) for c in t.get("curve", [])}
-    after = [curve[m] for m in curve if m >= r and curve[m] is not None]
-    before = curve.get(r - 1)
+        missing.append(f"the knee e({r - 1})/e({r}) is " + ("absent" if raw_drop is None else f"unreadable ({raw_drop!r})"))
+    if before is None:
+        missing.append(f"the error at m_h = {r - 1} is " + ("absent" if r - 1 not in curve else "unreadable"))
+    if unreadable:
+        missing.append("unreadable error at m_h " + ", ".join(map(str, unreadable)))
+    if isinstance(n, int) and n > len(per_seed) and raw_seeds is not None:
+        missing.append(f"{n - len(per_seed)} of {n} seeds could not be measured at m_h {r - 1}, {r}")
     stay = (math.inf if max(after) == 0 else before / max(after)) if after and before is not None else None
     spread = f"; per seed {fmt_g(min(per_seed))}-{fmt_g(max(per_seed))}" if len(per_seed) > 1 else ""
-    text = (f"{_setting(run, t)}: e({r - 1})/e({r}) = {fmt_g(drop)} (median{spread}); "
+    text = (f"{_setting(run, t)}: e({r - 1})/e({r}) = {fmt_g(drop) if drop is not None else 'n/a'} (median{spread}); "
             + ((f"every m_h >= {r} stays at least {fmt_g(stay)}x below m_h = {r - 1}" if stay >= 1 else
                 f"the worst m_h >= {r} ends {fmt_g(1 / stay)}x above m_h = {r - 1}") if stay is not None
-               else "no curve: the error past r is not checked"))
-    oracle = {int(c["m_h"]): c.get("oracle_mse") for c in t.get("curve", [])}.get(r - 1)
+               else f"the error past m_h = {r} is not measured"))
+    oracle = number({int(c["m_h"]): c.get("oracle_mse") for c in curve_rows}.get(r - 1))
     floor = statistics.median(after) if after else None
-    powered = oracle is None or floor is None or floor <= 0 or oracle >= KNEE_MIN * floor
     if oracle is not None and floor is not None and floor > 0:
         text += f"; power: rank-{r - 1} oracle {fmt_g(oracle, 2)} is {fmt_g(oracle / floor)}x the trained floor {fmt_g(floor, 2)}"
-    if drop < KNEE_MIN and not powered:
-        v, text = INCONCLUSIVE, text + f" (< {KNEE_MIN:g}x: a {KNEE_MIN:g}x knee could not show)"
+    if drop is None:
+        v = INCONCLUSIVE
     elif drop < KNEE_MIN:
-        v = NOT_REPRODUCED
-    elif stay is None or stay >= KNEE_MIN:
+        # a knee that did not show is evidence against the claim only where one could have shown (the power condition)
+        if oracle is None:
+            v = INCONCLUSIVE
+            missing.append(f"the power reference (the rank-{r - 1} oracle) is absent or unreadable")
+        elif floor is None:
+            v = INCONCLUSIVE
+            missing.append(f"no readable error at m_h >= {r} to set the trained floor")
+        elif floor > 0 and oracle < KNEE_MIN * floor:
+            v, text = INCONCLUSIVE, text + f" (< {KNEE_MIN:g}x: a {KNEE_MIN:g}x knee could not show)"
+        else:
+            v = NOT_REPRODUCED
+    elif stay is None:
+        v = INCONCLUSIVE                  # the knee shows; whether it stays down is not measured
+    elif stay >= KNEE_MIN:
         v = REPRODUCED
     else:
         v = PARTLY
+    if missing:
+        text += "; cannot tell from: " + "; ".join(missing) if v == INCONCLUSIVE else "; " + "; ".join(missing)
     lo, hi, interval = seed_range(per_seed, "the per-seed e(r-1)/e(r)")
     return Outcome(v, text, n, drop, lo, hi, "e(r-1)/e(r), median over seeds", order, interval)
 
 
-@rule("rate", "jackson", f"""Theorem 4.1, rank inf: the error decays like m_h^-(2 alpha - 1) (Sec. 5.1). Reference: the
-exponent of the exact POD tail sum_{{i > m_h}} sigma_i^2 (Eq. 47, the error's first-order size) fitted over the sweep's
-own fit range -- it decides, because over a finite range of m_h the tail's slope is not yet the asymptotic
--(2 alpha - 1) (trace-free targets over m_h 1..8: -0.11, -0.88, -1.65 at alpha 0.55, 1, 1.5, with the tail past K = 4096 counted), and it needs no
-sampling; the asymptotic exponent is shown beside it. d = measured exponent - reference, with the bootstrap 95%
-interval of the measured one (seeds and held-out blocks). Reproduced when the whole interval of d lies within
-+-{EXPONENT_TOL:g} (the sweep's TRACK_SLOPE: over m_h 1..8 a difference of {EXPONENT_TOL:g} moves e(8)/e(1) by
-8^{EXPONENT_TOL:g} = {8 ** EXPONENT_TOL:.2g}x); partly when the interval only reaches that band; not reproduced
+def _knee_value(v) -> float | None:
+    """A knee ratio as read: a number > 0 (inf for an error of exactly 0 from m_h = r), else None (unreadable)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v or v <= 0:
+        return None
+    return float(v)
+
+
+@rule("rate", "jackson", f"""Theorem 4.1, rank inf: the error decays like m_h^-(2 alpha - 1) (Sec. 5.1). Judged by the one rate
+rule the sweep's summary and printed line use (jackson/rate_sweep/rate_rule.py), over the sweep's fit range (m_h 1..8)
+and over every m_h it ran (1..16 on the card). Evidence: the measured exponent of the held-out MSE with its 95%
+bootstrap interval (seeds, then held-out blocks). Reference: the exponent of the exact POD tail sum_{{i > m_h}}
+sigma_i^2 (Eq. 47: every sigma_i up to K, plus the tail past K) over the same m_h -- it decides, because over a
+finite range the tail's slope is not yet the asymptotic -(2 alpha - 1) (shown beside it). d = measured - reference: a
+range is reproduced when the whole interval of d lies within +-{EXPONENT_TOL:g} (over m_h 1..8 a difference of
+{EXPONENT_TOL:g} moves e(8)/e(1) by {8 ** EXPONENT_TOL:.2g}x), partly when it only reaches the band, not reproduced
 otherwise, steeper or shallower (an upper bound with an unknown constant is met by any falling curve, so a steeper
-curve is no evidence of this rate). Power condition: inconclusive when the reference itself falls by less than
-{EXPONENT_TOL:g} in exponent (a flat curve would pass the band). Control: the rank-m_h oracle's exponent, shown. A
-floor is reported, not judged. Flagged targets or non-softmax attention: not applicable. Ties: features learned
-before given.""", {"alpha": (True, positive_number), "ffn": FFN})
+curve is no evidence of this rate). Power condition: a range whose reference falls by less than {EXPONENT_TOL:g} in
+exponent is inconclusive. Absent or unreadable evidence (no exponent, a NaN or infinite one, no interval, no exact
+tail) makes that range inconclusive and is named; it never decides. Over the ranges judged: reproduced when all are,
+not reproduced when all are, partly otherwise. Controls, shown: the rank-m_h oracle's exponent and the attention term
+alone's (features given). A floor is reported, not judged. Flagged targets or non-softmax attention: not applicable.
+Ties: features learned before given.""", {"alpha": (True, positive_number), "ffn": FFN})
 def rate(claim: Claim, run: Run) -> Outcome | None:
     found = _jackson_target(claim, run, "inf")
     if found is None or isinstance(found, Outcome):
         return found                      # the run has no such target, or cannot test it (not applicable)
     t, n, order = found
-    e = (t.get("exponents") or {}).get("test")
-    if not e or e.get("slope") is None:
-        return None
-    asym = t.get("predicted_exponent", -(2 * float(claim.p["alpha"]) - 1))
-    fit = t.get("fit_m_h") or run.summary.get("fit_range") or []
-    ref = tail_exponent(t)
-    which = f"exact-tail reference {fmt_f(ref)} over m_h {fit[0]}..{fit[-1]}" if ref is not None and fit else ""
-    if ref is None:
-        ref, which = asym, "the asymptotic exponent (the folder's summary has no tail over its fit range)"
-    s_, lo, hi = e["slope"], e.get("lo", e["slope"]), e.get("hi", e["slope"])
-    if not (isinstance(lo, (int, float)) and math.isfinite(lo) and isinstance(hi, (int, float)) and math.isfinite(hi)):
-        lo = hi = s_                      # a two-point fit has no interval
-    d, dlo, dhi = s_ - ref, lo - ref, hi - ref
-    o = ((t.get("exponents") or {}).get("oracle") or {}).get("slope")
-    text = (f"{_setting(run, t)}: exponent {fmt_f(s_)} [{fmt_f(lo)}, {fmt_f(hi)}]"
-            + (f" over m_h {fit[0]}..{fit[-1]}" if fit else "")
-            + f"; {which}, asymptotic {fmt_f(asym)}; d = {fmt_f(d, sign=True)} [{fmt_f(dlo, sign=True)}, {fmt_f(dhi, sign=True)}]"
-            + (f"; rank-m_h oracle {fmt_f(o)}" if o is not None else ""))
+    j = judge_rate(t)
+    asym = number(t.get("predicted_exponent"))
+    text = f"{_setting(run, t)}: {j['line']}" + (f"; asymptotic {fmt_f(asym)}" if asym is not None else "")
     tr = (t.get("checks") or {}).get("tracking") or {}
-    if tr.get("floor"):
-        text += f"; floor ~{fmt_g(tr.get('floor_value'), 2)} over m_h {tr['upper_m_h'][0]}..{tr['upper_m_h'][1]}"
-    if abs(ref) <= EXPONENT_TOL:
-        v, text = INCONCLUSIVE, text + f"; the reference falls by less than {EXPONENT_TOL:g} in exponent: a flat curve would pass"
-    elif -EXPONENT_TOL <= dlo and dhi <= EXPONENT_TOL:
-        v = REPRODUCED
-    elif dlo <= EXPONENT_TOL and dhi >= -EXPONENT_TOL:
-        v, text = PARTLY, text + "; the interval reaches the band"
-    else:
-        v, text = NOT_REPRODUCED, text + ("; steeper than the reference" if dhi < -EXPONENT_TOL
-                                          else "; shallower than the reference")
-    boot = (f"95% percentile bootstrap ({e.get('n_boot', '?')} resamples of the seeds, then of the held-out blocks "
-            "within each drawn seed; the mean curve refitted each time: jackson.rates.bootstrap_exponent)")
-    return Outcome(v, text, n, s_, lo, hi, "measured exponent", order, boot)
+    if tr.get("floor") and number(tr.get("floor_value")) is not None and tr.get("upper_m_h"):
+        text += f"; floor ~{fmt_g(tr['floor_value'], 2)} over m_h {tr['upper_m_h'][0]}..{tr['upper_m_h'][1]}"
+    first = next((r for r in j["ranges"] if r.get("d") is not None), None)
+    if first is None:                     # nothing measured that could decide: named, never read as evidence
+        return Outcome(INCONCLUSIVE, text, n, tiebreak=order)
+    boot = (f"95% percentile bootstrap of the exponent over m_h {first['range']} (resamples of the seeds, then of the "
+            "held-out blocks within each drawn seed; the mean curve refitted each time: jackson.rates.bootstrap_exponent)")
+    return Outcome(j["verdict"], text, n, first["measured"], first["lo"], first["hi"],
+                   f"measured exponent over m_h {first['range']}", order, boot)
 
 
 def tail_exponent(t: dict) -> float | None:
-    """The least-squares exponent of the exact POD tail sum_{i > m_h} sigma_i^2 over the target's fit range (its summary's
-    `bound` rows, Eq. 47); None where the summary has fewer than two positive tails there."""
-    fit = t.get("fit_m_h") or []
-    tail = {int(b["m_h"]): b.get("tail_energy") for b in t.get("bound") or []}
-    ms = [m for m in fit if isinstance(tail.get(m), (int, float)) and tail[m] > 0]
-    if len(ms) < 2:
-        return None
-    x = [math.log(m) for m in ms]
-    y = [math.log(tail[m]) for m in ms]
-    mx, my = sum(x) / len(x), sum(y) / len(y)
-    return sum((a - mx) * (b - my) for a, b in zip(x, y)) / sum((a - mx) ** 2 for a in x)
+    """The exact tail's exponent over the target's fit range (rate_rule.tail_exponent)."""
+    return _tail_exponent(t, [int(m) for m in t.get("fit_m_h") or []])
 
 
 def _rank_key(r: str) -> float:
@@ -251,7 +257,8 @@ alpha and every pair of ranks r < r' in one folder, at every m_h < r' (where the
 be exact), the held-out MSE (mean over seeds) of rank r is at most that of rank r'. Reproduced when every
 comparison holds; partly when more than half hold; not reproduced otherwise. Reference: the rank-m_h oracle,
 ordered so by construction (a rank-r target loses no more than a rank-r' one at the same m_h). Power: the
-share of comparisons is bootstrapped over seeds and each seed's own share is printed. Ties: features learned
+share of comparisons is bootstrapped over seeds and each seed's own share is printed. An unreadable error (NaN,
+inf) makes no comparison, is named, and keeps the verdict from reproduced. Ties: features learned
 before given.""")
 def rank_order(claim: Claim, run: Run) -> Outcome | None:
     by_alpha: dict[float, dict[str, list]] = {}
@@ -259,10 +266,17 @@ def rank_order(claim: Claim, run: Run) -> Outcome | None:
         if not _not_a_test(run, t) and _ffn_matches(t, "gelu"):
             by_alpha.setdefault(float(t["alpha"]), {}).setdefault(str(t["rank"]), []).append(t)
     chosen = {a: {r: _widest(ts) for r, ts in ranks.items()} for a, ranks in by_alpha.items() if len(ranks) >= 2}
-    curves = {a: {r: {int(c["m_h"]): c["test_mse"] for c in t.get("curve", [])} for r, t in by_rank.items()}
+    curves = {a: {r: {int(c["m_h"]): number(c.get("test_mse")) for c in t.get("curve", [])} for r, t in by_rank.items()}
               for a, by_rank in chosen.items()}
+    unreadable = [f"alpha {a:g} r {r} m_h {m}" for a, by_rank in curves.items() for r, c in by_rank.items()
+                  for m, v in c.items() if v is None]
+    curves = {a: {r: {m: v for m, v in c.items() if v is not None} for r, c in by_rank.items()}
+              for a, by_rank in curves.items()}
     held, total, fails = _rank_comparisons(curves)
     if total == 0:
+        if unreadable:
+            return Outcome(INCONCLUSIVE, "no comparison can be made: unreadable error at " + ", ".join(unreadable[:4]),
+                           None)
         return None
     ts = [t for a in sorted(chosen) for t in chosen[a].values()]
     seeds = [_seeds_of(run, t) for t in ts]
@@ -270,6 +284,11 @@ def rank_order(claim: Claim, run: Run) -> Outcome | None:
     v = REPRODUCED if held == total else PARTLY if held > total / 2 else NOT_REPRODUCED
     text = f"{held} of {total} comparisons hold" + (f"; fails: {'; '.join(fails[:3])}" + (" ..." if len(fails) > 3 else "")
                                                    if fails else "")
+    if unreadable:       # a comparison that could not be made is not one that failed -- nor one that held
+        text += (f"; {len(unreadable)} unreadable error(s), their comparisons not made ({', '.join(unreadable[:3])}"
+                 + (" ..." if len(unreadable) > 3 else "") + ")")
+        if v == REPRODUCED:
+            v = INCONCLUSIVE
     n = min(s for s in seeds if s) if any(seeds) else None
     by_seed = _seed_curves(run, chosen)
     labels = sorted(by_seed, key=lambda k: (len(k), k))
@@ -293,22 +312,33 @@ def rank_order(claim: Claim, run: Run) -> Outcome | None:
 alpha, by as much as the spectra differ. The rank-inf exponents of one folder (bootstrap 95% intervals); for every
 pair alpha < alpha': the direction -- the exponent at alpha' below that at alpha with disjoint intervals; and the
 magnitude -- the difference of the two exponents within +-{EXPONENT_TOL:g} of the difference of their references
-(the exact-tail exponents over the fit range, as the rate rule; the asymptotic -2 (alpha' - alpha) where a summary
-has no tail). Reproduced when every pair holds both; not reproduced when some pair is reversed with disjoint
-intervals; partly otherwise (overlapping intervals, or ordered by too little or too much). Control: the references'
+(the exact-tail exponents over the fit range, as the rate rule). Reproduced when every pair holds both; not
+reproduced when some pair is reversed with disjoint intervals; partly otherwise (overlapping intervals, or ordered by
+too little or too much). An alpha whose exponent, interval or exact tail is absent or unreadable is named and makes
+the verdict inconclusive unless a readable pair is already reversed. Control: the references'
 own differences, shown. Ties: features learned before given.""")
 def alpha_order(claim: Claim, run: Run) -> Outcome | None:
-    ex = {}
+    ex, missing, seen = {}, [], 0
     for t in _targets(run):
         if str(t.get("rank")) == "inf" and not _not_a_test(run, t):
             e = (t.get("exponents") or {}).get("test")
             best = _target(run, t["alpha"], "inf")
-            if e and best is t:
-                ref = tail_exponent(t)
-                ex[float(t["alpha"])] = (e["slope"], e.get("lo", e["slope"]), e.get("hi", e["slope"]), _seeds_of(run, t), t,
-                                         ref if ref is not None else -(2 * float(t["alpha"]) - 1))
-    if len(ex) < 2:
+            if best is not t:
+                continue
+            seen += 1
+            e = e if isinstance(e, dict) else {}
+            s_, lo, hi = (number(e.get(k)) for k in ("slope", "lo", "hi"))
+            ref = tail_exponent(t)
+            gone = [w for w, x in (("exponent", s_), ("interval", lo if hi is not None else None), ("exact tail", ref))
+                    if x is None]
+            if gone:              # absent or unreadable: named, never replaced by another number
+                missing.append(f"alpha {float(t['alpha']):g}: no readable {', '.join(gone)}")
+                continue
+            ex[float(t["alpha"])] = (s_, lo, hi, _seeds_of(run, t), t, ref)
+    if seen < 2:
         return None
+    if len(ex) < 2:
+        return Outcome(INCONCLUSIVE, "cannot tell: " + "; ".join(missing), None)
     alphas = sorted(ex)
     ordered = reversed_ = sized = 0
     gaps = []
@@ -321,10 +351,12 @@ def alpha_order(claim: Claim, run: Run) -> Outcome | None:
             gaps.append(f"{a:g} -> {b:g}: {fmt_f(dm, sign=True)} (reference {fmt_f(dr, sign=True)})")
     pairs = len(alphas) * (len(alphas) - 1) // 2
     v = (REPRODUCED if ordered == pairs and sized == pairs else NOT_REPRODUCED if reversed_ else PARTLY)
+    if missing and v != NOT_REPRODUCED:   # the alphas that could not be read might reverse the order
+        v = INCONCLUSIVE
     text = ("; ".join(f"alpha {a:g}: {fmt_f(ex[a][0])} [{fmt_f(ex[a][1])}, {fmt_f(ex[a][2])}] (reference {fmt_f(ex[a][5])}, "
                       f"asymptotic {fmt_f(-(2 * a - 1))})" for a in alphas)
             + f"; {ordered} of {pairs} pairs ordered, {sized} of {pairs} by the reference's amount; differences "
-            + ", ".join(gaps))
+            + ", ".join(gaps) + ("; cannot tell from: " + "; ".join(missing) if missing else ""))
     seeds = [ex[a][3] for a in alphas if ex[a][3]]
     # per seed: the share of pairs ordered by that seed's own exponents (exponent_per_seed; point estimates,
     # since one seed has no bootstrap interval), for the seeds every alpha has

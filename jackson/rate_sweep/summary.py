@@ -10,19 +10,52 @@ import pandas as pd
 from ..runfolder import write_atomic
 from ..config import RunFailed
 from ..rates import bound_terms, fit_power_law, predicted_exponent
-from .terms import explain, ff_curves
+from .blocks import read_blocks
+from .rate_rule import judge as judge_rate, label
+from .references import attn_curves, ff_curves
+from .terms import explain
 from .checks import KNEE_MIN, LINE_REF, degenerate, outliers, per_seed_knee, rule_values, tracking
 from .summary_text import explicit_fields, markdown, not_power_law
 from .tables import L1_KINDS, ORACLES, attention_of, block_exponent, failed_members, target_curve, targets_of
 from ..config import read_json
+from synthetic.pod_target import Spectrum, TargetError
 
 
-NO_TERMS = ("which term limits it is not measured in this run: --ff-from a --term ff run of this target measures "
-            "the feed-forward term (reports/jackson/FITTING.md has it for the committed targets)")
+NO_TERMS = ("which term limits it is not measured for this target: a --term ff run of it measures the feed-forward "
+            "term and a --features given run the attention term (found by key under reports/jackson/, or named by "
+            "--ff-from)")
+
+
+def target_sigma(meta: dict) -> np.ndarray | None:
+    """sigma_1..sigma_K of a cell's target, every one of them: the exact tail sum_{i > m_h} sigma_i^2 (Eq. 47) needs
+    i = 65..K too, and cell.json holds only the first 64 (`sigma_head`).  Rebuilt from the cell's own settings (the
+    spectrum, or the kernel's numerical POD) and checked against the stored head and K; None where it cannot be
+    rebuilt (a kernel given as a Python callable) -- then the summary has no tail and the rate rule says so."""
+    head = np.asarray(meta.get("sigma_head") or [], float)
+    k = int(meta["target"]["K"])
+    if len(head) >= k:
+        return head[:k]
+    cell = meta["cell"]
+    try:
+        if cell.get("kernel"):
+            from synthetic.kernel_target import KernelTarget
+            sig = KernelTarget(kernel=cell["kernel"], rank=float(cell["rank"]), tail_tol=cell["tail_tol"],
+                               k_max=cell["k_max"], nodes=cell.get("pod_nodes", 256)).sigma
+        elif cell.get("sigma"):
+            sig = Spectrum(explicit=tuple(cell["sigma"])).sigma()
+        else:
+            sig = Spectrum(alpha=float(cell["alpha"]), rank=float(cell["rank"]), c=float(cell.get("c", 1.0)),
+                           tail_tol=float(cell["tail_tol"]), k_max=int(cell["k_max"])).sigma()
+    except (TargetError, ValueError, KeyError, TypeError):
+        return None
+    sig = np.asarray(sig, float)
+    if len(sig) != k or not np.allclose(sig[:len(head)], head, rtol=1e-9, atol=0):
+        return None                     # not the spectrum the cell trained on: no tail rather than a wrong one
+    return sig
 
 
 def summarize(out_dir: Path, tabs: dict, fit_range: tuple[int, int], command: str,
-              reference: dict | None = None, ff_from: str = "") -> dict:
+              reference: dict | None = None, ff_from: str = "", attn_from: str = "") -> dict:
     """summary.json and summary.md: per target (and m_FF), the curves over seeds, the exponents, the
     target diagnostics and the checks, each decided by a stated rule (the constants above)
     (and, with a `reference_run`, its held-out curve beside this one's)."""
@@ -51,7 +84,12 @@ def summarize(out_dir: Path, tabs: dict, fit_range: tuple[int, int], command: st
         lo, hi = fit_range
         div_ms = set(all_sel.m_h[div])
         fit_ms = [int(m) for m in ms if lo <= m <= hi and (rank == "inf" or m < int(rank)) and m not in div_ms]
-        exps, per_seed = {}, {}
+        exps, per_seed, by_range = {}, {}, {}
+        all_ms = [int(m) for m in ms if (rank == "inf" or m < int(rank)) and m not in div_ms]
+        for rng in (fit_ms, all_ms):          # the rate is judged over the fit range and over every m_h run
+            if len(rng) >= 2 and rank == "inf":
+                by_range[label(rng)] = {"m_h": rng, **{k: block_exponent(blocks, alpha, rank, rng, k, m_ff=width)
+                                                       for k in ("test", "oracle") if k in set(blocks.kind)}}
         if len(fit_ms) >= 2:
             have = set(blocks.kind.unique())
             for kind in (*ORACLES, *L1_KINDS):
@@ -61,9 +99,9 @@ def summarize(out_dir: Path, tabs: dict, fit_range: tuple[int, int], command: st
                 if g.m_h.nunique() == len(fit_ms) and (g.test_mse > 0).all():
                     per_seed[int(seed)] = fit_power_law(g.sort_values("m_h").m_h, g.sort_values("m_h").test_mse)[0]
         comp = meta["complexity"]
-        sigma = np.asarray(meta["sigma_head"])
+        sigma = target_sigma(meta)      # every sigma_i up to K (the cell stores the first 64 only)
         bounds = bound_terms(sigma, alpha, comp["C0"], comp["C1"], meta["cell"]["tau"], ms,
-                             tail_beyond=meta["target"]["tail_energy"]) if len(sigma) >= max(ms) else []
+                             tail_beyond=meta["target"]["tail_energy"]) if sigma is not None else []
         checks = {}
         if rank != "inf":
             r = int(rank)
@@ -102,7 +140,7 @@ def summarize(out_dir: Path, tabs: dict, fit_range: tuple[int, int], command: st
             "phi": meta["cell"].get("phi", "sin"), "psi": meta["cell"].get("psi", "sin"), "K": meta["target"]["K"],
             "tail_beyond_K": meta["target"]["tail_energy"], "tail_tol_met": meta["target"]["tail_tol_met"],
             "C0": comp["C0"], "C1": comp["C1"], "predicted_exponent": predicted_exponent(alpha),
-            "fit_m_h": [int(m) for m in fit_ms], "exponents": exps, "exponent_per_seed": per_seed,
+            "fit_m_h": [int(m) for m in fit_ms], "exponents": exps, "exponents_by_range": by_range, "exponent_per_seed": per_seed,
             "checks": checks, "diagnostics": diag, "degenerate": deg, "statuses": statuses, "diverged": diverged,
             "n_seeds": int(all_sel.seed.nunique()), "restarts": int(all_sel.get("restarts", pd.Series([1])).max()),
             "self_coupling_share": dict(zip(map(int, curve.m_h[curve.oracle_mse > 0]), map(float, share))),
@@ -113,14 +151,24 @@ def summarize(out_dir: Path, tabs: dict, fit_range: tuple[int, int], command: st
             tr = checks["tracking"]
             tr["tracks"] = [x for x in tr["tracks"] if x != LINE_REF]
     ffc = ff_curves(Path(ff_from)) if ff_from else {}
+    atc = attn_curves(Path(attn_from)) if attn_from else {}
+    attn_blocks = read_blocks(Path(attn_from)) if attn_from else None
     for t in summary["targets"]:
         if t["features"] != "learned" or t.get("term", "full") != "full":
             continue
-        e = ffc.get((t["alpha"], t["rank"], t["m_ff"])) if ff_from else None   # e_FF at this width only
-        if e:
-            t["terms"] = explain(t["curve"], e, ff_from)
+        e = ffc.get((t["alpha"], t["rank"], t["m_ff"]))      # e_FF at this width only
+        a = atc.get((t["alpha"], t["rank"]))
+        if e or a:
+            t["terms"] = explain(t["curve"], e, ff_from if e else "", a, attn_from if a else "")
         elif t["checks"].get("tracking", {}).get("floor"):
             t["terms"] = {"line": NO_TERMS, "rows": []}
+        if a and attn_blocks is not None:     # the attention term alone's own exponent over each range: a control
+            for r in t["exponents_by_range"].values():
+                if set(r["m_h"]) <= set(a):
+                    r["attention"] = block_exponent(attn_blocks, t["alpha"], t["rank"], r["m_h"])
+    for t in summary["targets"]:
+        if t["rank"] == "inf" and t.get("term", "full") == "full":
+            t["rate"] = judge_rate(t)       # the one rate rule: the printed line and the ledger read the same
     if reference is not None:
         summary["reference"] = {k: v for k, v in reference.items() if k not in ("targets", "blocks")}
         for t in summary["targets"]:

@@ -103,6 +103,27 @@ def target_title(t: dict, widths: list) -> str:
     return f"alpha = {t['alpha']:g}, rank = {t['rank']}{c}{w}"
 
 
+def rate_short(rate: dict) -> str:
+    """The rate rule's verdict in a few words: each range's d and word."""
+    parts = [f"m_h {r['range']}: d {r['d']:+.2f} [{r['d_lo']:+.2f}, {r['d_hi']:+.2f}] {r['verdict']}" if r.get("d") is not None
+             else f"m_h {r['range']}: {r['verdict']} ({r['why']})" for r in rate["ranges"]]
+    return f"rate {rate['verdict']} against the exact tail ({'; '.join(parts) or 'no range'})"
+
+
+def terms_short(terms: dict) -> str:
+    """Which term of Eq. (17) limits the curve, m_h by m_h, in a few words."""
+    rows = terms.get("rows") or []
+    runs = []
+    for r in rows:
+        if runs and runs[-1][0] == r["limiting"]:
+            runs[-1][1].append(r["m_h"])
+        else:
+            runs.append((r["limiting"], [r["m_h"]]))
+    lim = "; ".join(f"{w} at m_h {ms[0]}" + (f"..{ms[-1]}" if len(ms) > 1 else "") for w, ms in runs)
+    rr = terms.get("ratio_range")
+    return f"limited by {lim}" + (f"; e_full / (e_attn + e_FF) {rr[0]:.2f}-{rr[1]:.2f}" if rr else "")
+
+
 def verdict_lines(s: dict) -> list[str]:
     """One line per target: the finite-rank knee or the rank-inf tracking, each by its stated rule."""
     L = ["| target | construction | seeds x restarts | diagnostics | exponent of held-out MSE [95% CI] (per seed) | predicted | verdict |",
@@ -122,11 +143,15 @@ def verdict_lines(s: dict) -> list[str]:
             verdict = (f"knee e({int(t['rank']) - 1})/e({t['rank']}) median {ch['knee_drop']:.3g}x over "
                        f"{len(ch['knee_per_seed'])} seeds (min {min(ch['knee_per_seed']):.3g}x): "
                        + ("shown" if ch["knee_ok"] else "NOT shown") + f" by the >= {KNEE_MIN:g}x rule")
-        elif "tracking" in ch:
-            tr = ch["tracking"]
-            verdict = ("tracks " + " and ".join(tr["tracks"]) if tr["tracks"] else "tracks no reference (exponent "
-                       f"within +-{TRACK_SLOPE:g})") + (f"; floor ~{tr['floor_value']:.2g} over m_h {tr['upper_m_h'][0]}..{tr['upper_m_h'][1]} "
-                                                f"(slope {tr['upper_slope']:+.2f})" if tr.get("floor") else "")
+        elif t.get("rate") or "tracking" in ch:
+            tr = ch.get("tracking", {})
+            verdict = (rate_short(t["rate"]) if t.get("rate") else
+                       "tracks " + " and ".join(tr["tracks"]) if tr.get("tracks") else
+                       f"tracks no reference (exponent within +-{TRACK_SLOPE:g})")
+            verdict += (f"; floor ~{tr['floor_value']:.2g} over m_h {tr['upper_m_h'][0]}..{tr['upper_m_h'][1]} "
+                        f"(slope {tr['upper_slope']:+.2f})" if tr.get("floor") else "")
+            if (t.get("terms") or {}).get("rows"):
+                verdict += "; " + terms_short(t["terms"])
         else:
             verdict = "n/a"
         st = t.get("statuses", {})
@@ -281,13 +306,18 @@ def markdown(s: dict) -> str:
                      else f"tracks no reference (exponent within +-{TRACK_SLOPE:g})") + f" ({rat})."
                      + (f" Slope over m_h {tr['upper_m_h'][0]}..{tr['upper_m_h'][1]}: {tr['upper_slope']:+.2f}"
                         + (f" -- a floor near {tr['floor_value']:.3g}." if tr.get("floor") else ".") if "upper_slope" in tr else ""))
+        if t.get("rate"):
+            L.append(f"Rate (jackson/rate_sweep/rate_rule.py, the rule the claims ledger uses): **{t['rate']['verdict']}**. "
+                     + t["rate"]["line"] + ".")
         if t.get("terms"):
             tm = t["terms"]
-            L.append("Eq. (17) term by term: " + tm["line"] + ".")
+            L.append(tm["line"] + ".")
             if tm["rows"]:
-                L += ["", "| m_h | e_full | e_FF | s != t oracle (attention term) | limited by |", "|---:|---:|---:|---:|---|"]
-                L += [f"| {r['m_h']} | {r['e_full']:.3g} | {r['e_ff']:.3g} | {r['oracle']:.3g} | {r['limiting']} |"
-                      for r in tm["rows"]]
+                g = lambda v: "n/a" if v is None else f"{v:.3g}"  # noqa: E731
+                L += ["", "| m_h | e_full | e_attn (attention term alone) | e_FF (feed-forward term alone) | e_attn + e_FF "
+                          "| e_full / (e_attn + e_FF) | rank-m_h oracle | limited by |", "|---:|---:|---:|---:|---:|---:|---:|---|"]
+                L += [f"| {r['m_h']} | {g(r['e_full'])} | {g(r.get('e_attn'))} | {g(r.get('e_ff'))} | {g(r.get('sum'))} | "
+                      f"{g(r.get('ratio'))} | {g(r.get('oracle_rank_mh', r.get('oracle')))} | {r['limiting']} |" for r in tm["rows"]]
                 L.append("")
         if "within_2x_ok" in ch:
             L.append(f"Oracle check: max held-out/oracle over m_h <= 8 is {ch['max_trained_over_oracle_mh_le_8']:.2f} "

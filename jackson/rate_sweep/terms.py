@@ -91,17 +91,32 @@ def _cube(b: pd.DataFrame, alpha: float, rank: str, m_ff: int | None, m_h: int, 
     return t.to_numpy()
 
 
-def ratio_interval(full: np.ndarray, attn: np.ndarray, ff: np.ndarray, n_boot: int = N_BOOT, seed: int = 0):
-    """mean(full) / (mean(attn) + mean(ff)) and its 95% bootstrap interval; each array (seeds, blocks), paired."""
+def ratio_interval(full: np.ndarray, attn: np.ndarray, ff: np.ndarray, n_boot: int = N_BOOT, seed: int = 0,
+                   combine=np.add):
+    """mean(full) / combine(mean(attn), mean(ff)) -- the sum of Eq. (17), or np.maximum for the rival "the larger term
+    alone" -- and its 95% bootstrap interval; each array (seeds, blocks), paired."""
     S, B = full.shape
-    point = full.mean() / (attn.mean() + ff.mean())
+    point = full.mean() / combine(attn.mean(), ff.mean())
     rng = np.random.default_rng(seed)
     boots = np.empty(n_boot)
     for j in range(n_boot):
         si = rng.integers(0, S, S)[:, None]
         bi = rng.integers(0, B, (S, B))
-        boots[j] = full[si, bi].mean() / (attn[si, bi].mean() + ff[si, bi].mean())
+        boots[j] = full[si, bi].mean() / combine(attn[si, bi].mean(), ff[si, bi].mean())
     return float(point), float(np.quantile(boots, 0.025)), float(np.quantile(boots, 0.975))
+
+
+APART = 1.5     # the sum and the larger term differ by >= this factor only where the smaller term is >= half the larger:
+                # elsewhere e_attn + e_FF ~ max(e_attn, e_FF) and no data can tell the two models apart
+
+
+def sum_or_max(e_attn: float, e_ff: float, ratio_sum: float, ratio_max: float) -> dict:
+    """Which model of e_full a row prefers: 'sum' (Eq. 17's structure) or 'max' (the larger term alone), by the smaller
+    |log(e_full / model)|; 'cannot tell' where the two models differ by less than APART."""
+    apart = (e_attn + e_ff) / max(e_attn, e_ff) >= APART
+    if not apart:
+        return {"tells_apart": False, "prefers": "cannot tell"}
+    return {"tells_apart": True, "prefers": "sum" if abs(np.log(ratio_sum)) < abs(np.log(ratio_max)) else "max"}
 
 
 def limiting_term(e_attn: float, e_ff: float, e_full: float) -> str:
@@ -146,11 +161,14 @@ def additivity(full: Path, ff: Path, attn: Path, rank: str = "inf") -> pd.DataFr
             a = _cube(ba, alpha, rank, None, m, seeds)
             o = _cube(bo, alpha, rank, m_ff, m, seeds)
             r, lo, hi = ratio_interval(f, a, e)
+            rm, rm_lo, rm_hi = ratio_interval(f, a, e, combine=np.maximum)
             med = float(np.median(f.mean(axis=1))) / (float(np.median(a.mean(axis=1))) + float(np.median(e.mean(axis=1))))
             rows.append({"ratio_of_medians": med, "ffn": ffn_class(d_full), "alpha": float(alpha), "rank": rank, "m_ff": int(m_ff), "m_h": int(m),
                          "n_seeds": len(seeds), "e_full": f.mean(), "e_attn": a.mean(), "e_ff": e.mean(),
                          "e_attn_plus_ff": a.mean() + e.mean(), "oracle": o.mean(),
                          "ratio": r, "ratio_lo": lo, "ratio_hi": hi,
+                         "e_max": max(a.mean(), e.mean()), "ratio_max": rm, "ratio_max_lo": rm_lo, "ratio_max_hi": rm_hi,
+                         **sum_or_max(a.mean(), e.mean(), r, rm),
                          "e_full_median_seed": float(np.median(f.mean(axis=1))),
                          "e_attn_median_seed": float(np.median(a.mean(axis=1))),
                          "e_ff_median_seed": float(np.median(e.mean(axis=1))),
@@ -162,73 +180,71 @@ def additivity(full: Path, ff: Path, attn: Path, rank: str = "inf") -> pd.DataFr
     return pd.DataFrame(rows)
 
 
-def ff_curves(folder: Path) -> dict:
-    """A --term ff folder's e_FF per target: {(alpha, rank, m_FF): {m_h: median over seeds}} (for --ff-from)."""
-    res = pd.read_csv(Path(folder) / "results.csv", dtype={"rank": str})
-    if "m_ff" not in res:
-        res["m_ff"] = 128
-    return {(float(a), str(r), int(w)): g.groupby("m_h").test_mse.median().to_dict()
-            for (a, r, w), g in res.groupby(["alpha", "rank", "m_ff"])}
+def _runs(rows: list[dict]) -> list[tuple[str, list[int]]]:
+    """Consecutive m_h with the same limiting term: [(term, [m_h, ...]), ...]."""
+    out = []
+    for r in rows:
+        if out and out[-1][0] == r["limiting"]:
+            out[-1][1].append(r["m_h"])
+        else:
+            out.append((r["limiting"], [r["m_h"]]))
+    return out
 
 
-SAME_FF = ("phi", "psi", "construction", "F", "f", "tau", "tail_tol", "k_max", "n_train", "n_test", "c", "sigma", "kernel",
-           "model", "fit", "restarts")
+LIMIT_NAME = {"feed-forward": "e_FF", "attention": "the attention term", "both": "both terms", "neither": "neither term"}
 
 
-def find_ff_run(config: dict, targets, root: Path = Path("reports/jackson")) -> str:
-    """A finished --term ff folder under `root` made with this run's settings (everything in SAME_FF equal: targets,
-    data, model and FFN class, fit) and holding one of its (alpha, rank, m_FF) targets -- e_FF at another width is
-    another term (Eq. 17's m_FF): the committed answer to "which term limits this curve" for a run that did not
-    measure it.  '' when there is none."""
-    if not root.is_dir():
-        return ""
-    widths = config.get("m_ff") or [(config.get("model") or {}).get("width", 128)]    # no m_ff axis: the model's width
-    want = {(float(a), str(r), int(w)) for a, r in targets for w in (widths if isinstance(widths, (list, tuple)) else [widths])}
-    for cand in sorted(root.iterdir()):
-        cfg_path, res = cand / "config.json", cand / "results.csv"
-        if not (cfg_path.is_file() and res.is_file() and (cand / "summary.json").is_file()):
-            continue
-        try:
-            other = read_json(cfg_path)
-            rows = pd.read_csv(res, dtype={"rank": str}, usecols=lambda c: c in ("alpha", "rank", "m_ff"))
-        except (OSError, ValueError, KeyError):
-            continue
-        if not isinstance(other, dict) or other.get("term") != "ff" or bool(other.get("quick")) != bool(config.get("quick")):
-            continue
-        if any(other.get(k) != config.get(k) for k in SAME_FF):
-            continue
-        w = rows["m_ff"] if "m_ff" in rows else pd.Series(128, index=rows.index)
-        if want & {(float(a), str(r), int(x)) for a, r, x in zip(rows.alpha, rows["rank"], w)}:
-            return str(cand)
-    return ""
-
-
-def explain(curve: list[dict], e_ff: dict, folder: str) -> dict:
-    """Which term of Eq. (17) limits a learned-features curve, m_h by m_h: e_FF from a --term ff run of the same target,
-    and as the attention term's reference the rank-m_h oracle with only the s != t logits truncated (softmax ignores
-    any function of x_t alone, so the s = t part of the full oracle's error, most of it on the paper's sin/sin targets,
-    is no error of a rank-m_h attention; the given-features model tracks this oracle: reports/jackson/FITTING.md); e_full and e_FF are medians over seeds (a seed stuck far above the others does not
-    decide).  `line` states it over the upper half of m_h, where a floor shows."""
+def explain(curve: list[dict], e_ff: dict | None, ff_folder: str, e_attn: dict | None = None, attn_folder: str = "") -> dict:
+    """Eq. (17) term by term at every m_h of a learned-features curve: e_full beside the attention term alone (e_attn:
+    a --features given run of the same target) and the feed-forward term alone (e_FF: a --term ff run), their sum,
+    e_full / (e_attn + e_FF), and the term that limits the curve there (`limiting_term`).  Where e_attn is not measured
+    the s != t rank-m_h oracle stands in for it, and the rows say so (softmax ignores any function of x_t alone, so the
+    s = t part of the full oracle's error is no error of a rank-m_h attention).  Medians over seeds."""
+    e_ff, e_attn = e_ff or {}, e_attn or {}
     rows = []
     for r in curve:
         m = int(r["m_h"])
-        if m in e_ff:
-            full = float(r.get("test_median", r["test_mse"]))
-            ref = float(r.get("oracle_self_exact_mse", r["oracle_mse"]))
-            rows.append({"m_h": m, "e_full": full, "e_ff": float(e_ff[m]), "oracle": ref,
-                         "limiting": limiting_term(ref, float(e_ff[m]), full)})
+        if m not in e_ff and m not in e_attn:
+            continue
+        full = float(r.get("test_median", r["test_mse"]))
+        stand_in = float(r.get("oracle_self_exact_mse", r["oracle_mse"]))
+        attn = float(e_attn[m]) if m in e_attn else None
+        ff = float(e_ff[m]) if m in e_ff else None
+        row = {"m_h": m, "e_full": full, "e_attn": attn, "e_ff": ff, "oracle": stand_in,
+               "oracle_rank_mh": float(r["oracle_mse"])}
+        if attn is not None and ff is not None:
+            row.update(sum=attn + ff, ratio=full / (attn + ff), limiting=limiting_term(attn, ff, full))
+        elif ff is not None:
+            row.update(limiting=limiting_term(stand_in, ff, full), attn_stand_in=True)
+        else:
+            row.update(limiting="attention" if attn >= SHARE_LIMIT * full else "not measured")
+        rows.append(row)
+    sources = "; ".join(x for x in (f"e_attn from {attn_folder}" if attn_folder and e_attn else "",
+                                    f"e_FF from {ff_folder}" if ff_folder and e_ff else "") if x)
     if not rows:
-        return {"folder": folder, "rows": [], "line": f"which term limits it: {folder} holds none of its m_h"}
+        return {"folder": ff_folder, "attn_folder": attn_folder, "rows": [],
+                "line": "which term limits it: the reference runs hold none of its m_h"}
+    parts = []
+    for what, ms in _runs(rows):
+        at = [r for r in rows if r["m_h"] in ms]
+        top = at[-1]
+        nums = ", ".join(f"{k} {top[k]:.2g}" for k in ("e_full", "e_attn", "e_ff") if top.get(k) is not None)
+        span = f"m_h {ms[0]}" + (f"..{ms[-1]}" if len(ms) > 1 else "")
+        parts.append(f"{LIMIT_NAME.get(what, what)} at {span} ({nums} at m_h {top['m_h']})")
+    ratios = [r["ratio"] for r in rows if "ratio" in r]
+    within = (f"e_full / (e_attn + e_FF) {min(ratios):.2f}-{max(ratios):.2f} over {len(ratios)} m_h; " if ratios else "")
+    missing = []
+    if not e_attn:
+        missing.append("the attention term alone is not measured for this target (the s != t rank-m_h oracle stands in: "
+                       "jackson-sweep --features given measures it)")
+    if not e_ff:
+        missing.append("the feed-forward term is not measured for this target (jackson-sweep --term ff measures it)")
+    line = ("Eq. (17) terms: " + within + "limited by " + "; by ".join(parts)
+            + (f" ({sources})" if sources else "") + ("; " + "; ".join(missing) if missing else ""))
     top = [r for r in rows if r["m_h"] >= max(x["m_h"] for x in rows) / 2] or rows[-1:]
-    full, ff, orc = (float(np.median([r[k] for r in top])) for k in ("e_full", "e_ff", "oracle"))
-    what = limiting_term(orc, ff, full)
-    name = {"feed-forward": "e_FF", "attention": "the attention term (its reference: the s != t rank-m_h oracle)",
-            "neither": "neither term",
-            "both": "both terms"}[what]
-    line = (f"at m_h >= {top[0]['m_h']} the curve is limited by {name}: e_FF {ff:.2g} and s != t oracle {orc:.2g} against "
-            f"e_full {full:.2g} (medians over seeds and over those m_h; e_FF from {folder})")
-    return {"folder": folder, "rows": rows, "limiting": what, "m_h_from": top[0]["m_h"], "e_full": full, "e_ff": ff,
-            "oracle": orc, "line": line}
+    return {"folder": ff_folder, "attn_folder": attn_folder, "rows": rows, "limiting": top[-1]["limiting"],
+            "m_h_from": top[0]["m_h"], "ratio_range": [min(ratios), max(ratios)] if ratios else None,
+            "missing": missing, "line": line}
 
 
 def eff_table(folders) -> pd.DataFrame:
@@ -336,6 +352,21 @@ def _md(t: pd.DataFrame, e: pd.DataFrame, command: str) -> str:
     L += ["", f"The sum explains e_full (ratio in [{ADDITIVE[0]:g}, {ADDITIVE[1]:g}]) at {len(inside)} of {len(t)} rows; "
           f"ratios range {t.ratio.min():.2f}-{t.ratio.max():.2f}. By the medians over seeds: {len(inside_med)} of {len(t)}, "
           f"range {t.ratio_of_medians.min():.2f}-{t.ratio_of_medians.max():.2f}.", ""]
+    apart = t[t.tells_apart] if "tells_apart" in t else t.iloc[0:0]
+    if "ratio_max" in t:
+        L += ["## The sum or the larger term?", "",
+              f"Rival model: e_full ~ max(e_attn, e_FF). The two differ by >= {APART:g}x only where the smaller term is "
+              f">= half the larger; a row tells them apart only there, and prefers the model with the smaller "
+              f"|log(e_full / model)|. {len(apart)} of {len(t)} rows tell them apart: "
+              f"{int((apart.prefers == 'sum').sum())} prefer the sum, {int((apart.prefers == 'max').sum())} the max; "
+              f"the other {len(t) - len(apart)} cannot tell (one term under half the other).", "",
+              "| FFN class | alpha | m_FF | m_h | e_attn | e_FF | e_full / sum [95% CI] | e_full / max [95% CI] | prefers |",
+              "|---|---:|---:|---:|---:|---:|---|---|---|"]
+        for _, r in apart.iterrows():
+            L.append(f"| {r.ffn} | {r.alpha:g} | {r.m_ff} | {r.m_h} | {r.e_attn:.3g} | {r.e_ff:.3g} | {r.ratio:.2f} "
+                     f"[{r.ratio_lo:.2f}, {r.ratio_hi:.2f}] | {r.ratio_max:.2f} [{r.ratio_max_lo:.2f}, {r.ratio_max_hi:.2f}] | "
+                     f"{r.prefers} |")
+        L.append("")
     if len(e):
         L += ["## e_FF by FFN class", "", "| FFN class | alpha | m_FF | m_h | seeds | e_FF mean | [min, max] over seeds | "
               "rank-m_h oracle | e_FF / oracle |", "|---|---:|---:|---:|---:|---:|---|---:|---:|"]
@@ -344,6 +375,15 @@ def _md(t: pd.DataFrame, e: pd.DataFrame, command: str) -> str:
                      f"{r.e_ff_max:.2g}] | {r.oracle:.3g} | {r.e_ff / r.oracle:.3g} |")
         L.append("")
     return "\n".join(L)
+
+
+def _sum_or_max_text(t: pd.DataFrame) -> str:
+    if "tells_apart" not in t:
+        return ""
+    a = t[t.tells_apart]
+    return (f"Against the rival e_full ~ max(e_attn, e_FF): {len(a)} of {len(t)} points tell the two apart (the smaller "
+            f"term >= half the larger), {int((a.prefers == 'sum').sum())} prefer the sum and "
+            f"{int((a.prefers == 'max').sum())} the max; the rest cannot tell.")
 
 
 def report_entry(t: pd.DataFrame, e: pd.DataFrame, command: str, out: Path) -> dict:
@@ -359,7 +399,8 @@ def report_entry(t: pd.DataFrame, e: pd.DataFrame, command: str, out: Path) -> d
             "paper": [],
             "text": (f"e_full / (e_attn + e_FF) lies in [{ADDITIVE[0]:g}, {ADDITIVE[1]:g}] at {inside} of {len(t)} "
                      f"(alpha, FFN class, m_FF, m_h) points (range {t.ratio.min():.2f}-{t.ratio.max():.2f}). The term "
-                     "that limits the curve, counted over m_h: " + "; ".join(f"{k}: {v}" for k, v in lim.items()) + "."),
+                     "that limits the curve, counted over m_h: " + "; ".join(f"{k}: {v}" for k, v in lim.items()) + ". "
+                     + _sum_or_max_text(t)),
             "figures": [{"file": "terms_vs_mh.png", "caption": "Held-out MSE against m_h: the full model (learned "
                          "features), the attention term alone (given features), the feed-forward term alone (each m_h "
                          "fitted to its rank-m_h truncation) and their sum; a panel per alpha, FFN class and m_FF."},
@@ -408,7 +449,7 @@ def main(argv: list[str] | None = None) -> int:
     inside = int(((t.ratio >= ADDITIVE[0]) & (t.ratio <= ADDITIVE[1])).sum())
     write_report(out, report_entry(t, e, command, out))
     print(f"e_full / (e_attn + e_FF): {t.ratio.min():.2f}-{t.ratio.max():.2f} over {len(t)} rows; in "
-          f"[{ADDITIVE[0]:g}, {ADDITIVE[1]:g}] at {inside}")
+          f"[{ADDITIVE[0]:g}, {ADDITIVE[1]:g}] at {inside}. " + _sum_or_max_text(t))
     print(f"wrote {out}/summary.md, terms.csv, eff.csv, terms_vs_mh.png, eff_heatmap.png")
     return 0
 

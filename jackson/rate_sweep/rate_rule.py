@@ -1,0 +1,163 @@
+"""The one rule that judges a rank-inf curve's rate (Theorem 4.1: error ~ m_h^-(2 alpha - 1)), used by the summary,
+the printed line and the claims ledger alike, so the three never disagree on a folder.
+
+    judge(t)  ->  {"verdict", "ranges": [one judgement per range of m_h], "line", "missing"}
+
+t is one target of a summary.json.  Each range of m_h -- the sweep's fit range (1..8 by default) and every m_h the
+run holds (1..16 on the card) -- is judged on its own:
+
+  evidence   the measured exponent of the held-out MSE over the range, with its 95% bootstrap interval
+             (t["exponents_by_range"][range]["test"]; the fit range also as t["exponents"]["test"]);
+  reference  the exponent of the exact POD tail sum_{i > m_h} sigma_i^2 (Eq. 47; every sigma_i up to K, plus the
+             tail past K) fitted over the same m_h (t["bound"]) -- it decides: over a finite range the tail's slope
+             is not yet the asymptotic -(2 alpha - 1);
+  power      the reference must fall by more than EXPONENT_TOL in exponent (else a flat curve would pass);
+  controls   shown, not deciding: the rank-m_h oracle's exponent and the attention term alone (features given),
+             when the summary holds them.
+
+d = measured - reference.  A range is reproduced when the whole interval of d lies within +-EXPONENT_TOL, partly when
+the interval only reaches that band, not reproduced otherwise.  Any piece of evidence that is absent or unreadable
+(NaN, inf, not a number) makes that range inconclusive and is named -- it is never read as agreement or as failure.
+Over the ranges judged: reproduced when all are, not reproduced when all are, partly otherwise; inconclusive when
+none could be judged.  Standard library only: the report imports this without numpy or torch.
+"""
+from __future__ import annotations
+
+import math
+
+EXPONENT_TOL = 0.25    # exponents agree when they differ by <= this: over m_h 1..8 it moves e(8)/e(1) by 8^0.25 = 1.7x
+
+REPRODUCED, PARTLY, NOT_REPRODUCED, INCONCLUSIVE = "reproduced", "partly", "not reproduced", "inconclusive"
+
+
+def number(v) -> float | None:
+    """A finite float, or None for absent / unreadable (NaN, inf, a string, a bool)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return None
+    return float(v) if math.isfinite(v) else None
+
+
+def label(ms) -> str:
+    return f"{ms[0]}..{ms[-1]}"
+
+
+def slope(ms, ys) -> float | None:
+    """Least-squares slope of log y against log m (None with fewer than two positive points)."""
+    pts = [(math.log(m), math.log(y)) for m, y in zip(ms, ys) if m > 0 and number(y) is not None and y > 0]
+    if len(pts) < 2:
+        return None
+    mx = sum(p[0] for p in pts) / len(pts)
+    my = sum(p[1] for p in pts) / len(pts)
+    den = sum((p[0] - mx) ** 2 for p in pts)
+    return sum((p[0] - mx) * (p[1] - my) for p in pts) / den if den > 0 else None
+
+
+def tail_exponent(t: dict, ms) -> float | None:
+    """The exponent of the exact tail sum_{i > m_h} sigma_i^2 over the m_h `ms` (the summary's `bound` rows); None where
+    a tail of those m_h is absent or unreadable."""
+    tail = {}
+    for b in t.get("bound") or []:
+        if isinstance(b, dict) and isinstance(b.get("m_h"), (int, float)):
+            tail[int(b["m_h"])] = number(b.get("tail_energy"))
+    if not ms or any(tail.get(m) is None or tail[m] <= 0 for m in ms):
+        return None
+    return slope(ms, [tail[m] for m in ms])
+
+
+def ranges_of(t: dict) -> list[list[int]]:
+    """The ranges of m_h a target is judged on: its fit range and, where the run holds more m_h, all of them."""
+    out = []
+    fit = [int(m) for m in t.get("fit_m_h") or [] if isinstance(m, (int, float))]
+    if fit:
+        out.append(fit)
+    for key, r in sorted((t.get("exponents_by_range") or {}).items()):
+        ms = [int(m) for m in (r or {}).get("m_h") or [] if isinstance(m, (int, float))]
+        if ms and ms != fit:
+            out.append(ms)
+    return out
+
+
+def _measured(t: dict, ms) -> dict | None:
+    by = (t.get("exponents_by_range") or {}).get(label(ms))
+    if by is not None:
+        return (by or {}).get("test")
+    if [int(m) for m in t.get("fit_m_h") or []] == ms:
+        return (t.get("exponents") or {}).get("test")
+    return None
+
+
+def _control(t: dict, ms, kind: str) -> float | None:
+    by = (t.get("exponents_by_range") or {}).get(label(ms))
+    e = (by or {}).get(kind) if by is not None else ((t.get("exponents") or {}).get(kind)
+                                                      if [int(m) for m in t.get("fit_m_h") or []] == ms else None)
+    return number((e or {}).get("slope")) if isinstance(e, dict) else None
+
+
+def judge_range(t: dict, ms) -> dict:
+    """One range of m_h judged by the rule above."""
+    out = {"m_h": list(ms), "range": label(ms), "missing": []}
+    e = _measured(t, ms)
+    s = number((e or {}).get("slope")) if isinstance(e, dict) else None
+    lo = number((e or {}).get("lo")) if isinstance(e, dict) else None
+    hi = number((e or {}).get("hi")) if isinstance(e, dict) else None
+    ref = tail_exponent(t, ms)
+    out.update(measured=s, lo=lo, hi=hi, reference=ref, oracle=_control(t, ms, "oracle"),
+               attention=_control(t, ms, "attention"))
+    if e is None:
+        out["missing"].append(f"no measured exponent over m_h {label(ms)}")
+    elif s is None:
+        out["missing"].append(f"the measured exponent over m_h {label(ms)} is unreadable ({(e or {}).get('slope')!r})")
+    elif lo is None or hi is None:
+        out["missing"].append(f"no interval for the exponent over m_h {label(ms)} (a line through two points, or an "
+                              "unreadable bound)")
+    if ref is None:
+        out["missing"].append(f"no exact tail sum_(i > m_h) sigma_i^2 at every m_h of {label(ms)} in summary.json")
+    if out["missing"]:
+        out["verdict"], out["why"] = INCONCLUSIVE, "; ".join(out["missing"])
+        return out
+    d, dlo, dhi = s - ref, lo - ref, hi - ref
+    out.update(d=d, d_lo=dlo, d_hi=dhi)
+    if abs(ref) <= EXPONENT_TOL:
+        out["verdict"] = INCONCLUSIVE
+        out["why"] = f"the exact tail falls by less than {EXPONENT_TOL:g} in exponent: a flat curve would pass"
+    elif -EXPONENT_TOL <= dlo and dhi <= EXPONENT_TOL:
+        out["verdict"], out["why"] = REPRODUCED, "the interval of d lies within the band"
+    elif dlo <= EXPONENT_TOL and dhi >= -EXPONENT_TOL:
+        out["verdict"], out["why"] = PARTLY, "the interval of d reaches the band"
+    else:
+        out["verdict"] = NOT_REPRODUCED
+        out["why"] = "steeper than the exact tail" if dhi < -EXPONENT_TOL else "shallower than the exact tail"
+    return out
+
+
+def _f(v, sign=False) -> str:
+    return "n/a" if v is None else (f"{v:+.2f}" if sign else f"{v:.2f}")
+
+
+def range_text(r: dict) -> str:
+    if r.get("d") is None:
+        return f"m_h {r['range']}: {r['verdict']} ({r['why']})"
+    ctl = "".join(f", {name} {_f(r[k])}" for k, name in (("oracle", "rank-m_h oracle"),
+                                                         ("attention", "attention term alone")) if r.get(k) is not None)
+    return (f"m_h {r['range']}: exponent {_f(r['measured'])} [{_f(r['lo'])}, {_f(r['hi'])}] against the exact tail's "
+            f"{_f(r['reference'])}{ctl}; d = {_f(r['d'], True)} [{_f(r['d_lo'], True)}, {_f(r['d_hi'], True)}]: "
+            f"{r['verdict']} ({r['why']})")
+
+
+def judge(t: dict) -> dict:
+    """Every range judged, then together: see the module docstring."""
+    rs = [judge_range(t, ms) for ms in ranges_of(t)]
+    judged = [r["verdict"] for r in rs if r["verdict"] != INCONCLUSIVE]
+    if not rs:
+        v = INCONCLUSIVE
+    elif not judged:
+        v = INCONCLUSIVE
+    elif all(x == REPRODUCED for x in judged):
+        v = REPRODUCED
+    elif all(x == NOT_REPRODUCED for x in judged):
+        v = NOT_REPRODUCED
+    else:
+        v = PARTLY
+    line = "; ".join(range_text(r) for r in rs) if rs else "no range of m_h to judge (fewer than two m_h)"
+    return {"verdict": v, "ranges": rs, "line": line, "tol": EXPONENT_TOL,
+            "missing": [m for r in rs for m in r["missing"]] or ([] if rs else ["fewer than two m_h"])}

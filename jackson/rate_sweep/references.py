@@ -1,0 +1,102 @@
+"""The reference runs that measure a curve's terms of Eq. (17) on the same target: the committed --term ff run (e_FF,
+the feed-forward term alone) and the committed --features given run (e_attn, the attention term alone), each found by
+key -- the settings that define what it measured -- and read as a curve over m_h (median over seeds)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from ..config import read_json
+
+
+def ff_curves(folder: Path) -> dict:
+    """A --term ff folder's e_FF per target: {(alpha, rank, m_FF): {m_h: median over seeds}} (for --ff-from)."""
+    res = pd.read_csv(Path(folder) / "results.csv", dtype={"rank": str})
+    if "m_ff" not in res:
+        res["m_ff"] = 128
+    return {(float(a), str(r), int(w)): g.groupby("m_h").test_mse.median().to_dict()
+            for (a, r, w), g in res.groupby(["alpha", "rank", "m_ff"])}
+
+
+SAME_FF = ("phi", "psi", "construction", "F", "f", "tau", "tail_tol", "k_max", "n_train", "n_test", "c", "sigma", "kernel",
+           "model", "fit", "restarts")
+
+
+def find_ff_run(config: dict, targets, root: Path = Path("reports/jackson")) -> str:
+    """A finished --term ff folder under `root` made with this run's settings (everything in SAME_FF equal: targets,
+    data, model and FFN class, fit) and holding one of its (alpha, rank, m_FF) targets -- e_FF at another width is
+    another term (Eq. 17's m_FF): the committed answer to "which term limits this curve" for a run that did not
+    measure it.  '' when there is none."""
+    if not root.is_dir():
+        return ""
+    widths = config.get("m_ff") or [(config.get("model") or {}).get("width", 128)]    # no m_ff axis: the model's width
+    want = {(float(a), str(r), int(w)) for a, r in targets for w in (widths if isinstance(widths, (list, tuple)) else [widths])}
+    for cand in sorted(root.iterdir()):
+        cfg_path, res = cand / "config.json", cand / "results.csv"
+        if not (cfg_path.is_file() and res.is_file() and (cand / "summary.json").is_file()):
+            continue
+        try:
+            other = read_json(cfg_path)
+            rows = pd.read_csv(res, dtype={"rank": str}, usecols=lambda c: c in ("alpha", "rank", "m_ff"))
+        except (OSError, ValueError, KeyError):
+            continue
+        if not isinstance(other, dict) or other.get("term") != "ff" or bool(other.get("quick")) != bool(config.get("quick")):
+            continue
+        if any(other.get(k) != config.get(k) for k in SAME_FF):
+            continue
+        w = rows["m_ff"] if "m_ff" in rows else pd.Series(128, index=rows.index)
+        if want & {(float(a), str(r), int(x)) for a, r, x in zip(rows.alpha, rows["rank"], w)}:
+            return str(cand)
+    return ""
+
+
+# the settings that define a target and its data: a given-features run with these equal measures this run's attention
+# term alone (its model and fit are the given-features recipe's own, so they are not compared)
+SAME_TARGET = ("F", "f", "tau", "tail_tol", "k_max", "n_train", "n_test", "c", "sigma", "kernel")
+FAMILIES = {"paper": ("sin", "sin"), "trace-free": ("sin", "cos")}
+
+
+UNSET = {"c": 1.0, "sigma": [], "kernel": ""}     # a folder older than these options ran with these values
+
+
+def _get(cfg: dict, k: str):
+    v = cfg.get(k, UNSET.get(k))
+    return list(v) if isinstance(v, tuple) else v
+
+
+def _families(cfg: dict) -> tuple:
+    return FAMILIES.get(cfg.get("construction") or "", (cfg.get("phi"), cfg.get("psi")))
+
+
+def find_attn_run(config: dict, targets, root: Path = Path("reports/jackson")) -> str:
+    """A finished --features given folder under `root` on this run's targets and data (SAME_TARGET equal, the same
+    (phi, psi) after --construction, the same quick flag) holding one of its (alpha, rank) targets: the attention term
+    of Eq. (17) alone, measured.  '' when there is none."""
+    if not root.is_dir():
+        return ""
+    want = {(float(a), str(r)) for a, r in targets}
+    for cand in sorted(root.iterdir()):
+        cfg_path, res = cand / "config.json", cand / "results.csv"
+        if not (cfg_path.is_file() and res.is_file() and (cand / "summary.json").is_file()) or (cand / "SUPERSEDED.md").exists():
+            continue
+        try:
+            other = read_json(cfg_path)
+            rows = pd.read_csv(res, dtype={"rank": str}, usecols=lambda c: c in ("alpha", "rank"))
+        except (OSError, ValueError, KeyError):
+            continue
+        if not isinstance(other, dict) or (other.get("model") or {}).get("features") != "given":
+            continue
+        if other.get("term", "full") != "full" or bool(other.get("quick")) != bool(config.get("quick")):
+            continue
+        if _families(other) != _families(config) or any(_get(other, k) != _get(config, k) for k in SAME_TARGET):
+            continue
+        if want & {(float(a), str(r)) for a, r in zip(rows.alpha, rows["rank"])}:
+            return str(cand)
+    return ""
+
+
+def attn_curves(folder: Path) -> dict:
+    """A --features given folder's e_attn per target: {(alpha, rank): {m_h: median over seeds}}."""
+    res = pd.read_csv(Path(folder) / "results.csv", dtype={"rank": str})
+    return {(float(a), str(r)): g.groupby("m_h").test_mse.median().to_dict() for (a, r), g in res.groupby(["alpha", "rank"])}
