@@ -87,3 +87,15 @@ def test_docstring_examples_run():
     for mod in (jackson, jackson.rate_sweep.config):
         r = doctest.testmod(mod)
         assert r.failed == 0 and r.attempted >= 1, mod.__name__
+
+
+def test_the_first_screen_orients():
+    """The README's first 40 lines name both papers, link the report, hold command 1's output block (filled from a
+    committed run) and both commands, the second being what .ci/run runs."""
+    head = "\n".join(README.read_text().splitlines()[:40])
+    assert "Jiang & Li" in head and "Yang et al." in head
+    assert "(reports/index.md)" in head and "reports/index.html" in head
+    assert head.index("<!-- card-output") < head.index("<!-- /card-output -->")
+    assert "jackson-sweep" in head and "python -m pytest tests" in head
+    ci = (README.parent / ".ci" / "run").read_text()
+    assert "python -m pytest tests" in ci
