@@ -90,12 +90,14 @@ def test_docstring_examples_run():
 
 
 def test_the_first_screen_orients():
-    """The README's first 40 lines name both papers, link the report, hold command 1's output block (filled from a
-    committed run) and both commands, the second being what .ci/run runs."""
-    head = "\n".join(README.read_text().splitlines()[:40])
+    """The README's first 40 lines name both papers, link the report and hold command 1 with its output block
+    (filled from a committed run); its "Two commands" section ends with the one .ci/run runs."""
+    text = README.read_text()
+    head = "\n".join(text.splitlines()[:40])
     assert "Jiang & Li" in head and "Yang et al." in head
     assert "(reports/index.md)" in head and "reports/index.html" in head
-    assert head.index("<!-- card-output") < head.index("<!-- /card-output -->")
-    assert "jackson-sweep" in head and "python -m pytest tests" in head
+    assert "jackson-sweep" in head and head.index("<!-- card-output") < head.index("<!-- /card-output -->")
+    two = text[text.index("## Two commands"):text.index("\n## ", text.index("## Two commands") + 3)]
+    assert "&& python -m pytest tests" in two
     ci = (README.parent / ".ci" / "run").read_text()
     assert "python -m pytest tests" in ci
