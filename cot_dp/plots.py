@@ -10,7 +10,7 @@ import pandas as pd
 
 from jackson.attention import sparse_mask
 from jackson.hparams import block_size
-from jackson.figures import pyplot, save
+from jackson.figures import figure_style, pyplot, save
 from .tasks import TaskConfig
 from .tasks import edit_distance as ed
 from .grid import SweepConfig
@@ -28,6 +28,7 @@ def at_or_below_baseline(acc: pd.DataFrame, baseline: pd.Series) -> pd.DataFrame
 BASELINE_MARK = "hatched: accuracy at or below a constant answer's (the training set's most frequent answer)"
 
 
+@figure_style()
 def plot_heatmaps(out: Path, res: pd.DataFrame, cfg: SweepConfig) -> list[Path]:
     """Fig. 1 as measured: per task, accuracy (mean over seeds) over D (x) and size (y), one panel per
     model.  With results.csv's baseline column, each size's constant-answer accuracy is written under it and
@@ -89,6 +90,7 @@ def steps_to_loss(folder: Path, threshold: float = LOSS_MARK) -> pd.DataFrame:
     return pd.DataFrame(out, columns=["task", "size", "model", "d_model", "seed", "step"])
 
 
+@figure_style()
 def plot_locality(out: Path, res: pd.DataFrame, cfg: SweepConfig) -> Path | None:
     """ED vs ED_Local (Fig. 2's question): answer accuracy, exact CoTs and held-out loss.  Several sizes: against
     the size, a colour per model, solid ED, dashed ED_Local; grey: the constant-answer baseline.  One size: a
@@ -219,6 +221,7 @@ def sparse_misses(task: TaskConfig, L: int, c: int = 1, k: int = 1, n_pairs: int
     return {name: (far[name], out[name] / n[name]) for name in far}
 
 
+@figure_style()
 def plot_mask(path: Path, L: int, c: int = 1, k: int = 1) -> Path:
     """A picture of the Eq. (6) mask for sequences of length L (B = 2^floor(log2 sqrt L))."""
     plt = pyplot()

@@ -1,7 +1,7 @@
 """Probe your own torch model: the attention logits rho_hat(x) = q k^T / sqrt(d) of a ViT built from
 torch's nn.TransformerEncoder, and their singular-value spectra (Jiang & Li, Sec. 5.2).
 
-    python examples/probe_own_torch_model.py [OUT]     # ~10 s on one CPU core, no downloads
+    python examples/probe_own_torch_model.py [OUT]     # 9.3 s of CPU time, one thread (2026-11-28); no downloads
 
 1. `LogitProbe` reads the logits of any model whose attention is nn.MultiheadAttention (or timm's
    Attention) through hooks; they are checked here against q.k/sqrt(d) computed from the weights.

@@ -10,11 +10,13 @@ m_h, and read the rate:
     (4, 8)
 
 A whole sweep (cells, fits, oracles, exponents, figures, summary.md) of that target from Python, with the
-command line's options and checks (`jackson-sweep --quick` for the target's own spectrum, bases and tau):
+command line's options and checks (`jackson-sweep --quick` for the target's own spectrum, bases and tau; the
+quick preset is a smoke test of the pipeline, and README.md's example is a small run whose error falls):
 
-    from jackson import run_sweep
+    from jackson import SweepResult, run_sweep
     result = run_sweep(target, quick=True, seeds=(0, 1), out="runs/py-quick")
     result.exponents, result.results, result.paths["figures"]
+    SweepResult.load("runs/py-quick")                 # the finished folder, opened again as the same result
 
 The names below are the public interface; everything is imported on first use (so `import jackson`
 does not load torch).  ARCHITECTURE.md says where every quantity of the paper lives.
@@ -22,6 +24,9 @@ does not load torch).  ARCHITECTURE.md says where every quantity of the paper li
 from __future__ import annotations
 
 import importlib
+
+__version__ = "1.0.0"   # the one place the version is written: pyproject.toml reads it, CITATION.cff repeats it
+                        # (tests/test_repository.py), environment.json and the report name it
 
 # public name -> module that defines it.  Written out here rather than with lazy_loader.attach (which
 # synthetic, rnn_compare, vit_probe and cot_dp use): attach only loads submodules of the package itself,
@@ -42,6 +47,7 @@ _EXPORTS = {
     # the rate sweep (Fig. 1)
     "SweepConfig": "jackson.rate_sweep.config", "sweep_config": "jackson.rate_sweep.config",
     "run_sweep": "jackson.rate_sweep.experiment", "SweepResult": "jackson.rate_sweep.experiment",
+    "TargetKey": "jackson.rate_sweep.experiment",
     "RateCell": "jackson.rate_sweep.cell",
     # the shared core
     "run_cells": "jackson.sweep", "function_id": "jackson.sweep", "open_run": "jackson.runfolder", "Expression": "jackson.expr",

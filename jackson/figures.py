@@ -1,15 +1,24 @@
-"""Saving a figure, the one way every experiment does it (issue 15: paper-ready figures).
+"""Drawing and saving a figure, the one way every experiment does it (paper-ready figures, no side effects).
 
-`pyplot()` gives matplotlib.pyplot with the lab's one style (paper.mplstyle beside this module); `save(fig, path)` writes the PNG at `DPI` (>= 200) and a vector copy beside it (same stem, `.pdf`), then
-closes the figure.  Each file is written to a temporary name beside it and renamed into place, so a process killed
-at any instant leaves the old file or the new one, never a truncated one.  A path that already names a vector format (`.pdf`, `.svg`: `cot-dp mask --png m.pdf`)
-is written as that file alone.  The lab report embeds the PNGs; the PDFs are for papers.
+Every plot is drawn inside `figure_style()` (a context manager, or `@figure_style()` on the function that draws):
+the lab's one style (paper.mplstyle beside this module) through `matplotlib.style.context`, so the caller's
+rcParams are exactly as they were afterwards -- a notebook's settings are never changed by `run_sweep`.  Inside it
+`pyplot()` gives the part of matplotlib.pyplot the plots use (`subplots`, `close`, `get_cmap`) on figures that
+pyplot does not manage: no backend is chosen, no window opened, nothing left open in the caller's pyplot.
+`save(fig, path)` writes the PNG at `DPI` (>= 200) and a vector copy beside it (same stem, `.pdf`), then closes
+the figure.  Each file is written to a temporary name beside it and renamed into place, so a process killed at
+any instant leaves the old file or the new one, never a truncated one.  A path that already names a vector
+format (`.pdf`, `.svg`: `cot-dp mask --png m.pdf`) is written as that file alone.  The lab report embeds the
+PNGs; the PDFs are for papers.
 
 No experiment calls `savefig` itself (tests/test_figures.py greps the package sources).
 """
 from __future__ import annotations
 
+import contextvars
 import os
+import types
+from contextlib import contextmanager
 from pathlib import Path
 
 from .config import need
@@ -20,13 +29,53 @@ VECTOR = (".pdf", ".svg")
 STYLE = Path(__file__).with_name("paper.mplstyle")   # the one style of every figure of the lab
 
 
-def pyplot():
-    """matplotlib.pyplot on the Agg backend with the lab's style (STYLE) applied: every plot starts here."""
+_STYLED = contextvars.ContextVar("jackson_figure_style", default=0)   # how many figure_style() are open here
+
+
+@contextmanager
+def figure_style():
+    """The lab's style (STYLE) for the figures drawn and saved inside; the rcParams before it are restored on exit,
+    also when drawing fails.  `@figure_style()` on a function draws all of it in the style."""
+    import matplotlib.style
+    token = _STYLED.set(_STYLED.get() + 1)
+    try:
+        with matplotlib.style.context(STYLE):
+            yield
+    finally:
+        _STYLED.reset(token)
+
+
+def _subplots(nrows=1, ncols=1, *, sharex=False, sharey=False, squeeze=True, width_ratios=None, height_ratios=None,
+              subplot_kw=None, gridspec_kw=None, **fig_kw):
+    """matplotlib.pyplot.subplots on a Figure of its own (as pyplot builds it: Figure(**fig_kw).subplots(...))."""
+    from matplotlib.figure import Figure
+    fig = Figure(**fig_kw)
+    return fig, fig.subplots(nrows, ncols, sharex=sharex, sharey=sharey, squeeze=squeeze, width_ratios=width_ratios,
+                             height_ratios=height_ratios, subplot_kw=subplot_kw, gridspec_kw=gridspec_kw)
+
+
+def _close(fig) -> None:
+    """Close a figure: one pyplot manages is closed there; one of `_subplots` needs nothing (nothing holds it)."""
+    if getattr(fig.canvas, "manager", None) is not None:
+        import matplotlib.pyplot as plt
+        plt.close(fig)
+
+
+def _get_cmap(name=None):
     import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    plt.style.use(STYLE)
-    return plt
+    return matplotlib.colormaps.get_cmap(name)
+
+
+_FIGURES = types.SimpleNamespace(subplots=_subplots, close=_close, get_cmap=_get_cmap)
+
+
+def pyplot():
+    """What every plot starts from, inside `figure_style()`: `subplots`, `close` and `get_cmap` as matplotlib.pyplot
+    has them, on figures pyplot does not manage.  Outside the style it raises, so no figure is drawn unstyled."""
+    if not _STYLED.get():
+        raise RuntimeError("jackson.figures.pyplot: draw inside `with figure_style():` (or decorate the drawing "
+                           "function with @figure_style()), so the lab's style applies and the caller's rcParams stay")
+    return _FIGURES
 
 
 def vector_path(path: Path | str) -> Path:
@@ -37,21 +86,22 @@ def vector_path(path: Path | str) -> Path:
 def save(fig, path: Path | str, **kwargs) -> list[Path]:
     """Write `fig` to `path` (PNG at >= DPI dpi) and its vector copy beside it; close the figure.
 
-    kwargs go to `savefig` for both files (e.g. bbox_inches="tight").  Returns the paths written.
+    kwargs go to `savefig` for both files (e.g. bbox_inches="tight").  Returns the paths written.  The style's
+    save settings (tight box, padding) apply however the figure was drawn; the caller's rcParams stay as they were.
     The figure is closed even when writing fails (the OSError propagates)."""
-    import matplotlib.pyplot as plt
     path = Path(path)
     kwargs["dpi"] = max(int(kwargs.get("dpi") or DPI), DPI)
     try:
-        if path.suffix.lower() in VECTOR:
-            _atomic(fig, path, path.suffix[1:].lower(), kwargs)
-            return [path]
-        _atomic(fig, path, path.suffix[1:].lower() or "png", kwargs)
-        vec = vector_path(path)
-        _atomic(fig, vec, "pdf", {"metadata": {"CreationDate": None}, **kwargs})   # no date: reruns compare equal
-        return [path, vec]
+        with figure_style():
+            if path.suffix.lower() in VECTOR:
+                _atomic(fig, path, path.suffix[1:].lower(), kwargs)
+                return [path]
+            _atomic(fig, path, path.suffix[1:].lower() or "png", kwargs)
+            vec = vector_path(path)
+            _atomic(fig, vec, "pdf", {"metadata": {"CreationDate": None}, **kwargs})   # no date: reruns compare equal
+            return [path, vec]
     finally:
-        plt.close(fig)
+        _close(fig)
 
 
 def _atomic(fig, path: Path, fmt: str, kwargs: dict) -> None:

@@ -256,7 +256,9 @@ def check_scheduler(address: str, timeout: float = 5.0) -> None:
 
 
 def environment(kind: str, command: str, device: str | None) -> dict:
-    """Where and with what a run was made: commit, package versions, threads, device, start time."""
+    """Where and with what a run was made: the lab's version (jackson.__version__, of the code that ran, not of
+    the installed metadata), commit, package versions, threads, device, start time.  Folders written before
+    lab_version was recorded read as before (readers use .get)."""
     from importlib import metadata
     versions = {}
     for pkg in ("jackson-lab", "torch", "numpy", "scipy", "pandas", "scikit-learn", "timm", "dask", "distributed"):
@@ -276,7 +278,8 @@ def environment(kind: str, command: str, device: str | None) -> dict:
     if "torch" in sys.modules:
         threads = sys.modules["torch"].get_num_threads()
         capability = sys.modules["torch"].backends.cpu.get_cpu_capability()
-    return {"kind": kind, "command": command, "started_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+    from . import __version__
+    return {"kind": kind, "command": command, "lab_version": __version__, "started_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "commit": commit, "python": sys.version.split()[0], "packages": versions,
             "torch_threads": threads, "usable_cores": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
             "device": device, "cpu": {"model": cpu_model(), "torch_capability": capability}}

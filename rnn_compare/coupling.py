@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from jackson.figures import pyplot, save
+from jackson.figures import figure_style, pyplot, save
 from .config import CompareConfig
 from .settings import HOT, MODELS
 
@@ -229,6 +229,7 @@ def missing_terms_section(check: pd.DataFrame) -> list[str]:
     return md + [""]
 
 
+@figure_style()
 def plot_coupling(out: Path, spec: pd.DataFrame) -> Path:
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(5.5, 3.6))

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from jackson.figures import pyplot, save
+from jackson.figures import figure_style, pyplot, save
 from .config import CompareConfig
 from .coupling import terms_words
 from .settings import HOT
@@ -88,6 +88,7 @@ def concentration(pos: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
+@figure_style()
 def plot_positions(out: Path, pos: pd.DataFrame, cfg: CompareConfig, refs: dict | None = None) -> Path:
     """Held-out MSE against output position, one panel per (kernel, model): median over seeds, band
     from min to max, original and altered targets together, the exchanged blocks shaded where a panel has a

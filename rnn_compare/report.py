@@ -7,7 +7,7 @@ import math
 from pathlib import Path
 
 from jackson.runfolder import write_report
-from jackson.figures import pyplot
+from jackson.figures import figure_style, pyplot
 from jackson.config import read_json
 
 
@@ -108,6 +108,7 @@ def is_paper_d3(kernel: str, a: float, b: float) -> bool:
     return " ".join(kernel.split()) == PAPER_D3["kernel"] and a == PAPER_D3["a"] and b == PAPER_D3["b"]
 
 
+@figure_style()
 def spectrum_figure(before, after, a: float, b: float, paper: bool):
     """The singular values before (circles) and after (squares) the mixing, log scale; the paper's values
     after it (crosses) where `paper`; the numerical ranks in the title.  rnn-mixing-spectrum draws it for
@@ -127,6 +128,7 @@ def spectrum_figure(before, after, a: float, b: float, paper: bool):
     return fig
 
 
+@figure_style()
 def write_spectrum_folder(out: Path, command: str, kernel: str, a: float, b: float, n: int, spectra: dict) -> dict:
     """rnn-mixing-spectrum --out: spectra.csv (tidy: form, i, sigma), summary.json / summary.md (the
     spectra, their numerical ranks, App. D.3's numbers where the kernel and mixing are the paper's),

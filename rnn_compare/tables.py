@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from jackson.figures import pyplot, save
+from jackson.figures import figure_style, pyplot, save
 from .report import seed_members, seed_range
 from .alterations import mixing_filter
 from .config import CompareConfig, filter_words
@@ -110,6 +110,7 @@ def tables(out: Path, rows: pd.DataFrame, metas: dict, cfg: CompareConfig, comma
     return summary
 
 
+@figure_style()
 def plot(out: Path, long: pd.DataFrame, inits: str = "", rows: pd.DataFrame | None = None) -> Path:
     """Tables 2-3 as a point-range plot on a log axis (no bars: a bar's length means nothing there): per target
     and model, each seed's held-out MSE (small dots; diverged members left out, as in the tables), their median

@@ -214,6 +214,15 @@ class Spectrum:
     k_max: int = 4096         # rank inf: never more terms than this (alpha <= 1 hits it)
     explicit: tuple[float, ...] | None = None  # overrides alpha/rank/c when given
 
+    def __repr__(self) -> str:
+        """An explicit spectrum as what it is (its values), not as the alpha/rank/c it does not use."""
+        if self.explicit is None:
+            return (f"Spectrum(alpha={self.alpha!r}, rank={self.rank!r}, c={self.c!r}, tail_tol={self.tail_tol!r}, "
+                    f"k_max={self.k_max!r})")
+        v = [float(x) for x in self.explicit]
+        shown = ", ".join(f"{x:.4g}" for x in v[:6]) + (", ..." if len(v) > 6 else "")
+        return f"Spectrum(explicit=({shown}), {len(v)} values)"
+
     def __post_init__(self):
         if self.explicit is not None:
             s = np.asarray(self.explicit, dtype=float)

@@ -71,3 +71,47 @@ def test_a_failed_write_still_closes_the_figure(tmp_path):
     with pytest.raises(OSError):
         save(fig, tmp_path / "no_such_folder" / "a.png")
     assert not plt.fignum_exists(fig.number)
+
+
+def test_the_style_is_a_context_the_callers_settings_survive_even_a_failed_drawing(tmp_path):
+    """figure_style() applies paper.mplstyle inside and restores every rcParam after, also when drawing raises;
+    pyplot() outside it refuses (no figure is drawn unstyled), and its figures are not pyplot's."""
+    from jackson.figures import figure_style, pyplot
+    matplotlib.rcParams["lines.linewidth"] = 2.5
+    before = dict(matplotlib.rcParams)
+    with figure_style():
+        assert matplotlib.rcParams["lines.linewidth"] == 1.3 and matplotlib.rcParams["savefig.bbox"] == "tight"
+        fig, ax = pyplot().subplots(figsize=(2, 1.5))
+        ax.plot([1, 2], [2, 1])
+        n_open = len(plt.get_fignums())
+        save(fig, tmp_path / "c.png")
+    assert n_open == len(plt.get_fignums())            # not one of pyplot's figures
+    with pytest.raises(ZeroDivisionError):
+        with figure_style():
+            1 / 0
+    assert dict(matplotlib.rcParams) == before
+    with pytest.raises(RuntimeError, match="figure_style"):
+        pyplot()
+    assert_paper_figure(tmp_path / "c.png")
+
+
+def test_every_drawing_function_draws_inside_the_style():
+    """Each public package function that calls pyplot() (or app_b's _plt()) is decorated with @figure_style() or
+    calls it inside `with figure_style():`, so no figure is drawn unstyled and none changes the caller's rcParams
+    (a private helper is called by such a function; pyplot() refuses outside the style at run time)."""
+    import ast
+    bare = []
+    for pkg in PACKAGES:
+        for p in sorted((ROOT / pkg).rglob("*.py")):
+            tree = ast.parse(p.read_text())
+            for fn in ast.walk(tree):
+                if not isinstance(fn, ast.FunctionDef) or fn.name.startswith("_") or fn.name == "pyplot":
+                    continue
+                calls = {n.func.id for n in ast.walk(fn) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+                if not calls & {"pyplot", "_plt"}:
+                    continue
+                styled = any("figure_style" in ast.unparse(d) for d in fn.decorator_list) or any(
+                    isinstance(w, ast.With) and "figure_style" in ast.unparse(w) for w in ast.walk(fn))
+                if not styled:
+                    bare.append(f"{p.relative_to(ROOT)}:{fn.lineno} {fn.name}")
+    assert not bare, "draw inside figure_style():\n" + "\n".join(bare)

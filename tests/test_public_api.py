@@ -60,7 +60,11 @@ def test_run_sweep_takes_a_target_and_gives_the_command_lines_numbers(tmp_path):
                        "--tau", "8", "--construction", "trace-free", "--out", str(tmp_path / "cli")]) == 0
     cli = pd.read_csv(tmp_path / "cli" / "results.csv")
     pd.testing.assert_frame_equal(res.results.drop(columns=["rank"]), cli.drop(columns=["rank"]))
-    assert set(res.exponents) == {(1.0, "3", res.summary["m_ff"][0])}
+    m_ff = res.summary["m_ff"][0]
+    assert set(res.exponents) == {(1.0, 3.0, m_ff)} and list(res.exponents)[0].rank == 3.0   # rank a number
+    assert res.exponents[(1.0, "3", m_ff)] is res.exponents[(1.0, 3, m_ff)]      # the tables' form of a key reads too
+    assert (1.0, "3", m_ff) in res.exponents and (1.0, "4", m_ff) not in res.exponents
+    assert res.exponents.get((1.0, "3", m_ff)) is res.exponents[(1.0, 3.0, m_ff)] and res.exponents.get((2, 3, 4)) is None
     assert all(p.is_file() for p in res.paths["figures"]) and res.paths["summary"].is_file()
     assert len(res.blocks) and np.isfinite(res.blocks.mse).all() and "alpha=1 rank=3" in repr(res)
 
@@ -79,3 +83,95 @@ def test_run_sweep_refuses_what_the_command_line_refuses(tmp_path):
     assert len(cfg.sigma) == 12 and cfg.sigma[0] == pytest.approx(np.exp(-1 / 3))
     assert sweep_config(alpha=1.0).alpha == (1.0,)            # one value where a sequence goes
     assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+
+
+# ---- run_sweep has no side effects; a finished folder opens as a result --------------------------------------
+
+def test_run_sweep_leaves_the_callers_matplotlib_alone_and_its_folder_opens_as_the_same_result(tmp_path):
+    """One tiny run of an explicit spectrum with the caller's m_h under the quick preset: the caller's rcParams
+    (one set by hand among them) are exactly as before, the spectrum is recorded as what it is, the fit spans the
+    caller's m_h (not the preset's), and SweepResult.load(folder) gives the run's own tables, summary and exponents."""
+    import matplotlib
+    import numpy as np
+    import pandas as pd
+    from jackson import PODTarget, Spectrum, SweepResult, run_sweep
+    matplotlib.rcParams["font.size"] = 13.0                  # the caller's own setting
+    before = dict(matplotlib.rcParams)
+    sigma = tuple(float(i) ** -1.5 for i in range(1, 13))
+    target = PODTarget(Spectrum(explicit=sigma), phi="sin", psi="cos", tau=8)
+    assert repr(target.spectrum).startswith("Spectrum(explicit=(1, 0.3536,") and "alpha" not in repr(target.spectrum)
+    res = run_sweep(target, quick=True, m_h=(1, 2, 4), seeds=(0,), out=str(tmp_path / "run"), progress=False)
+    after = dict(matplotlib.rcParams)
+    changed = sorted(k for k in before.keys() | after.keys() if str(before.get(k)) != str(after.get(k)))
+    assert not changed, f"run_sweep changed the caller's rcParams: {changed}"
+    assert all(p.is_file() for p in res.paths["figures"]) and len(res.paths["figures"]) >= 3
+
+    conf = json.loads((tmp_path / "run" / "config.json").read_text())
+    assert not {"alpha", "rank", "c"} & set(conf)             # the grid's fields do not apply to it
+    assert conf["spectrum"] == {"kind": "explicit", "values": 12, "nonzero": 12, "alpha_hat": 1.5}
+    assert conf["sigma"] == list(sigma) and conf["fit_range"] == [1, 4]
+    assert "explicit spectrum (12 values, alpha_hat=1.5)" in repr(res) and "rank=inf" not in repr(res)
+    assert "smoke test" in repr(res)                          # a quick run says what it is
+    (t,) = res.targets
+    assert t["fit_m_h"] == [1, 2, 4]                          # the caller's m_h, all of them
+
+    again = SweepResult.load(tmp_path / "run")
+    for name in ("results", "blocks", "loss_curves", "learned_spectrum"):
+        pd.testing.assert_frame_equal(getattr(again, name), getattr(res, name))
+    assert json.dumps(again.summary, sort_keys=True) == json.dumps(res.summary, sort_keys=True)   # NaN included
+    assert again.exponents.keys() == res.exponents.keys() and again.config == conf
+    assert repr(again) == repr(res) and again.paths["figures"] == res.paths["figures"]
+    assert np.isfinite(again.exponents[(1.5, 12.0, t["m_ff"])]["test"]["slope"])
+
+
+def test_a_committed_folder_opens_as_the_result_its_run_made():
+    """reports/jackson/fig1-full (9 targets, 3 seeds): every table reads back whole, and each fitted exponent
+    recomputed from the loaded block table (jackson.rate_sweep.tables.block_exponent) is the slope its summary.json
+    holds; the figures it lists are the folder's."""
+    import pandas as pd
+    from pathlib import Path
+    from jackson import SweepResult, TargetKey
+    from jackson.rate_sweep.tables import block_exponent
+    folder = Path(__file__).resolve().parents[1] / "reports" / "jackson" / "fig1-full"
+    res = SweepResult.load(folder)
+    pd.testing.assert_frame_equal(res.results, pd.read_csv(folder / "results.csv", dtype={"rank": str}))
+    assert len(res.targets) == 9 and len(res.blocks) and len(res.loss_curves) and len(res.learned_spectrum)
+    fitted = 0
+    for t in res.targets:
+        e = res.exponents[TargetKey.of(t["alpha"], t["rank"], t["m_ff"])].get("test")
+        if len(t["fit_m_h"]) >= 2:
+            again = block_exponent(res.blocks, t["alpha"], str(t["rank"]), t["fit_m_h"], "test", m_ff=t["m_ff"])
+            assert again["slope"] == pytest.approx(e["slope"], abs=1e-9)
+            fitted += 1
+    assert fitted == 6
+    assert {p.name for p in res.paths["figures"]} == {"error_vs_mh.png", "learned_spectrum.png", "loss_curves.png"}
+
+
+def test_a_folder_that_is_not_a_finished_sweep_is_one_line(tmp_path):
+    from jackson import SweepResult, UsageError
+    with pytest.raises(UsageError, match="holds no summary.json or results.csv"):
+        SweepResult.load(tmp_path)
+    with pytest.raises(UsageError, match="is not a folder"):
+        SweepResult.load(tmp_path / "nowhere")
+
+
+def test_a_preset_never_overrides_what_the_caller_gave():
+    """--quick's fit range is that of its own m_h (1, 2, 3): with the caller's m_h it spans those, from Python and
+    from the command line alike; a fit range the caller gives is kept as given."""
+    from jackson import sweep_config
+    from jackson.config import build_parser, from_args
+    from jackson.rate_sweep.experiment import SweepConfig, presets
+    assert sweep_config(quick=True).fit_range == (1, 3)
+    assert sweep_config(quick=True, m_h=(1, 2, 4, 8)).fit_range == (1, 8)
+    assert sweep_config(quick=True, m_h=(2, 4, 8), fit_range=(2, 4)).fit_range == (2, 4)
+    given = vars(build_parser(SweepConfig, "jackson-sweep", "").parse_args(["--quick", "--m-h", "1,2,4,8"]))
+    assert from_args(SweepConfig, given, SweepConfig(**presets(given))) == sweep_config(quick=True, m_h=(1, 2, 4, 8))
+
+
+def test_an_explicit_spectrums_config_shows_what_it_is():
+    """repr(SweepConfig) of an explicit spectrum names its values, not the alpha, rank and c it does not use; a grid
+    config's repr is the dataclass's."""
+    from jackson import sweep_config
+    r = repr(sweep_config(quick=True, sigma=(1.0, 0.5, 0.25)))
+    assert "sigma=(1.0, 0.5, 0.25)" in r and not {"alpha=", "rank=", " c="} & {w for w in ("alpha=", "rank=", " c=") if w in r}
+    assert repr(sweep_config(quick=True)).startswith("SweepConfig(alpha=(1.5,), rank=(inf,), m_h=(1, 2, 3)")

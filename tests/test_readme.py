@@ -33,13 +33,17 @@ def test_use_it_from_python_runs(tmp_path, monkeypatch, capsys):
         exec(compile(code, str(README), "exec"), ns)
     out = capsys.readouterr().out
     assert "predicted exponent -2.0" in out
-    assert (tmp_path / "runs" / "readme-quick" / "summary.md").is_file()
+    assert (tmp_path / "runs" / "readme" / "summary.md").is_file()
     import json
-    conf = json.loads((tmp_path / "runs" / "readme-quick" / "config.json").read_text())
+    conf = json.loads((tmp_path / "runs" / "readme" / "config.json").read_text())
     assert (conf["tau"], conf["phi"], conf["psi"], conf["alpha"], conf["rank"]) == (16, "sin", "cos", [1.5], ["inf"])
-    assert conf["model"]["activation"] == "sin" and conf["m_h"] == [1, 2, 3]    # the options, as the CLI takes them
+    assert conf["model"]["features"] == "given" and conf["m_h"] == [1, 2, 4, 8]    # the options, as the CLI takes them
+    assert conf["fit"]["steps"] == 600 and conf["fit_range"] == [1, 8]              # the caller's m_h, all fitted
     assert [(t["alpha"], t["rank"]) for t in ns["summary"]["targets"]] == [(1.5, "inf")]
-    assert list(ns["result"].results.m_h.unique()) == [1, 2, 3] and ns["result"].paths["figures"]
+    (t,) = ns["summary"]["targets"]
+    assert t["fit_m_h"] == [1, 2, 4, 8] and t["exponents"]["test"]["slope"] < 0    # what the README says: it falls
+    assert list(ns["result"].results.m_h.unique()) == [1, 2, 4, 8] and ns["result"].paths["figures"]
+    assert "smoke test" not in repr(ns["result"]) and "quick preset" in repr(ns["result"])
 
 
 def test_quick_from_python_equals_quick_from_the_command_line():
@@ -83,3 +87,17 @@ def test_docstring_examples_run():
     for mod in (jackson, jackson.rate_sweep.config):
         r = doctest.testmod(mod)
         assert r.failed == 0 and r.attempted >= 1, mod.__name__
+
+
+def test_the_first_screen_orients():
+    """The README's first 40 lines name both papers, link the report and hold command 1 with its output block
+    (filled from a committed run); its "Two commands" section ends with the one .ci/run runs."""
+    text = README.read_text()
+    head = "\n".join(text.splitlines()[:40])
+    assert "Jiang & Li" in head and "Yang et al." in head
+    assert "(reports/index.md)" in head and "reports/index.html" in head
+    assert "jackson-sweep" in head and head.index("<!-- card-output") < head.index("<!-- /card-output -->")
+    two = text[text.index("## Two commands"):text.index("\n## ", text.index("## Two commands") + 3)]
+    assert "&& python -m pytest tests" in two
+    ci = (README.parent / ".ci" / "run").read_text()
+    assert "python -m pytest tests" in ci

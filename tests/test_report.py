@@ -384,7 +384,7 @@ def test_report_of_the_committed_results(tmp_path):
     # the committed page is what the committed folders rebuild to, byte for byte (rerun jackson-report
     # after adding or changing a run folder)
     assert md == (REPO_REPORTS / "index.md").read_text(), "reports/index.md is stale: run jackson-report"
-    for name in ("claims.tex", "tables.tex", "tables.csv"):
+    for name in ("claims.tex", "tables.tex", "tables-appendix.tex", "tables.csv"):
         assert (dst / name).read_text() == (REPO_REPORTS / name).read_text(), f"reports/{name} is stale: run jackson-report"
 
 
@@ -580,14 +580,22 @@ def test_latex_of_the_ledger_and_of_every_headline_table(root):
     assert [(r[0], r[2]) for r in compact] == [(r["id"], r["verdict"]) for r in first] and all(len(r) == 4 for r in compact)
     for tex in (ledger, full):                                                  # the paper's symbols in math mode
         assert "textasciicircum" not in tex and "m\\_h" not in tex and not re.search(r"(?<![\\$-])\balpha\b", tex)
-    tables = (root / "tables.tex").read_text()
-    _tex_well_formed(tables)
+    current, appendix = (root / "tables.tex").read_text(), (root / "tables-appendix.tex").read_text()
+    _tex_well_formed(current)
+    _tex_well_formed(appendix)
+    tables = current + appendix
     hooks = [json.loads(p.read_text()) for p in sorted(root.rglob("report.json")) if "cells" not in p.parts]
     with_paper = [h for h in hooks if h.get("paper")]
-    assert tables.count("\\begin{table}") == len(with_paper) >= 2
+    assert tables.count("\\begin{table}") == len(with_paper) >= 2          # every table once, in one of the two
+    read = {r["folder"] for r in table if r["folder"]}                        # tables.tex: the runs the ledger reads
+    labels = re.findall(r"\\label\{tab:([^}]*)\}", current)
+    assert labels == [label for label in labels if any(re.sub(r"[^A-Za-z0-9]+", "-", f) == label for f in read)]
+    assert "Superseded" not in current and "[superseded]" not in tables and "Exploratory" not in current
     task = _tex_rows(tables.split("\\label{tab:tasks-nearest-point}", 1)[1], "\\midrule", "\\bottomrule")
-    assert [r[:3] for r in task] == [["mean A on the nearest point", "1", "0.9"],
-                                     ["a value the paper states in words", "identity", "0.01"]]
+    assert [r[:3] for r in task] == [["mean A on the nearest point", "$1$", "$0.9$"],
+                                     ["a value the paper states in words", "identity", "$0.01$"]]
+    assert not re.search(r"(?<![$\w])-\d", re.sub(r"\$[^$]*\$", "", "".join(
+        c for part in tables.split("\\midrule")[1:] for c in part.split("\\bottomrule")[0]))), "a hyphen as minus"
     assert "F\\_hat" not in tables and "$\\alpha$" in (
         __import__("jackson.lab_report.tables", fromlist=["x"])._tex_text("α_1 & 50%"))
 
@@ -596,10 +604,13 @@ def _tex_key(text: str, tex: bool) -> str:
     """A cell reduced to its letters, digits, dots and signs: LaTeX commands and escapes dropped from a .tex
     cell, an em dash written as LaTeX's --- in a plain one, so the two spellings of one cell compare equal."""
     if tex:                                     # LaTeX commands dropped; a symbol in math mode keeps its name
+        text = re.sub(r"\\times 10\^\{(-?\d+)\}", r"e\1", text)     # 6\times 10^{-5}: 6e-5
+        text = text.replace("\\times", "x").replace("\\infty", "inf")
         text = re.sub(r"\\(alpha|beta|gamma|sigma|rho|tau)\b", r"\1", text)
         text = re.sub(r"\\[A-Za-z]+", "", text).replace("_", "")
     else:
         text = text.replace("—", "---")
+        text = re.sub(r"e([+-]?)0*(\d)", lambda m: f"e{'-' if m[1] == '-' else ''}{m[2]}", text)   # 6e-05: 6e-5
     return re.sub(r"[^A-Za-z0-9.+-]", "", text)
 
 
@@ -610,7 +621,7 @@ def test_tables_csv_holds_every_cell_of_tables_tex(root, tmp_path):
     from jackson.lab_report.entries import HEADLINE
     from jackson.lab_report.tables import TABLES_CSV_COLUMNS
     build_report(ReportConfig(root=str(root)))
-    tex = (root / "tables.tex").read_text()
+    tex = (root / "tables.tex").read_text() + (root / "tables-appendix.tex").read_text()
     tex_tables = {re.search(r"\\label\{([^}]*)\}", part).group(1): _tex_rows(part, "\\midrule", "\\bottomrule")
                   for part in tex.split("\\begin{table}")[1:]}
     with open(root / "tables.csv", newline="") as fh:
@@ -653,7 +664,7 @@ def test_tables_csv_holds_every_cell_of_tables_tex(root, tmp_path):
 
     again = tmp_path / "again" / "reports"
     shutil.copytree(root, again)
-    for name in ("index.md", "index.html", "claims.csv", "claims.tex", "tables.tex", "tables.csv"):
+    for name in ("index.md", "index.html", "claims.csv", "claims.tex", "tables.tex", "tables-appendix.tex", "tables.csv"):
         (again / name).unlink()                                     # what jackson-report writes
     build_report(ReportConfig(root=str(again)))
     assert (again / "tables.csv").read_bytes() == (root / "tables.csv").read_bytes()
@@ -678,7 +689,7 @@ def test_a_measured_interval_is_shown_and_compared_like_its_value():
 def test_committed_latex_is_current():
     """reports/claims.tex and reports/tables.tex are what jackson-report writes from the committed folders
     (checked whole by test_report_of_the_committed_results); here: they exist and are well formed."""
-    for name in ("claims.tex", "tables.tex"):
+    for name in ("claims.tex", "tables.tex", "tables-appendix.tex"):
         _tex_well_formed((REPO_REPORTS / name).read_text())
 
 
@@ -702,7 +713,8 @@ def test_latex_compiles_with_pdflatex_without_overfull_boxes(tmp_path):
     dst = tmp_path / "reports"
     shutil.copytree(REPO_REPORTS, dst, ignore=reports_copy_ignore("index.*", "*.tex", "tables.csv"))
     build_report(ReportConfig(root=str(dst)))
-    log = _pdflatex(tmp_path, "portrait", "letterpaper,margin=1in", [dst / "claims.tex", dst / "tables.tex"])
+    log = _pdflatex(tmp_path, "portrait", "letterpaper,margin=1in",
+                    [dst / "claims.tex", dst / "tables.tex", dst / "tables-appendix.tex"])
     assert "Overfull" not in log, [l for l in log.splitlines() if "Overfull" in l][:5]
     log = _pdflatex(tmp_path, "landscape", "letterpaper,landscape,margin=1in", [dst / "claims-full.tex"])
     assert "Overfull" not in log, [l for l in log.splitlines() if "Overfull" in l][:5]

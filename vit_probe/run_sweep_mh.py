@@ -19,7 +19,7 @@ import pandas as pd
 import torch
 
 from jackson.config import need
-from jackson.figures import pyplot, save
+from jackson.figures import figure_style, pyplot, save
 from jackson.runfolder import open_run, table_path, write_table
 from jackson.sweep import checkpoint_progress, non_default, run_cells
 
@@ -196,6 +196,7 @@ def error_caption(fit: dict, n_eval_train: int, where: str, preset: str) -> str:
             f"b 1.05 on ViT-B/16 with full training.")
 
 
+@figure_style()
 def plot_sweep(out: Path, res: pd.DataFrame, spec: pd.DataFrame, fit: dict, layer: int, head: int, where: str) -> None:
     plt = pyplot()
     d = spec[(spec.layer == layer) & (spec["head"] == head)]

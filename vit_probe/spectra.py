@@ -18,7 +18,7 @@ import pandas as pd
 import torch
 from tqdm.auto import tqdm
 
-from jackson.figures import pyplot, save
+from jackson.figures import figure_style, pyplot, save
 from jackson.rates import fit_power_law
 
 from . import normalize
@@ -145,6 +145,7 @@ def head_table(sv: dict[tuple[int, int], np.ndarray], fit_range: tuple[int, int]
 
 # ---------------------------------------------------------------- figures
 
+@figure_style()
 def plot_violin(sv: np.ndarray, k_show: int, title: str, path) -> None:
     """Figure 2: the distribution over images of each of the first k_show singular values."""
     plt = pyplot()
@@ -162,6 +163,7 @@ def plot_violin(sv: np.ndarray, k_show: int, title: str, path) -> None:
     save(fig, path)
 
 
+@figure_style()
 def plot_grid(spec: pd.DataFrame, heads_tab: pd.DataFrame, title: str, path) -> None:
     """Mean spectrum (with 5-95% band) of every probed (layer, head), log-log, one panel each."""
     plt = pyplot()
@@ -206,6 +208,7 @@ def compare_to_init(heads_tab: pd.DataFrame, init_heads: pd.DataFrame) -> pd.Dat
     return out
 
 
+@figure_style()
 def plot_trained_vs_init(spec: pd.DataFrame, init_spec: pd.DataFrame, max_rank: int, title: str, path) -> None:
     """One panel per probed layer: each trained head's mean spectrum, normalised by its sigma_1 (coloured),
     over every init head's (grey), up to the logit matrices' rank bound (beyond it sigma_i is round-off)."""

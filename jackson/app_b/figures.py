@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..figures import pyplot, save
+from ..figures import figure_style, pyplot, save
 
 CMAP = "viridis"
 
@@ -38,6 +38,7 @@ def _tick_labels(task_name: str, ex: dict) -> list[str]:
     return [str(t) for t in range(len(ex["A"]))]
 
 
+@figure_style()
 def plot_attention(out: Path, task_name: str, ex: dict, seed: int) -> tuple[str, str]:
     plt = _plt()
     A, S = np.asarray(ex["A"]), np.asarray(ex["S"])
@@ -100,6 +101,7 @@ def _bipartite(ax, ex: dict, M: np.ndarray, task_name: str, title: str, k_idx=No
     ax.axis("off")
 
 
+@figure_style()
 def plot_graph(out: Path, task, ex: dict, seed: int) -> tuple[str, str]:
     plt = _plt()
     A, S = np.asarray(ex["A"]), np.asarray(ex["S"])
@@ -123,6 +125,7 @@ def plot_graph(out: Path, task, ex: dict, seed: int) -> tuple[str, str]:
     return "graph.png", what
 
 
+@figure_style()
 def plot_fof(out: Path, task, fof: pd.DataFrame, grid: pd.DataFrame | None, seed: int) -> tuple[str, str]:
     plt = _plt()
     sub = fof.iloc[:2000]
@@ -162,6 +165,7 @@ def plot_fof(out: Path, task, fof: pd.DataFrame, grid: pd.DataFrame | None, seed
     return "fof.png", what
 
 
+@figure_style()
 def plot_curves(out: Path, curves: pd.DataFrame) -> tuple[str, str]:
     plt = _plt()
     fig, ax = plt.subplots(figsize=(5.6, 3.6))

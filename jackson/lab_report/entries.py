@@ -84,7 +84,8 @@ def provenance(folder: Path) -> str:
     if isinstance(d, dict):
         pk = d.get("packages") or {}
         commit = str(d.get("commit") or "")
-        parts = [f"commit {commit[:12]}{' (uncommitted changes)' if commit.endswith('+dirty') else ''}" if commit
+        parts = ([f"jackson-lab {d['lab_version']}"] if d.get("lab_version") else []) + [
+                 f"commit {commit[:12]}{' (uncommitted changes)' if commit.endswith('+dirty') else ''}" if commit
                  else "commit not recorded",
                  f"started {str(d['started_utc'])[:10]}" if d.get("started_utc") else "start date not recorded",
                  f"torch {pk['torch']}" if pk.get("torch") else "torch version not recorded",
@@ -417,8 +418,9 @@ INTRO = ("Built by `jackson-report` from the result folders under this folder: i
          "and the command that produced it; where the paper gives a number it stands beside the measured one "
          "with their difference (exponents, accuracies) or ratio (errors). The claims ledger first gives each "
          "claim its verdict. Sections without results say which command produces them. For a paper: the ledger "
-         "as LaTeX longtables in `claims.tex` (compact, for a portrait page) and `claims-full.tex` (landscape), every "
-         "run's headline table in `tables.tex` (booktabs, portrait; pdfLaTeX "
+         "as LaTeX longtables in `claims.tex` (compact, for a portrait page) and `claims-full.tex` (landscape), the "
+         "headline tables of the runs it reads in `tables.tex` (the others in `tables-appendix.tex`; booktabs, "
+         "portrait; pdfLaTeX "
          "takes them as they are) and, as one long tidy table, in `tables.csv` (columns: `COLUMNS.md`), all beside "
          "this page.")
 

@@ -338,5 +338,7 @@ def render_html(root: Path, secs, docs: list[str], rows: list[claims.Row] | None
         H.append('<h2 id="notes">Notes beside the runs</h2>')
         H += [doc_details(root, d, inlined, single_file) for d in docs]
         H += [f"<p>{refused_html(d, why)}</p>" for d, why in refused]
-    H += ["</body>", "</html>", ""]
+    from jackson import __version__
+    H += [f"<footer><p>Built by jackson-lab {__version__} (<code>jackson-report</code>).</p></footer>",
+          "</body>", "</html>", ""]
     return "\n".join(H)

@@ -1,5 +1,5 @@
 """The report's files as one unit: what one `jackson-report` run writes (index.md, index.html, claims.csv,
-claims.tex, claims-full.tex, tables.tex, tables.csv) is replaced whole, and only over files the lab wrote.
+claims.tex, claims-full.tex, tables.tex, tables-appendix.tex, tables.csv) is replaced whole, and only over files the lab wrote.
 
 How the set is replaced (`OutputSet`), under `<root>/.jackson-report/` (the lab's own working folder, hidden
 so no reader of the run folders sees it):
@@ -38,7 +38,8 @@ from pathlib import Path
 
 from ..config import UsageError, need
 
-SET = ("index.md", "index.html", "claims.csv", "claims.tex", "claims-full.tex", "tables.tex", "tables.csv")
+SET = ("index.md", "index.html", "claims.csv", "claims.tex", "claims-full.tex", "tables.tex", "tables-appendix.tex",
+       "tables.csv")
 WORK = ".jackson-report"      # the lab's working folder under the root
 MANIFEST = "manifest.json"
 SWAP = "swap"
@@ -54,6 +55,7 @@ LEGACY = {   # how each file of the set opened before the lab marked them (the c
     "claims.tex": ("% Needs \\usepackage{booktabs",),
     "claims-full.tex": ("% Needs \\usepackage{booktabs",),
     "tables.tex": ("% Needs \\usepackage{booktabs",),
+    "tables-appendix.tex": ("% Needs \\usepackage{booktabs",),
     "claims.csv": ("id,paper,where,claim,",),
     "tables.csv": ("folder,title,row,column,value,",),
 }

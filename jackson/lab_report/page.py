@@ -14,7 +14,7 @@ which each experiment writes at the end of its run.  The modules of the report:
     html_page.py  index.html: the answer first (verdict counts, one row per claim, headline figures), the
                   full ledger one click away, then each section's current runs, superseded runs in an appendix
     check.py      index.html checked: a parser pass, and a headless Chromium load where one is installed
-    tables.py     claims.tex, tables.tex, tables.csv (LaTeX for a paper, one long tidy CSV)
+    tables.py     claims.tex, tables.tex (+ tables-appendix.tex), tables.csv (LaTeX for a paper, one long tidy CSV)
     page.py       index.md, the build and the command (this module)
 
 index.html names its figures and each run's summary.md by path (files beside the page, so it stays small and
@@ -46,7 +46,7 @@ from .entries import (BRACKETS_TEXT, HEADLINE, INTRO, LEDGER_HEAD, LEDGER_INTRO,
                       refused_text, regular, rules_of, sections, seeds_text, with_refused)
 from .outputs import OutputSet, check_own
 from .html_page import render_html
-from .tables import claims_full_tex, claims_tex, tables_csv, tables_tex
+from .tables import claims_full_tex, claims_tex, tables_appendix_tex, tables_csv, tables_tex
 
 
 @dataclass(frozen=True)
@@ -116,8 +116,9 @@ def _run_markdown(root: Path, e: dict, num: str) -> list[str]:
 def render_markdown(root: Path, secs, docs: list[str], rows: list[claims.Row] | None = None,
                     refused: list[str] = ()) -> str:
     current, superseded = current_and_superseded(secs)
+    from jackson import __version__
     L = ["# jackson-lab report", ""] + (glance_markdown(rows, list(refused)) if rows or refused else [])
-    L += [INTRO, "", "The same as a page: `index.html` (`jackson-report` builds it).", ""]
+    L += [INTRO, "", f"Built by jackson-lab {__version__} (`jackson-report`); the same as a page: `index.html`.", ""]
     L += ledger_markdown(rows) if rows else []
     L += ["Contents:", ""]
     for i, (k, heading, _, es) in enumerate(current, 1):
@@ -186,7 +187,8 @@ def build_report(cfg: ReportConfig, command: str = "jackson-report") -> dict:
     with OutputSet(root) as out:            # the first write: the lock, what a killed run left settled, the swap
         build = out.replace({"index.md": md, "index.html": page, "claims.csv": claims.csv_text(rows),
                              "claims.tex": claims_tex(rows), "claims-full.tex": claims_full_tex(rows),
-                             "tables.tex": tables_tex(secs), "tables.csv": tables_csv(secs)})
+                             "tables.tex": tables_tex(secs, rows),
+                             "tables-appendix.tex": tables_appendix_tex(secs, rows), "tables.csv": tables_csv(secs, rows)})
     return {"entries": entries, "sections": [(k, len(es)) for k, _, _, es in secs],
             "images": n_img - page.count('<img class="thumb" '),           # the figures, not the summary's thumbnails
             "missing": [f for e in entries for f in missing_figures(root, e)], "claims": rows, "build": build,
@@ -212,7 +214,8 @@ def main(argv: list[str] | None = None) -> int:
         print(res["settled"])
     print(f"claims ledger: {counts_text(res['claims'])}")             # the headline, then the paths written
     print(f"report: {root}/index.md, {root}/index.html ({res['images']} figures {how})")
-    print(f"tables: {root}/claims.csv, {root}/claims.tex, {root}/claims-full.tex, {root}/tables.tex, {root}/tables.csv")
+    print(f"tables: {root}/claims.csv, {root}/claims.tex, {root}/claims-full.tex, {root}/tables.tex, "
+          f"{root}/tables-appendix.tex, {root}/tables.csv")
     # what the report could not do: claims refused (--keep-going) and claims whose rule failed, one line each
     bad = [f"refused: {x}" for x in res["refused_claims"]] + [f"{r.claim.id}: {r.measured}" for r in res["claims"]
                                                        if r.verdict == FAILED]

@@ -7,6 +7,7 @@ import csv
 import io
 import math
 import re
+from collections import Counter
 
 from . import claims
 from ..verdict import BRACKETS, UNLABELLED
@@ -149,19 +150,116 @@ def claims_full_tex(rows: list[claims.Row]) -> str:
         longtable=True) + "}\n"
 
 
-def tables_tex(secs) -> str:
-    """Every run's headline table (the paper's numbers beside the measured ones, as in the page), one
-    LaTeX table each, labelled tab:<folder>, fitting a 6.5 in portrait text width.  The command that made a
-    table is in its folder's command.txt and on the page (a command line cannot break across lines)."""
+def _in_math(tex: str, fn) -> str:
+    """Apply `fn` to the parts of `tex` outside math ($...$) and \texttt{...}."""
+    parts = re.split(r"(\\texttt\{[^}]*\}|\$[^$]*\$)", tex)
+    return "".join(fn(x) if i % 2 == 0 else x for i, x in enumerate(parts))
+
+
+NUMBER = r"(?<![\w.$\\/-])([+-]?)(\d+(?:\.\d+)?)(?:e([+-]?\d+))?(x\b)?(?![\w.])"
+
+
+def _number(m: re.Match, every: bool) -> str:
+    """A number as the paper prints it: a real minus sign, 6e-05 as 6 x 10^-5, a ratio 3x as 3 times; in running
+    text (not `every`) only those, so "Theorem 4.1" stays text."""
+    sign, digits, exp, times = m.groups()
+    if sign == "-" and m.start() > 0 and m.string[m.start() - 1].isalnum():
+        return m.group(0)                           # a hyphen between words or a range (a-b), not a sign
+    if not (every or sign or exp is not None or times):
+        return m.group(0)
+    body = f"{'-' if sign == '-' else sign}{digits}"
+    if exp is not None:
+        body += rf"\times 10^{{{int(exp)}}}"
+    return "$" + body + (r"\times" if times else "") + "$"
+
+
+def _paper_tex(tex: str, numbers: bool = False) -> str:
+    """Escaped LaTeX (`_tex_text`) in a paper's notation: signed numbers in math mode with real minus signs
+    (-0.61 as $-0.61$), 6e-05 as $6\times 10^{-5}$, a ratio 3x as $3\times$ (every number where `numbers`: a
+    column of numbers), ~0 as $\approx 0$ (not a tilde accent), -(2 alpha - 1), s != t, rank-m_h, inf."""
+    tex = tex.replace(r"\textasciitilde ", "~").replace(r"\textasciitilde{}", "~")
+    tex = re.sub(r"~\s*(?=\d)", r"$\\approx$ ", tex)
+    tex = re.sub(r"([+-]?)\((\d+) \$\\(alpha|hat\\alpha)\$ - (\d+)\)", lambda m: f"${m[1]}({m[2]}\\{m[3]} - {m[4]})$", tex)
+    tex = tex.replace(r"s $\ne$ t", r"$s \ne t$")
+    tex = re.sub(r"rank-m\\_(?:\\allowbreak\{\})?h\b", lambda _: r"rank-$m_h$", tex)
+    return _in_math(tex, lambda t: re.sub(r"\binf\b", r"$\\infty$", re.sub(NUMBER, lambda m: _number(m, numbers), t)))
+
+
+COMMANDS = ("jackson-sweep", "rnn-compare", "rnn-mixing-spectrum", "cot-dp", "vit-probe", "jackson-tasks")
+
+
+def caption_words(e: dict, heading: str) -> str:
+    """A headline table's caption in words: what the run measured (its title without the command's name, the
+    folder's name or option spellings; a kernel written as a formula, not code), under the section's heading
+    where the title alone would not say it, and its seeds.  The folder is the table's label."""
+    t = e["title"].removeprefix("[superseded] ").strip()
+    name = e["folder"].rstrip("/").rsplit("/", 1)[-1]
+    t = re.sub(rf"\s*\((?:{re.escape(e['folder'])}|{re.escape(name)})\)$", "", t)
+    prog = next((c for c in COMMANDS if t.startswith(c + ": ")), None)
+    if prog:
+        t = f"{heading}: {t[len(prog) + 2:]}"
+    t = re.sub(r"--([a-z][\w-]*)", r"\1", t).replace("table(s)", "tables")
+    t = re.sub(r"\b(minimum|maximum)\(", lambda m: m[1][:3] + "(", t)
+    t = re.sub(r"(\d)\*(?=[A-Za-z(])", r"\1 ", t).replace("**", "^").replace("*", r" · ")
+    t = re.sub(r"(?<![\w.])1 ([uv])\b", r"\1", t)                   # 1 u + 1 v: u + v
+    t = re.sub(r"\balpha ([\d.]+(?:, [\d.]+)*)", r"alpha = \1", t)
+    return f"{t}. Seeds: {seeds_text(e['seeds'])}."
+
+
+def _current(secs, rows) -> tuple[list, list]:
+    """(current, appendix) headline entries: current ones are read by a claim of the ledger and not superseded;
+    the appendix holds the superseded and the exploratory ones (no claim reads them), with why."""
+    read = {r.folder for r in rows or () if r.folder}
+    cur, rest = [], []
+    for _, heading, _, es in secs:
+        for e in es:
+            if e["paper"]:
+                (cur if e["folder"] in read and not e.get("superseded") else rest).append((heading, e))
+    return cur, rest
+
+
+def _twins(entries) -> set[str]:
+    """The folders whose caption in words is another table's too: their captions name the run as well."""
+    n = Counter(caption_words(e, h) for h, e in entries)
+    return {e["folder"] for h, e in entries if n[caption_words(e, h)] > 1}
+
+
+def _one_table(heading: str, e: dict, why: str = "", twin: set = frozenset()) -> str:
     import pandas as pd
-    out = [TEX_PREAMBLE]
-    for e in headline_entries(secs):
-        df = pd.DataFrame(headline_rows(e), columns=list(HEADLINE))
-        label = "tab:" + re.sub(r"[^A-Za-z0-9]+", "-", e["folder"]).strip("-")
-        out.append("{" + SMALL + "\n" + _tex_table(df, f"{e['title']}. Folder {e['folder']}/; seeds: "
-                                                       f"{seeds_text(e['seeds'])}.", label,
-                                                   "".join(RAGGED + f"p{{{w}cm}}" for w in (6.4, 1.8, 3.5, 3.4)))
-                   + "}")
+    df = pd.DataFrame(headline_rows(e), columns=list(HEADLINE))
+    label = "tab:" + re.sub(r"[^A-Za-z0-9]+", "-", e["folder"]).strip("-")
+    cells = df.apply(lambda col: col.map(lambda v: _paper_tex(_tex_text(str(v).replace("`", "")),
+                                                            numbers=col.name != "quantity")))
+    body = cells.to_latex(index=False, escape=False, label=label, caption="\x01",
+                          column_format="".join(RAGGED + f"p{{{w}cm}}" for w in (6.4, 1.8, 3.5, 3.4)))
+    words = caption_words(e, heading)
+    if e["folder"] in twin:          # two runs alike in words (e.g. another budget): the run's name tells them apart
+        words += f" Run {e['folder']}."
+    caption = _paper_tex(_tex_text(words)) + (f" {why}" if why else "")
+    return "{" + SMALL + "\n" + body.replace("\x01", caption) + "}"
+
+
+def tables_tex(secs, rows=None) -> str:
+    """The headline tables a paper would print (the paper's numbers beside the measured ones, as in the page):
+    one LaTeX table per run folder that a claim of the ledger reads and that is not superseded, labelled
+    tab:<folder>, captioned in words, numbers in math mode; fitting a 6.5 in portrait text width.  Without a
+    ledger (rows None) every current run's table.  The others are in `tables_appendix_tex`."""
+    cur, rest = _current(secs, rows) if rows is not None else (
+        [(h, e) for _, h, _, es in secs for e in es if e["paper"] and not e.get("superseded")], [])
+    return "\n".join([TEX_PREAMBLE.rstrip("\n") + "\n% The other runs' tables (superseded, exploratory): "
+                      "tables-appendix.tex.\n"] + [_one_table(h, e, twin=_twins(cur)) for h, e in cur])
+
+
+def tables_appendix_tex(secs, rows) -> str:
+    """tables-appendix.tex: the headline tables that tables.tex leaves out, each saying why: superseded runs
+    (SUPERSEDED.md in their folder) and exploratory ones (no claim of the ledger reads them)."""
+    _, rest = _current(secs, rows)
+    out = [TEX_PREAMBLE.rstrip("\n") + "\n% The runs behind the ledger's claims: tables.tex.\n"]
+    twins = _twins(rest)
+    for h, e in rest:
+        why = ("Superseded: a later run replaced it." if e.get("superseded")
+               else "Exploratory: no claim of the ledger reads it.")
+        out.append(_one_table(h, e, why, twins))
     return "\n".join(out)
 
 
@@ -174,14 +272,16 @@ def _full(v) -> str:
     return repr(float(v)) if ok else ""
 
 
-def tables_csv(secs) -> str:
-    """tables.csv: every headline table of tables.tex, long and tidy: one row per cell (the run folder, the
+def tables_csv(secs, rows=None) -> str:
+    """tables.csv: every headline table of tables.tex and then of tables-appendix.tex (the runs' order of the
+    page without a ledger), long and tidy: one row per cell (the run folder, the
     table's title, its row from 1, the column, the cell as shown), with the number behind a paper or
     measured cell at full precision and, for a measured cell with an interval, its ends (lo, hi)."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(TABLES_CSV_COLUMNS)
-    for e in headline_entries(secs):
+    cur, rest = _current(secs, rows) if rows is not None else ([(None, e) for e in headline_entries(secs)], [])
+    for _, e in cur + rest:
         for i, (p, row) in enumerate(zip(e["paper"], headline_rows(e)), 1):
             iv = interval_of(p) if "measured" in p else None
             for col, text in row.items():

@@ -26,7 +26,8 @@ from ..config import read_json
 
 @dataclass(frozen=True)
 class SweepConfig:
-    DERIVED_KEYS = ("sigma_source",)          # written beside the fields by as_dict (where an explicit spectrum came from)
+    DERIVED_KEYS = ("sigma_source", "spectrum")   # written beside the fields by as_dict: where an explicit spectrum
+                                                  # came from, and what it is
 
     alpha: tuple[float, ...] = (1.5,)          # spectral decay exponents: sigma_i = i^-alpha
     rank: tuple[float, ...] = (math.inf,)      # target ranks r (integers >= 1, or inf)
@@ -61,6 +62,11 @@ class SweepConfig:
     ff_from: str = ""                          # a --term ff run of the same targets: its e_FF beside this run's curve, and the summary says which term of Eq. (17) limits it; empty: none
     terms: bool = False                        # also measure the attention term alone (--features given) and the FFN term alone (--term ff) where no committed run of these settings holds them: two more runs, <out>-given and <out>-ff
     compare_to: str = ""                       # another jackson-sweep folder (e.g. the softmax run of the same targets): its held-out curve beside this one in summary.md and error_vs_mh.png
+
+    def __repr__(self) -> str:
+        """The dataclass's repr; an explicit spectrum's without the alpha, rank and c it does not use."""
+        skip = {"alpha", "rank", "c"} if (self.sigma or self.sigma_file) else set()
+        return f"SweepConfig({', '.join(f'{f.name}={getattr(self, f.name)!r}' for f in dataclasses.fields(self) if f.name not in skip)})"
 
     def explicit(self) -> tuple[float, ...]:
         """The explicit spectrum: --sigma, or the values of --sigma-file; () for the alpha/rank grid."""
@@ -143,9 +149,14 @@ class SweepConfig:
         d["rank"] = [rank_str(r) for r in self.rank]
         d["out"] = str(self.resolved_out())
         if self.sigma or self.sigma_file:    # the values themselves, so `--config` reruns without the file
-            d["sigma"] = list(self.explicit())
+            sig = self.explicit()
+            d["sigma"] = list(sig)
             d["sigma_file"] = ""
             d["sigma_source"] = self.spectrum_source()
+            for k in ("alpha", "rank", "c"):   # the grid's fields do not apply: recorded as what it is instead
+                del d[k]
+            d["spectrum"] = {"kind": "explicit", "values": len(sig), "nonzero": int(sum(v > 0 for v in sig)),
+                             "alpha_hat": explicit_alpha(sig)}
         for k in ("phi", "psi", "F", "f", "kernel"):   # a Python callable by its name: config.json records it, `--config` cannot rerun it
             if callable(d[k]):
                 d[k] = function_id(d[k])
@@ -289,7 +300,8 @@ def sweep_config(**options) -> SweepConfig:
 def presets(given: dict) -> dict:
     """The preset behind a command line: --features given takes GIVEN's fit, --gpu the GPU budget, --quick
     shrinks everything (with given features: QUICK's sizes, GIVEN's learning rate).  The options given on
-    the command line are applied on top."""
+    the command line are applied on top, and a preset never overrides them: --quick with the caller's --m-h fits
+    over all of those m_h (QUICK's fit range belongs to QUICK's own m_h)."""
     explicit = [o for o in ("sigma", "sigma_file") if given.get(o)]
     for o in explicit:
         for axis in ("alpha", "rank", "c"):
@@ -309,6 +321,9 @@ def presets(given: dict) -> dict:
         out.update(QUICK)
         if given.get("model.features") == "given":
             out["fit"] = dataclasses.replace(QUICK["fit"], lr=GIVEN["fit"].lr)
+        ms = sorted(set(given.get("m_h") or ()))
+        if len(ms) >= 2 and "fit_range" not in given:   # QUICK's fit range is that of its own m_h (1, 2, 3): with
+            out["fit_range"] = (ms[0], ms[-1])          # the caller's m_h it spans theirs, so no size is left out
     return out
 
 

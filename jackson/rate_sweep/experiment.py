@@ -5,14 +5,14 @@ re-exported here, so `from jackson.rate_sweep.experiment import SweepConfig` wor
 `run_sweep`."""
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import dataclasses
+import json
+import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
 
-from ..config import need
+from ..config import UsageError, need, read_json
 from ..runfolder import open_run, table_path
 from ..sweep import run_cells
 from .config import (CONSTRUCTIONS, GIVEN, GPU, GPU_GIVEN, MAX_ALPHA, QUICK, SweepConfig, check_device,
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 __all__ = ["CONSTRUCTIONS", "GIVEN", "GPU", "GPU_GIVEN", "MAX_ALPHA", "QUICK", "SweepConfig", "check_device",
            "check_kernel", "check_sigma", "explicit_alpha", "kernel_text", "presets", "read_sigma_file",
-           "SweepResult", "run_sweep", "sweep_config", "target_options", "validate"]
+           "Exponents", "SweepResult", "TargetKey", "run_sweep", "sweep_config", "target_options", "validate"]
 
 
 def sweep_grid(cfg: SweepConfig) -> tuple[Path, list]:
@@ -75,11 +75,53 @@ def target_options(target) -> dict:
     return out
 
 
+class TargetKey(NamedTuple):
+    """One target of a sweep, as `SweepResult.exponents` keys it: its alpha (an explicit spectrum's or a kernel's:
+    alpha_hat), its rank as a number (math.inf for rank inf) and the FFN width m_ff."""
+    alpha: float
+    rank: float
+    m_ff: int
+
+    @classmethod
+    def of(cls, alpha, rank, m_ff) -> "TargetKey":
+        """From the forms the tables and summary.json use (rank "inf" or "6", numbers as text)."""
+        return cls(float(alpha), math.inf if str(rank).strip().lower() in ("inf", "infinity") else float(rank),
+                   int(m_ff))
+
+
+class Exponents(dict):
+    """{TargetKey(alpha, rank, m_ff): {kind: {"slope", "lo", "hi", ...}}}.  A key may also be given as the tables
+    write it, `(1.5, "inf", 64)` (how earlier versions keyed it): it is read as the same target."""
+
+    def __missing__(self, key):
+        try:
+            norm = TargetKey.of(*key)
+        except (TypeError, ValueError):
+            raise KeyError(key) from None
+        if norm == key:          # already in the key's own form, and absent
+            raise KeyError(key)
+        return self[norm]
+
+    def __contains__(self, key) -> bool:
+        try:
+            self[key]
+        except KeyError:
+            return False
+        return True
+
+    def get(self, key, default=None):
+        try:
+            return self[key]
+        except KeyError:
+            return default
+
+
 @dataclass(frozen=True)
 class SweepResult:
-    """What `run_sweep` made: the run folder, its summary (summary.json as a dict), its tables as DataFrames
-    (results: a row per member; blocks: every held-out block's error; loss_curves; learned_spectrum), the
-    fitted exponents per target and every path it wrote."""
+    """What `run_sweep` made, or a finished folder opened again (`SweepResult.load(folder)`): the run folder, its
+    summary (summary.json as a dict), its tables as DataFrames (results: a row per member; blocks: every
+    held-out block's error; loss_curves; learned_spectrum), the fitted exponents per target, the resolved config
+    (config.json as a dict) and every path it wrote."""
     folder: Path
     summary: dict
     results: pd.DataFrame
@@ -87,20 +129,52 @@ class SweepResult:
     loss_curves: pd.DataFrame
     learned_spectrum: pd.DataFrame
     paths: dict
+    config: dict = dataclasses.field(default_factory=dict)
+
+    @classmethod
+    def load(cls, folder: str | Path) -> "SweepResult":
+        """A finished jackson-sweep folder as a result: the same tables, summary and exponents as the run that
+        wrote it (nothing is trained or written).  A folder that is not one is a one-line UsageError."""
+        folder = Path(folder)
+        need(folder.is_dir(), f"SweepResult.load: {folder} is not a folder")
+        missing = [n for n in ("summary.json", "results.csv") if not (folder / n).is_file()]
+        need(not missing, f"SweepResult.load: {folder} holds no {' or '.join(missing)} (not a finished jackson-sweep "
+                          f"folder; an unfinished one resumes with the command in its command.txt)")
+        try:
+            return _result(folder, read_json(folder / "summary.json"))
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            raise UsageError(f"SweepResult.load: cannot read {folder} as a jackson-sweep folder ({e})") from None
 
     @property
-    def exponents(self) -> dict:
-        """{(alpha, rank, m_ff): {kind: {"slope", "lo", "hi", ...}}} for every target (kinds: test, oracle, ...)."""
-        return {(t["alpha"], t["rank"], t["m_ff"]): t["exponents"] for t in self.summary["targets"]}
+    def exponents(self) -> Exponents:
+        """{TargetKey(alpha, rank, m_ff): {kind: {"slope", "lo", "hi", ...}}} for every target (kinds: test,
+        oracle, ...); rank is a number (math.inf for rank inf)."""
+        return Exponents({TargetKey.of(t["alpha"], t["rank"], t["m_ff"]): t["exponents"]
+                          for t in self.summary["targets"]})
 
     @property
     def targets(self) -> list[dict]:
         return self.summary["targets"]
 
     def __repr__(self) -> str:
-        ex = "; ".join(f"alpha={a:g} rank={r}: " + (f"{e['test']['slope']:+.2f}" if e.get("test") else "no exponent")
-                       for (a, r, _), e in self.exponents.items())
-        return f"SweepResult({self.folder}: {ex})"
+        parts = []
+        for t in self.summary["targets"]:
+            e = t.get("exponents", {}).get("test")
+            if t.get("explicit"):
+                name = f"explicit spectrum ({t['explicit']['K']} values, alpha_hat={t['alpha']:g})"
+            elif t.get("kernel"):
+                name = f"kernel (alpha_hat={t['alpha']:g}) rank={t['rank']}"
+            else:
+                name = f"alpha={t['alpha']:g} rank={t['rank']}"
+            if len(self.summary.get("m_ff", [])) > 1:
+                name += f" m_ff={t['m_ff']}"
+            parts.append(f"{name}: " + (f"slope {e['slope']:+.2f}" if e else "no exponent"))
+        quick = ""
+        if self.config.get("quick"):      # the preset's own budget learns nothing yet: say so where the slope is read
+            own = (self.config.get("fit") or {}).get("steps") == QUICK["fit"].steps
+            quick = (f" [quick preset: small data and model, {QUICK['fit'].steps} steps: a smoke test of the pipeline, "
+                     "not a measurement]" if own else " [quick preset: small data and model]")
+        return f"SweepResult({self.folder}: {'; '.join(parts)}{quick})"
 
 
 def _result(folder: Path, summary: dict) -> SweepResult:
@@ -112,9 +186,16 @@ def _result(folder: Path, summary: dict) -> SweepResult:
              "loss_curves": table_path(folder, "loss_curves.csv"),
              "learned_spectrum": table_path(folder, "learned_spectrum.csv"), "report": folder / "report.json",
              "config": folder / "config.json", "figures": figs}
-    return SweepResult(folder, summary, pd.read_csv(folder / "results.csv", dtype={"rank": str}), read_blocks(folder),
-                       pd.read_csv(paths["loss_curves"], dtype={"rank": str}),
-                       pd.read_csv(paths["learned_spectrum"], dtype={"rank": str}), paths)
+
+    def table(name):
+        p = paths[name]
+        return pd.read_csv(p, dtype={"rank": str}) if p.is_file() else pd.DataFrame()
+
+    config = read_json(paths["config"]) if paths["config"].is_file() else {}
+    blocks = read_blocks(folder)
+    return SweepResult(folder, summary, pd.read_csv(folder / "results.csv", dtype={"rank": str}),
+                       pd.DataFrame() if blocks is None else blocks, table("loss_curves"), table("learned_spectrum"),
+                       paths, config)
 
 
 def run_sweep(target=None, command: str | None = None, progress: bool = True, **options) -> SweepResult:
@@ -160,4 +241,4 @@ def run_sweep(target=None, command: str | None = None, progress: bool = True, **
         summary = summarize(out, tabs, tuple(cfg.fit_range), command, reference, ff_from=ff_from, attn_from=attn_from)
         plot(out, tabs, summary)
         write_report_json(out)
-    return _result(Path(folder), summary)
+    return _result(Path(folder), read_json(Path(folder) / "summary.json"))   # summary.json as written (keys as text)

@@ -20,7 +20,7 @@ import pandas as pd
 
 from synthetic.pod_target import PODTarget, Spectrum
 from ..config import parse_float_list, parse_int_list
-from ..figures import pyplot, save
+from ..figures import figure_style, pyplot, save
 from ..runfolder import environment, write_atomic, write_report
 from ..rates import fit_power_law, predicted_exponent
 
@@ -49,6 +49,7 @@ def slopes(t: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
+@figure_style()
 def plot(t: pd.DataFrame, path: Path) -> list[Path]:
     plt = pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(8.4, 3.4), sharex=True)

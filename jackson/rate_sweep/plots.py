@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..figures import pyplot, save
+from ..figures import figure_style, pyplot, save
 from ..runfolder import table_path
 from ..rates import predicted_exponent
 from .summary_text import ffn_title, target_title, terms_short
@@ -57,6 +57,7 @@ def _mh_colourbar(plt, fig, ax, cmap, norm, mhs) -> None:
     cb.set_label("$m_h$")
 
 
+@figure_style()
 def plot(out_dir: Path, tabs: dict, summary: dict) -> list[Path]:
     """error_vs_mh.png, learned_spectrum.png, loss_curves.png."""
     plt = pyplot()

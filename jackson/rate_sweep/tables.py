@@ -151,11 +151,13 @@ def block_exponent(blocks: pd.DataFrame, alpha: float, rank: str, fit_ms, kind: 
     arr = t.to_numpy().reshape(t.index.get_level_values(0).nunique(), -1, len(fit_ms))
     e = bootstrap_exponent(fit_ms, arr)
     if len(fit_ms) == 2:      # a line through two points: the "fit" is exact, so an interval would describe the data's
-        e.update(lo=float("nan"), hi=float("nan"), why_no_interval=TWO_POINTS)   # noise, not a rate: none is given
+        e.update(lo=float("nan"), hi=float("nan"),          # noise, not a rate: none is given
+                 why_no_interval=TWO_POINTS.format(*fit_ms))
     return e
 
 
-TWO_POINTS = "two m_h only: a line through two points, no interval"
+TWO_POINTS = ("two m_h only, {} and {} (a fit takes the m_h in the fit range, below the rank, not diverged): a line "
+              "through two points, no interval")
 
 
 def failed_members(rows: pd.DataFrame) -> pd.Series:

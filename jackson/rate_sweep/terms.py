@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..figures import pyplot, save
+from ..figures import figure_style, pyplot, save
 from ..runfolder import environment, write_atomic, write_report
 from .blocks import BLOCKS, blocks_path, read_blocks
 from ..config import read_json
@@ -264,6 +264,7 @@ def eff_table(folders) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
+@figure_style()
 def plot_terms(t: pd.DataFrame, path: Path) -> list[Path]:
     """e_full, e_attn, e_FF and their sum against m_h: a panel per (alpha, FFN class, m_FF)."""
     plt = pyplot()
@@ -292,6 +293,7 @@ def plot_terms(t: pd.DataFrame, path: Path) -> list[Path]:
     return save(fig, path)
 
 
+@figure_style()
 def plot_eff_heatmap(e: pd.DataFrame, path: Path) -> list[Path]:
     """e_FF (median over seeds) / oracle over (m_FF, m_h), log colour scale: a panel per (alpha, FFN class); below 1 the
     FFN term is smaller than the attention term's reference."""
