@@ -43,8 +43,13 @@ def _load(path: Path):
     return mod
 
 
+SECTIONS: dict[str, tuple[str, str]] = {}   # test module -> (title, text) of its own section (`RELIABILITY_SECTION`)
+
+
 def collect() -> dict[str, list[dict]]:
-    """{test module: its cases}, modules in name order, cases in declaration order."""
+    """{test module: its cases}, modules in name order, cases in declaration order.  A module may also declare
+    RELIABILITY_SECTION = (title, markdown): a section of its own, after the class table, with its cases per
+    class and that text (e.g. the limits the commands it covers state)."""
     out: dict[str, list[dict]] = {}
     for path in sorted(HERE.glob("test_*.py")):
         text = path.read_text()
@@ -52,6 +57,9 @@ def collect() -> dict[str, list[dict]]:
             continue
         mod = _load(path)
         cases = [dict(c) for c in getattr(mod, "FAULT_CASES", [])]
+        section = getattr(mod, "RELIABILITY_SECTION", None)
+        if section:
+            SECTIONS[path.name] = section() if callable(section) else section
         if path.name == "test_cli.py":
             for table, how in (("BAD", "test_bad_input_one_line_exit_2"), ("BAD_IN_PROCESS", "test_bad_input_in_process")):
                 for cid, (args, option) in getattr(mod, table).items():
@@ -75,6 +83,11 @@ CLASSES = {   # class -> what the lab guarantees for it
              "caches (keyed by content), report.json files",
     "bounded": "Every cost is bounded: sizes and limits are checked before work starts",
     "one-line": "One line, the file or option named, a non-zero exit, no traceback",
+    "wait": "Every wait has a deadline, named in the line that ends it: a Dask scheduler's handshake, file opens "
+            "(regular files only, checked before the open), subprocesses",
+    "contained": "Foreign code and foreign files are contained: a model factory that raises, exits, recurses or returns "
+                 "no model is one 'failed:' line with a non-zero exit; an error line quotes nothing of a file outside "
+                 "the inputs named",
 }
 KEYWORDS = (   # a case without a declared "class" is placed by the first group whose words its id, command or
                # expectation holds (the order matters: a link under --force is about ownership, not input)
@@ -114,6 +127,13 @@ def render(groups: dict[str, list[dict]]) -> str:
          "(`tests/reliability.py` `KEYWORDS`).", "", "| class | what the lab guarantees | cases |", "|---|---|---:|"]
     L += [f"| {k} | {_cell(text)} | {by_class[k]} |" for k, text in CLASSES.items()]
     L.append("")
+    for mod, (title, text) in SECTIONS.items():
+        cases = groups.get(mod, [])
+        mine = {k: sum(classify(c) == k for c in cases) for k in CLASSES}
+        L += [f"## {title}", "", f"{len(cases)} cases in `tests/{mod}`, {len(cases)} held (each row below is asserted "
+              "by the test it names).", "", "| class | cases | held |", "|---|---:|---:|"]
+        L += [f"| {k} | {v} | {v} |" for k, v in mine.items() if v]
+        L += ["", text.strip(), ""]
     for mod, cases in groups.items():
         L += [f"## {mod}", "", "| case | class | command | what happens now | checked by |", "|---|---|---|---|---|"]
         L += [f"| {_cell(c['id'])} | {classify(c)} | `{_cell(c['command'])}` | {_cell(c['expect'])} | `{_cell(c['test'])}` |"
