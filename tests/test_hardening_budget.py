@@ -171,6 +171,11 @@ def test_the_python_api_prices_before_it_allocates(monkeypatch, tmp_path):
     t = PODTarget(Spectrum(alpha=1.5, rank=4), tau=8)
     with pytest.raises(TargetError, match="10,000,000,000,000 sequences"):
         t.sample(10 ** 13, 0)
+    with pytest.raises(TargetError, match="the logits of 100,000,000,000 sequences"):
+        t.logits(np.broadcast_to(np.zeros(8), (10 ** 11, 8)))          # a view: nothing of that size exists
+    from jackson.pod import pod
+    with pytest.raises(budget.BudgetError, match="the POD on 1,000,000 nodes needs about"):
+        pod(lambda u, v: u[:, None] * v[None, :], n=10 ** 6)
 
 
 TASKS_AND_COMPARE = [   # (command, its arguments, the option that grows, its first value)
@@ -594,7 +599,7 @@ FAULT_CASES = (
         "expect": "the limit is the option's (named in the line); an unreadable size is one line; a larger limit lets the run pass",
         "test": "tests/test_hardening_budget.py::test_max_memory_raises_and_lowers_the_limit"},
        {"id": "python-api-sizes", "class": "bounded", "command": "run_sweep(tau=10**9); PODTarget(Spectrum(explicit=<10^7 values>)); Spectrum(rank=1e12); target.sample(10**13)",
-        "expect": "one-line UsageError / TargetError naming the estimate, before the allocation; no run folder",
+        "expect": "one-line UsageError / TargetError naming the estimate, before the allocation (also target.logits of 1e11 sequences, jackson.pod.pod(kernel, n=10**6)); no run folder",
         "test": "tests/test_hardening_budget.py::test_the_python_api_prices_before_it_allocates"}]
     + [{"id": f"{p}-{o[2:]}-grows", "class": "bounded", "command": f"JACKSON_MAX_MEMORY={LIMIT} {p} {' '.join(a)} {o} N   # N x4",
         "expect": "exit 2, one line naming the estimate and the limit at the first size past it; no run folder",
