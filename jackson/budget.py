@@ -158,8 +158,11 @@ def scheduler_handshake(host: str, port: int, timeout: float = SCHEDULER_TIMEOUT
                 return f"the server there is not a Dask scheduler: it opened with {_shown(head)}"
             body = _recv_exactly(sock, size - 8, deadline)
         except (TimeoutError, socket.timeout):
+            if _answers_http(sock):
+                return (f"the server there is an HTTP server, not a Dask scheduler: it sent no Dask opening message "
+                        f"in {timeout:g} s and answered an HTTP request within {HTTP_PROBE_S:g} s more")
             return (f"the server there accepted the connection but sent no Dask scheduler's opening message in "
-                    f"{timeout:g} s: not a Dask scheduler (an HTTP server, or one that does not answer)")
+                    f"{timeout:g} s (and nothing to an HTTP request in {HTTP_PROBE_S:g} s more): not a Dask scheduler")
         except ConnectionResetError:
             return "the server there closed the connection without a Dask scheduler's opening message"
         except OSError as e:
@@ -167,6 +170,19 @@ def scheduler_handshake(host: str, port: int, timeout: float = SCHEDULER_TIMEOUT
     if b"pickle-protocol" not in body or b"compression" not in body:
         return f"the server there is not a Dask scheduler: its opening message is not a Dask handshake ({_shown(head)})"
     return ""
+
+
+HTTP_PROBE_S = 1.0     # after a silent opening: how long an HTTP server is given to answer "GET /"
+
+
+def _answers_http(sock: socket.socket) -> bool:
+    """Whether the silent server answers an HTTP request (a dashboard or web port given as the scheduler)."""
+    try:
+        sock.settimeout(HTTP_PROBE_S)
+        sock.sendall(b"GET / HTTP/1.0\r\n\r\n")
+        return _recv_exactly(sock, 5, time.monotonic() + HTTP_PROBE_S) == b"HTTP/"
+    except (OSError, TimeoutError):
+        return False
 
 
 def _shown(data: bytes) -> str:

@@ -345,7 +345,10 @@ def server(kind: str):
     never answers, `http` is an HTTP server, `banner` opens with an SSH banner, `close` hangs up at once,
     `stall` sends the first 8 bytes of a frame header and stops, `huge` announces a 1 TB first frame."""
     if kind == "http":
-        srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), http.server.BaseHTTPRequestHandler)
+        class Quiet(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *args):        # the server's own log lines would reach the command's stderr
+                pass
+        srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Quiet)
         th = threading.Thread(target=srv.serve_forever, daemon=True)
         th.start()
         try:
@@ -389,7 +392,8 @@ def server(kind: str):
         sock.close()
 
 
-SERVERS = {"silent": "sent no Dask scheduler's opening message in 0.5 s", "http": "sent no Dask scheduler's opening message in 0.5 s",
+SERVERS = {"silent": "sent no Dask scheduler's opening message in 0.5 s (and nothing to an HTTP request in 1 s more)",
+           "http": "is an HTTP server, not a Dask scheduler: it sent no Dask opening message in 0.5 s and answered an HTTP request",
            "banner": "is not a Dask scheduler: it opened with 'SSH-2.0-OpenSSH_'",
            "close": "closed the connection without a Dask scheduler's opening message",
            "stall": "sent no Dask scheduler's opening message in 0.5 s",
@@ -424,7 +428,7 @@ def test_sweeps_refuse_a_silent_or_http_scheduler_without_a_run_folder(prog, kin
             line = one_line_exit(cot_main, ["sweep", "--quick", "--dask-scheduler", f"127.0.0.1:{port}",
                                             "--out", str(tmp_path / "o")], capsys)
         waited = time.monotonic() - t0
-    assert "in 0.5 s: not a Dask scheduler" in line and not (tmp_path / "o").exists(), line
+    assert "not a Dask scheduler" in line and "in 0.5 s" in line and not (tmp_path / "o").exists(), line
     assert waited < 10
 
 
