@@ -249,6 +249,15 @@ def test_vit_probe_architectures_past_the_limit_are_one_line(spec, tmp_path, cap
         assert not (tmp_path / "o").exists()
 
 
+def test_a_torch_vit_description_past_the_limit_is_refused_unbuilt(tmp_path, monkeypatch):
+    from vit_probe import model_source
+    monkeypatch.delenv(budget.ENV, raising=False)
+    f = tmp_path / "m.json"
+    f.write_text(json.dumps({"kind": "torch-vit", "dim": 1_000_000, "depth": 1000, "heads": 1}))
+    with pytest.raises(budget.BudgetError, match=r"a torch-vit of dim 1,000,000, depth 1,000.* needs about"):
+        model_source.load(model_source.read_description(f), "", 0)
+
+
 def test_vit_depth_and_width_that_grow_are_refused_by_build(small_limit):
     """vit_probe.models.build (the Python API by arch): weights priced before timm builds anything."""
     from vit_probe import models
@@ -612,6 +621,9 @@ FAULT_CASES = (
         "expect": "exit 2, one line naming the arch, its weights, the estimate and the limit; nothing built, no run folder",
         "test": "tests/test_hardening_budget.py::test_vit_probe_architectures_past_the_limit_are_one_line"}
        for s in ("vit_p1_d100000_l1000_h1", "vit_p4_d65536_l64_h4", "vit_p1_d4096_l12_h8")]
+    + [{"id": "vit-torch-vit-description-huge", "class": "bounded", "command": 'vit-probe spectra --model-json m.json   # {"kind": "torch-vit", "dim": 1000000, "depth": 1000}',
+        "expect": "one line naming the description's sizes, the estimate and the limit; nothing built",
+        "test": "tests/test_hardening_budget.py::test_a_torch_vit_description_past_the_limit_is_refused_unbuilt"}]
     + [{"id": "vit-build-grows", "class": "bounded", "command": "vit_probe.models.build(parse_arch('vit_p8_d<D>_l<D/16>_h2'))   # D x4",
         "expect": "BudgetError naming the arch past the limit, before timm builds it",
         "test": "tests/test_hardening_budget.py::test_vit_depth_and_width_that_grow_are_refused_by_build"},
