@@ -65,7 +65,7 @@ def check_model_choice(model: str, pretrained: bool, arch: str, model_json: str,
 def check_spectra_memory(cfg) -> None:
     """An --arch model probed in batches of --batch-size images (and its random-init controls): priced first."""
     if cfg.arch:
-        check_memory(parse_arch(cfg.arch), cfg.batch)
+        check_memory(parse_arch(cfg.arch), min(cfg.batch, cfg.n_images))
 
 
 @dataclass(frozen=True)
@@ -168,7 +168,7 @@ def validate_sweep(cfg: SweepMhConfig) -> None:
     need(-a.depth <= cfg.spectra_layer < a.depth, f"--spectra-layer {cfg.spectra_layer} is out of range (0..{a.depth - 1})")
     need(0 <= cfg.spectra_head < a.heads, f"--spectra-head {cfg.spectra_head} is out of range (0..{a.heads - 1})")
     for m in cfg.mh:                         # the widest m_h's model, trained in batches of --batch-size
-        check_memory(dataclasses.replace(a, m_h=m), cfg.train.batch_size, train=True,
+        check_memory(dataclasses.replace(a, m_h=m), min(cfg.train.batch_size, cfg.train.n_train), train=True,
                      what=f"--arch {cfg.arch} with m_h {m}")
     if not cfg.rebuild:
         check_device(cfg.device)
@@ -208,7 +208,7 @@ def validate_permute(cfg: PermuteConfig) -> None:
         need(t.epochs > 0 and t.lr > 0 and t.batch_size >= 1 and t.n_train >= 1,
              f"--{name}-*: epochs, lr, batch size and n_train must be positive")
     need(cfg.seed >= 0, f"--seed must be >= 0, got {cfg.seed}")
-    check_memory(a, max(cfg.original.batch_size, cfg.finetune.batch_size), train=True)
+    check_memory(a, max(min(t.batch_size, t.n_train) for t in (cfg.original, cfg.finetune)), train=True)
     check_device(cfg.device)
     check_run_folder(cfg.out, "vit-probe permute")
 
