@@ -150,6 +150,8 @@ def write_dataset(folder, task: TaskConfig, train, test, seed: int, command: str
 
 MAX_META_BYTES = 1 << 20     # a meta.json is a few hundred bytes; a larger one is refused unread
 MAX_LINE_BYTES = 1 << 20     # one line of a split file (the longest CoT line of any preset is under 40 kB)
+MAX_PROMPT_TOKENS = 2048     # a prompt longer than this is refused before it is solved (the longest of any task at
+                             # its largest size, LIS 512, has about 514 tokens)
 TOKEN_LIST_BYTES = 24        # memory per byte of a split file once read as lists of token strings (a str object
                              # and a list slot per 2-3 byte token), the price of `load` before it reads
 
@@ -314,6 +316,9 @@ def read_lines(path: Path, task: TaskConfig, tok: Tokenizer, answers: list[str] 
         if task.sep not in toks:
             raise DataError(f"{where}: no '{task.sep}' ends a prompt")
         k = toks.index(task.sep) + 1
+        if k > MAX_PROMPT_TOKENS:      # solving it would cost more than the line: arithmetic's CoT grows as k^2
+            raise DataError(f"{where}: a prompt of {k:,} tokens, longer than any task's at its largest size (at most "
+                            f"{MAX_PROMPT_TOKENS:,}); not solved")
         if k == len(toks):
             if answers is None:
                 raise DataError(f"{where}: nothing after the prompt (no CoT, no answer)")

@@ -292,6 +292,29 @@ def test_cot_dp_sequence_lengths_that_grow_are_priced(small_limit):
     assert lin < budget.total(run_bytes(m, t, 32768, 20)) / 50     # linear attention holds no L x L matrix
 
 
+@pytest.mark.parametrize("k", list(growing(64, 4, 64 * 4 ** 4)))
+def test_cot_dp_prompts_that_grow_are_refused_before_they_are_solved(k, tmp_path):
+    """An arithmetic prompt of k tokens (their prompt-only test lines are solved to check the answer; the CoT of a
+    prompt grows as k^2): past MAX_PROMPT_TOKENS one line naming the line and the limit, nothing solved."""
+    from cot_dp import data
+    from cot_dp.tasks import TaskConfig
+    from cot_dp.tokenizer import Tokenizer
+    task = TaskConfig("arithmetic", 4)
+    ops = (k - 1) // 2
+    prompt = " ".join(["1"] + ["+ 1"] * ops) + " ="
+    f = tmp_path / "chain" / "test_data.txt"
+    f.parent.mkdir(parents=True)
+    f.write_text(prompt + "\n")
+    (tmp_path / "chain" / "test_ans.txt").write_text(f"{(ops + 1) % task.params.p}\n")
+    n = len(prompt.split())
+    if n <= data.MAX_PROMPT_TOKENS:
+        (line,) = data.read_lines(f, task, Tokenizer.for_task(task), answers=data.read_answers(tmp_path / "chain" / "test_ans.txt"))
+        assert line[-1] == str((ops + 1) % task.params.p)
+    else:
+        with pytest.raises(data.DataError, match=rf"line 1: a prompt of {n:,} tokens, longer than any task's"):
+            data.read_lines(f, task, Tokenizer.for_task(task), answers=["0"])
+
+
 def test_cot_dp_train_and_sweep_price_before_the_run_folder(tmp_path, capsys, monkeypatch):
     from cot_dp.cli import main
     monkeypatch.setenv(budget.ENV, "1M")
@@ -630,6 +653,9 @@ FAULT_CASES = (
        {"id": "cot-dp-line-length-grows", "class": "bounded", "command": "cot-dp train --data d   # the longest line L x4 up to 1M tokens (a 64 KB arithmetic line: about 32k)",
         "expect": "priced from L: one line naming L, the estimate and the limit; linear attention priced without an L x L matrix",
         "test": "tests/test_hardening_budget.py::test_cot_dp_sequence_lengths_that_grow_are_priced"},
+       {"id": "cot-dp-prompt-grows", "class": "bounded", "command": "cot-dp train --data d   # a prompt-only test line of k tokens, k x4 to 16,384",
+        "expect": "solved and checked up to 2,048 tokens; past it one line naming the line and the limit, nothing solved",
+        "test": "tests/test_hardening_budget.py::test_cot_dp_prompts_that_grow_are_refused_before_they_are_solved"},
        {"id": "cot-dp-price-before-folder", "class": "bounded", "command": "JACKSON_MAX_MEMORY=1M cot-dp train --data d; cot-dp sweep --quick; cot-dp data|sweep --n-train 1000000000000",
         "expect": "exit 2, one line; no run folder",
         "test": "tests/test_hardening_budget.py::test_cot_dp_train_and_sweep_price_before_the_run_folder"}]
