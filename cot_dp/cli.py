@@ -262,6 +262,8 @@ def train_one(cfg: TrainRunConfig, command: str) -> dict:
         raise UsageError(str(e)) from None
     need(not cfg.max_len or cfg.max_len >= ds.max_len,
          f"--max-len: the data has sequences of {ds.max_len} tokens; a model built for {cfg.max_len} positions cannot fit them")
+    from .settings import check_run_memory      # the longest line sets L: priced before the run folder is opened
+    check_run_memory(model, cfg.train, max(cfg.max_len, ds.max_len + 1), len(ds.tokenizer), f"--data {folder}")
     # the resume checkpoint sits in the run folder: a stopped `cot-dp train` rerun the same way resumes from it
     cell = CotCell(task=task, model=model, train=cfg.train, n_train=len(ds.train), n_test=len(ds.test),
                    data_seed=-1, seed=cfg.seed, n_eval=cfg.n_eval, max_len=cfg.max_len, data_dir=str(folder),

@@ -33,8 +33,28 @@ class DataError(ValueError):
 
 # ---- generation ------------------------------------------------------------------------------
 
+EXAMPLE_BYTES = (20, 128)    # memory of one generated example of L tokens: at least 20 L + 128 bytes (its list and
+                             # token strings, and the tuple the repeat check keeps), the price of `generate`; measured
+                             # with tracemalloc over 2,001 examples: 22 (arithmetic 16) to 68 (lis 250) bytes a token
+
+
+def longest_example(task: TaskConfig, draws: int = 4) -> int:
+    """The longest of a few examples of `task` (tokens, without <eos>): the length a price is computed from."""
+    rng = np.random.default_rng(0)
+    return max(len(task.sample(rng)) for _ in range(draws))
+
+
+def generation_bytes(task: TaskConfig, n: int) -> dict[str, float]:
+    per, fixed = EXAMPLE_BYTES
+    return {f"{n:,} examples of about {longest_example(task):,} tokens": n * (per * longest_example(task) + fixed)}
+
+
 def generate(task: TaskConfig, n_train: int, n_test: int, seed: int) -> tuple[list[list[str]], list[list[str]]]:
-    """n_train + n_test distinct examples (test disjoint from train), in the order drawn."""
+    """n_train + n_test distinct examples (test disjoint from train), in the order drawn; priced first
+    (`generation_bytes`, jackson.budget): a request past the memory limit is a one-line DataError."""
+    from jackson import budget
+    budget.check(f"--n-train/--n-test: generating {task.name} size {task.size}", generation_bytes(task, n_train + n_test),
+                 DataError)
     rng = np.random.default_rng([seed, 6])
     seen: set[tuple[str, ...]] = set()
     out: list[list[str]] = []
@@ -130,16 +150,24 @@ def write_dataset(folder, task: TaskConfig, train, test, seed: int, command: str
 
 MAX_META_BYTES = 1 << 20     # a meta.json is a few hundred bytes; a larger one is refused unread
 MAX_LINE_BYTES = 1 << 20     # one line of a split file (the longest CoT line of any preset is under 40 kB)
+MAX_PROMPT_TOKENS = 2048     # a prompt longer than this is refused before it is solved (the longest of any task at
+                             # its largest size, LIS 512, has about 514 tokens)
+TOKEN_LIST_BYTES = 24        # memory per byte of a split file once read as lists of token strings (a str object
+                             # and a list slot per 2-3 byte token), the price of `load` before it reads
 
 
 def read_meta(folder) -> dict:
-    """<folder>/meta.json as a dict; DataError naming the file if it is unreadable, larger than MAX_META_BYTES or
-    not a JSON object."""
+    """<folder>/meta.json as a dict; DataError naming the file if it is unreadable, not a regular file (a FIFO is
+    never opened), larger than MAX_META_BYTES, nested past jackson.config.MAX_JSON_DEPTH or not a JSON object."""
+    from jackson.config import UsageError, loads_json
     path = Path(folder) / "meta.json"
     try:
+        _regular(path)
         if path.stat().st_size > MAX_META_BYTES:
             raise DataError(f"{path}: {path.stat().st_size:,} bytes, more than a meta.json's limit of {MAX_META_BYTES:,}")
-        meta = json.loads(path.read_text(encoding="utf-8"))
+        meta = loads_json(path.read_text(encoding="utf-8"), "meta.json", path)
+    except UsageError as e:
+        raise DataError(str(e)) from None
     except UnicodeDecodeError:
         raise DataError(f"{path}: not UTF-8 text") from None
     except json.JSONDecodeError as e:
@@ -168,7 +196,8 @@ def task_from_meta(folder) -> TaskConfig:
     fields = {f.name: f for f in dataclasses.fields(TaskParams)}
     if not isinstance(params, dict) or any(k not in fields or type(v) is not type(getattr(TaskParams(), k))
                                            for k, v in params.items()):
-        raise DataError(f"{path}: 'task.params' must map {', '.join(fields)} to values of their types, got {params}")
+        raise DataError(f"{path}: 'task.params' must map {', '.join(fields)} to values of their types, got "
+                        f"{params if _quotable(path) else _hidden(path)}")
     task = TaskConfig(name=m["name"], size=m["size"], params=TaskParams(**params))
     try:
         task.check()
@@ -198,15 +227,46 @@ def largest_number_at(folder) -> tuple[int, str]:
                 if not (t.isascii() and t.isdigit()):
                     continue
                 if len(t.lstrip("0")) > MAX_DIGITS:
-                    raise DataError(f"{path} line {n}: number {_short(t)} is beyond any task's vocabulary")
+                    raise DataError(f"{path} line {n}: number {_short(t, path)} is beyond any task's vocabulary")
                 if int(t) > best:
                     best, where = int(t), f"{path} line {n}"
     return best, where
 
 
-def _short(token: str, width: int = 20) -> str:
-    """A token as a message shows it: quoted, and cut with its length said when it is long."""
+def _short(token: str, path: Path | None = None, width: int = 20) -> str:
+    """A token of the file `path` as a message shows it: quoted, and cut with its length said when it is long; not
+    shown at all when `path` leads outside its dataset folder (`_quotable`)."""
+    if path is not None and not _quotable(path):
+        return _hidden(path)
     return f"'{token}'" if len(token) <= width else f"'{token[:width]}...' ({len(token)} characters)"
+
+
+def _root(path: Path) -> Path:
+    """The dataset folder a file of it belongs to: <dir> of <dir>/chain/x.txt, <dir>/decoder/x.txt, <dir>/meta.json."""
+    path = Path(path)
+    return path.parent.parent if path.parent.name in ("chain", "decoder") else path.parent
+
+
+def _quotable(path: Path) -> bool:
+    """Whether a message may quote the content of `path`: it lies, links resolved, inside its dataset folder (the
+    input the user named); a link to a file elsewhere (/etc/passwd) is read as data but never echoed."""
+    from jackson.budget import inside
+    return inside(path, _root(path))
+
+
+def _hidden(path: Path) -> str:
+    return f"(not shown: {Path(path).name} leads outside {_root(path)})"
+
+
+def _regular(path: Path) -> None:
+    """A file that exists must be a regular file (checked before it is opened: a FIFO's open waits for a writer)."""
+    import stat
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return
+    if not stat.S_ISREG(mode):
+        raise DataError(f"{path}: not a regular file (a folder, FIFO or device); not read")
 
 
 # ---- reading -----------------------------------------------------------------------------------
@@ -214,6 +274,7 @@ def _short(token: str, width: int = 20) -> str:
 def _split_lines(path: Path):
     """(line number, tokens) of each line of a split file, decoded as UTF-8; DataError names the
     file (and line) that cannot be read."""
+    _regular(path)
     if not path.is_file():
         raise DataError(f"{path}: no such file")
     try:
@@ -232,6 +293,7 @@ def _split_lines(path: Path):
 
 def read_answers(path: Path) -> list[str] | None:
     """Their arithmetic chain/test_ans.txt (one answer per line), or None if there is none."""
+    _regular(path)
     if not path.is_file():
         return None
     return [t for _, toks in _split_lines(path) for t in toks]
@@ -250,10 +312,13 @@ def read_lines(path: Path, task: TaskConfig, tok: Tokenizer, answers: list[str] 
             raise DataError(f"{where}: empty line")
         bad = next((t for t in toks if t not in tok.ids or t in ("<pad>", "<eos>")), None)
         if bad is not None:
-            raise DataError(f"{where}: token {_short(bad)} is not in the {task.name} vocabulary")
+            raise DataError(f"{where}: token {_short(bad, path)} is not in the {task.name} vocabulary")
         if task.sep not in toks:
             raise DataError(f"{where}: no '{task.sep}' ends a prompt")
         k = toks.index(task.sep) + 1
+        if k > MAX_PROMPT_TOKENS:      # solving it would cost more than the line: arithmetic's CoT grows as k^2
+            raise DataError(f"{where}: a prompt of {k:,} tokens, longer than any task's at its largest size (at most "
+                            f"{MAX_PROMPT_TOKENS:,}); not solved")
         if k == len(toks):
             if answers is None:
                 raise DataError(f"{where}: nothing after the prompt (no CoT, no answer)")
@@ -266,7 +331,7 @@ def read_lines(path: Path, task: TaskConfig, tok: Tokenizer, answers: list[str] 
             except (ValueError, IndexError, ZeroDivisionError):
                 raise DataError(f"{where}: the prompt is not a valid {task.name} problem") from None
             if toks[-1] != want:
-                raise DataError(f"{where}: the answer {toks[-1]} is not the {task.name} answer {want} "
+                raise DataError(f"{where}: the answer {toks[-1] if _quotable(path) else _hidden(path)} is not the {task.name} answer {want} "
                                 "(other task parameters?)")
         out.append(toks)
     if not out:
@@ -314,9 +379,13 @@ class Dataset:
 
 def load(folder, task: TaskConfig, check_answers: bool = True) -> Dataset:
     """Read <folder>/chain/{train,test}_data.txt for `task`; DataError on anything malformed."""
+    from jackson import budget
     folder = Path(folder)
     tok = Tokenizer.for_task(task)
     chain = folder / "chain"
+    files = [chain / n for n in ("train_data.txt", "test_data.txt")]
+    size = sum(f.stat().st_size for f in files if f.is_file())
+    budget.check(f"reading {chain} ({size:,} bytes)", {"the token lists": TOKEN_LIST_BYTES * size}, DataError)
     train = read_lines(chain / "train_data.txt", task, tok, check_answers=check_answers)
     short = [t for t in train if t.index(task.sep) + 2 >= len(t)]
     if short:

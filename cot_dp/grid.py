@@ -191,5 +191,24 @@ def validate(cfg: SweepConfig) -> None:
                     ModelConfig(model=m, d_model=D, arch=cfg.arch).check()
     except ValueError as e:
         raise UsageError(str(e)) from None
+    check_memory(cfg)
     check_run_folder(cfg.resolved_out(), "cot-dp sweep")
     check_scheduler(cfg.scheduler)
+
+
+def check_memory(cfg: SweepConfig) -> None:
+    """Each (task, size, model, D) of the grid priced before any data is made (`cot_dp.settings.run_bytes`): the
+    sequence length from a few examples of the task at that size (their longest, with <eos>), or --max-len."""
+    from jackson import budget
+    from .data import generation_bytes, longest_example
+    from .settings import check_run_memory
+    for task in cfg.task_list():
+        for s in cfg.sizes_of(task):
+            t = cfg.task_cfg(task, s)
+            budget.check(f"--n-train/--n-test: generating {task} size {s}", generation_bytes(t, cfg.n_train + cfg.n_test))
+            L = max(cfg.max_len, longest_example(t) + 1)
+            vocab = len(t.symbols()) + 2
+            for m in cfg.model_list():
+                for D in cfg.dims_of(task):
+                    check_run_memory(ModelConfig(model=m, d_model=D, arch=cfg.arch), cfg.train, L, vocab,
+                                     f"{task} size {s}")

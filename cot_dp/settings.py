@@ -92,3 +92,31 @@ class TrainConfig:
         if self.epochs > 0:
             return max(1, math.ceil(self.epochs * n_train / self.batch_size))
         return self.steps
+
+
+def run_bytes(model: ModelConfig, train: TrainConfig, L: int, vocab: int) -> dict[str, float]:
+    """The memory of training and scoring `model` on sequences of L tokens (`jackson.budget.transformer_bytes`):
+    the larger of a training step (batch_size sequences, activations kept for the backward pass, AdamW's
+    moments), a teacher-forced evaluation (eval_size) and greedy generation (gen_batch, one position at a time
+    with the keys and values cached), plus each block's L x L attention mask.  Linear attention holds no L x L
+    matrix: its chunks of linear_chunk positions stand in for it."""
+    from jackson import budget
+    a, D = model.arch, model.d_model
+    heads = a.n_heads * (min(1.0, a.linear_chunk / max(L, 1)) if model.model == "linear" else 1.0)
+    params = a.n_layers * 12 * D * D + 2 * vocab * D + L * D
+    step = budget.transformer_bytes(train.batch_size, L, D, a.n_layers, heads=heads, mlp=4 * D, params=params,
+                                    vocab=vocab)
+    evaluate = budget.transformer_bytes(train.eval_size, L, D, a.n_layers, heads=heads, mlp=4 * D, params=params,
+                                        train=False, vocab=vocab)
+    generate = {"the cached keys and values": 2 * budget.F32 * train.gen_batch * L * D * a.n_layers,
+                "the weights": budget.F32 * params}
+    parts = dict(max((step, evaluate, generate), key=budget.total))
+    parts["the attention masks"] = float(a.n_layers * L * L) if model.model != "linear" else 0.0
+    return parts
+
+
+def check_run_memory(model: ModelConfig, train: TrainConfig, L: int, vocab: int, what: str) -> None:
+    """Refuse, in one line naming the estimate and the limit, a model whose run on L-token sequences cannot fit."""
+    from jackson import budget
+    budget.check(f"{what}: the {model.model} model, D {model.d_model}, on sequences of {L:,} tokens",
+                 run_bytes(model, train, L, vocab))

@@ -79,7 +79,7 @@ def load_checkpoint(path: str | os.PathLike, run: dict | None, what: str, keep: 
     before = [(o, {k: v.clone() for k, v in o.state_dict().items()} if isinstance(o, torch.nn.Module)
                else o.state_dict()) for o in keep]
     try:
-        st = torch.load(path, map_location=map_location, weights_only=True)
+        st = load_weights_only(path, map_location)
         if not isinstance(st, dict) or (run is not None and "run" not in st):
             raise ValueError(f"not a {what} checkpoint")
         if run is not None and st["run"] != run:
@@ -104,3 +104,18 @@ def set_aside(path: str | os.PathLike, why: str, desc: str) -> Path:
     print(f"{desc}: cannot resume from {path} ({why}); set aside as {dest.name}, training from scratch",
           file=sys.stderr, flush=True)
     return dest
+
+
+def load_weights_only(path, map_location="cpu"):
+    """torch.load(path, weights_only=True) -- no code runs -- with torch's warnings kept off the terminal: a file it
+    cannot read (a bare pickle, another protocol's) is refused by its caller in one line, and torch's own
+    two-line UserWarning before that line says nothing the refusal does not."""
+    import stat
+    import warnings
+
+    import torch
+    if not stat.S_ISREG(os.stat(path).st_mode):        # a FIFO's open would wait for a writer: never opened
+        raise ValueError(f"{path} is not a regular file")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return torch.load(path, map_location=map_location, weights_only=True)

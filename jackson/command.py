@@ -13,7 +13,7 @@ import argparse
 import dataclasses
 from pathlib import Path
 
-from . import runfolder
+from . import budget, runfolder
 from .config import (ConfigParser, UsageError, build_parser, fail, from_args, guarded, need,
                      read_config)
 from .runfolder import folder_kind, same_kind
@@ -27,15 +27,19 @@ GLOBAL_HELP = {
                  f"$OMP_NUM_THREADS if smaller; a training step below {SMALL_STEP_FLOPS / 1e9:g} GFLOP runs on one thread "
                  "unless --threads or $OMP_NUM_THREADS is given)",
     "--force": "write into a non-empty --out that holds no run of this command (nothing there is deleted)",
+    "--max-memory": "the memory this run may plan to use, e.g. 64G (K, M, G, T: powers of 1024); a request whose "
+                    "estimate is larger is refused before anything runs (default: $JACKSON_MAX_MEMORY, else this "
+                    "machine's memory)",
     "--status": "print where this command's run stands in its --out (finished cells, fits in progress with their "
                 "step and time left, cells not started) and exit; trains and writes nothing, safe beside a live run",
 }
 
 
 def split_global(prog: str, argv: list[str], own: frozenset = frozenset()) -> tuple[dict, list[str]]:
-    """Take the options every command shares (--threads N, --force, --config FILE, --status) out of argv; one that
-    the command's config declares itself (a field in `own`, e.g. cot-dp data's `force`) is left to it."""
-    opts = {"threads": None, "force": False, "config": None, "status": False}
+    """Take the options every command shares (--threads N, --force, --config FILE, --status, --max-memory SIZE) out
+    of argv; one that the command's config declares itself (a field in `own`, e.g. cot-dp data's `force`) is left
+    to it."""
+    opts = {"threads": None, "force": False, "config": None, "status": False, "max_memory": None}
     rest: list[str] = []
     i = 0
     while i < len(argv):
@@ -54,6 +58,15 @@ def split_global(prog: str, argv: list[str], own: frozenset = frozenset()) -> tu
                 opts["config"] = argv[i]
             else:
                 fail(prog, "argument --config: expected one argument")
+        elif a == "--max-memory" or a.startswith("--max-memory="):
+            if "=" in a:
+                v = a.split("=", 1)[1]
+            elif i + 1 < len(argv):
+                i += 1
+                v = argv[i]
+            else:
+                fail(prog, "argument --max-memory: expected one argument")
+            opts["max_memory"] = budget.parse_size(v)
         elif a == "--threads" or a.startswith("--threads="):
             if "=" in a:
                 v = a.split("=", 1)[1]
@@ -74,7 +87,7 @@ def split_global(prog: str, argv: list[str], own: frozenset = frozenset()) -> tu
     return opts, rest
 
 
-SHARED_OPTIONS = ("--config", "--threads", "--force")
+SHARED_OPTIONS = ("--config", "--threads", "--force", "--max-memory")
 
 
 def shared_options(cls) -> tuple[str, ...]:
@@ -95,8 +108,9 @@ def command_parser(cls, prog: str, description: str = "", status: bool = False) 
         if opt[2:] in own or (opt == "--status" and not status) or (opt != "--status" and opt not in takes):
             continue
         flag = opt in ("--force", "--status")
+        metavar = {"--config": "FILE", "--max-memory": "SIZE"}.get(opt, "N")
         parser.add_argument(opt, action="store_true" if flag else None, default=argparse.SUPPRESS,
-                            **({} if flag else {"metavar": "FILE" if opt == "--config" else "N"}),
+                            **({} if flag else {"metavar": metavar}),
                             help=text)
     return parser
 
@@ -116,9 +130,10 @@ def cli_run(prog: str, cls, description: str, quick: dict, run, argv: list[str],
         if opts["status"] and grid is None:
             raise UsageError("--status: this command runs no grid of cells; its run folder's summary says what it did")
         given = vars(command_parser(cls, prog, description, status=grid is not None).parse_args(rest))
-        for k in ("threads", "force", "config", "status"):
+        for k in ("threads", "force", "config", "status", "max_memory"):
             if k not in own:
                 given.pop(k, None)
+        budget.GIVEN = opts["max_memory"]     # this command line's, never a previous call's (in-process runs)
         apply_threads(opts["threads"])
         runfolder.FORCE = opts["force"]
         if opts["config"]:
@@ -133,7 +148,10 @@ def cli_run(prog: str, cls, description: str, quick: dict, run, argv: list[str],
         command = runfolder.command_line(prog, argv)
         return cfg, run(cfg, command)
 
-    return guarded(prog, body)
+    try:
+        return guarded(prog, body)
+    finally:
+        budget.GIVEN = None        # --max-memory is this command's: a later call in the same process starts without it
 
 
 def show_status(prog: str, out, cells) -> None:

@@ -340,17 +340,40 @@ def read_capped(path, option: str, limit: int = MAX_TEXT_BYTES) -> str:
     return text
 
 
+MAX_JSON_DEPTH = 64    # a JSON file nested deeper than this is refused (the lab's deepest, a summary.json, has 8 levels)
+
+
+def loads_json(text: str, option: str, path=""):
+    """json.loads with a nesting limit: a document nested past MAX_JSON_DEPTH levels (or so deep that Python's
+    own reader gives up) is a UsageError naming `option` and the file, never a RecursionError."""
+    too_deep = f"{option}: {path} is nested more than {MAX_JSON_DEPTH} levels deep, past the limit for a JSON file"
+    try:
+        doc = json.loads(text)
+    except RecursionError:
+        raise UsageError(too_deep) from None
+    stack = [(doc, 1)]
+    while stack:                    # depth measured without recursion
+        node, d = stack.pop()
+        need(d <= MAX_JSON_DEPTH, too_deep)
+        if isinstance(node, dict):
+            stack += [(v, d + 1) for v in node.values()]
+        elif isinstance(node, list):
+            stack += [(v, d + 1) for v in node]
+    return doc
+
+
 def read_json(path, option: str = "the run folder", limit: int = MAX_TEXT_BYTES):
     """A JSON file a command reads whole (a run folder's config.json, summary.json, cell.json, report.json), through
-    `read_capped`: at most `limit` bytes of a regular file.  OSError, UnicodeDecodeError and JSONDecodeError pass on."""
-    return json.loads(read_capped(path, option, limit))
+    `read_capped`: at most `limit` bytes of a regular file, nested at most MAX_JSON_DEPTH levels.  OSError,
+    UnicodeDecodeError and JSONDecodeError pass on."""
+    return loads_json(read_capped(path, option, limit), option, path)
 
 
 def read_config(cls, path: str):
     """A config from a config.json a run wrote (jackson.runfolder), for `--config FILE`."""
     p = Path(path)
     try:
-        d = json.loads(read_capped(p, "--config"))
+        d = loads_json(read_capped(p, "--config"), "--config", p)
     except UsageError:
         raise
     except (OSError, UnicodeDecodeError, ValueError) as e:

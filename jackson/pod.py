@@ -43,7 +43,11 @@ def pod_matrix(values: np.ndarray, weights: np.ndarray, nodes: np.ndarray, k: in
 
 def pod(kernel: Callable[[np.ndarray, np.ndarray], np.ndarray], n: int = 256,
         rule: str = "gauss", k: int | None = None) -> POD:
-    """POD of any kernel given as kernel(u, v) -> matrix (len(u), len(v))."""
+    """POD of any kernel given as kernel(u, v) -> matrix (len(u), len(v)).  The n x n matrices it makes (the
+    kernel's values, their weighted copy and the SVD's two factors, float64) are priced first
+    (`jackson.budget.check`): an n past the memory limit is a one-line BudgetError."""
+    from .budget import F64, check
+    check(f"the POD on {n:,} nodes", {"the kernel matrix and its SVD": 4 * F64 * float(n) ** 2})
     x, w = quadrature(n, rule)
     return pod_matrix(np.asarray(kernel(x, x), dtype=np.float64), w, x, k)
 

@@ -236,8 +236,14 @@ def folder_kind(out: Path) -> str | None:
     return None
 
 
-def check_scheduler(address: str, timeout: float = 5.0) -> None:
-    """A Dask scheduler address that parses and answers a TCP connection within `timeout` seconds."""
+def check_scheduler(address: str, timeout: float | None = None) -> None:
+    """A Dask scheduler address that parses and answers within `timeout` seconds (default
+    `jackson.budget.SCHEDULER_TIMEOUT_S`): at tcp:// the server must send a Dask scheduler's opening message
+    (`jackson.budget.scheduler_handshake`: an HTTP server, or a port that accepts and never answers, is refused
+    in one line naming the seconds waited); tls://, ws:// and wss:// must accept a TCP connection.  Checked
+    before a run folder is opened, so a refused address leaves nothing behind."""
+    from .budget import SCHEDULER_TIMEOUT_S, scheduler_handshake
+    timeout = SCHEDULER_TIMEOUT_S if timeout is None else timeout
     if not address or address.startswith("inproc://"):   # inproc: a LocalCluster(processes=False) in this process
         return
     url = urlsplit(address if "://" in address else f"tcp://{address}")
@@ -247,12 +253,18 @@ def check_scheduler(address: str, timeout: float = 5.0) -> None:
         host, port = None, None
     need(url.scheme in ("tcp", "tls", "ws", "wss") and bool(host) and port is not None,
          f"--dask-scheduler: give a Dask scheduler address such as tcp://host:8786, got '{address}'")
+    hint = "start one with `dask scheduler` or leave --dask-scheduler out to run in-process"
+    if url.scheme == "tcp":
+        why = scheduler_handshake(host, port, timeout)
+        need(not why, f"--dask-scheduler {address}: {why}; {hint}")
+        return
     try:
         with socket.create_connection((host, port), timeout=timeout):
             pass
+    except socket.timeout:
+        raise UsageError(f"--dask-scheduler {address}: no answer to a connection within {timeout:g} s; {hint}") from None
     except OSError as e:
-        raise UsageError(f"--dask-scheduler {address}: no Dask scheduler answers there ({e.strerror or e}); "
-                         "start one with `dask scheduler` or leave --dask-scheduler out to run in-process") from None
+        raise UsageError(f"--dask-scheduler {address}: no Dask scheduler answers there ({e.strerror or e}); {hint}") from None
 
 
 def environment(kind: str, command: str, device: str | None) -> dict:

@@ -254,9 +254,9 @@ def run_cells(cells: list[CellLike], out_dir: str | os.PathLike, scheduler: str 
 def peek_checkpoint(path: str | os.PathLike) -> dict | None:
     """A resume checkpoint's contents (loaded on the CPU, tensors allowed only), or None if it cannot be read
     (being replaced right now, truncated, not a checkpoint).  Reads only: for `grid_status`."""
-    import torch
+    from .checkpoint import load_weights_only
     try:
-        st = torch.load(path, map_location="cpu", weights_only=True)
+        st = load_weights_only(path)
     except Exception:
         return None
     return st if isinstance(st, dict) else None

@@ -33,7 +33,6 @@ import csv
 import gzip
 import io
 import itertools
-import json
 import math
 import os
 import random
@@ -44,7 +43,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Callable
 
-from .config import UsageError, read_capped
+from .config import UsageError, loads_json, read_capped
 from .runfolder import table_path
 
 REPRODUCED, PARTLY, NOT_REPRODUCED = "reproduced", "partly", "not reproduced"
@@ -113,9 +112,10 @@ class UnreadableEvidence(ValueError):
 
 
 def _read_json(p: Path):
-    """A run folder's JSON, None when unreadable: not JSON, not UTF-8, or past read_capped's size limit."""
+    """A run folder's JSON, None when unreadable: not JSON, not UTF-8, past read_capped's size limit or nested past
+    jackson.config.MAX_JSON_DEPTH (a UsageError, which is a ValueError)."""
     try:
-        return json.loads(read_capped(p, "--root"))
+        return loads_json(read_capped(p, "--root"), "--root", p)
     except (OSError, ValueError):
         return None
 

@@ -156,8 +156,28 @@ def validate(cfg: CompareConfig) -> None:
         m.validate_m_h(m.n)
     except (AlterationError, ValueError) as e:
         raise UsageError(str(e)) from None
+    check_cost(cfg)
     check_run_folder(cfg.out, "rnn-compare")
     check_scheduler(cfg.scheduler)
+
+
+def check_cost(cfg: CompareConfig) -> None:
+    """Refuse, in one line naming the estimate and the limit (jackson.budget), a comparison whose cell cannot fit:
+    its sequences (inputs and targets before and after the alteration, float64), and one training step (or an
+    evaluation batch) of the larger of its two banks, the seeds as members: the Transformer's, or the RNN's (its
+    hidden states over the sequence kept for the backward pass)."""
+    from jackson import budget
+    n, tau, members, m, r = cfg.n_train + cfg.n_test, cfg.tau, len(cfg.seeds), cfg.transformer, cfg.rnn
+    parts = {"the sequences and targets": 4 * budget.F64 * n * tau}
+    steps = []
+    for batch, train in ((cfg.fit.batch_size, True), (cfg.fit.eval_size, False)):
+        steps.append(budget.transformer_bytes(members * min(batch, n), tau, max(m.n, m.d_v, m.d_pos), m.depth,
+                                              mlp=m.width, params=members * 2 * m.depth * m.width * m.width, train=train))
+    for batch in (cfg.rnn_fit.batch_size, cfg.rnn_fit.eval_size):
+        steps.append({"the RNN's hidden states": 4 * budget.F32 * members * min(batch, n) * tau * r.hidden,
+                      "the RNN's weights with their gradients and Adam's moments": 4 * budget.F32 * members * r.hidden ** 2})
+    parts.update(max(steps, key=budget.total))
+    budget.check(f"one cell of this comparison (tau {tau:,}, {n:,} sequences, {members} seeds)", parts)
 
 
 def filter_words(cfg: CompareConfig) -> str:

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.special import eval_legendre, zeta
 
+from jackson import budget
 from jackson.config import UsageError
 from jackson.expr import Expression
 
@@ -241,6 +242,15 @@ class Spectrum:
             raise TargetError(f"--alpha: must be > 0, got {self.alpha}")
         if self.c <= 0:
             raise TargetError(f"c: must be > 0, got {self.c}")
+        if math.isfinite(self.rank):       # sigma_1..sigma_rank are realised as one float64 array
+            budget.check(f"a spectrum of rank {int(self.rank):,}", {"its values": budget.F64 * self.rank}, TargetError)
+
+    def terms(self) -> int:
+        """K, the number of terms, without realising them: the explicit list's length, the finite rank, or the
+        truncation of rank inf (a search over the tail, which allocates nothing)."""
+        if self.explicit is not None:
+            return len(self.explicit)
+        return int(self.rank) if math.isfinite(self.rank) else self.truncation()
 
     def tail(self, k: int) -> float:
         """sum_{i>k} sigma_i^2 of the *ideal* spectrum (0 for finite rank, zeta tail for inf)."""
@@ -283,6 +293,16 @@ class Spectrum:
         return self.c * np.arange(1, k + 1, dtype=np.float64) ** -self.alpha
 
 
+CHUNK = 256     # sequences evaluated together by logits, oracle and diagnostics (their default `chunk`)
+
+
+def chunk_bytes(tau: int, k: int, chunk: int = CHUNK) -> dict[str, float]:
+    """The float64 memory of evaluating one chunk of sequences of a POD target with K = k terms (`_parts`' basis
+    values, sigma-weighted and not, and the logits with their softmax and the oracle's truncation), by part."""
+    return {f"the basis values of {chunk} sequences": 3 * budget.F64 * chunk * tau * k,
+            f"the logits of {chunk} sequences": 5 * budget.F64 * chunk * tau * tau}
+
+
 def decay_exponent(sigma) -> float:
     """alpha_hat of an explicit spectrum: minus the least-squares slope of log sigma_i against log i over
     its nonzero values (sigma non-increasing, so they are sigma_1..sigma_R); nan with fewer than two.
@@ -323,6 +343,8 @@ class PODTarget:
         F_map(self.F, self.f)
         if self.tau < 1:
             raise TargetError(f"--tau: must be >= 1, got {self.tau}")
+        budget.check(f"the target (tau {self.tau:,}, K {self.spectrum.terms():,} terms)",
+                     chunk_bytes(self.tau, self.spectrum.terms()), TargetError)
 
     # ---- the kernel ------------------------------------------------------------------------
     @property
@@ -348,6 +370,8 @@ class PODTarget:
     # ---- sampling and evaluation -----------------------------------------------------------
     def sample(self, n_seq: int, seed: int) -> np.ndarray:
         """n_seq sequences of tau scalars ~ U[0, 1], deterministic in seed: (n_seq, tau)."""
+        budget.check(f"{n_seq:,} sequences of tau {self.tau:,}", {"the sequences": budget.F64 * n_seq * self.tau},
+                     TargetError)
         return np.random.default_rng(seed).random((n_seq, self.tau))
 
     def _parts(self, xb: np.ndarray):
@@ -359,6 +383,8 @@ class PODTarget:
 
     def logits(self, x: np.ndarray, chunk: int = 256) -> np.ndarray:
         """rho(x_t, x_s) for each sequence: (n_seq, tau, tau)."""
+        budget.check(f"the logits of {len(x):,} sequences of tau {self.tau:,}",
+                     {"the logits and their softmax": 3 * budget.F64 * len(x) * self.tau ** 2}, TargetError)
         out = np.empty(x.shape + (self.tau,), dtype=np.float64)
         for a in range(0, len(x), chunk):
             pu, pv = self._parts(x[a:a + chunk])

@@ -45,11 +45,13 @@ def _load(path: Path):
     return mod
 
 
-SECTIONS: dict[str, tuple[str, str]] = {}   # test module -> (its FAULT_SECTION, its FAULT_NOTE), filled by collect
+SECTIONS: dict[str, tuple[str, str]] = {}   # test module -> (title, note) of its own section: FAULT_SECTION/FAULT_NOTE or RELIABILITY_SECTION
 
 
 def collect() -> dict[str, list[dict]]:
-    """{test module: its cases}, modules in name order, cases in declaration order."""
+    """{test module: its cases}, modules in name order, cases in declaration order.  A module may also declare
+    RELIABILITY_SECTION = (title, markdown): a section of its own, after the class table, with its cases per
+    class and that text (e.g. the limits the commands it covers state)."""
     out: dict[str, list[dict]] = {}
     for path in sorted(HERE.glob("test_*.py")):
         text = path.read_text()
@@ -59,6 +61,9 @@ def collect() -> dict[str, list[dict]]:
         cases = [dict(c) for c in getattr(mod, "FAULT_CASES", [])]
         if getattr(mod, "FAULT_SECTION", None):
             SECTIONS[path.name] = (mod.FAULT_SECTION, getattr(mod, "FAULT_NOTE", ""))
+        section = getattr(mod, "RELIABILITY_SECTION", None)
+        if section:
+            SECTIONS[path.name] = tuple(section() if callable(section) else section)
         if path.name == "test_cli.py":
             for table, how in (("BAD", "test_bad_input_one_line_exit_2"), ("BAD_IN_PROCESS", "test_bad_input_in_process")):
                 for cid, (args, option) in getattr(mod, table).items():
@@ -82,8 +87,12 @@ CLASSES = {   # class -> what the lab guarantees for it
              "caches (keyed by content), report.json files",
     "bounded": "Every cost is bounded: sizes and limits are checked before work starts",
     "one-line": "One line, the file or option named, a non-zero exit, no traceback",
+    "wait": "Every wait has a deadline, named in the line that ends it: a Dask scheduler's handshake, file opens "
+            "(regular files only, checked before the open), subprocesses",
     "contained": "Foreign code in a box: a plugin rule that raises, exits, recurses or returns what is not an Outcome "
-                 "marks its claim failed in one line, the counts still sum, and the command exits non-zero",
+                 "marks its claim failed in one line and the counts still sum; a model factory that does the same is "
+                 "one 'failed:' line; either way the command exits non-zero, and an error line quotes nothing of a "
+                 "file outside the inputs named",
 }
 KEYWORDS = (   # a case without a declared "class" is placed by the first group whose words its id, command or
                # expectation holds (the order matters: a link under --force is about ownership, not input)

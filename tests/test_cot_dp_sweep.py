@@ -97,7 +97,8 @@ def test_sweep_on_dask_gives_the_in_process_numbers(tmp_path):
     assert not (tmp_path / "dask" / "checkpoints").exists()     # written and removed at absolute paths from the worker
 
 
-def test_presets_and_options_on_top(tmp_path):
+def test_presets_and_options_on_top(tmp_path, monkeypatch):
+    monkeypatch.setenv("JACKSON_MAX_MEMORY", "1T")     # the full preset is priced for a larger machine than a CI one
     from cot_dp.cli import run_cli
     from cot_dp.grid import PRESETS, SweepConfig, validate
     get = lambda argv: run_cli("cot-dp sweep", SweepConfig, "", lambda c, cmd: c, argv,  # noqa: E731

@@ -251,9 +251,12 @@ def test_a_factory_is_imported_from_the_current_folder_and_seeded(factory_dir):
     for (k, v), w in zip(a.state_dict().items(), b.state_dict().values()):
         assert torch.equal(v, w), k
     for spec, msg in [("mytinyvit", "is not module:function"), ("nosuchmod_xyz:build", "no module named nosuchmod_xyz"),
-                      ("mytinyvit:nope", "mytinyvit has no nope"), ("mytinyvit:not_a_model", "returned a str, not a torch")]:
+                      ("mytinyvit:nope", "mytinyvit has no nope")]:
         with pytest.raises(UsageError, match=msg):
             model_source.from_factory(spec, {}, 0)
+    from jackson.config import RunFailed        # the factory ran and gave no model: the run failed (exit 1)
+    with pytest.raises(RunFailed, match=r"mytinyvit:not_a_model returned a str, not a model \(a torch nn.Module\)"):
+        model_source.from_factory("mytinyvit:not_a_model", {}, 0)
 
 
 def test_arch_and_timm_descriptions_load_as_their_options_do(tmp_path):

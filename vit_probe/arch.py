@@ -35,6 +35,26 @@ class Arch:
         return (32 // self.patch) ** 2 + 1   # patches + class token
 
 
+def params(a: Arch) -> int:
+    """The number of weights of `a`'s ViT (timm's, or with QKAttention's m_h-wide q and k): the patch embedding,
+    the class token and positions, per block q, k, v, the projection, the MLP and two norms, the head."""
+    qk = 2 * a.heads * (a.m_h if a.m_h is not None else a.d_v)
+    hidden = int(a.mlp_ratio * a.dim)
+    block = a.dim * (qk + a.dim) + (qk + a.dim) + a.dim * a.dim + a.dim + 2 * a.dim * hidden + hidden + a.dim + 4 * a.dim
+    return 3 * a.patch ** 2 * a.dim + a.dim + (a.tokens + 1) * a.dim + a.depth * block + 2 * a.dim + 10 * a.dim + 10
+
+
+def check_memory(a: Arch, batch: int = 0, train: bool = False, what: str = "") -> None:
+    """Refuse, in one line naming the estimate and the limit (jackson.budget), a model of `a` that cannot fit:
+    its weights (training: with gradients and AdamW's moments), and with `batch` images one forward (training:
+    with the activations kept for the backward pass).  Sizes only: nothing is built."""
+    from jackson import budget
+    spec = what or f"--arch {arch_spec(a)}"
+    parts = budget.transformer_bytes(batch, a.tokens, a.dim, a.depth, heads=a.heads, mlp=a.mlp_ratio * a.dim,
+                                     params=params(a), train=train)
+    budget.check(f"{spec} ({params(a):,} weights{f', {batch:,} images a step' if batch else ''})", parts)
+
+
 def parse_arch(spec: str) -> Arch:
     m = ARCH_RE.fullmatch(spec.strip())
     if not m:

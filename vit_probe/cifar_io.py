@@ -89,6 +89,9 @@ def sort_key(p: Path):
 def decode_image(src, where) -> np.ndarray:
     """One image file (a path, or a file object holding an archive member's bytes) as (32, 32, 3) uint8 RGB."""
     from PIL import Image
+    if isinstance(src, (str, os.PathLike)):
+        from jackson.budget import regular_file
+        regular_file(src, "--data")          # a FIFO among the images would block the open: refused first
     try:
         with Image.open(src) as im:
             a = np.asarray(im.convert("RGB"), dtype=np.uint8)
@@ -110,6 +113,23 @@ def stamp(p: Path) -> str:
     (even within the same second, or back to the same size) is read again."""
     st = p.stat()
     return f"{st.st_size}:{st.st_mtime_ns}"
+
+
+def content_stamp(p: Path) -> str:
+    """What a cache of a file it decodes is keyed by: its size and the sha1 of its bytes (read whole: the files
+    behind a cache are CIFAR-10's, at most a 30 MB batch, and hashing them costs a fraction of decoding them).
+    A file replaced by another of the same size with its mtime kept (cp -p, rsync -a, tar x) gets another key.
+    Anything but a regular file is never opened: it is keyed as what it is and the reader refuses it."""
+    import hashlib
+    import stat as stat_
+    st = os.stat(p)
+    if not stat_.S_ISREG(st.st_mode):
+        return "not-a-regular-file"
+    h = hashlib.sha1()
+    with open(p, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return f"{st.st_size}:{h.hexdigest()}"
 
 
 def save_npz(path: Path, compressed: bool = False, **arrays) -> None:

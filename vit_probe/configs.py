@@ -14,13 +14,14 @@ run once the model is loaded.  Field names and defaults are config.json keys and
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from jackson.config import Option, UsageError, need
 from jackson.runfolder import check_run_folder, check_scheduler
 
 from . import normalize
-from .arch import parse_arch
+from .arch import check_memory, parse_arch
 
 
 def check_device(dev: str) -> str:
@@ -59,6 +60,12 @@ def check_model_choice(model: str, pretrained: bool, arch: str, model_json: str,
                       "or --model-factory module:function (each with an optional --checkpoint)")
     if arch:
         parse_arch(arch)
+
+
+def check_spectra_memory(cfg) -> None:
+    """An --arch model probed in batches of --batch-size images (and its random-init controls): priced first."""
+    if cfg.arch:
+        check_memory(parse_arch(cfg.arch), min(cfg.batch, cfg.n_images))
 
 
 @dataclass(frozen=True)
@@ -110,6 +117,7 @@ def validate_spectra(cfg: SpectraConfig) -> None:
          f"--fit-range: give two indices lo,hi with 1 <= lo < hi, got {cfg.fit_range}")
     check_model_choice(cfg.model, cfg.pretrained, cfg.arch, cfg.model_json, cfg.model_factory)
     normalize.choose(cfg.normalize)          # --normalize (the description's "normalize" is read with the model)
+    check_spectra_memory(cfg)
     check_run_folder(cfg.out, "vit-probe spectra")
     check_device(cfg.device)
 
@@ -159,6 +167,9 @@ def validate_sweep(cfg: SweepMhConfig) -> None:
     need(cfg.n_spectra >= 1 and cfg.n_eval_train >= 1, "--n-spectra and --n-eval-train must be >= 1")
     need(-a.depth <= cfg.spectra_layer < a.depth, f"--spectra-layer {cfg.spectra_layer} is out of range (0..{a.depth - 1})")
     need(0 <= cfg.spectra_head < a.heads, f"--spectra-head {cfg.spectra_head} is out of range (0..{a.heads - 1})")
+    for m in cfg.mh:                         # the widest m_h's model, trained in batches of --batch-size
+        check_memory(dataclasses.replace(a, m_h=m), min(cfg.train.batch_size, cfg.train.n_train), train=True,
+                     what=f"--arch {cfg.arch} with m_h {m}")
     if not cfg.rebuild:
         check_device(cfg.device)
     check_run_folder(cfg.out, "vit-probe sweep-mh")
@@ -197,6 +208,7 @@ def validate_permute(cfg: PermuteConfig) -> None:
         need(t.epochs > 0 and t.lr > 0 and t.batch_size >= 1 and t.n_train >= 1,
              f"--{name}-*: epochs, lr, batch size and n_train must be positive")
     need(cfg.seed >= 0, f"--seed must be >= 0, got {cfg.seed}")
+    check_memory(a, max(min(t.batch_size, t.n_train) for t in (cfg.original, cfg.finetune)), train=True)
     check_device(cfg.device)
     check_run_folder(cfg.out, "vit-probe permute")
 

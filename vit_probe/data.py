@@ -35,12 +35,13 @@ from pathlib import Path
 
 import numpy as np
 
+from jackson.budget import regular_file
 from jackson.config import UsageError
 
 from .archive import load_split
 from .normalize import CIFAR10
 from .cifar_io import (CLASSES, IMAGE_EXT, OFFICIAL_TEST, OFFICIAL_TRAIN, batch_arrays, decode_image, save_npz,
-                       sort_key, stamp)
+                       sort_key, content_stamp)
 
 MEAN, STD = CIFAR10   # CIFAR-10 channel means and stds (the shared ViT was trained with these; vit_probe/normalize.py)
 
@@ -173,6 +174,7 @@ def _read_official(root: Path, split: str) -> tuple[np.ndarray, np.ndarray]:
     names = OFFICIAL_TRAIN if split == "train" else (OFFICIAL_TEST,)
     xs, ys = [], []
     for name in names:
+        regular_file(root / name, "--data")
         with open(root / name, "rb") as fh:
             x, y = batch_arrays(fh, root / name)
         xs.append(x)
@@ -200,19 +202,19 @@ def _read_folder(root: Path, split: str) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _fingerprint(path: Path, kind: str, split: str) -> str:
-    """What the decoded `split` of CIFAR-10 at `path` (a folder) depends on, for the .npz cache's key: the
-    split's batch files' size and mtime (official layout), or every file's of the split's class folders
-    (image-folder tree).  A file changed in place is read again.  (Archives: `_archive_key`.)"""
+    """What the decoded `split` of CIFAR-10 at `path` (a folder) depends on, for the .npz cache's key: the content
+    (`cifar_io.content_stamp`: size and sha1 of the bytes) of the split's batch files (official layout), or of
+    every file of the split's class folders (image-folder tree).  A file replaced in place is read again, even
+    with its size and mtime kept (cp -p, rsync -a, tar x).  (Archives: `_archive_key`.)"""
     if kind == "official":
         root = _find_official(path)
-        return ";".join(f"{n}:{stamp(root / n)}" for n in (OFFICIAL_TRAIN if split == "train" else (OFFICIAL_TEST,)))
+        return ";".join(f"{n}:{content_stamp(root / n)}" for n in (OFFICIAL_TRAIN if split == "train" else (OFFICIAL_TEST,)))
     base = _find_folder_tree(path) / split
     h = hashlib.sha1()
     for d in sorted(q for q in base.iterdir() if q.is_dir()):
         for f in sorted(os.scandir(d), key=lambda e: e.name):
             try:
-                st = f.stat()
-                h.update(f"{d.name}/{f.name}:{st.st_size}:{st.st_mtime_ns}\n".encode())
+                h.update(f"{d.name}/{f.name}:{content_stamp(Path(f.path))}\n".encode())
             except OSError:              # a dangling link: the decoder names it
                 h.update(f"{d.name}/{f.name}:unreadable\n".encode())
     return h.hexdigest()

@@ -24,14 +24,13 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
-import json
 import os
 import sys
 from pathlib import Path
 
 from torch import nn
 
-from jackson.config import UsageError, from_dict, need, read_capped
+from jackson.config import RunFailed, UsageError, from_dict, loads_json, need, read_capped
 from jackson.schedule import torch_seeded
 
 from . import models, normalize
@@ -52,7 +51,7 @@ def read_description(path: str | Path) -> dict:
     path = Path(path).expanduser()
     where = f"--model-json {path.name}"
     try:
-        d = json.loads(read_capped(path, "--model-json", MAX_DESCRIPTION_BYTES))
+        d = loads_json(read_capped(path, "--model-json", MAX_DESCRIPTION_BYTES), "--model-json", path)
     except FileNotFoundError:
         raise UsageError(f"--model-json: {path} does not exist") from None
     except UsageError:
@@ -102,6 +101,8 @@ def import_factory(spec: str, option: str = "--model-factory"):
     except Exception as e:
         raise UsageError(f"{option}: importing {mod_name} failed ({type(e).__name__}: "
                          f"{str(e).splitlines()[0][:160] if str(e) else ''})") from None
+    except SystemExit as e:       # a module that calls sys.exit() (or exit()) while it is imported
+        raise RunFailed(f"{spec} exited while its module was imported (SystemExit {e.code!r}) ({option})") from None
     finally:
         if added:
             sys.path.remove(here)
@@ -119,11 +120,22 @@ def from_factory(spec: str, kwargs: dict, seed: int, option: str = "--model-fact
     with torch_seeded(seed):
         try:
             model = fn(**kwargs)
+        except RecursionError:
+            raise RunFailed(f"{spec} recursed past Python's limit (RecursionError) without returning a model "
+                            f"({option})") from None
         except Exception as e:
-            raise UsageError(f"{option}: {spec}() raised {type(e).__name__}: "
-                             f"{str(e).splitlines()[0][:160] if str(e) else ''}") from None
-    need(isinstance(model, nn.Module), f"{option}: {spec}() returned a {type(model).__name__}, not a torch nn.Module")
+            raise RunFailed(f"{spec} raised {type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''} "
+                            f"({option})") from None
+        except SystemExit as e:      # sys.exit(), exit(), quit(): the factory must return, not end the command
+            raise RunFailed(f"{spec} exited (SystemExit {e.code!r}) without returning a model ({option})") from None
+    if not isinstance(model, nn.Module):
+        raise RunFailed(f"{spec} returned {_kind(model)}, not a model (a torch nn.Module) ({option})")
     return model
+
+
+def _kind(value) -> str:
+    """What a factory returned, in words, without its content: 'None', 'a int', 'a dict'."""
+    return "None" if value is None else f"a {type(value).__name__}"
 
 
 def load(d: dict, checkpoint: str, seed: int, option: str = "--model-json") -> tuple[nn.Module, str, str]:

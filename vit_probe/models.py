@@ -13,6 +13,7 @@ Such models come from `vit_probe.model_source` (a description JSON or a `module:
 """
 from __future__ import annotations
 
+import pickle
 import re
 import sys
 from pathlib import Path
@@ -21,6 +22,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from jackson.budget import regular_file
+from jackson.checkpoint import load_weights_only
 from jackson.config import UsageError
 # parse_arch and arch_spec are also used as models.parse_arch / models.arch_spec beside models.build
 from .arch import ARCH_RE, Arch, arch_spec, parse_arch  # noqa: F401
@@ -119,7 +122,10 @@ def attention_scale(attn: nn.Module) -> float:
 
 
 def build(arch: Arch, num_classes: int = 10) -> nn.Module:
-    """timm's VisionTransformer for 32x32 inputs; m_h variants get QKAttention in every block."""
+    """timm's VisionTransformer for 32x32 inputs; m_h variants get QKAttention in every block.  Its weights are
+    priced first (`vit_probe.arch.check_memory`): an architecture past the memory limit is one line, unbuilt."""
+    from .arch import check_memory
+    check_memory(arch)
     from timm.models.vision_transformer import VisionTransformer
     model = VisionTransformer(img_size=32, patch_size=arch.patch, num_classes=num_classes,
                               embed_dim=arch.dim, depth=arch.depth, num_heads=arch.heads,
@@ -195,7 +201,7 @@ def read_checkpoint(path: str | Path) -> tuple[dict, dict]:
     state dict of tensors, a complex tensor (no model vit-probe reads has complex weights), and a
     floating tensor holding nan or inf (named: the first such tensor in the file's order), which no
     probe can take a spectrum of."""
-    path = Path(path).expanduser()
+    path = regular_file(Path(path).expanduser(), "--checkpoint")     # a FIFO is refused before it is opened
     if not path.is_file():
         raise UsageError(f"--checkpoint: {path} does not exist")
     if path.stat().st_size == 0:
@@ -211,9 +217,12 @@ def read_checkpoint(path: str | Path) -> tuple[dict, dict]:
             with safe_open(str(path), "pt") as f:
                 top = dict(f.metadata() or {})
         else:
-            sd = top = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as e:   # a pickled whole model, TorchScript, truncated, or not weights at all
-        raise UsageError(f"--checkpoint: cannot read {path} as weights ({_why(e)}); {CHECKPOINT_KINDS}")
+            sd = top = load_weights_only(path)
+    except pickle.UnpicklingError:   # a bare pickle, or a whole model: torch's weights-only reader runs no code
+        raise UsageError(f"--checkpoint: cannot read {path} as weights (UnpicklingError: a pickle that torch's "
+                         f"weights-only reader refuses, e.g. a whole model or a plain pickle); {CHECKPOINT_KINDS}") from None
+    except Exception as e:   # TorchScript, truncated, or not weights at all
+        raise UsageError(f"--checkpoint: cannot read {path} as weights ({_why(e)}); {CHECKPOINT_KINDS}") from None
     meta = {}
     if isinstance(top, dict):
         if isinstance(top.get("arch"), str):

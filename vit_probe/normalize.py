@@ -47,6 +47,10 @@ class Norm:
         return {"name": self.name, "mean": list(self.mean), "std": list(self.std), "source": self.source}
 
 
+MIN_STD = 1e-6       # a channel std below this turns a pixel step of 1/255 into more than 4e3 (a subnormal std: inf)
+MAX_SCALE = 1e6      # a mean or std beyond this makes the normalised input (and its logits) overflow float32
+
+
 def _channels(values, side: str, where: str, given) -> tuple[float, ...]:
     """Three finite floats (one value stands for all three channels); stds > 0."""
     try:
@@ -55,8 +59,11 @@ def _channels(values, side: str, where: str, given) -> tuple[float, ...]:
         raise UsageError(f"{where}: cannot read {given!r}; give {WORDS}") from None
     need(len(vals) in (1, 3), f"{where}: {side} needs 1 or 3 values (R, G, B), got {len(vals)} in {given!r}")
     need(all(math.isfinite(v) for v in vals), f"{where}: {side} must be finite numbers, got {given!r}")
+    need(all(abs(v) <= MAX_SCALE for v in vals), f"{where}: {side} values must be within +-{MAX_SCALE:g}, got {given!r}")
     if side == "std":
         need(all(v > 0 for v in vals), f"{where}: every std must be > 0, got {given!r}")
+        need(all(v >= MIN_STD for v in vals), f"{where}: every std must be >= {MIN_STD:g} (a smaller one, a subnormal "
+                                              f"included, blows a pixel up past what the logits' SVD can take), got {given!r}")
     return vals * 3 if len(vals) == 1 else vals
 
 

@@ -77,6 +77,11 @@ def collect(model, images: np.ndarray, layers: list[int], heads: list[int], batc
                 if tokens == "patches":
                     skip = getattr(model, "num_prefix_tokens", 1)
                     lg = lg[..., skip:, skip:]
+                if not bool(torch.isfinite(lg).all()):           # an SVD of inf / nan is a LinAlgError: one line
+                    from jackson.config import UsageError
+                    raise UsageError(f"block {l}: the attention logits are not finite (inf or nan) on images "
+                                     f"{i}..{i + len(lg) - 1}; the model's weights or the input normalisation "
+                                     f"({norm.text() if norm else 'auto'}) overflow float32")
                 sv = _svdvals(lg)                                  # (B, H_sel, N) decreasing
                 for j, h in enumerate(heads):
                     out[(l, h)].append(sv[:, j])

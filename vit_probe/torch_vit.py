@@ -47,6 +47,14 @@ def validate(cfg: TorchViTConfig, where: str = "torch-vit") -> None:
     need(cfg.mlp_ratio > 0, f"{where}: mlp_ratio must be > 0, got {cfg.mlp_ratio}")
     need(cfg.activation in ("gelu", "relu"), f"{where}: activation '{cfg.activation}' is not gelu or relu")
     need(cfg.num_classes >= 1, f"{where}: num_classes must be >= 1, got {cfg.num_classes}")
+    from jackson import budget          # its weights priced before nn.TransformerEncoder allocates them
+    tokens = (cfg.img_size // cfg.patch) ** 2 + 1
+    hidden = int(cfg.mlp_ratio * cfg.dim)
+    weights = (3 * cfg.patch ** 2 * cfg.dim + (tokens + 1) * cfg.dim + cfg.dim * cfg.num_classes
+               + cfg.depth * (4 * cfg.dim * cfg.dim + 2 * cfg.dim * hidden))
+    budget.check(f"{where}: a torch-vit of dim {cfg.dim:,}, depth {cfg.depth:,}, {tokens:,} tokens",
+                 {"its weights": budget.F32 * weights,
+                  "one image's attention": budget.F32 * cfg.heads * tokens * tokens})
 
 
 def describe(cfg: TorchViTConfig) -> str:

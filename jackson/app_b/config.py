@@ -114,7 +114,25 @@ def validate(cfg) -> None:
     need(ft.lr > 0 and 0 < ft.min_lr <= ft.lr, f"--lr, --min-lr: need 0 < min-lr <= lr, got {ft.lr}, {ft.min_lr}")
     need(ft.schedule in ("plateau", "cosine"), f"--schedule: choose plateau or cosine, got {ft.schedule}")
     need(0 < ft.lr_decay < 1, f"--lr-decay: must be in (0, 1), got {ft.lr_decay}")
+    check_cost(cfg)
     check_run_folder(resolved_out(cfg), f"jackson-tasks {cfg.task.name}")
+
+
+def check_cost(cfg) -> None:
+    """Refuse, in one line naming the estimate and the limit (jackson.budget), a task run whose cell cannot fit:
+    its training and held-out sequences with their targets and the target's attention (float64, n x tau x tau),
+    and one training step (or an evaluation batch of 1,024) of the one-head Transformer."""
+    from .. import budget
+    tr, m, ft, t = cfg.train, cfg.model, cfg.fit, cfg.task
+    n = tr.n_train + tr.n_test
+    parts = {"the sequences, targets and target attention": budget.F64 * n * t.tau * (t.d_in + t.d_out + t.tau),
+             "the probe tokens": budget.F64 * tr.n_probe * (t.d_in + t.d_out)}
+    params = 2 * m.depth * m.width * m.width + 2 * m.n * (m.n + t.d_in)
+    step = budget.transformer_bytes(min(ft.batch_size, tr.n_train), t.tau, max(m.n, m.d_v), m.depth, mlp=m.width,
+                                    params=params)
+    evaluate = budget.transformer_bytes(min(1024, n), t.tau, max(m.n, m.d_v), m.depth, mlp=m.width, train=False)
+    parts.update(max((step, evaluate), key=budget.total))
+    budget.check(f"one cell of this task (tau {t.tau:,}, {n:,} sequences, width {m.width:,})", parts)
 
 
 # ---- one cell: a task and a seed ---------------------------------------------------------------

@@ -419,6 +419,8 @@ def validate(cfg: SweepConfig) -> None:
     need(0 <= ft.converged_lr_frac <= 1, f"--converged-lr-frac: must be in [0, 1], got {ft.converged_lr_frac:g}")
     need(ft.explode > 1, f"--explode: must be > 1 (a multiple of E[y^2], the zero predictor's MSE: at or below it "
                          f"every fit counts as diverged), got {ft.explode:g}")
+    from .cost import check as check_cost
+    check_cost(cfg)                       # priced before a target is built or the run folder opened
     try:
         for c in cfg.cells():
             if c.seed == cfg.seeds[0]:

@@ -1,0 +1,219 @@
+"""What a request costs, priced before it is paid, and how long a wait may last.
+
+Every command (and every public function that allocates by its inputs) estimates the memory its request needs
+from the sizes it was given -- sequence length, set sizes, spectrum length K, model width and depth, the
+longest data line -- before it reads data, builds a model or opens its run folder, and refuses, in one line
+naming the estimate and the limit, what is past the limit:
+
+    budget.check("jackson-sweep: one cell", {"the training sequences": 8 * n * tau, ...})
+
+The limit (`limit`) is `--max-memory SIZE` (every command takes it; `jackson.command.split_global` sets
+`GIVEN`), else `$JACKSON_MAX_MEMORY`, else this machine's physical memory.  An estimate counts the arrays a
+run holds at its peak (float64 data, float32 activations kept for the backward pass, weights with their
+gradients and Adam's two moments); it is a floor, not a measurement of the allocator's peak: a request it
+passes may still need more, one it refuses cannot fit.
+
+Waits: `scheduler_handshake` reads a Dask scheduler's opening message within `SCHEDULER_TIMEOUT_S` seconds (a
+server that accepts and says nothing, or says something else, is not a scheduler: one line naming the seconds
+waited); `regular_file` refuses a FIFO, a device or a folder before it is opened (an open of a FIFO waits for
+a writer forever).  Standard library only.
+"""
+from __future__ import annotations
+
+import math
+import os
+import re
+import socket
+import stat
+import struct
+import time
+from pathlib import Path
+
+from .config import UsageError
+
+ENV = "JACKSON_MAX_MEMORY"       # the environment setting that raises (or lowers) the limit
+OPTION = "--max-memory"          # the option every command takes for it
+GIVEN: int | None = None         # --max-memory of this command line, in bytes (set by jackson.command.split_global)
+FALLBACK = 16 * 2 ** 30          # the limit where the machine's memory cannot be read
+F64, F32 = 8, 4                  # bytes of a float64 array element, of a float32 tensor element
+
+UNITS = {"": 1, "b": 1, "k": 2 ** 10, "kb": 10 ** 3, "kib": 2 ** 10, "m": 2 ** 20, "mb": 10 ** 6, "mib": 2 ** 20,
+         "g": 2 ** 30, "gb": 10 ** 9, "gib": 2 ** 30, "t": 2 ** 40, "tb": 10 ** 12, "tib": 2 ** 40}
+
+
+class BudgetError(UsageError):
+    """A request past the memory limit: one line, exit 2 (a UsageError), nothing computed or written."""
+
+
+def parse_size(text: str, where: str = OPTION) -> int:
+    """'64G', '1.5TiB', '500MB', '2048' (bytes) -> bytes; K, M, G, T are powers of 1024 (KB, MB, GB, TB of 1000)."""
+    m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*([a-zA-Z]*)\s*", str(text))
+    unit = m and UNITS.get(m.group(2).lower())
+    if not m or unit is None:
+        raise UsageError(f"{where}: cannot read '{text}' as a size (give bytes, or a number with K, M, G or T, "
+                         "e.g. 64G)")
+    n = float(m.group(1)) * unit
+    if not (math.isfinite(n) and 1 <= n <= 2 ** 62):
+        raise UsageError(f"{where}: a size must be between 1 byte and 4 EiB, got '{text}'")
+    return int(n)
+
+
+def fmt(n: float) -> str:
+    """Bytes as people read them: 1.86 TiB, 36.6 GiB, 512 MiB, 800 bytes."""
+    for unit, size in (("EiB", 2 ** 60), ("PiB", 2 ** 50), ("TiB", 2 ** 40), ("GiB", 2 ** 30), ("MiB", 2 ** 20),
+                       ("KiB", 2 ** 10)):
+        if n >= size:
+            v = n / size
+            return f"{v:.3g} {unit}" if v < 1000 else f"{v:,.0f} {unit}"
+    return f"{int(n)} bytes"
+
+
+def machine_memory() -> int | None:
+    """This machine's physical memory in bytes (None where the system does not say)."""
+    try:
+        n = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return None
+    return n if n > 0 else None
+
+
+def limit() -> tuple[int, str]:
+    """(the memory limit in bytes, where it comes from): --max-memory, else $JACKSON_MAX_MEMORY, else this
+    machine's physical memory."""
+    if GIVEN is not None:
+        return GIVEN, OPTION
+    env = os.environ.get(ENV, "").strip()
+    if env:
+        return parse_size(env, f"${ENV}"), f"${ENV}"
+    m = machine_memory()
+    return (m, "this machine's memory") if m else (FALLBACK, "the default where the machine's memory is unknown")
+
+
+def total(parts: dict[str, float]) -> float:
+    return float(sum(max(0.0, float(v)) for v in parts.values()))
+
+
+def check(what: str, parts: dict[str, float], error: type[Exception] = BudgetError) -> float:
+    """Refuse `what` (an `error`, one line) when the bytes of `parts` (what it holds at its peak, by name) add up
+    past the limit; the line names the estimate, its largest part and the limit.  Returns the estimate."""
+    need_b = total(parts)
+    cap, source = limit()
+    if need_b > cap:
+        big = max(parts, key=lambda k: parts[k])
+        raise error(f"{what} needs about {fmt(need_b)} of memory ({big}: {fmt(parts[big])}), more than the limit of "
+                    f"{fmt(cap)} ({source}); ask for less, or raise the limit with {OPTION} SIZE or {ENV}=SIZE")
+    return need_b
+
+
+def transformer_bytes(batch: float, tokens: float, dim: float, depth: float, heads: float = 1, mlp: float = 0,
+                      params: float = 0, train: bool = True, vocab: float = 0) -> dict[str, float]:
+    """The float32 memory of one step of a Transformer (or a bank of them: fold the members into `batch`), by
+    part: the attention matrices (scores and softmax, per head and block, kept for the backward pass), the other
+    per-token activations (q, k, v, the output, the MLP's hidden units, the logits over `vocab`), and the weights
+    (training: with their gradients and Adam's two moments).  A floor: it leaves out the allocator's slack."""
+    kept = depth if train else 1               # without gradients only the block being computed is alive
+    attn = batch * kept * heads * tokens * tokens * 2 * F32
+    act = batch * tokens * (kept * (6 * dim + 2 * mlp) + vocab) * F32
+    return {"the attention matrices": attn, "the activations": act,
+            "the weights" + (" with their gradients and Adam's moments" if train else ""): params * F32 * (4 if train else 1)}
+
+
+# ---- waits ------------------------------------------------------------------------------------
+
+SCHEDULER_TIMEOUT_S = 5.0        # a Dask scheduler's connect and opening message, each at most this long
+HANDSHAKE_MAX_BYTES = 1 << 20    # a Dask handshake is a few hundred bytes; a longer opening message is not one
+
+
+def _recv_exactly(sock: socket.socket, n: int, deadline: float) -> bytes:
+    buf = b""
+    while len(buf) < n:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError
+        sock.settimeout(left)
+        chunk = sock.recv(n - len(buf))
+        if not chunk:
+            raise ConnectionResetError
+        buf += chunk
+    return buf
+
+
+def scheduler_handshake(host: str, port: int, timeout: float = SCHEDULER_TIMEOUT_S) -> str:
+    """'' when a Dask scheduler answers at host:port (TCP): it accepts within `timeout` seconds and then sends
+    its opening message (distributed's comm handshake: a frame count, the frame lengths, a msgpack map naming
+    its "compression", "python" and "pickle-protocol") within `timeout` seconds more; else why not, in words
+    that name the seconds waited.  Nothing is written to the server: a Dask scheduler speaks first."""
+    try:
+        sock = socket.create_connection((host, port), timeout=timeout)
+    except socket.timeout:
+        return f"no answer to a connection within {timeout:g} s"
+    except OSError as e:
+        return f"no Dask scheduler answers there ({e.strerror or e})"
+    with sock:
+        deadline = time.monotonic() + timeout
+        try:
+            head = _recv_exactly(sock, 16, deadline)
+            size, nframes = struct.unpack("<QQ", head)
+            if not (1 <= nframes <= 64 and 8 * (nframes + 1) <= size <= HANDSHAKE_MAX_BYTES):
+                return f"the server there is not a Dask scheduler: it opened with {_shown(head)}"
+            body = _recv_exactly(sock, size - 8, deadline)
+        except (TimeoutError, socket.timeout):
+            if _answers_http(sock):
+                return (f"the server there is an HTTP server, not a Dask scheduler: it sent no Dask opening message "
+                        f"in {timeout:g} s and answered an HTTP request within {HTTP_PROBE_S:g} s more")
+            return (f"the server there accepted the connection but sent no Dask scheduler's opening message in "
+                    f"{timeout:g} s (and nothing to an HTTP request in {HTTP_PROBE_S:g} s more): not a Dask scheduler")
+        except ConnectionResetError:
+            return "the server there closed the connection without a Dask scheduler's opening message"
+        except OSError as e:
+            return f"the connection failed before a Dask scheduler's opening message ({e.strerror or e})"
+    if b"pickle-protocol" not in body or b"compression" not in body:
+        return f"the server there is not a Dask scheduler: its opening message is not a Dask handshake ({_shown(head)})"
+    return ""
+
+
+HTTP_PROBE_S = 1.0     # after a silent opening: how long an HTTP server is given to answer "GET /"
+
+
+def _answers_http(sock: socket.socket) -> bool:
+    """Whether the silent server answers an HTTP request (a dashboard or web port given as the scheduler)."""
+    try:
+        sock.settimeout(HTTP_PROBE_S)
+        sock.sendall(b"GET / HTTP/1.0\r\n\r\n")
+        return _recv_exactly(sock, 5, time.monotonic() + HTTP_PROBE_S) == b"HTTP/"
+    except (OSError, TimeoutError):
+        return False
+
+
+def _shown(data: bytes) -> str:
+    """The first bytes a server sent, as a message may show them: printable ASCII only, at most 24 characters."""
+    text = "".join(ch if 32 <= ord(ch) < 127 else "." for ch in data[:24].decode("latin-1"))
+    return f"'{text}'"
+
+
+def regular_file(path: str | os.PathLike, option: str) -> Path:
+    """`path` when it is a regular file (symlinks followed); else a UsageError naming `option` -- checked with
+    stat before anything opens it, so a FIFO (whose open waits for a writer), a device or a folder is refused
+    at once.  A missing file is left to the caller's open (its own message)."""
+    p = Path(path)
+    try:
+        st = p.stat()
+    except FileNotFoundError:
+        return p
+    except OSError as e:
+        raise UsageError(f"{option}: cannot read {p} ({e.strerror or e})") from None
+    if not stat.S_ISREG(st.st_mode):
+        kind = ("a folder" if stat.S_ISDIR(st.st_mode) else "a FIFO" if stat.S_ISFIFO(st.st_mode)
+                else "a device" if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode)
+                else "a socket" if stat.S_ISSOCK(st.st_mode) else "not a file")
+        raise UsageError(f"{option}: {p} is {kind}, not a regular file; not read")
+    return p
+
+
+def inside(path: str | os.PathLike, root: str | os.PathLike) -> bool:
+    """Whether `path`, symlinks resolved, lies inside `root` (resolved): a file whose content an error line may quote."""
+    try:
+        Path(path).resolve().relative_to(Path(root).resolve())
+        return True
+    except (ValueError, OSError, RuntimeError):
+        return False

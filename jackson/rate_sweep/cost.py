@@ -1,0 +1,67 @@
+"""What one cell of a rate sweep holds in memory at its peak, priced from the config alone (`cell_bytes`) and
+checked against the limit (`check`, through `jackson.budget`) before a target is built or a run folder opened.
+
+A cell holds its training and held-out sequences and targets (float64, n x tau each), the full target's logits
+over the larger set (`PODTarget.__call__` builds them whole: n x tau x tau, with their softmax), the held-out
+oracles (two per m_h), one chunk of the target's basis values (`synthetic.pod_target.chunk_bytes`: K terms per
+position), the float32 copies the bank reads, and one training step of the bank of len(m_h) x restarts members
+(`jackson.budget.transformer_bytes`, the members folded into the batch), or its evaluation in batches of 1,024.
+No torch, no numpy: the sizes are multiplied, nothing is allocated."""
+from __future__ import annotations
+
+import math
+
+from synthetic.pod_target import Spectrum, TargetError, chunk_bytes
+from .. import budget
+from ..config import UsageError
+
+EVAL_BATCH = 1024     # jackson.fit.evaluate's batch
+
+
+def terms(cfg, alpha: float, rank: float) -> int:
+    """K of one target of `cfg`, without realising its values."""
+    if cfg.kernel:
+        return min(cfg.pod_nodes, cfg.k_max) if math.isinf(rank) else int(rank)
+    if cfg.sigma or cfg.sigma_file:
+        return len(cfg.explicit())
+    if math.isfinite(rank):
+        return int(rank)
+    try:
+        return Spectrum(alpha=alpha, rank=rank, c=cfg.c, tail_tol=cfg.tail_tol, k_max=cfg.k_max).terms()
+    except TargetError as e:
+        raise UsageError(str(e)) from None
+
+
+def cell_bytes(cfg, k: int, width: int) -> dict[str, float]:
+    """The memory of one cell of `cfg` whose target has K = k terms and whose MLPs are `width` wide, by part."""
+    m, ft, tau = cfg.model, cfg.fit, cfg.tau
+    n_tr, n_te = cfg.n_train, cfg.n_test
+    members = len(cfg.m_h) * cfg.restarts
+    feats = 1 + 2 * m.features_k if m.features == "given" else m.d_in
+    targets_ff = members if cfg.term == "ff" else 1            # --term ff: a target per member
+    step = budget.transformer_bytes(members * min(ft.batch_size, n_tr), tau, max(m.n, m.d_v), m.depth, mlp=width,
+                                    params=members * 2 * (m.depth * width * width + 2 * m.n * m.n))
+    evaluate = budget.transformer_bytes(members * min(EVAL_BATCH, max(n_tr, n_te)), tau, max(m.n, m.d_v), m.depth,
+                                        mlp=width, train=False)
+    per = {"the sequences and targets": budget.F64 * (n_tr + n_te) * tau * (2 + targets_ff),
+           "the target's logits over the training set": 3 * budget.F64 * max(n_tr, n_te) * tau * tau,
+           "the held-out oracles": budget.F64 * (2 * len(cfg.m_h) + 1) * n_te * tau,
+           "the float32 inputs the bank reads": budget.F32 * (n_tr + n_te) * tau * (feats + targets_ff)}
+    per.update(chunk_bytes(tau, k))
+    peak = max((step, evaluate), key=budget.total)
+    per.update(peak)
+    return per
+
+
+def check(cfg) -> None:
+    """Refuse, in one line naming the estimate and the limit, a sweep whose largest cell cannot fit in memory."""
+    worst, what = None, ""
+    for w in cfg.widths():
+        for a in cfg.alpha if not (cfg.sigma or cfg.sigma_file or cfg.kernel) else cfg.alpha[:1]:
+            for r in cfg.rank:
+                k = terms(cfg, a, r)
+                parts = cell_bytes(cfg, k, w)
+                if worst is None or budget.total(parts) > budget.total(worst):
+                    worst, what = parts, (f"one cell of this sweep (tau {cfg.tau:,}, {cfg.n_train:,} training and "
+                                          f"{cfg.n_test:,} held-out sequences, K {k:,}, width {w:,})")
+    budget.check(what, worst)
