@@ -197,3 +197,52 @@ def test_per_seed_knee_keeps_a_perfect_knee():
     from jackson.rate_sweep.checks import per_seed_knee
     rows = pd.DataFrame({"seed": [0, 0, 1, 1], "m_h": [1, 2, 1, 2], "test_mse": [1e-2, 0.0, 1e-2, 1e-4]})
     assert per_seed_knee(rows, 2) == [math.inf, 100.0]
+
+
+def _order_folder(root, targets):
+    f = root / "jackson" / "o"
+    f.mkdir(parents=True, exist_ok=True)
+    (f / "config.json").write_text(json.dumps({"seeds": [0, 1], "quick": False}))
+    (f / "command.txt").write_text("cmd\n")
+    (f / "summary.json").write_text(json.dumps({"attention": "softmax", "features": "given", "fit_range": [1, 4],
+                                                "targets": targets}))
+    from jackson.lab_report.claims import CLAIMS, judge_claim
+    from jackson.verdict import find_runs
+    by_id = {c.id: c for c in CLAIMS}
+    return lambda cid: judge_claim(by_id[cid], find_runs(root))
+
+
+def _t(alpha, rank, curve, slope=None, tail=True):
+    d = {"alpha": alpha, "rank": rank, "m_ff": 128, "n_seeds": 2, "features": "given",
+         "curve": [{"m_h": m, "test_mse": e} for m, e in curve.items()], "checks": {}}
+    if slope is not None:
+        d["exponents"] = {"test": {"slope": slope, "lo": slope - 0.05, "hi": slope + 0.05}}
+        d["fit_m_h"] = [1, 2, 4]
+        d["bound"] = [{"m_h": m, "tail_energy": m ** -(2 * alpha - 1)} for m in (1, 2, 4)] if tail else []
+    return d
+
+
+def test_rank_order_with_an_unreadable_error_names_it_and_never_reproduces(tmp_path):
+    judge = _order_folder(tmp_path, [_t(1.0, "2", {1: 1e-2, 2: float("nan"), 4: 0.0}),
+                                     _t(1.0, "inf", {1: 2e-2, 2: 1e-2, 4: 5e-3})])
+    r = judge("JL-fig1-rank")
+    assert r.verdict == "inconclusive" and "unreadable" in r.measured and "2 of 2 comparisons hold" in r.measured
+    judge = _order_folder(tmp_path, [_t(1.0, "2", {1: "n/a", 2: float("nan")}), _t(1.0, "inf", {1: "x", 2: None})])
+    r = judge("JL-fig1-rank")
+    assert r.verdict == "inconclusive" and "no comparison can be made" in r.measured
+
+
+@pytest.mark.parametrize("bad, cause", [
+    ({"tail": False}, "no readable exact tail"),                  # the reference absent: never the asymptotic line instead
+    ({"slope": float("nan")}, "no readable exponent"),
+])
+def test_alpha_order_with_a_missing_reference_or_exponent_cannot_tell(tmp_path, bad, cause):
+    a1 = _t(1.0, "inf", {1: 2e-2, 2: 1e-2, 4: 5e-3}, -1.0)
+    a15 = _t(1.5, "inf", {1: 2e-2, 2: 5e-3, 4: 1e-3}, -2.0, tail=bad.get("tail", True))
+    if "slope" in bad:
+        a15["exponents"]["test"]["slope"] = bad["slope"]
+    r = _order_folder(tmp_path, [a1, a15])("JL-fig1-alpha")
+    assert r.verdict == "inconclusive" and cause in r.measured
+    reversed_ = _t(1.5, "inf", {1: 2e-2, 2: 5e-3, 4: 1e-3}, -0.5)       # a readable pair already reversed decides
+    third = _t(0.75, "inf", {1: 2e-2, 2: 1e-2, 4: 5e-3}, -0.6, tail=False)
+    assert _order_folder(tmp_path, [a1, reversed_, third])("JL-fig1-alpha").verdict == "not reproduced"
