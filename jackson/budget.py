@@ -16,16 +16,20 @@ passes may still need more, one it refuses cannot fit.
 Waits: `scheduler_handshake` reads a Dask scheduler's opening message within `SCHEDULER_TIMEOUT_S` seconds (a
 server that accepts and says nothing, or says something else, is not a scheduler: one line naming the seconds
 waited); `regular_file` refuses a FIFO, a device or a folder before it is opened (an open of a FIFO waits for
-a writer forever).  Standard library only.
+a writer forever); `deadline` bounds a block of code that waits on nothing it could give a timeout to (a plugin
+rule's loop: jackson.verdict.call_rule).  Standard library only.
 """
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import re
+import signal
 import socket
 import stat
 import struct
+import threading
 import time
 from pathlib import Path
 
@@ -189,6 +193,36 @@ def _shown(data: bytes) -> str:
     """The first bytes a server sent, as a message may show them: printable ASCII only, at most 24 characters."""
     text = "".join(ch if 32 <= ord(ch) < 127 else "." for ch in data[:24].decode("latin-1"))
     return f"'{text}'"
+
+
+class Deadline(BaseException):
+    """Raised into a block by `deadline`'s alarm: a BaseException, so the block's own `except Exception` (foreign
+    code's, say) does not swallow it."""
+
+
+@contextlib.contextmanager
+def deadline(seconds: float):
+    """Raise Deadline in the block once `seconds` have passed (SIGALRM, an interval timer), for code that does not
+    wait on anything a timeout could be given to (a plugin's loop).  Only in the main thread of a system with
+    setitimer (elsewhere the block runs unbounded).  The previous SIGALRM handler is restored after the block, and
+    a timer already running goes on with what it had left (one due during the block rings just after it)."""
+    if not (seconds > 0 and hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()):
+        yield
+        return
+
+    def ring(signum, frame):
+        raise Deadline
+
+    old_handler = signal.signal(signal.SIGALRM, ring)
+    old_left, old_every = signal.setitimer(signal.ITIMER_REAL, seconds)
+    start = time.monotonic()
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old_handler)
+        if old_left > 0:
+            signal.setitimer(signal.ITIMER_REAL, max(1e-3, old_left - (time.monotonic() - start)), old_every)
 
 
 def regular_file(path: str | os.PathLike, option: str) -> Path:

@@ -20,8 +20,9 @@ same in two or three words for the page and claims.tex (BRACKETS: a confidence i
 range over pairs of seeds or over heads), set by `seed_range` and `seed_bootstrap` or read from the interval's text.
 
 A rule is code the lab did not necessarily write (a researcher's package adds its own), so the ledger calls it
-through `call_rule`: a rule that raises, exits, recurses without end, or returns anything but an `Outcome` (or
-None) with one of the lab's verdict words, is a `RuleFailed` naming the rule and what happened; the ledger marks
+through `call_rule`: a rule that raises, exits, recurses without end, does not return within RULE_DEADLINE_S
+seconds, or returns anything but an `Outcome` (or None) with one of the lab's verdict words, is a `RuleFailed`
+naming the rule and what happened; the ledger marks
 the claim FAILED (a status beside the verdicts, counted with them: STATUSES) and jackson-report exits non-zero.
 
     >>> sorted(VERDICTS)
@@ -43,6 +44,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Callable
 
+from . import budget
 from .config import UsageError, loads_json, read_capped
 from .runfolder import table_path
 
@@ -385,6 +387,9 @@ class RuleFailed(Exception):
     happened and the folder, in one line."""
 
 
+RULE_DEADLINE_S = 10.0     # one rule on one folder returns within this many seconds (the lab's take milliseconds)
+
+
 def _shown(v, n: int = 80) -> str:
     """A value a rule raised or returned, as one short printable line (reprlib: bounded for deep or long values)."""
     import reprlib
@@ -428,11 +433,15 @@ def call_rule(kind: Kind, claim: Claim, run: Run) -> Outcome | None:
     """kind's rule on one folder, contained: its Outcome, or None when the folder does not hold the claim's
     quantities.  An UnreadableEvidence passes on (the folder's file, not the rule, is at fault).  Anything else
     the rule does instead -- raise, call sys.exit, recurse without end, return what is not an Outcome or None, a
-    verdict word outside VERDICTS, fields of the wrong type -- is a RuleFailed of one line: "rule 'name'
-    (module) <what happened> on <folder>/".  Ctrl-C and SIGTERM pass on."""
+    verdict word outside VERDICTS, fields of the wrong type, or not return within RULE_DEADLINE_S seconds -- is a
+    RuleFailed of one line: "rule 'name' (module) <what happened> on <folder>/".  Ctrl-C and SIGTERM pass on."""
     who = f"rule {kind.name!r} ({kind.module or getattr(kind.judge, '__module__', '?')})"
+    deadline = RULE_DEADLINE_S
     try:
-        out = kind.judge(claim, run)
+        with budget.deadline(deadline):
+            out = kind.judge(claim, run)
+    except budget.Deadline:
+        what = f"did not return within {deadline:g} s"
     except UnreadableEvidence:
         raise
     except RecursionError:
