@@ -33,12 +33,15 @@ LAYOUTS = {
 }
 FILES = ("summary.json", "config.json", "command.txt", "min_gflops.csv")   # the last: the rule's evidence
 
+SAYS = {"summary.json": "the folder is left out of every verdict, the ledger saying why",
+        "config.json": "the folder's settings read as none", "command.txt": "the summary's command stands in",
+        "min_gflops.csv": "the claim it decides is untested, its row naming the file and why"}
 T = "tests/test_rule_wall.py::"
 FAULT_CASES = [
     {"id": f"rule-reads-{f.split('.')[0]}-{layout}", "class": "wait" if layout == "fifo" else "input",
      "command": f"jackson-report   # a run folder's {f} is {what}",
-     "expect": "not opened: read as absent, named in Run.refused (a summary.json: the folder left out, saying why); "
-               "no content from outside the folder reaches a rule; the report does not block",
+     "expect": f"not opened: read as absent and named in Run.refused; {SAYS[f]}; nothing from outside the folder "
+               "reaches a rule, and the report does not block",
      "test": T + "test_a_file_behind_the_wall_reads_as_absent_and_named"}
     for f in FILES for layout, what in LAYOUTS.items()] + [
     {"id": "rule-table-name-climbs", "class": "input",
