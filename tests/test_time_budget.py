@@ -26,6 +26,11 @@ FAULT_CASES = [
                "no run folder",
      "test": T + "test_a_request_past_the_time_limit_is_one_line_and_no_run_folder"}
     for prog, args in STEPS.items()] + [
+    {"id": "cot-dp-train-steps-1e12", "class": "bounded",
+     "command": f"cot-dp train --data d --steps {HUGE}",
+     "expect": "exit 2, one line naming the estimate, the rate and the limit, after the data is read and before the "
+               "run folder is opened",
+     "test": T + "test_cot_dp_train_prices_its_time_before_the_run_folder"},
     {"id": "max-hours-env-and-option", "class": "bounded",
      "command": "JACKSON_MAX_HOURS=0.01 jackson-sweep --quick --steps 1000000   # or --max-hours 10s, 'soon'",
      "expect": "the limit is the setting's (named in the line); an unreadable one is one line; a larger one passes",
@@ -119,6 +124,19 @@ def test_a_request_past_the_time_limit_is_one_line_and_no_run_folder(prog, tmp_p
     assert "Traceback" not in line and not (tmp_path / "o").exists()
 
 
+def test_cot_dp_train_prices_its_time_before_the_run_folder(tmp_path, capsys):
+    from cot_dp.cli import main
+    assert main(["data", "--task", "arithmetic", "--size", "2", "--n-train", "32", "--n-test", "8",
+                 "--out", str(tmp_path / "d")]) == 0
+    capsys.readouterr()
+    argv = ["train", "--data", str(tmp_path / "d"), "--out", str(tmp_path / "o")]
+    line = one_line_exit(main, [*argv, "--steps", HUGE], capsys)
+    assert line.startswith(f"cot-dp train: error: this training run needs at least ") and f"({int(HUGE):,} steps: " in line
+    assert "more than the time limit of 48 h (the default)" in line and not (tmp_path / "o").exists()
+    line = one_line_exit(main, [*argv, "--steps", "100000", "--max-hours", "1s"], capsys)
+    assert "more than the time limit of 1 s (--max-hours)" in line and not (tmp_path / "o").exists()
+
+
 def test_max_hours_and_its_environment_setting_set_the_limit(tmp_path, capsys, monkeypatch):
     from jackson.rate_sweep import cost
     from jackson.rate_sweep.cli import sweep_main
@@ -172,13 +190,16 @@ def RELIABILITY_SECTION() -> tuple[str, str]:
          "--estimate or on a CUDA device"),
         ("rnn-compare", "targets x (the Transformer's steps x its bank's step + the RNN's steps x hidden^2 on every "
          "token), the seeds as members"),
+        ("cot-dp train", "the steps (or epochs x the data's examples / batch) x the floor of a step, as cot-dp sweep; "
+         "priced once the data is read, before the run folder is opened"),
         ("jackson-tasks", "seeds x `--steps` x one model's step (its MLPs' weights and its attention over token pairs)"),
         ("the rules of jackson-report", f"a plugin rule returns within {_rule_deadline():g} s on a folder "
          "(`jackson.verdict.RULE_DEADLINE_S`), else its claim is failed in one line"),
     ]
     text = ["What each command's time costs, priced before it runs:", "", "| command | priced |", "|---|---|"]
     text += [f"| {c} | {w} |" for c, w in rows]
-    return ("Time priced before it is paid: jackson-sweep, cot-dp sweep, rnn-compare, jackson-tasks", "\n".join(text))
+    return ("Time priced before it is paid: jackson-sweep, cot-dp sweep and train, rnn-compare, jackson-tasks",
+            "\n".join(text))
 
 
 def _rule_deadline() -> float:
