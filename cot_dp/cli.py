@@ -264,7 +264,7 @@ def train_one(cfg: TrainRunConfig, command: str) -> dict:
          f"--max-len: the data has sequences of {ds.max_len} tokens; a model built for {cfg.max_len} positions cannot fit them")
     from .settings import check_run_memory      # the longest line sets L: priced before the run folder is opened
     check_run_memory(model, cfg.train, max(cfg.max_len, ds.max_len + 1), len(ds.tokenizer), f"--data {folder}")
-    if cfg.device == "cpu":     # and its time, a floor (jackson.budget.check_time; a CUDA device's rate is not measured)
+    if cfg.device == "cpu":     # and its time, a floor (jackson.budget.check_time; no rate measured on a CUDA device)
         from jackson import budget
         from .settings import step_flops_floor
         steps = cfg.train.total_steps(len(ds.train))

@@ -144,7 +144,8 @@ def parse_hours(text: str, where: str = HOURS_OPTION) -> float:
     """'48', '0.5', '2h', '90m', '3d' -> hours (a bare number is hours)."""
     m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*(h|m|d|s)?\s*", str(text).lower())
     if not m:
-        raise UsageError(f"{where}: cannot read '{text}' as a time (give hours, or a number with s, m, h or d, e.g. 72)")
+        raise UsageError(f"{where}: cannot read '{text}' as a time (give hours, or a number with s, m, h or d, "
+                         "e.g. 72)")
     h = float(m.group(1)) * {"s": 1 / 3600, "m": 1 / 60, "h": 1.0, "d": 24.0, None: 1.0}[m.group(2)]
     if not (math.isfinite(h) and 0 < h <= 1e6):
         raise UsageError(f"{where}: a time limit must be above 0 and at most 1,000,000 hours, got '{text}'")

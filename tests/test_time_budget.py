@@ -16,7 +16,8 @@ from jackson.config import UsageError
 
 HUGE = str(10 ** 12)       # steps no machine trains in 48 h, at any size of these commands
 
-STEPS = {"jackson-sweep": [], "cot-dp sweep": [], "rnn-compare": [], "jackson-tasks": ["nearest-point"]}  # prog -> argv before
+STEPS = {"jackson-sweep": [], "cot-dp sweep": [], "rnn-compare": [],   # prog -> its argv before the options
+         "jackson-tasks": ["nearest-point"]}
 T = "tests/test_time_budget.py::"
 FAULT_CASES = [
     {"id": f"{prog.replace(' ', '-')}-steps-1e12", "class": "bounded",
