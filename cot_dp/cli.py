@@ -264,6 +264,12 @@ def train_one(cfg: TrainRunConfig, command: str) -> dict:
          f"--max-len: the data has sequences of {ds.max_len} tokens; a model built for {cfg.max_len} positions cannot fit them")
     from .settings import check_run_memory      # the longest line sets L: priced before the run folder is opened
     check_run_memory(model, cfg.train, max(cfg.max_len, ds.max_len + 1), len(ds.tokenizer), f"--data {folder}")
+    if cfg.device == "cpu":     # and its time, a floor (jackson.budget.check_time; no rate measured on a CUDA device)
+        from jackson import budget
+        from .settings import step_flops_floor
+        steps = cfg.train.total_steps(len(ds.train))
+        budget.check_time("this training run", steps * step_flops_floor(
+            model, cfg.train, max(cfg.max_len, ds.max_len + 1), len(ds.tokenizer)), f"{steps:,} steps")
     # the resume checkpoint sits in the run folder: a stopped `cot-dp train` rerun the same way resumes from it
     cell = CotCell(task=task, model=model, train=cfg.train, n_train=len(ds.train), n_test=len(ds.test),
                    data_seed=-1, seed=cfg.seed, n_eval=cfg.n_eval, max_len=cfg.max_len, data_dir=str(folder),

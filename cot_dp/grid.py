@@ -198,10 +198,14 @@ def validate(cfg: SweepConfig) -> None:
 
 def check_memory(cfg: SweepConfig) -> None:
     """Each (task, size, model, D) of the grid priced before any data is made (`cot_dp.settings.run_bytes`): the
-    sequence length from a few examples of the task at that size (their longest, with <eos>), or --max-len."""
+    sequence length from a few examples of the task at that size (their longest, with <eos>), or --max-len.  Then
+    the sweep's time (`jackson.budget.check_time`): every cell's steps x a floor on its step's FLOPs
+    (`cot_dp.settings.step_flops_floor`), unless it trains nothing (--estimate) or runs on a CUDA device (no rate
+    measured there)."""
     from jackson import budget
     from .data import generation_bytes, longest_example
-    from .settings import check_run_memory
+    from .settings import check_run_memory, step_flops_floor
+    flops, cells, steps = 0.0, 0, cfg.train.total_steps(cfg.n_train)
     for task in cfg.task_list():
         for s in cfg.sizes_of(task):
             t = cfg.task_cfg(task, s)
@@ -210,5 +214,9 @@ def check_memory(cfg: SweepConfig) -> None:
             vocab = len(t.symbols()) + 2
             for m in cfg.model_list():
                 for D in cfg.dims_of(task):
-                    check_run_memory(ModelConfig(model=m, d_model=D, arch=cfg.arch), cfg.train, L, vocab,
-                                     f"{task} size {s}")
+                    model = ModelConfig(model=m, d_model=D, arch=cfg.arch)
+                    check_run_memory(model, cfg.train, L, vocab, f"{task} size {s}")
+                    flops += len(cfg.seeds) * steps * step_flops_floor(model, cfg.train, L, vocab)
+                    cells += len(cfg.seeds)
+    if cfg.device == "cpu" and not cfg.estimate:
+        budget.check_time("this sweep", flops, f"{cells:,} cell{'s' if cells != 1 else ''} x {steps:,} steps")

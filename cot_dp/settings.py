@@ -120,3 +120,14 @@ def check_run_memory(model: ModelConfig, train: TrainConfig, L: int, vocab: int,
     from jackson import budget
     budget.check(f"{what}: the {model.model} model, D {model.d_model}, on sequences of {L:,} tokens",
                  run_bytes(model, train, L, vocab))
+
+
+def step_flops_floor(model: ModelConfig, train: TrainConfig, L: int, vocab: int) -> float:
+    """A floor on one training step's FLOPs on batch_size sequences of L tokens (jackson.threads.step_flops, as
+    cot_dp.train.step_work counts it): the blocks' 12 D^2 weights a layer and the embedding on every token, and, for
+    the standard model only, the scores and weighted sums over L^2 token pairs (sparse and linear attention do
+    less, so they are left out).  Biases, norms and the output head are left out too."""
+    from jackson.threads import step_flops
+    a, D, tokens = model.arch, model.d_model, train.batch_size * L
+    pairs = a.n_layers * train.batch_size * L * L * 2 * D if model.model == "standard" else 0
+    return step_flops(a.n_layers * 12 * D * D + vocab * D, tokens, attention=pairs)

@@ -13,19 +13,27 @@ run holds at its peak (float64 data, float32 activations kept for the backward p
 gradients and Adam's two moments); it is a floor, not a measurement of the allocator's peak: a request it
 passes may still need more, one it refuses cannot fit.
 
+Time: `check_time` prices the work of a training request (its steps x the FLOPs of a step, jackson.threads.step_flops)
+at PEAK_FLOPS, the fastest rate measured on this machine, so its estimate is a floor; past `--max-hours H`, else
+`$JACKSON_MAX_HOURS`, else DEFAULT_HOURS (48 h), it refuses in one line naming the estimate, the rate and the limit.
+
 Waits: `scheduler_handshake` reads a Dask scheduler's opening message within `SCHEDULER_TIMEOUT_S` seconds (a
 server that accepts and says nothing, or says something else, is not a scheduler: one line naming the seconds
 waited); `regular_file` refuses a FIFO, a device or a folder before it is opened (an open of a FIFO waits for
-a writer forever).  Standard library only.
+a writer forever); `deadline` bounds a block of code that waits on nothing it could give a timeout to (a plugin
+rule's loop: jackson.verdict.call_rule).  Standard library only.
 """
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import re
+import signal
 import socket
 import stat
 import struct
+import threading
 import time
 from pathlib import Path
 
@@ -118,6 +126,82 @@ def transformer_bytes(batch: float, tokens: float, dim: float, depth: float, hea
             "the weights" + (" with their gradients and Adam's moments" if train else ""): params * F32 * (4 if train else 1)}
 
 
+# ---- time ------------------------------------------------------------------------------------
+
+HOURS_ENV = "JACKSON_MAX_HOURS"  # the environment setting that raises (or lowers) the time limit
+HOURS_OPTION = "--max-hours"     # the option every command takes for it
+HOURS_GIVEN: float | None = None  # --max-hours of this command line (set by jackson.command.split_global)
+DEFAULT_HOURS = 48.0             # the limit when neither is given: two days of compute
+# The fastest rate measured on this lab's 2-core machine: a 2048 x 2048 float32 matmul at 180.4 GFLOP/s
+# (reports/benchmarks.md, "hardware efficiency"; `python benchmarks/bench_jackson.py efficiency bank`).  A training
+# step of the lab's models runs well below it (the card's bank: 4.3 GFLOP in 59 ms, 73 GFLOP/s), so the work of a
+# request divided by it is a floor on its time: a request priced past the limit at this rate cannot finish within it.
+PEAK_FLOPS = 180e9
+PEAK_SOURCE = "the fastest rate measured on the lab's 2-core machine, a 2048^2 matmul (reports/benchmarks.md)"
+
+
+def parse_hours(text: str, where: str = HOURS_OPTION) -> float:
+    """'48', '0.5', '2h', '90m', '3d' -> hours (a bare number is hours)."""
+    m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*(h|m|d|s)?\s*", str(text).lower())
+    if not m:
+        raise UsageError(f"{where}: cannot read '{text}' as a time (give hours, or a number with s, m, h or d, "
+                         "e.g. 72)")
+    h = float(m.group(1)) * {"s": 1 / 3600, "m": 1 / 60, "h": 1.0, "d": 24.0, None: 1.0}[m.group(2)]
+    if not (math.isfinite(h) and 0 < h <= 1e6):
+        raise UsageError(f"{where}: a time limit must be above 0 and at most 1,000,000 hours, got '{text}'")
+    return h
+
+
+def hours_limit() -> tuple[float, str]:
+    """(the time limit in hours, where it comes from): --max-hours, else $JACKSON_MAX_HOURS, else DEFAULT_HOURS."""
+    if HOURS_GIVEN is not None:
+        return HOURS_GIVEN, HOURS_OPTION
+    env = os.environ.get(HOURS_ENV, "").strip()
+    if env:
+        return parse_hours(env, f"${HOURS_ENV}"), f"${HOURS_ENV}"
+    return DEFAULT_HOURS, "the default"
+
+
+def fmt_time(seconds: float) -> str:
+    """Seconds as people read them: 41 s, 12 min, 3.2 h, 9.5 days, 1.2e+04 years."""
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min"
+    if seconds < 3 * 86400:
+        return f"{seconds / 3600:.3g} h"
+    if seconds < 3 * 365 * 86400:
+        return f"{seconds / 86400:.3g} days"
+    return f"{seconds / (365 * 86400):.3g} years"
+
+
+def check_time(what: str, flops: float, how: str = "", error: type[Exception] = BudgetError) -> float:
+    """Refuse `what` (an `error`, one line) when its work, `flops` (how: the count in words, e.g. "16 members x
+    6,000 steps x 4.3 GFLOP a step"), at PEAK_FLOPS takes longer than the time limit; the line names the
+    estimate, the rate it assumes and the limit.  Returns the estimate in seconds (a floor: see PEAK_FLOPS)."""
+    need_s = max(0.0, float(flops)) / PEAK_FLOPS
+    cap, source = hours_limit()
+    if need_s > cap * 3600:
+        tflop = flops / 1e12
+        work = f"{tflop:,.0f}" if tflop >= 1000 else f"{tflop:.3g}"
+        raise error(f"{what} needs at least {fmt_time(need_s)} of compute ({how + ': ' if how else ''}{work} TFLOP "
+                    f"at {PEAK_FLOPS / 1e9:g} GFLOP/s, {PEAK_SOURCE}), more than the time limit of "
+                    f"{fmt_time(cap * 3600)} ({source}); ask for less, or raise the limit with {HOURS_OPTION} H or "
+                    f"{HOURS_ENV}=H")
+    return need_s
+
+
+def transformer_step_flops(members: float, batch: float, tau: float, width: float, depth: float, f_in: float,
+                           n: float, d_v: float, attn_width: float) -> float:
+    """A floor on one training step's FLOPs of a bank of `members` one-layer Transformers of Eq. (5) (jackson.models)
+    on batch x tau tokens (jackson.threads.step_flops): the weights of f_hat (f_in -> width ... -> n) and F_hat
+    (d_v -> width ... -> 1), depth layers each, on every token, and the attention's products over token pairs
+    (`attn_width` wide: m_h + d_v).  Biases, W_Q, W_K and W_V are left out."""
+    from .threads import step_flops
+    mlp = 2 * (depth - 2) * width * width + width * (f_in + n + d_v + 1)
+    return step_flops(members * mlp, batch * tau, attention=members * batch * tau * tau * attn_width)
+
+
 # ---- waits ------------------------------------------------------------------------------------
 
 SCHEDULER_TIMEOUT_S = 5.0        # a Dask scheduler's connect and opening message, each at most this long
@@ -189,6 +273,36 @@ def _shown(data: bytes) -> str:
     """The first bytes a server sent, as a message may show them: printable ASCII only, at most 24 characters."""
     text = "".join(ch if 32 <= ord(ch) < 127 else "." for ch in data[:24].decode("latin-1"))
     return f"'{text}'"
+
+
+class Deadline(BaseException):
+    """Raised into a block by `deadline`'s alarm: a BaseException, so the block's own `except Exception` (foreign
+    code's, say) does not swallow it."""
+
+
+@contextlib.contextmanager
+def deadline(seconds: float):
+    """Raise Deadline in the block once `seconds` have passed (SIGALRM, an interval timer), for code that does not
+    wait on anything a timeout could be given to (a plugin's loop).  Only in the main thread of a system with
+    setitimer (elsewhere the block runs unbounded).  The previous SIGALRM handler is restored after the block, and
+    a timer already running goes on with what it had left (one due during the block rings just after it)."""
+    if not (seconds > 0 and hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()):
+        yield
+        return
+
+    def ring(signum, frame):
+        raise Deadline
+
+    old_handler = signal.signal(signal.SIGALRM, ring)
+    old_left, old_every = signal.setitimer(signal.ITIMER_REAL, seconds)
+    start = time.monotonic()
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old_handler)
+        if old_left > 0:
+            signal.setitimer(signal.ITIMER_REAL, max(1e-3, old_left - (time.monotonic() - start)), old_every)
 
 
 def regular_file(path: str | os.PathLike, option: str) -> Path:

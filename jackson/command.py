@@ -30,16 +30,20 @@ GLOBAL_HELP = {
     "--max-memory": "the memory this run may plan to use, e.g. 64G (K, M, G, T: powers of 1024); a request whose "
                     "estimate is larger is refused before anything runs (default: $JACKSON_MAX_MEMORY, else this "
                     "machine's memory)",
+    "--max-hours": "the compute time this run may plan to use, in hours (or with s, m, d: 90m, 3d); a training "
+                   "request whose work at the fastest rate measured on the lab's machine takes longer is refused "
+                   "before anything runs (default: $JACKSON_MAX_HOURS, else 48)",
     "--status": "print where this command's run stands in its --out (finished cells, fits in progress with their "
                 "step and time left, cells not started) and exit; trains and writes nothing, safe beside a live run",
 }
 
 
 def split_global(prog: str, argv: list[str], own: frozenset = frozenset()) -> tuple[dict, list[str]]:
-    """Take the options every command shares (--threads N, --force, --config FILE, --status, --max-memory SIZE) out
+    """Take the options every command shares (--threads N, --force, --config FILE, --status, --max-memory SIZE,
+    --max-hours H) out
     of argv; one that the command's config declares itself (a field in `own`, e.g. cot-dp data's `force`) is left
     to it."""
-    opts = {"threads": None, "force": False, "config": None, "status": False, "max_memory": None}
+    opts = {"threads": None, "force": False, "config": None, "status": False, "max_memory": None, "max_hours": None}
     rest: list[str] = []
     i = 0
     while i < len(argv):
@@ -67,6 +71,15 @@ def split_global(prog: str, argv: list[str], own: frozenset = frozenset()) -> tu
             else:
                 fail(prog, "argument --max-memory: expected one argument")
             opts["max_memory"] = budget.parse_size(v)
+        elif a == "--max-hours" or a.startswith("--max-hours="):
+            if "=" in a:
+                v = a.split("=", 1)[1]
+            elif i + 1 < len(argv):
+                i += 1
+                v = argv[i]
+            else:
+                fail(prog, "argument --max-hours: expected one argument")
+            opts["max_hours"] = budget.parse_hours(v)
         elif a == "--threads" or a.startswith("--threads="):
             if "=" in a:
                 v = a.split("=", 1)[1]
@@ -87,7 +100,7 @@ def split_global(prog: str, argv: list[str], own: frozenset = frozenset()) -> tu
     return opts, rest
 
 
-SHARED_OPTIONS = ("--config", "--threads", "--force", "--max-memory")
+SHARED_OPTIONS = ("--config", "--threads", "--force", "--max-memory", "--max-hours")
 
 
 def shared_options(cls) -> tuple[str, ...]:
@@ -108,7 +121,7 @@ def command_parser(cls, prog: str, description: str = "", status: bool = False) 
         if opt[2:] in own or (opt == "--status" and not status) or (opt != "--status" and opt not in takes):
             continue
         flag = opt in ("--force", "--status")
-        metavar = {"--config": "FILE", "--max-memory": "SIZE"}.get(opt, "N")
+        metavar = {"--config": "FILE", "--max-memory": "SIZE", "--max-hours": "H"}.get(opt, "N")
         parser.add_argument(opt, action="store_true" if flag else None, default=argparse.SUPPRESS,
                             **({} if flag else {"metavar": metavar}),
                             help=text)
@@ -130,10 +143,11 @@ def cli_run(prog: str, cls, description: str, quick: dict, run, argv: list[str],
         if opts["status"] and grid is None:
             raise UsageError("--status: this command runs no grid of cells; its run folder's summary says what it did")
         given = vars(command_parser(cls, prog, description, status=grid is not None).parse_args(rest))
-        for k in ("threads", "force", "config", "status", "max_memory"):
+        for k in ("threads", "force", "config", "status", "max_memory", "max_hours"):
             if k not in own:
                 given.pop(k, None)
         budget.GIVEN = opts["max_memory"]     # this command line's, never a previous call's (in-process runs)
+        budget.HOURS_GIVEN = opts["max_hours"]
         apply_threads(opts["threads"])
         runfolder.FORCE = opts["force"]
         if opts["config"]:
@@ -152,6 +166,7 @@ def cli_run(prog: str, cls, description: str, quick: dict, run, argv: list[str],
         return guarded(prog, body)
     finally:
         budget.GIVEN = None        # --max-memory is this command's: a later call in the same process starts without it
+        budget.HOURS_GIVEN = None
 
 
 def show_status(prog: str, out, cells) -> None:

@@ -31,6 +31,7 @@ import io
 import os
 import platform
 import socket
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -107,6 +108,35 @@ def table_path(folder: str | os.PathLike, name: str) -> Path:
     folder = Path(folder)
     gz = folder / (name + GZ)
     return gz if gz.is_file() else folder / name
+
+
+def outside(wall: str | os.PathLike, path: str | os.PathLike, what: str = "its run folder") -> str:
+    """'' when `path`, every symbolic link on it followed, lies inside `wall` (itself resolved); else why not,
+    in a few words ("outside its run folder", "a symbolic link loop").  It need not exist."""
+    try:
+        w, p = Path(wall).resolve(), Path(path).resolve()
+    except (RuntimeError, OSError):      # Python 3.11 raises RuntimeError for a loop, later ones OSError
+        return "a symbolic link loop"
+    except ValueError:                   # an embedded NUL byte
+        return "not a usable path"
+    return "" if p == w or w in p.parents else f"outside {what}"
+
+
+def regular(path: str | os.PathLike) -> str:
+    """'' when `path` (links followed) is a regular file; else why not ("missing", "not a regular file").
+    Checked with a stat before any open: a FIFO would block the open, a device would never end."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return "missing"
+    return "" if stat.S_ISREG(st.st_mode) else "not a regular file"
+
+
+def refused(folder: str | os.PathLike, path: str | os.PathLike) -> str:
+    """'' when a reader may open `path` as one of `folder`'s files: inside it, links followed, and a regular file
+    (`outside`, `regular`); else why not.  The wall every reader of a run folder's files asks (the report's
+    figures, the rules' summary, config and tables)."""
+    return outside(folder, path) or regular(path)
 
 
 def write_table(folder: str | os.PathLike, name: str, frame, **to_csv) -> Path:

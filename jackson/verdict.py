@@ -20,8 +20,9 @@ same in two or three words for the page and claims.tex (BRACKETS: a confidence i
 range over pairs of seeds or over heads), set by `seed_range` and `seed_bootstrap` or read from the interval's text.
 
 A rule is code the lab did not necessarily write (a researcher's package adds its own), so the ledger calls it
-through `call_rule`: a rule that raises, exits, recurses without end, or returns anything but an `Outcome` (or
-None) with one of the lab's verdict words, is a `RuleFailed` naming the rule and what happened; the ledger marks
+through `call_rule`: a rule that raises, exits, recurses without end, does not return within RULE_DEADLINE_S
+seconds, or returns anything but an `Outcome` (or None) with one of the lab's verdict words, is a `RuleFailed`
+naming the rule and what happened; the ledger marks
 the claim FAILED (a status beside the verdicts, counted with them: STATUSES) and jackson-report exits non-zero.
 
     >>> sorted(VERDICTS)
@@ -36,15 +37,15 @@ import itertools
 import math
 import os
 import random
-import stat
 from collections import Counter
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 from typing import Callable
 
+from . import budget
 from .config import UsageError, loads_json, read_capped
-from .runfolder import table_path
+from .runfolder import refused, table_path
 
 REPRODUCED, PARTLY, NOT_REPRODUCED = "reproduced", "partly", "not reproduced"
 INCONCLUSIVE = "inconclusive"     # the folder holds the quantities, but its own reference says they could not show the effect
@@ -120,6 +121,18 @@ def _read_json(p: Path):
         return None
 
 
+def _walled(folder: Path, name: str, seen: dict) -> Path | None:
+    """folder/name when a rule may read it (jackson.runfolder.refused: inside the folder, links followed, a regular
+    file); else None, and why is noted in `seen` (the Run's `refused`) when the name is there at all."""
+    p = folder / name
+    why = refused(folder, p)
+    if why and why != "missing":
+        seen[name] = why
+    elif why and os.path.lexists(p):
+        seen[name] = "a dangling or unreadable link"
+    return None if why else p
+
+
 @dataclass
 class Run:
     """One run folder under the report root, as the ledger reads it."""
@@ -129,6 +142,8 @@ class Run:
     summary: dict | None        # summary.json (None: missing or unreadable)
     command: str                # command.txt, else the summary's command
     left_out: str               # why it never feeds a verdict ("" when it may)
+    refused: dict = field(default_factory=dict)   # name -> why a file of the folder was not read (outside the
+                                                  # folder, a link out of it, a FIFO, ...): read as absent
 
     @property
     def section(self) -> str:
@@ -137,11 +152,13 @@ class Run:
     def table(self, name: str) -> list[dict]:
         """Rows of a CSV in the folder (values as strings), `name` or its compressed `name.gz`
         (jackson.runfolder.table_path); [] when it is not there or unreadable.  A table that decompresses to more
-        than MAX_TABLE_CHARS is an UnreadableEvidence (the ledger lists the folder as unreadable for the rule)."""
+        than MAX_TABLE_CHARS is an UnreadableEvidence (the ledger lists the folder as unreadable for the rule).
+        A table outside the folder (a link out of it, a name that climbs) or not a regular file (a FIFO) is not
+        opened: [] (absent), and `refused` names it."""
         path = table_path(self.path, name)
+        if _walled(self.path, os.path.relpath(path, self.path), self.refused) is None:
+            return []
         try:
-            if not stat.S_ISREG(path.stat().st_mode):
-                return []
             with (gzip.open(path, "rt", newline="") if path.name.endswith(".gz") else open(path, newline="")) as fh:
                 text = fh.read(MAX_TABLE_CHARS + 1)
         except (OSError, EOFError, UnicodeDecodeError):
@@ -157,8 +174,10 @@ class Run:
         return s if isinstance(s, int) and not isinstance(s, bool) else None
 
 
-def _left_out(path: Path, config: dict, summary, command: str) -> str:
+def _left_out(path: Path, config: dict, summary, command: str, seen: dict | None = None) -> str:
     commands = command.split() + str((summary or {}).get("command", "")).split()
+    if (seen or {}).get("summary.json"):
+        return f"summary.json not read ({seen['summary.json']})"
     if config.get("quick") is True or "--quick" in commands:
         return "quick run"
     if (path / "SUPERSEDED.md").exists():
@@ -188,17 +207,21 @@ def find_runs(root: Path) -> list[Run]:
         path = Path(dirpath)
         if path == Path(root):
             continue
-        config = _read_json(path / "config.json") if "config.json" in filenames else {}
+        seen: dict = {}     # what the wall refused: read as absent (jackson.runfolder.refused)
+        p = _walled(path, "config.json", seen)
+        config = _read_json(p) if p else {}
         config = config if isinstance(config, dict) else {}
-        summary = _read_json(path / "summary.json") if "summary.json" in filenames else None
+        p = _walled(path, "summary.json", seen)
+        summary = _read_json(p) if p else None
         summary = summary if isinstance(summary, dict) else None
+        p = _walled(path, "command.txt", seen)
         try:
-            lines = read_capped(path / "command.txt", "--root").strip().splitlines() if "command.txt" in filenames else []
+            lines = read_capped(p, "--root").strip().splitlines() if p else []
         except (OSError, ValueError):
             lines = []
         command = lines[0].strip() if lines else str((summary or {}).get("command", ""))
         runs.append(Run(Path(os.path.relpath(path, root)).as_posix(), path, config, summary, command,
-                        _left_out(path, config, summary, command)))
+                        _left_out(path, config, summary, command, seen), seen))
     return sorted(runs, key=lambda r: r.folder)
 
 
@@ -385,6 +408,9 @@ class RuleFailed(Exception):
     happened and the folder, in one line."""
 
 
+RULE_DEADLINE_S = 10.0     # one rule on one folder returns within this many seconds (the lab's take milliseconds)
+
+
 def _shown(v, n: int = 80) -> str:
     """A value a rule raised or returned, as one short printable line (reprlib: bounded for deep or long values)."""
     import reprlib
@@ -428,11 +454,15 @@ def call_rule(kind: Kind, claim: Claim, run: Run) -> Outcome | None:
     """kind's rule on one folder, contained: its Outcome, or None when the folder does not hold the claim's
     quantities.  An UnreadableEvidence passes on (the folder's file, not the rule, is at fault).  Anything else
     the rule does instead -- raise, call sys.exit, recurse without end, return what is not an Outcome or None, a
-    verdict word outside VERDICTS, fields of the wrong type -- is a RuleFailed of one line: "rule 'name'
-    (module) <what happened> on <folder>/".  Ctrl-C and SIGTERM pass on."""
+    verdict word outside VERDICTS, fields of the wrong type, or not return within RULE_DEADLINE_S seconds -- is a
+    RuleFailed of one line: "rule 'name' (module) <what happened> on <folder>/".  Ctrl-C and SIGTERM pass on."""
     who = f"rule {kind.name!r} ({kind.module or getattr(kind.judge, '__module__', '?')})"
+    deadline = RULE_DEADLINE_S
     try:
-        out = kind.judge(claim, run)
+        with budget.deadline(deadline):
+            out = kind.judge(claim, run)
+    except budget.Deadline:
+        what = f"did not return within {deadline:g} s"
     except UnreadableEvidence:
         raise
     except RecursionError:

@@ -165,7 +165,7 @@ def check_cost(cfg: CompareConfig) -> None:
     """Refuse, in one line naming the estimate and the limit (jackson.budget), a comparison whose cell cannot fit:
     its sequences (inputs and targets before and after the alteration, float64), and one training step (or an
     evaluation batch) of the larger of its two banks, the seeds as members: the Transformer's, or the RNN's (its
-    hidden states over the sequence kept for the backward pass)."""
+    hidden states over the sequence kept for the backward pass).  Then its time, a floor (jackson.budget.check_time)."""
     from jackson import budget
     n, tau, members, m, r = cfg.n_train + cfg.n_test, cfg.tau, len(cfg.seeds), cfg.transformer, cfg.rnn
     parts = {"the sequences and targets": 4 * budget.F64 * n * tau}
@@ -178,6 +178,15 @@ def check_cost(cfg: CompareConfig) -> None:
                       "the RNN's weights with their gradients and Adam's moments": 4 * budget.F32 * members * r.hidden ** 2})
     parts.update(max(steps, key=budget.total))
     budget.check(f"one cell of this comparison (tau {tau:,}, {n:,} sequences, {members} seeds)", parts)
+    # its time: every target's two cells, each bank's steps x a floor on a step's FLOPs (jackson.budget.check_time);
+    # the RNN's step: its hidden x hidden recurrence on every token
+    targets, tf, rf = len(cfg.targets()), cfg.fit, cfg.rnn_fit
+    step_t = budget.transformer_step_flops(members, min(tf.batch_size, cfg.n_train), tau, m.width, m.depth,
+                                           m.f_in, m.n, m.d_v, m.n + m.d_v)
+    step_r = 6.0 * members * r.hidden ** 2 * min(rf.batch_size, cfg.n_train) * tau
+    budget.check_time("this comparison", targets * (tf.steps * step_t + rf.steps * step_r),
+                      f"{targets} targets x (the Transformer's {tf.steps:,} steps + the RNN's {rf.steps:,}), "
+                      f"{members} seeds a bank")
 
 
 def filter_words(cfg: CompareConfig) -> str:

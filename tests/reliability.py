@@ -89,7 +89,8 @@ CLASSES = {   # class -> what the lab guarantees for it
     "one-line": "One line, the file or option named, a non-zero exit, no traceback",
     "wait": "Every wait has a deadline, named in the line that ends it: a Dask scheduler's handshake, file opens "
             "(regular files only, checked before the open), subprocesses",
-    "contained": "Foreign code in a box: a plugin rule that raises, exits, recurses or returns what is not an Outcome "
+    "contained": "Foreign code in a box: a plugin rule that raises, exits, recurses, does not return within its "
+                 "deadline or returns what is not an Outcome "
                  "marks its claim failed in one line and the counts still sum; a model factory that does the same is "
                  "one 'failed:' line; either way the command exits non-zero, and an error line quotes nothing of a "
                  "file outside the inputs named",

@@ -99,6 +99,7 @@ def test_sweep_on_dask_gives_the_in_process_numbers(tmp_path):
 
 def test_presets_and_options_on_top(tmp_path, monkeypatch):
     monkeypatch.setenv("JACKSON_MAX_MEMORY", "1T")     # the full preset is priced for a larger machine than a CI one
+    monkeypatch.setenv("JACKSON_MAX_HOURS", "1000000")  # and for more compute than 48 h of this CPU (a GPU's)
     from cot_dp.cli import run_cli
     from cot_dp.grid import PRESETS, SweepConfig, validate
     get = lambda argv: run_cli("cot-dp sweep", SweepConfig, "", lambda c, cmd: c, argv,  # noqa: E731

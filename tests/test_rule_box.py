@@ -58,7 +58,14 @@ FAULT_CASES = [
      "command": "jackson-report   # a run folder's table decompresses past the rule's read limit",
      "expect": "the claim is untested and its row names the folder and the limit, never 'no run folder'",
      "test": T + "test_a_folder_too_large_to_read_is_untested_naming_it_never_no_run_folder"},
-]
+] + [
+    {"id": f"rule-plugin-{name}", "class": "contained",
+     "command": f"jackson-report --claims my.toml   # a jackson_lab.rules plugin whose rule {what}",
+     "expect": "the claim reads 'failed: rule ... did not return within <RULE_DEADLINE_S> s on <folder>/' in one line; "
+               "the other claims are judged; the page is written, exit 1; the previous SIGALRM handler is restored",
+     "test": T + "test_a_rule_that_never_returns_fails_at_its_deadline_in_one_line"}
+    for name, what in (("loops", "loops forever"), ("loops_swallowing", "loops forever catching every Exception"),
+                       ("sleeps", "sleeps past the deadline"))]
 
 PLUGIN = '''import sys
 from jackson.verdict import Outcome, rule
@@ -68,6 +75,12 @@ from jackson.verdict import Outcome, rule
 def judge(claim, run):
     {body}
 '''
+
+
+LOOPS = {"loops": "while True:\n        pass",
+         "loops_swallowing": "while True:\n        try:\n            sum(range(1000))\n        except Exception:\n"
+                             "            pass",
+         "sleeps": "import time\n    time.sleep(60)"}
 
 
 def run_folder(root: Path, rel: str) -> Path:
@@ -88,6 +101,8 @@ def plugins(tmp_path, monkeypatch):
     for name, (body, _) in MISBEHAVIOURS.items():
         (pkg / f"{name}.py").write_text(PLUGIN.format(name=name, body=body))
     (pkg / "good.py").write_text(PLUGIN.format(name="good", body="return Outcome('reproduced', 'fine', 3, 1.0)"))
+    for name, body in LOOPS.items():
+        (pkg / f"{name}.py").write_text(PLUGIN.format(name=name, body=body))
     (pkg / "exits_on_import.py").write_text("import sys\nsys.exit(0)\n")
     monkeypatch.syspath_prepend(str(tmp_path / "site"))
     monkeypatch.setattr(verdict, "KINDS", dict(rules()))
@@ -229,3 +244,47 @@ def test_call_rule_passes_a_good_outcome_and_none_through(tmp_path):
     assert verdict.call_rule(kind, claim, run).verdict in VERDICTS
     cot = next(c for c in ledger_mod.lab_claim_set() if c.kind == "dp_fig1")
     assert verdict.call_rule(rules()["dp_fig1"], cot, run) is None         # not its folder: None, as the rule says
+
+
+@pytest.mark.parametrize("name", sorted(LOOPS))
+def test_a_rule_that_never_returns_fails_at_its_deadline_in_one_line(tmp_path, plugins, monkeypatch, capsys, name):
+    """A rule that loops (even one catching every Exception) or sleeps is stopped at RULE_DEADLINE_S: its claim is
+    failed in one line naming the deadline, the next claim is judged, the report exits 1, and SIGALRM's handler and
+    an outer timer are as they were."""
+    import signal
+    import time
+    monkeypatch.setattr(verdict, "RULE_DEADLINE_S", 0.2)
+    plugins(name, "good")
+    root = tmp_path / "root"
+    run_folder(root, "mine/a1")
+    mine = lambda signum, frame: None                                   # noqa: E731  (a caller's own handler)
+    before = signal.signal(signal.SIGALRM, mine)
+    signal.setitimer(signal.ITIMER_REAL, 30.0)                          # a caller's own timer, far off
+    try:
+        t0 = time.monotonic()
+        bad, good = ledger_mod.ledger(root, read_claims(claims_file(tmp_path, [name, "good"])))
+        took = time.monotonic() - t0
+        assert signal.getsignal(signal.SIGALRM) is mine
+        left = signal.getitimer(signal.ITIMER_REAL)[0]
+        assert 25.0 < left <= 30.0                                      # the outer timer runs on, not reset
+        rc = report_main(["--claims", str(claims_file(tmp_path, [name, "good"])), "--root", str(root)])
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, before)
+    assert took < 2.0
+    assert bad.verdict == FAILED and good.verdict == "reproduced"
+    assert bad.measured == f"failed: rule '{name}' (boxrules.{name}) did not return within 0.2 s on mine/a1/"
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 1 and len(err) == 1 and "did not return within 0.2 s" in err[0]
+
+
+def test_the_deadline_does_not_touch_a_rule_that_returns_in_time(tmp_path):
+    """A rule that returns: its outcome as before, and no alarm left set."""
+    import signal
+    root = tmp_path / "root"
+    run_folder(root, "jackson/a1")
+    run = verdict.find_runs(root)[0]
+    claim = next(c for c in ledger_mod.lab_claim_set() if c.id == "JL-knee-a1-r2")
+    before = signal.getsignal(signal.SIGALRM)
+    assert verdict.call_rule(rules()["knee"], claim, run) == rules()["knee"].judge(claim, run)
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0) and signal.getsignal(signal.SIGALRM) is before

@@ -32,7 +32,7 @@ DEPRECATED = {
 }
 # spellings no command offers any more (each still parses where it did, with a note)
 RETIRED = {"--mh", "--scheduler", "--dims", "--dim", "--sizes", "--models", "--batch"}
-SHARED = {"--config", "--threads", "--force", "--status", "--max-memory", "-h", "--help"}   # jackson.command.GLOBAL_HELP, argparse's own
+SHARED = {"--config", "--threads", "--force", "--status", "--max-memory", "--max-hours", "-h", "--help"}   # jackson.command.GLOBAL_HELP, argparse's own
 DEVELOPER = ("thin entry", "entry point", "library function", "parse, call", "docstring", "cli_run", "run_cli", "__")
 
 

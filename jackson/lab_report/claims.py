@@ -111,6 +111,7 @@ def judge_claim(claim: Claim, runs: list[Run], kinds: dict | None = None) -> Row
             if run.left_out and _config_covers(claim, run):
                 left.append(f"{run.folder}: left out ({run.left_out})")
             continue
+        before = set(run.refused)
         try:
             out = call_rule(k, claim, run)
         except UnreadableEvidence as e:
@@ -119,6 +120,10 @@ def judge_claim(claim: Claim, runs: list[Run], kinds: dict | None = None) -> Row
         except RuleFailed as e:
             return Row(claim, FAILED, f"failed: {e}", None, run.folder, None, [])
         if out is None:
+            walled = [n for n in run.refused if n not in before or n in ("config.json", "command.txt")]
+            if walled:       # files the wall refused (jackson.verdict.Run.refused): named, never "no run folder"
+                unreadable.append(f"{run.folder}: not read for this rule ("
+                                  + "; ".join(f"{_shown(n)[1:-1]}: {run.refused[n]}" for n in walled) + ")")
             continue
         if run.left_out:
             left.append(f"{run.folder}: left out ({run.left_out})")

@@ -29,7 +29,7 @@ import sys
 from pathlib import Path
 
 from ..config import OneLineParser, UsageError, guarded, need, read_capped
-from ..runfolder import write_atomic
+from ..runfolder import refused, write_atomic
 
 PROG = "python -m jackson.lab_report.provenance"
 FILE = "provenance.json"
@@ -66,10 +66,21 @@ def from_git(folder: Path) -> dict:
     return {"results_added": _commit(added[-1]), "tables_changed": _commit(tables[0]) if tables else None}
 
 
-def _read(path: Path) -> dict:
+def _text(folder: Path, path: Path) -> str:
+    """A file of the folder, "" unless it lies inside it (links followed) and is a regular file, checked by stat
+    before the open (jackson.runfolder.refused: a FIFO would wait forever), and within read_capped's size limit."""
+    if refused(folder, path):
+        return ""
     try:
-        d = json.loads(read_capped(path, "provenance"))
+        return read_capped(path, "provenance")
     except (OSError, ValueError):
+        return ""
+
+
+def _read(folder: Path, path: Path) -> dict:
+    try:
+        d = json.loads(_text(folder, path) or "{}")
+    except ValueError:
         return {}
     return d if isinstance(d, dict) else {}
 
@@ -81,9 +92,9 @@ def _stated(values: list, source: str) -> dict:
 
 def from_files(folder: Path) -> dict:
     """torch threads, device and the quick flag as the folder's own files state them."""
-    cfg = _read(folder / "config.json")
-    cmd = (folder / "command.txt").read_text().split() if (folder / "command.txt").is_file() else []
-    cells = [_read(p) for p in sorted(folder.glob("cells/*/cell.json"))]
+    cfg = _read(folder, folder / "config.json")
+    cmd = _text(folder, folder / "command.txt").split()
+    cells = [_read(folder, p) for p in sorted(folder.glob("cells/*/cell.json"))]
     threads = (_stated([c.get("torch_threads") for c in cells], "cells/*/cell.json torch_threads")
                or _stated([cmd[i + 1] for i, w in enumerate(cmd[:-1]) if w == "--threads"], "--threads in command.txt"))
     device = (_stated([c.get("device") for c in cells], "cells/*/cell.json device")

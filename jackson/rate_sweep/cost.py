@@ -6,13 +6,20 @@ over the larger set (`PODTarget.__call__` builds them whole: n x tau x tau, with
 oracles (two per m_h), one chunk of the target's basis values (`synthetic.pod_target.chunk_bytes`: K terms per
 position), the float32 copies the bank reads, and one training step of the bank of len(m_h) x restarts members
 (`jackson.budget.transformer_bytes`, the members folded into the batch), or its evaluation in batches of 1,024.
-No torch, no numpy: the sizes are multiplied, nothing is allocated."""
+No torch, no numpy: the sizes are multiplied, nothing is allocated.
+
+The time of the whole sweep (`sweep_flops`, checked by `jackson.budget.check_time`): its cells (widths x targets x
+seeds) x the fit's steps x the FLOPs of one step of the cell's bank (`step_work`: the same estimate as the bank's own
+`step_work`, jackson.threads.step_flops, from the config alone), at the fastest rate measured on the lab's machine,
+so a floor (evaluations, oracles and the target are left out).  A run on a CUDA device is not priced for time: no
+rate was measured there."""
 from __future__ import annotations
 
 import math
 
 from synthetic.pod_target import Spectrum, TargetError, chunk_bytes
 from .. import budget
+from ..threads import step_flops
 from ..config import UsageError
 
 EVAL_BATCH = 1024     # jackson.fit.evaluate's batch
@@ -65,3 +72,43 @@ def check(cfg) -> None:
                     worst, what = parts, (f"one cell of this sweep (tau {cfg.tau:,}, {cfg.n_train:,} training and "
                                           f"{cfg.n_test:,} held-out sequences, K {k:,}, width {w:,})")
     budget.check(what, worst)
+    if cfg.device == "cpu":
+        flops, how = sweep_flops(cfg)
+        budget.check_time("this sweep", flops, how)
+
+
+def member_params(m, m_h: int, width: int) -> int:
+    """The weights of one member of a TransformerBank (jackson.models.Member) with MLPs `width` wide: f_hat and F_hat
+    (weights and biases), W_Q and W_K (m_h x n), W_V (d_v x n), and the positional map and table when it has them."""
+    def mlp(sizes):
+        return sum(a * b + b for a, b in zip(sizes[:-1], sizes[1:]))
+    hid = [width] * (m.depth - 1)
+    n = mlp([m.f_in, *hid, m.n]) + 2 * m_h * m.n + m.d_v * m.n + mlp([m.d_v, *hid, 1])
+    n += m.d_in * m.d_pos if m.pos != "none" else 0
+    n += m.tau_max * m.d_pos if m.pos == "learned" else 0
+    return n
+
+
+def step_work(cfg, width: int) -> float:
+    """The FLOPs of one training step of a cell's bank (len(m_h) x restarts members, MLPs `width` wide): what the
+    bank's own `step_work` gives (jackson.models.TransformerBank, jackson.rate_sweep.given.GivenFeatureBank)."""
+    m, tau, batch = cfg.model, cfg.tau, min(cfg.fit.batch_size, cfg.n_train)
+    m_hs = [mh for mh in cfg.m_h for _ in range(cfg.restarts)]
+    M = len(m_hs)
+    if m.features == "given":
+        phi, psi = cfg.families()
+        d = m.features_k * (1 if psi == phi else 2)
+        return 2.0 / 3.0 * step_flops(M * d * d, batch * tau, attention=M * batch * tau * tau * (d + 1))
+    return step_flops(sum(member_params(m, mh, width) for mh in m_hs), batch * tau,
+                      attention=batch * tau * tau * M * (max(m_hs) + m.d_v))
+
+
+def sweep_flops(cfg) -> tuple[float, str]:
+    """(the training FLOPs of every cell of the sweep, the count in words)."""
+    targets = len(cfg.rank) if cfg.kernel else 1 if (cfg.sigma or cfg.sigma_file) else len(cfg.alpha) * len(cfg.rank)
+    cells = len(cfg.widths()) * targets * len(cfg.seeds)
+    per = [step_work(cfg, w) for w in cfg.widths()]
+    members = len(cfg.m_h) * cfg.restarts
+    flops = targets * len(cfg.seeds) * cfg.fit.steps * sum(per)
+    return flops, (f"{cells:,} cell{'s' if cells != 1 else ''} x {cfg.fit.steps:,} steps of a bank of {members:,} "
+                   f"members, up to {max(per) / 1e9:.3g} GFLOP a step")
