@@ -15,7 +15,8 @@ import pytest
 
 from jackson.lab_report import claims as ledger_mod
 from jackson.lab_report.claims import CLAIMS, Row, counts, groups, ledger, note_families
-from jackson.lab_report.entries import OPERATORS, counts_text, interval_text, key_number, short
+from jackson.lab_report.entries import counts_text, interval_text, key_number
+from jackson.lab_report.words import OPERATORS, short
 from jackson.lab_report.html_page import glance_html
 from jackson.lab_report.tables import claims_tex
 from jackson.verdict import (BRACKETS, CI95, FAILED, HEAD_RANGE, LAB, ONE_SEED, PAIR_RANGE, PAPER, SEED_RANGE, STATUSES,

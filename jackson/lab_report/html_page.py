@@ -16,7 +16,8 @@ from ..config import MAX_TEXT_BYTES, UsageError, read_capped
 from .entries import (BRACKETS_TEXT, HEADLINE, IMAGE_TYPES, INTRO, LEDGER_HEAD, LEDGER_INTRO, MAX_EMBED_BYTES, SAFE_LINK,
                       SEEDS_CELL, VERDICT_CELL, counts_text, current_and_superseded, group_counts, headline_rows,
                       interval_text, ledger_cells, outside, readable_image, refused_documents, regular,
-                      rules_of, run_id, seeds_text, short, with_refused)
+                      rules_of, run_id, seeds_text, with_refused)
+from .words import short
 
 
 class Refused(Exception):
@@ -200,7 +201,7 @@ GLANCE_LEAD = ("Each claim of the papers, judged by its stated rule from the run
 BRACKETS_HTML = "Brackets: " + "; ".join(f"<em>{html.escape(k)}</em>: {html.escape(v)}" for k, v in BRACKETS.items()
                                          if k != UNLABELLED) + "."
 GLANCE_FIGURES = 8     # headline figures under the first screen: the first figure of each folder the ledger reads
-GLANCE_TEXT = 100      # characters of a claim's text on the first screen (cut only where no formula is cut)
+GLANCE_TEXT = 88       # characters of a claim's text on the first screen (cut only where no formula is cut)
 GLANCE_QUANTITY = 28   # characters of what its key number is (the quantity before its first comma; in full on hover)
 
 

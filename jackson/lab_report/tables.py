@@ -12,7 +12,8 @@ from collections import Counter
 from . import claims
 from ..verdict import BRACKETS, UNLABELLED
 from .entries import (HEADLINE, counts_text, group_counts, headline_entries, headline_rows, interval_of, key_number,
-                      seeds_text, short)
+                      seeds_text)
+from .words import short
 
 
 # ---- LaTeX -----------------------------------------------------------------------------------------

@@ -21,7 +21,6 @@ from .axes import TERMS, rank_str
 if TYPE_CHECKING:
     from .cell import RateCell
 from .tables import reference_run
-from ..config import read_json
 
 
 @dataclass(frozen=True)
@@ -430,6 +429,7 @@ def validate(cfg: SweepConfig) -> None:
     check_run_folder(cfg.resolved_out(), "jackson-sweep")
     check_scheduler(cfg.scheduler)
     if cfg.ff_from:
+        from .references import check_ff_from
         check_ff_from(cfg)
     if cfg.compare_to:
         ref = Path(cfg.compare_to)
@@ -441,29 +441,6 @@ def validate(cfg: SweepConfig) -> None:
             raise UsageError(f"--compare-to: cannot read {ref / 'summary.json'} as a jackson-sweep summary ({e})") from None
         mine = {(float(a), rank_str(r)) for a, r, _ in cfg.targets()}
         need(bool(mine & set(targets)), f"--compare-to: {ref} has none of this run's targets (alpha, rank) {sorted(mine)}")
-
-
-def check_ff_from(cfg: SweepConfig) -> None:
-    """--ff-from: a finished --term ff jackson-sweep folder holding one of this run's targets; one line otherwise."""
-    import pandas as pd
-    ref = Path(cfg.ff_from)
-    need(cfg.term == "full" and cfg.model.features == "learned",
-         "--ff-from: explains the curve of a learned-features --term full run")
-    need((ref / "results.csv").is_file() and (ref / "config.json").is_file(),
-         f"--ff-from: {ref} holds no results.csv and config.json (not a finished jackson-sweep folder)")
-    try:
-        other = read_json(ref / "config.json")
-        res = pd.read_csv(ref / "results.csv", dtype={"rank": str}, usecols=["alpha", "rank"])
-    except (OSError, ValueError, KeyError) as e:
-        raise UsageError(f"--ff-from: cannot read {ref} as a jackson-sweep folder ({e})") from None
-    need(isinstance(other, dict) and other.get("term") == "ff",
-         f"--ff-from: {ref} is not a --term ff run (its config.json says term {other.get('term', 'full')!r})")
-    fam = CONSTRUCTIONS.get(other.get("construction") or "", (other.get("phi"), other.get("psi")))
-    need(tuple(fam) == cfg.families(), f"--ff-from: {ref} fitted other bases (phi, psi) {tuple(fam)}, this run "
-                                       f"{cfg.families()}")
-    mine = {(float(a), rank_str(r)) for a, r, _ in cfg.targets()}
-    theirs = {(float(a), str(r)) for a, r in zip(res.alpha, res["rank"])}
-    need(bool(mine & theirs), f"--ff-from: {ref} has none of this run's targets (alpha, rank) {sorted(mine)}")
 
 
 def check_kernel(cfg: SweepConfig) -> None:

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..config import read_json
+from ..config import UsageError, need, read_json
+from .axes import rank_str
 
 
 def ff_curves(folder: Path) -> dict:
@@ -100,3 +101,25 @@ def attn_curves(folder: Path) -> dict:
     """A --features given folder's e_attn per target: {(alpha, rank): {m_h: median over seeds}}."""
     res = pd.read_csv(Path(folder) / "results.csv", dtype={"rank": str})
     return {(float(a), str(r)): g.groupby("m_h").test_mse.median().to_dict() for (a, r), g in res.groupby(["alpha", "rank"])}
+
+
+def check_ff_from(cfg) -> None:
+    """--ff-from: a finished --term ff jackson-sweep folder holding one of this run's targets; one line otherwise."""
+    ref = Path(cfg.ff_from)
+    need(cfg.term == "full" and cfg.model.features == "learned",
+         "--ff-from: explains the curve of a learned-features --term full run")
+    need((ref / "results.csv").is_file() and (ref / "config.json").is_file(),
+         f"--ff-from: {ref} holds no results.csv and config.json (not a finished jackson-sweep folder)")
+    try:
+        other = read_json(ref / "config.json")
+        res = pd.read_csv(ref / "results.csv", dtype={"rank": str}, usecols=["alpha", "rank"])
+    except (OSError, ValueError, KeyError) as e:
+        raise UsageError(f"--ff-from: cannot read {ref} as a jackson-sweep folder ({e})") from None
+    need(isinstance(other, dict) and other.get("term") == "ff",
+         f"--ff-from: {ref} is not a --term ff run (its config.json says term {other.get('term', 'full')!r})")
+    fam = _families(other)
+    need(tuple(fam) == cfg.families(), f"--ff-from: {ref} fitted other bases (phi, psi) {tuple(fam)}, this run "
+                                       f"{cfg.families()}")
+    mine = {(float(a), rank_str(r)) for a, r, _ in cfg.targets()}
+    theirs = {(float(a), str(r)) for a, r in zip(res.alpha, res["rank"])}
+    need(bool(mine & theirs), f"--ff-from: {ref} has none of this run's targets (alpha, rank) {sorted(mine)}")
