@@ -206,3 +206,20 @@ def test_task_figures_keep_the_rules(name, tmp_path, checked):
     plot_task(tmp_path, task, ex, fof, grid, curves, 0)
     assert set(checked) == {"attention.png", "graph.png", "fof.png", "loss_curves.png"}
     assert checked == {k: [] for k in checked}
+
+
+def test_every_entry_point_of_pyproject_names_a_function_that_exists():
+    """pyproject.toml's entry points as written (not as some install recorded them): each module imports and has the
+    named function, so `python -m jackson.lab_report.redraw` finds every experiment's redraw (rnn-compare's had
+    moved to rnn_compare.tables)."""
+    import importlib
+    import tomllib
+    proj = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())["project"]
+    groups = {"console_scripts": proj.get("scripts", {}), **proj.get("entry-points", {})}
+    missing = []
+    for group, eps in groups.items():
+        for name, value in eps.items():
+            mod, _, attr = value.partition(":")             # a module alone (the rules groups) or module:function
+            if not hasattr(importlib.import_module(mod), attr or "__name__"):
+                missing.append(f"[{group}] {name} = {value}")
+    assert missing == []
