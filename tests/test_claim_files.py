@@ -138,7 +138,7 @@ def _worked_example(tmp_path, budget: list[str]) -> list[dict]:
     assert sweep.replace("--threads 1 ", "") in toml                          # the claims name the README's command
     shutil.copy(EXAMPLE / "claims.toml", tmp_path)
     r = subprocess.run([sys.executable, "-m", "jackson.rate_sweep.cli", *sweep.split()[1:], *budget], cwd=tmp_path,
-                       capture_output=True, text=True, timeout=1800)
+                       capture_output=True, text=True, timeout=3600)
     assert r.returncode == 0, r.stderr[-2000:]
     r = subprocess.run([sys.executable, "-m", "jackson.lab_report.page", *report.split()[1:]], cwd=tmp_path,
                        capture_output=True, text=True, timeout=600)
