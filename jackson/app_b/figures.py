@@ -114,14 +114,14 @@ def plot_graph(out: Path, task, ex: dict, seed: int) -> tuple[str, str]:
         _plane(axes[0], ex, A, task.d, f"learned: lines = A[t, s] (seed {seed})")
         _plane(axes[1], ex, S, task.d, "target: u_t -> nearest v_s")
         what = ("(b) The learned relationship as in Fig. 4(b): queries u_t (green) joined to points v_s (red) "
-                "by lines whose colour and width are A[t, s] (right: the target's nearest point; colour bar: the weight)"
+                "by lines whose colour and width are A[t, s] (right: the target's nearest point)"
                 + ("; only the first two coordinates are drawn" if task.d > 2 else ""))
     else:
         idx = task.decode(np.asarray(ex["x"]))[1] if task.name == "selection-average" else None
         _bipartite(axes[0], ex, A, task.name, f"learned: lines = A[t, s] (seed {seed})", idx)
         _bipartite(axes[1], ex, S, task.name, "target: lines = S[t, s]", idx)
         what = ("(b) The learned relationship as in Figs. 5(b)/6(b): output y(t) (top) joined to input x(s) "
-                "(bottom) by lines whose colour and opacity are A[t, s] (right: the target's S; colour bar: the weight)"
+                "(bottom) by lines whose colour and opacity are A[t, s] (right: the target's S)"
                 + ("; orange: prediction tokens x_pred" if task.name == "weighted-average" else
                    "; the indices s(t) are printed above each output"))
     fig.suptitle(f"{task.name}: held-out instance #{ex['index']}", fontsize=9)
