@@ -41,7 +41,7 @@ def plot_heatmaps(out: Path, res: pd.DataFrame, cfg: SweepConfig) -> list[Path]:
         r = res[res.task == task]
         models = [m for m in cfg.model_list() if m in set(r.model)]
         base = r.groupby("size").baseline.first() if "baseline" in r else None
-        fig, axes = plt.subplots(1, len(models), figsize=(3.4 * len(models), 3.0), squeeze=False)
+        fig, axes = plt.subplots(1, len(models), figsize=(3.4 * len(models), 3.7), squeeze=False)   # a row <= 3:1
         said = None
         for ax, m in zip(axes[0], models):
             a = r[r.model == m].groupby(["size", "d_model"]).accuracy.mean().unstack("d_model").sort_index(ascending=False)
@@ -125,7 +125,7 @@ def _locality_sizes(plt, r: pd.DataFrame, cfg: SweepConfig, D: int):
     sizes = sorted(g["size"].unique())
     Ls = {t: ", ".join(str(int(x)) for x in g[g.task == t].groupby("size").L.first()) for t in ("ed", "ed_local")}
     title = f"ED vs ED_Local at D = {D} ({cfg.preset_label};\nlongest L by size: ED {Ls['ed']}, ED_Local {Ls['ed_local']})"
-    fig, axes = plt.subplots(1, 3, figsize=(11, 3.2))
+    fig, axes = plt.subplots(1, 3, figsize=(11, 3.9))    # a row <= 3:1
     colours = dict(zip(cfg.model_list(), ["C0", "C1", "C2", "C3"]))
     for (task, m), grp in g.groupby(["task", "model"]):
         ls = "-" if task == "ed" else "--"
@@ -155,7 +155,7 @@ def _locality_one_size(plt, r: pd.DataFrame, steps: pd.DataFrame, cfg: SweepConf
     panels = [("accuracy", "answer accuracy"), ("cot_exact", "exact CoT"), ("test_loss", "held-out loss per CoT token")]
     if len(steps):
         panels.append(("step", f"step where held-out loss < {LOSS_MARK:g}"))
-    fig, grid = plt.subplots(len(dims), len(panels), figsize=(3.3 * len(panels), 3.4 * len(dims)), squeeze=False)
+    fig, grid = plt.subplots(len(dims), len(panels), figsize=(3.3 * len(panels), 4.6 * len(dims)), squeeze=False)
     for D, axes in zip(dims, grid):
         _locality_row(axes, panels, r[r.d_model == D], steps[steps.d_model == D],
                       models, int(cfg.train.steps))

@@ -78,6 +78,29 @@ def pyplot():
     return _FIGURES
 
 
+def integer_ticks(axis, values) -> None:
+    """Tick an axis whose values are whole numbers (m_h, an index i, a step) at whole numbers, printed plainly ("8",
+    never "8.0", "10^1" or "2x10^0").  A log axis is ticked at the powers of two within the values' range (1, 2, 4,
+    8, ...; powers of ten over more than seven doublings), its minor ticks unlabelled; a linear one at whole
+    numbers only.  Call it after the axis's scale is set."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, MaxNLocator, NullFormatter
+    vals = sorted({int(round(float(v))) for v in values})
+    if axis.get_scale() == "log":
+        vals = [v for v in vals if v > 0]
+        if not vals:
+            return
+        lo, hi = vals[0], vals[-1]
+        base = 2 if hi / lo <= 2 ** 7 else 10
+        ticks = [base ** k for k in range(0, 64) if lo <= base ** k <= hi]
+        if len(ticks) < 2:
+            ticks = vals if len(vals) <= 8 else [lo, hi]
+        axis.set_major_locator(FixedLocator(ticks))
+        axis.set_minor_formatter(NullFormatter())
+    else:
+        axis.set_major_locator(MaxNLocator(integer=True))
+    axis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:.0f}"))
+
+
 def vector_path(path: Path | str) -> Path:
     """Where `save` puts the vector copy of a PNG: the same stem with `.pdf`."""
     return Path(path).with_suffix(".pdf")

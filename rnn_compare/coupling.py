@@ -2,12 +2,13 @@
 sign rule, missing terms)."""
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from jackson.figures import figure_style, pyplot, save
+from jackson.figures import figure_style, integer_ticks, pyplot, save
 from .config import CompareConfig
 from .settings import HOT, MODELS
 
@@ -231,16 +232,33 @@ def missing_terms_section(check: pd.DataFrame) -> list[str]:
 
 @figure_style()
 def plot_coupling(out: Path, spec: pd.DataFrame) -> Path:
+    from matplotlib.lines import Line2D
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(5.5, 3.6))
     styles = {"original": ("C0", "-"), "permuted": ("C3", ":"), "mixed": ("C2", "--")}
-    for (k, a), g in spec.groupby(["kernel", "alteration"], sort=False):
-        g = g.sort_values("i")
+    groups = [(k, a, g.sort_values("i")) for (k, a), g in spec.groupby(["kernel", "alteration"], sort=False)]
+    ratios = [g.sigma / g.sigma.iloc[0] for _, _, g in groups]
+    kept = [float(r[r > RANK_TOL].min()) for r in ratios if (r > RANK_TOL).any()]
+    # the axis ends a decade below the smallest nonzero value: a value below RANK_TOL sigma_1 is numerically zero
+    # and is drawn on the axis's bottom edge (an open triangle), not at 1e-16 below empty decades
+    bottom = 10.0 ** math.floor(math.log10(min(kept))) if kept else RANK_TOL
+    zeros = False
+    for (k, a, g), r in zip(groups, ratios):
         c, ls = styles.get(a, ("k", "-"))
-        ax.plot(g.i, g.sigma / g.sigma.iloc[0], ls, color=c if k == "exp" else None, marker="o", ms=2.5,
-                label=f"{k} kernel, {a}")
-    ax.set(yscale="log", xlabel="i", ylabel="sigma_i / sigma_1 of K", ylim=(max(RANK_TOL, ax.get_ylim()[0]), 2))
-    ax.legend(fontsize=7)
+        zero = r <= RANK_TOL
+        (line,) = ax.plot(g.i, r.where(~zero, bottom), ls, color=c if k == "exp" else None, marker="o", ms=2.5,
+                          label=f"{k} kernel, {a}")
+        if zero.any():
+            zeros = True
+            ax.plot(g.i[zero], [bottom] * int(zero.sum()), ls="none", marker="v", ms=6, mfc="white",
+                    color=line.get_color(), clip_on=False)
+    ax.set(yscale="log", xlabel="i", ylabel="sigma_i / sigma_1 of K", ylim=(bottom, 2))
+    integer_ticks(ax.xaxis, spec.i)
+    handles = ax.get_legend_handles_labels()[0]
+    if zeros:
+        handles.append(Line2D([], [], ls="none", marker="v", ms=6, mfc="white", color="0.3",
+                              label=f"numerically zero (< {RANK_TOL:g} sigma_1), drawn on the axis"))
+    ax.legend(handles=handles, fontsize=7)
     fig.suptitle("POD spectrum of each target's temporal coupling K (y = K x)", fontsize=9)
     fig.tight_layout()
     path = out / "coupling_spectra.png"

@@ -12,7 +12,7 @@ from jackson.figures import figure_style, pyplot, save
 from .report import seed_members, seed_range
 from .alterations import mixing_filter
 from .config import CompareConfig, filter_words
-from .coupling import (coupling_section, missing_terms_check, missing_terms_section, sign_rule_check,
+from .coupling import (coupling_section, missing_terms_check, missing_terms_section, plot_coupling, sign_rule_check,
                        sign_rule_section)
 from .positions import concentration, position_section, zone_table
 from .settings import MODELS, PAPER, TABLES, fmt_mean_sd
@@ -160,11 +160,15 @@ def plot(out: Path, long: pd.DataFrame, inits: str = "", rows: pd.DataFrame | No
 
 def redraw(folder) -> list[Path]:
     """A finished rnn-compare folder's Tables 2-3 figure (mse_bars.png) drawn again from its tables_long.csv and
-    results.csv with `plot`, what the run calls; nothing else is written."""
+    results.csv with `plot`, and its coupling_spectra.png from coupling_spectra.csv with `plot_coupling`, what the
+    run calls; nothing else is written."""
     from jackson.config import need
     folder = Path(folder)
     missing = [n for n in ("tables_long.csv", "results.csv", "config.json") if not (folder / n).is_file()]
     need(not missing, f"{folder}: no {', '.join(missing)} (not a finished rnn-compare folder)")
     cfg = read_json(folder / "config.json")
     inits = seed_range(seed_members(cfg))
-    return [plot(folder, pd.read_csv(folder / "tables_long.csv"), inits, pd.read_csv(folder / "results.csv"))]
+    pngs = [plot(folder, pd.read_csv(folder / "tables_long.csv"), inits, pd.read_csv(folder / "results.csv"))]
+    if (folder / "coupling_spectra.csv").is_file():
+        pngs.append(plot_coupling(folder, pd.read_csv(folder / "coupling_spectra.csv")))
+    return pngs

@@ -214,3 +214,36 @@ def ends_with_paths(stdout: str, n: int, expect=()) -> list[Path]:
     resolved = {p.resolve() for p in named}
     assert not [e for e in expect if Path(e).resolve() not in resolved], (expect, lines)
     return named
+
+
+# ---- the full-size checks: `python -m pytest tests` leaves them out, `-m full` runs them ---------------------------
+
+FULL = "full"
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests marked `full` (the full-size form of a check the suite also runs small) are left out unless the -m
+    expression names the marker (`python -m pytest tests -m full`, CI's second command): the README's test command
+    stays within its time budget and still runs every check, small."""
+    full = [it for it in items if it.get_closest_marker(FULL)]
+    if FULL in (config.getoption("markexpr") or ""):
+        return
+    if full:
+        config.hook.pytest_deselected(items=full)
+        items[:] = [it for it in items if not it.get_closest_marker(FULL)]
+    if _whole_suite(config):          # what tests/test_suite_count.py compares docs/shared.md with
+        SESSION.update(suite=len(items), full=len(full))
+
+
+SESSION: dict = {}      # the README command's counts, set only when this session is that command
+
+
+def _whole_suite(config) -> bool:
+    """This session collects what `python -m pytest tests` collects: the tests folder (or testpaths), no -k, -m,
+    --deselect or last-failed selection."""
+    opt = config.option
+    if opt.keyword or opt.markexpr or getattr(opt, "deselect", None) or getattr(opt, "lf", False):
+        return False
+    here = Path(__file__).resolve().parent
+    args = [Path(a.split("::")[0]).resolve() for a in config.args] or [here]
+    return args == [here] and not any("::" in a for a in config.args)

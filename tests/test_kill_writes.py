@@ -1,6 +1,9 @@
 """Fault injection: a rerun killed (SIGKILL) at seeded random instants of its final writes -- tables, summaries,
 figures, report.json -- leaves every file whole: the old one or the new one, never truncated or empty (every write
-goes through a temporary file and a rename: jackson.runfolder.write_atomic, jackson.figures.save)."""
+goes through a temporary file and a rename: jackson.runfolder.write_atomic, jackson.figures.save).
+
+The suite kills the rerun SMALL_KILLS times, one instant drawn in each equal share of the rerun's span (every part
+of the writes is hit); `python -m pytest tests -m full` kills it N_KILLS times at instants drawn over the whole span."""
 from __future__ import annotations
 
 import dataclasses
@@ -18,7 +21,8 @@ import pytest
 from jackson.rate_sweep.config import sweep_config
 from jackson.rate_sweep.experiment import run_sweep
 
-N_KILLS = 50
+N_KILLS = 50            # the full check (-m full)
+SMALL_KILLS = 10        # the suite's: one kill in each tenth of the span
 
 
 def whole(path: Path) -> str:
@@ -47,8 +51,9 @@ def _rerun(cfg, out: Path) -> None:
     run_sweep(dataclasses.replace(cfg, out=str(out)), "jackson-sweep --quick", progress=False)
 
 
-@pytest.mark.slow
-def test_killed_final_writes_never_leave_a_truncated_file(tmp_path):
+def _kill_reruns(tmp_path: Path, instants) -> list[str]:
+    """Train the quick cell once, time a rerun (cells reused: only the final writes), then for each `instants`
+    entry u in [0, 1) kill a fresh rerun u x span seconds after it started; the files left that are not whole."""
     cfg = sweep_config(quick=True, m_h=(1, 2), fit={"steps": 8, "eval_every": 4})
     base = tmp_path / "base"
     _rerun(cfg, base)                       # trains the cell once; every rerun below only rewrites the outputs
@@ -61,12 +66,11 @@ def test_killed_final_writes_never_leave_a_truncated_file(tmp_path):
             os._exit(0)
     os.waitpid(pid, 0)
     span = time.perf_counter() - t0         # how long a rerun's writes take (cells reused)
-    rng = random.Random(0)
     problems = []
-    for k in range(N_KILLS):
+    for k, u in enumerate(instants):
         run = tmp_path / f"kill{k}"
         shutil.copytree(base, run)
-        delay = rng.uniform(0, span)
+        delay = u * span
         pid = os.fork()
         if pid == 0:                        # pragma: no cover -- the child
             try:
@@ -82,4 +86,16 @@ def test_killed_final_writes_never_leave_a_truncated_file(tmp_path):
                 if why:
                     problems.append(f"kill {k} at {delay:.2f} s: {f.name}: {why}")
         shutil.rmtree(run)
-    assert problems == []
+    return problems
+
+
+@pytest.mark.slow
+def test_killed_final_writes_never_leave_a_truncated_file(tmp_path):
+    rng = random.Random(0)
+    assert _kill_reruns(tmp_path, [(k + rng.random()) / SMALL_KILLS for k in range(SMALL_KILLS)]) == []
+
+
+@pytest.mark.full
+def test_killed_final_writes_never_leave_a_truncated_file_at_fifty_instants(tmp_path):
+    rng = random.Random(0)
+    assert _kill_reruns(tmp_path, [rng.random() for _ in range(N_KILLS)]) == []

@@ -87,7 +87,9 @@ def test_an_older_folder_redraws_the_same_picture(sweep, tmp_path):
     assert digests(old) == before
 
 
-COMMITTED = ["jackson/linear", pytest.param("vit_probe/sweep_mh", marks=pytest.mark.slow),
+COMMITTED = ["jackson/linear",
+             pytest.param("rnn_compare/mixing-24k-b256-s3", marks=pytest.mark.slow),
+             pytest.param("vit_probe/sweep_mh", marks=pytest.mark.slow),
              pytest.param("vit_probe/spectra_shared", marks=pytest.mark.slow)]
 
 
@@ -109,6 +111,25 @@ def test_committed_folders_redraw_without_changing_a_number(rel, tmp_path):
         from PIL import Image
         with Image.open(p) as a, Image.open(dst / p.name) as b:
             assert a.size == b.size, p.name
+
+
+@pytest.mark.slow
+def test_a_tasks_folder_redraws_its_four_pictures_and_nothing_else(tmp_path):
+    """A copy of a committed jackson-tasks folder: attention, graph, fof and loss_curves drawn again from its files
+    (each a PNG at 200 dpi with a PDF beside it, the committed size), every other file byte for byte as it was."""
+    src = REPORTS / "tasks" / "nearest-point"
+    if not src.is_dir():
+        pytest.skip("reports/tasks/nearest-point is not in this checkout")
+    dst = tmp_path / src.name
+    shutil.copytree(src, dst)
+    before = digests(dst)
+    assert main(["--threads", "1", str(dst)]) == 0
+    assert digests(dst) == before
+    from PIL import Image
+    for name in ("attention.png", "graph.png", "fof.png", "loss_curves.png"):
+        assert_paper_figure(dst / name)
+        with Image.open(src / name) as a, Image.open(dst / name) as b:
+            assert a.size == b.size, name
 
 
 @pytest.mark.parametrize("rel, n_seeds", [("jackson/default", 1), ("jackson/long-a1.5-rinf", 2)])
@@ -164,8 +185,8 @@ def test_bad_input_is_one_line_exit_2(tmp_path, capsys):
     assert "says which command made it" in _exit2([str(tmp_path)], capsys)
     other = tmp_path / "tasks"
     other.mkdir()
-    (other / "command.txt").write_text("jackson-tasks nearest-point\n")
-    assert "made by 'jackson-tasks nearest-point'; redraw knows" in _exit2([str(other)], capsys)
+    (other / "command.txt").write_text("rnn-mixing-spectrum\n")
+    assert "made by 'rnn-mixing-spectrum'; redraw knows" in _exit2([str(other)], capsys)
     empty = tmp_path / "empty"
     empty.mkdir()
     (empty / "command.txt").write_text("jackson-sweep --quick\n")

@@ -96,12 +96,12 @@ def test_a_small_fit_runs_on_one_thread_and_says_so(untold):
 @pytest.mark.slow
 def test_the_command_records_the_rules_count(tmp_path):
     """jackson-sweep --quick with no --threads and no $OMP_NUM_THREADS trains on one thread (cell.json), and with
-    --threads 2 on two."""
+    --threads 2 on two (a budget of 4 steps at m_h 1, 2: the thread count is set before the first step)."""
     env = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "MKL_NUM_THREADS")}
     for extra, want in (([], 1), (["--threads", "2"], 2)):
         out = tmp_path / f"r{want}"
         r = subprocess.run([sys.executable, "-m", "jackson.rate_sweep.cli", "--quick", "--alpha", "1", "--rank", "2",
-                            "--out", str(out), *extra], env=env, capture_output=True, text=True, timeout=300)
+                            "--m-h", "1,2", "--steps", "4", "--out", str(out), *extra], env=env, capture_output=True, text=True, timeout=300)
         assert r.returncode == 0, r.stderr[-800:]
         cells = list((out / "cells").glob("*/cell.json"))
         assert cells and all(json.loads(c.read_text())["torch_threads"] == want for c in cells)

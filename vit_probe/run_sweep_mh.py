@@ -19,7 +19,7 @@ import pandas as pd
 import torch
 
 from jackson.config import need
-from jackson.figures import figure_style, pyplot, save
+from jackson.figures import figure_style, integer_ticks, pyplot, save
 from jackson.runfolder import open_run, table_path, write_table
 from jackson.sweep import checkpoint_progress, non_default, run_cells
 
@@ -212,6 +212,7 @@ def plot_sweep(out: Path, res: pd.DataFrame, spec: pd.DataFrame, fit: dict, laye
     for ax, t in zip(axes, ["mean sigma_i", "sigma_i / sigma_1"]):
         ax.set_xscale("log")
         ax.set_yscale("log")
+        integer_ticks(ax.xaxis, range(1, int(max(ms)) + 1) if ms else [1])
         ax.set_xlabel("singular value index i")
         ax.set_ylabel(t)
     axes[1].legend(fontsize=7)
@@ -238,6 +239,7 @@ def plot_sweep(out: Path, res: pd.DataFrame, spec: pd.DataFrame, fit: dict, laye
                                              f"{'+' if fit['b'] >= 0 else '-'} {abs(fit['b']):.3g}"
                                              + ("" if sure else f"\n({NOT_IDENTIFIED})"))
     ax.set_xscale("log")
+    integer_ticks(ax.xaxis, g.m_h)
     ax.set_xlabel("m_h (query/key size per head)")
     ax.set_ylabel("cross-entropy")
     ax.legend(fontsize=7)

@@ -18,7 +18,7 @@ import pandas as pd
 import torch
 from tqdm.auto import tqdm
 
-from jackson.figures import figure_style, pyplot, save
+from jackson.figures import figure_style, integer_ticks, pyplot, save
 from jackson.rates import fit_power_law
 
 from . import normalize
@@ -160,6 +160,10 @@ def plot_violin(sv: np.ndarray, k_show: int, title: str, path) -> None:
     fig, ax = plt.subplots(figsize=(max(6, 0.45 * k), 3.8))
     sns.violinplot(data=df, x="index", y="singular value", ax=ax, cut=0, density_norm="width",
                    inner="quartile", color="#8fb3d9", linewidth=0.7)
+    from matplotlib.patches import Patch
+    face = ax.collections[0].get_facecolor()[0] if ax.collections else "#8fb3d9"   # as seaborn drew it
+    ax.legend(handles=[Patch(facecolor=face, edgecolor="0.3", lw=0.7,
+                             label="sigma_i over the images (lines: quartiles)")], fontsize=7, loc="upper right")
     ax.set_yscale("log")
     ax.set_xlabel("singular value index i")
     ax.set_ylabel("sigma_i of rho_hat(x)")
@@ -180,10 +184,14 @@ def plot_grid(spec: pd.DataFrame, heads_tab: pd.DataFrame, title: str, path) -> 
         for c, h in enumerate(heads):
             ax = axes[r][c]
             d = spec[(spec.layer == l) & (spec["head"] == h)]
-            ax.fill_between(d.i, d.q05.clip(lower=1e-12), d.q95.clip(lower=1e-12), alpha=0.25, lw=0)
-            ax.plot(d.i, d["mean"].clip(lower=1e-12), lw=1.2)
+            ax.fill_between(d.i, d.q05.clip(lower=1e-12), d.q95.clip(lower=1e-12), alpha=0.25, lw=0,
+                            label="5-95% over the images")
+            ax.plot(d.i, d["mean"].clip(lower=1e-12), lw=1.2, label="mean")
             ax.set_xscale("log")
             ax.set_yscale("log")
+            integer_ticks(ax.xaxis, spec.i)
+            if r == 0 and c == 0:
+                ax.legend(fontsize=6, loc="lower left")
             row = heads_tab[(heads_tab.layer == l) & (heads_tab["head"] == h)]
             if len(row):
                 ax.set_title(f"L{l} H{h}: slope {row.exponent.iloc[0]:.2f}, erank {row.erank.iloc[0]:.1f}", fontsize=7)

@@ -26,7 +26,7 @@ from ..sweep import run_cells
 from .results import collect, summarize, write_report_json
 from .cell import TaskCell, cells
 from .config import QUICK, RUNS, AllRun, as_dict, resolved_out, validate
-from ..config import read_json
+from ..config import need, read_json
 
 
 def task_grid(cfg) -> tuple[Path, list[TaskCell]]:
@@ -70,3 +70,27 @@ def run_all(cfg: AllRun, command: str, progress: bool = True) -> dict:
     for sub in subs:          # every task's input is checked before any trains
         validate(sub)
     return {sub.task.name: run_task(sub, command, progress) for sub in subs}
+
+
+def redraw(folder) -> list[Path]:
+    """A finished jackson-tasks folder's pictures drawn again from its files with `plot_task`, what `run_task`
+    calls: the task's options from config.json, the first cell's example.json, fof.csv.gz and fof_grid.csv.gz, and
+    the run's loss_curves.csv. Trains nothing; writes only the figures (report.json keeps the run's captions)."""
+    from .figures import plot_task
+    folder = Path(folder)
+    need((folder / "config.json").is_file() and (folder / "loss_curves.csv").is_file(),
+         f"{folder}: no config.json or loss_curves.csv (not a finished jackson-tasks folder)")
+    cfg = read_json(folder / "config.json")
+    name = cfg["task"]["name"]
+    need(name in RUNS, f"{folder}: task '{name}' is not one of {', '.join(RUNS)}")
+    task = RUNS[name]().task
+    task = dataclasses.replace(task, **{f.name: cfg["task"][f.name] for f in dataclasses.fields(task)
+                                        if f.name in cfg["task"]})
+    seed = cfg["train"]["seeds"][0]
+    first = sorted(p.parent for p in (folder / "cells").glob(f"*_s{seed}_*/example.json"))
+    need(first, f"{folder}/cells: no example.json of seed {seed}")
+    grid_path = table_path(first[0], "fof_grid.csv")
+    figs = plot_task(folder, task, read_json(first[0] / "example.json"), pd.read_csv(table_path(first[0], "fof.csv")),
+                     pd.read_csv(grid_path) if grid_path.exists() else None, pd.read_csv(folder / "loss_curves.csv"),
+                     seed)
+    return [folder / f for f, _ in figs]

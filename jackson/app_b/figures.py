@@ -93,6 +93,12 @@ def _bipartite(ax, ex: dict, M: np.ndarray, task_name: str, title: str, k_idx=No
     col = ["tab:orange" if p else "tab:blue" for p in pred]
     ax.scatter(range(tau), [0] * tau, c=col, s=50, zorder=3)
     ax.scatter(range(tau), [1] * tau, c=col, s=50, zorder=3, marker="s")
+    from matplotlib.lines import Line2D
+    keys = [Line2D([], [], ls="none", marker="o", color="tab:blue", label="input token x(s)"),
+            Line2D([], [], ls="none", marker="s", color="tab:blue", label="output y(t)")]
+    if any(pred):
+        keys.append(Line2D([], [], ls="none", marker="o", color="tab:orange", label="prediction token x_pred"))
+    ax.legend(handles=keys, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=len(keys), fontsize=7)
     for t in range(tau):
         ax.annotate(f"x({t})", (t, 0), xytext=(0, -14), textcoords="offset points", ha="center", fontsize=7)
         top = f"y({t})" if k_idx is None else f"y({t})\n" + ",".join(str(int(i)) for i in k_idx[t])
@@ -121,7 +127,12 @@ def plot_graph(out: Path, task, ex: dict, seed: int) -> tuple[str, str]:
                 + ("; orange: prediction tokens x_pred" if task.name == "weighted-average" else
                    "; the indices s(t) are printed above each output"))
     fig.suptitle(f"{task.name}: held-out instance #{ex['index']}", fontsize=9)
-    _save(plt, fig, out / "graph.png")
+    fig.tight_layout()
+    from matplotlib.cm import ScalarMappable
+    from matplotlib.colors import Normalize
+    fig.colorbar(ScalarMappable(norm=Normalize(0, 1), cmap=CMAP), ax=list(axes), shrink=0.8, pad=0.02,
+                 label="line colour: A[t, s] (left), S[t, s] (right)")
+    save(fig, out / "graph.png", bbox_inches="tight")
     return "graph.png", what
 
 
@@ -140,9 +151,10 @@ def plot_fof(out: Path, task, fof: pd.DataFrame, grid: pd.DataFrame | None, seed
         fig.colorbar(cs, ax=axes[0])
         axes[0].set(aspect="equal", xlabel="x_1", ylabel="x_2", title=f"learned (filled), |x| (dashed); seed {seed}")
         ax = axes[1]
-        ax.scatter(sub.fof_0, sub.fof_hat_0, s=3, alpha=0.4)
+        ax.scatter(sub.fof_0, sub.fof_hat_0, s=3, alpha=0.4, label="a token")
         lim = [float(sub.fof_0.min()), float(sub.fof_0.max())]
-        ax.plot(lim, lim, "k--", lw=1)
+        ax.plot(lim, lim, "k--", lw=1, label="identity")
+        ax.legend(fontsize=7, loc="upper left")
         ax.set(xlabel="F∘f = |x|", ylabel="F_hat∘f_hat", title="point-mass tokens of held-out-like draws")
         what = ("(c) F_hat∘f_hat(x) := F_hat(W_V f_hat(x)) of the trained model against the target's F∘f(x, m) = |x|: "
                 "left, a contour over the plane for point-mass tokens at position 1 of segment 0 with the mid mass "
@@ -152,9 +164,10 @@ def plot_fof(out: Path, task, fof: pd.DataFrame, grid: pd.DataFrame | None, seed
         d = task.d_out
         fig, axes = plt.subplots(1, d, figsize=(4.4 * d, 4.2), squeeze=False)
         for j, ax in enumerate(axes[0]):
-            ax.scatter(sub[f"fof_{j}"], sub[f"fof_hat_{j}"], s=3, alpha=0.4)
+            ax.scatter(sub[f"fof_{j}"], sub[f"fof_hat_{j}"], s=3, alpha=0.4, label="a token")
             lim = [float(sub[f"fof_{j}"].min()), float(sub[f"fof_{j}"].max())]
-            ax.plot(lim, lim, "k--", lw=1)
+            ax.plot(lim, lim, "k--", lw=1, label="identity")
+            ax.legend(fontsize=7, loc="upper left")
             ax.set(xlabel=f"F∘f, output {j}", ylabel=f"F_hat∘f_hat, output {j}", aspect="equal",
                    title=f"output {j} (seed {seed})")
         name = "v" if task.name == "selection-average" else "v (the token's V point)"

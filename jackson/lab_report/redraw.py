@@ -67,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = OneLineParser(prog=PROG, description="Draw finished run folders' figures again from their "
                                      "tables (PNG at 200 dpi and a PDF beside it); trains nothing, changes no table.")
     parser.add_argument("folders", nargs="+", metavar="FOLDER", help="a finished jackson-sweep, vit-probe spectra, "
-                        "vit-probe sweep-mh or cot-dp sweep run folder")
+                        "vit-probe sweep-mh, cot-dp sweep, rnn-compare or jackson-tasks run folder")
     parser.add_argument("--report-json", action="store_true", help="also write report.json again from the "
                         "folder's own files, so its captions describe the figures as drawn now (jackson-sweep, "
                         "cot-dp sweep; default: off, only figures are written)")

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..figures import figure_style, pyplot, save
+from ..figures import figure_style, integer_ticks, pyplot, save
 from ..runfolder import table_path
 from ..rates import predicted_exponent
 from .summary_text import ffn_title, target_title, terms_short
@@ -74,10 +74,19 @@ def plot(out_dir: Path, tabs: dict, summary: dict) -> list[Path]:
     paths = []
 
     from matplotlib.lines import Line2D
-    fig, axes = plt.subplots(1, len(alphas), figsize=(4.2 * len(alphas) + 2.6, 4.0), squeeze=False)
+    # a panel per alpha, at most two in a row up to three alphas, then three: the figure stays within 3:1; the
+    # key goes in the first spare panel, else right of the first row
+    n_a = len(alphas)
+    cols = n_a if n_a <= 2 else 2 if n_a == 3 else 3
+    rows_n = -(-n_a // cols)
+    spare = rows_n * cols > n_a
+    fig, panels = plt.subplots(rows_n, cols, figsize=(4.2 * cols + (0 if spare else 2.6), 4.0 * rows_n), squeeze=False)
+    flat = list(panels.flat)
+    for ax in flat[n_a + 1:]:
+        ax.set_visible(False)
     clipped_any = near_floor = False
     drawn_terms = set()
-    for ax, a in zip(axes[0], alphas):
+    for ax, a in zip(flat, alphas):
         lim = []
         for t in summary["targets"]:
             if t["alpha"] != a:
@@ -115,7 +124,11 @@ def plot(out_dir: Path, tabs: dict, summary: dict) -> list[Path]:
         ms = np.arange(1, rows.m_h.max() + 1)
         anchor = rows[(rows.alpha == a)].oracle_mse.max()
         ax.plot(ms, anchor * ms ** predicted_exponent(a), color="grey", ls=(0, (1, 3)), lw=2)
-        ax.set(xscale="log", yscale="log", xlabel="$m_h$", ylabel="held-out MSE", title=f"$\\alpha$ = {a:g}")
+        flagged = [f"{name(t)}: " + "; ".join(w.split(":")[0].lower() for w in t["degenerate"]["why"].split("; "))
+                   for t in summary["targets"] if t["alpha"] == a and t.get("degenerate", {}).get("flag")]
+        ax.set(xscale="log", yscale="log", xlabel="$m_h$", ylabel="held-out MSE",
+               title=f"$\\alpha$ = {a:g}" + "".join(f"\n(flagged {f})" for f in flagged))
+        integer_ticks(ax.xaxis, rows.m_h)
         lows = [pd.DataFrame(t["curve"]).test_min.min() for t in summary["targets"] if t["alpha"] == a and t["curve"]]
         if lows and min(lows) < 100 * ROUNDOFF_FLOOR:     # the floor is drawn where the data come near it
             near_floor = True
@@ -136,9 +149,11 @@ def plot(out_dir: Path, tabs: dict, summary: dict) -> list[Path]:
         keys.append(Line2D([], [], color="0.5", lw=0.6, ls=(0, (4, 4)), marker="v" if clipped_any else None,
                            mfc="white", label=f"round-off floor {ROUNDOFF_FLOOR:g}"
                                            + (" (values below drawn on it)" if clipped_any else "")))
-    flagged = [name(t) + f", alpha {t['alpha']:g}" for t in summary["targets"] if t.get("degenerate", {}).get("flag")]
-    axes[0][-1].legend(handles=keys, loc="center left", bbox_to_anchor=(1.02, 0.5),
-                       title=("flagged: " + "; ".join(flagged)) if flagged else None, title_fontsize=6.5)
+    if spare:
+        flat[n_a].axis("off")
+        flat[n_a].legend(handles=keys, loc="center")
+    else:
+        flat[cols - 1].legend(handles=keys, loc="center left", bbox_to_anchor=(1.02, 0.5))
     import textwrap                # one line per ~13 characters per inch of figure at fontsize 9: never cut off
     fig.suptitle(textwrap.fill(f"Held-out MSE vs attention size m_h (synthetic POD targets), model: {att} attention, "
                                f"{feats} features{ffn_title(summary)}", int(13 * fig.get_figwidth())), fontsize=9)
@@ -177,6 +192,7 @@ def plot(out_dir: Path, tabs: dict, summary: dict) -> list[Path]:
             v = r[cols].to_numpy(float)[:int(m)]
             ax.plot(np.arange(1, len(v) + 1), np.where(v > 0, v, np.nan), color=cmap(norm(m)), lw=1, marker=".", ms=3)
         ax.set(xscale="log", yscale="log", xlabel="index i", ylabel="singular value", title=target_title(t, widths))
+        integer_ticks(ax.xaxis, range(1, len(sig) + 1))
         ax.legend(loc="lower left")
         if mhs:
             _mh_colourbar(plt, fig, ax, cmap, norm, mhs)
@@ -199,6 +215,7 @@ def plot(out_dir: Path, tabs: dict, summary: dict) -> list[Path]:
             cc = c[c.m_h == m].groupby("step").train_mse.mean()
             ax.plot(cc.index, cc.values, color=cmap(norm(m)), lw=1)
         ax.set(yscale="log", xlabel="step", ylabel="train MSE", title=target_title(t, widths))
+        integer_ticks(ax.xaxis, c.step)
         if mhs:
             _mh_colourbar(plt, fig, ax, cmap, norm, mhs)
     fig.suptitle(f"Loss curves (training-subset MSE, a line per m_h)\nmodel: {att} attention", fontsize=9)

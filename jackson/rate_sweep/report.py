@@ -5,6 +5,7 @@ import math
 from pathlib import Path
 
 
+from .config import CONSTRUCTIONS
 from .summary_text import PREDICTED_EXPLICIT, PREDICTED_KERNEL, explicit_text, kernel_text, not_power_law
 from ..config import read_json
 
@@ -48,7 +49,9 @@ def report_hook(folder: Path) -> dict:
     ranks = list(dict.fromkeys(t["rank"] for t in s["targets"]))
     mh = cfg.get("m_h", [])
     t0 = s["targets"][0] if s["targets"] else {}
-    bases = f"{t0.get('phi', cfg.get('phi', 'sin'))}/{t0.get('psi', cfg.get('psi', 'sin'))} bases"   # the cells' own
+    # the cells' own bases; a summary that does not record them: the config's --construction, else its --phi/--psi
+    fam = CONSTRUCTIONS.get(cfg.get("construction") or "", (cfg.get("phi", "sin"), cfg.get("psi", "sin")))
+    bases = f"{t0.get('phi', fam[0])}/{t0.get('psi', fam[1])} bases"
     data = (f"synthetic POD targets of Eq. (8) (F = {cfg.get('F', 'identity')}, f = {cfg.get('f', 'identity')}, "
             f"{bases}), x ~ U[0,1], tau = {cfg.get('tau', '?')}; "
             f"{cfg.get('n_train', '?')} training / {cfg.get('n_test', '?')} held-out sequences per target and seed; "
