@@ -119,7 +119,7 @@ def plot(out_dir: Path, tabs: dict, summary: dict) -> list[Path]:
                 ax.plot(rc.m_h, rc.reference_test_mse, color=col, marker="s", mfc="none", lw=1, alpha=0.7)
         if lim:
             import textwrap
-            ax.text(0.02, 0.02, textwrap.fill("; ".join(lim), 60), transform=ax.transAxes, fontsize=6, va="bottom",
+            ax.text(0.98, 0.98, textwrap.fill("; ".join(lim), 60), transform=ax.transAxes, fontsize=6, va="top", ha="right",
                     bbox={"facecolor": "white", "alpha": 0.8, "lw": 0})
         ms = np.arange(1, rows.m_h.max() + 1)
         anchor = rows[(rows.alpha == a)].oracle_mse.max()
