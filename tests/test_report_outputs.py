@@ -544,3 +544,25 @@ def test_a_second_run_into_the_same_root_waits_for_nothing_and_writes_nothing(tm
             rc, out, err = report(["--root", str(root), "--claims", str(claims)], capsys)
     assert rc == 2 and "another jackson-report is writing into" in one_line(err)
     assert snapshot(root) == before
+
+
+def test_a_second_build_replaces_the_csvs_of_the_first_whatever_their_header(tmp_path):
+    """The CSVs carry no mark: the manifest's hash is what says they are the lab's.  A build after one whose CSVs had
+    a header the lab never wrote before (new columns) must find the old files by the old build's hash, not the new."""
+    from jackson.lab_report.outputs import SET, OutputSet
+
+    def files(tag):
+        out = {}
+        for n in SET:
+            if n.endswith(".html"):
+                out[n] = f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<title>jackson-lab report</title></head><body>{tag}</body></html>\n'
+            elif n.endswith(".csv"):
+                out[n] = f"id,new_column_{tag}\nx,{tag}\n"
+            else:
+                out[n] = f"{tag}\n"
+        return out
+    for tag in ("one", "two", "three"):
+        with OutputSet(tmp_path) as out:
+            out.replace(files(tag))
+        assert (tmp_path / "claims.csv").read_text() == f"id,new_column_{tag}\nx,{tag}\n"
+        assert not (tmp_path / ".jackson-report" / "swap").exists()

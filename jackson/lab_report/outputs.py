@@ -161,12 +161,22 @@ def foreign(path: Path, name: str, known: dict | None = None) -> str:
     if any(head.startswith(p) for p in LEGACY.get(name, ())) and (not name.endswith(".html") or TITLE in head):
         return ""
     if known and name in known:
+        hashes = {known[name]} if isinstance(known[name], str) else set(known[name])
         try:
-            if _sha256(path) == known[name]:
+            if _sha256(path) in hashes:
                 return ""
         except (OSError, UsageError):
             pass
     return "was not written by jackson-report (it carries no jackson-report mark)"
+
+
+def _known(*manifests: dict) -> dict[str, set[str]]:
+    """{name: every hash the given manifests record for it}: a file the lab wrote matches one of its builds."""
+    out: dict[str, set[str]] = {}
+    for m in manifests:
+        for name, h in (m.get("files") or {}).items():
+            out.setdefault(name, set()).add(h)
+    return out
 
 
 def check_own(root: Path) -> None:
@@ -176,7 +186,7 @@ def check_own(root: Path) -> None:
     if work.is_symlink() or (work.exists() and not work.is_dir()):
         raise UsageError(f"--root: {work} is not jackson-report's working folder; it is not replaced "
                          "(move it away or pick another --root)")
-    known = {**manifest(work / SWAP).get("files", {}), **manifest(work).get("files", {})}
+    known = _known(manifest(work / SWAP), manifest(work))
     for name in SET:
         why = foreign(root / name, name, known)
         need(not why, f"--root: {root / name} {why}; jackson-report replaces only files it wrote "
@@ -236,7 +246,7 @@ def settle(root: Path) -> str:
         if not new:                                   # cannot happen by the protocol: a swap holds its manifest
             _remove_stage(swap)
             return "an unreadable swap folder removed; the report's files are the previous build's"
-        known = {**manifest(work).get("files", {}), **new["files"]}
+        known = _known(manifest(work), new)      # a file may hold the old build's hash or (swapped already) the new one
         for name in new["files"]:
             src = swap / name
             if name not in SET or not src.exists():
