@@ -18,7 +18,9 @@ END = "<!-- /SUITE_COUNT -->"
 def line(n_suite: int, full: list[str]) -> str:
     """The sentence docs/shared.md carries: how many tests each command runs, and which the full run holds."""
     names = ", ".join(f"`{f}`" for f in full)
-    return (f"`python -m pytest tests` runs {n_suite:,} tests: every check, the slow ones at a small size. "
+    import datetime
+    return (f"`python -m pytest tests` runs {n_suite:,} tests (collected on {datetime.date.today().isoformat()}): "
+            "every check, the slow ones at a small size. "
             f"`python -m pytest tests -m full` runs their {len(full)} full-size forms ({names}); "
             f"CI (`.ci/run`) runs both.")
 

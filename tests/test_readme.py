@@ -96,7 +96,10 @@ def test_the_first_screen_orients():
     head = "\n".join(text.splitlines()[:40])
     assert "Jiang & Li" in head and "Yang et al." in head
     assert "(reports/index.md)" in head and "reports/index.html" in head
-    assert "jackson-sweep" in head and head.index("<!-- card-output") < head.index("<!-- /card-output -->")
+    assert "jackson-sweep" in head and "<!-- card-output" in head and "<!-- /card-output -->" in text
+    # the card's own output, from a committed run: its line begins, and names the terms of Eq. (17), on the first screen
+    assert "alpha=1.5 rank=inf (softmax attention, learned features): fitted exponent" in head
+    assert "Eq. (17) terms:" in head and "limited by" in head
     two = text[text.index("## Two commands"):text.index("\n## ", text.index("## Two commands") + 3)]
     assert "&& python -m pytest tests" in two
     ci = (README.parent / ".ci" / "run").read_text()
