@@ -235,6 +235,9 @@ def legend_problems(fig, where: str) -> list[str]:
 
 def problems(fig, name: str = "figure") -> list[str]:
     """Every broken rule of `fig`, one line each."""
+    if not hasattr(fig.canvas, "get_renderer"):  # a Figure of its own (jackson.figures) has a base canvas that draws nothing
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        FigureCanvasAgg(fig)
     fig.canvas.draw()                            # tick labels and panel sizes exist once drawn
     out = aspect_problems(fig, name) + legend_problems(fig, name)
     for i, ax in enumerate(fig.axes):

@@ -11,14 +11,13 @@ import pandas as pd
 import pytest
 
 from figure_rules import FIGURE_ASPECT, PANEL_ASPECT, problems
-from jackson.figures import integer_ticks, pyplot
+from jackson.figures import figure_style, integer_ticks, pyplot
 
 
 @pytest.fixture
 def plt():
-    p = pyplot()
-    yield p
-    p.close("all")
+    with figure_style():             # the lab draws only inside its style context (jackson.figures)
+        yield pyplot()               # its figures are Figures of their own: nothing to close
 
 
 # ---- the checker, one rule at a time ------------------------------------------------------------------------
@@ -61,13 +60,21 @@ def test_an_integer_axis_prints_whole_numbers(plt):
     fig, ax = plt.subplots(figsize=(5, 4))
     ax.plot([1, 2, 3], [0.5, 0.25, 0.15], "k-")
     ax.set(xscale="log")
+    ax.set_xticks([1, 2, 3], labels=["$\\mathdefault{10^{0}}$", "$\\mathdefault{2\\times10^{0}}$",
+                                     "$\\mathdefault{3\\times10^{0}}$"])   # as matplotlib's log axis prints them by default
     assert any("integer x axis" in p for p in problems(fig))    # 10^0 and 2x10^0 ticks
+    fig, ax = plt.subplots(figsize=(5, 4))
+    ax.plot([1, 2, 3], [0.5, 0.25, 0.15], "k-")
+    ax.set(xscale="log")
     integer_ticks(ax.xaxis, [1, 2, 3])
     assert problems(fig) == []
     assert [t.get_text() for t in ax.get_xticklabels()] == ["1", "2"]
     fig, ax = plt.subplots(figsize=(5, 4))
-    ax.plot([1, 2, 3, 4], [0.5, 0.25, 0.15, 0.2], "k-")          # a linear axis: 1.0, 1.5, ... by default
+    ax.plot([1, 2, 3, 4], [0.5, 0.25, 0.15, 0.2], "k-")
+    ax.set_xticks([1, 1.5, 2, 2.5, 3, 3.5, 4])                 # a linear axis's half steps, as matplotlib may place them
     assert any("integer x axis" in p for p in problems(fig))
+    fig, ax = plt.subplots(figsize=(5, 4))
+    ax.plot([1, 2, 3, 4], [0.5, 0.25, 0.15, 0.2], "k-")
     integer_ticks(ax.xaxis, [1, 2, 3, 4])
     assert problems(fig) == []
 
