@@ -56,7 +56,7 @@ LEGACY = {   # how each file of the set opened before the lab marked them (the c
     "claims-full.tex": ("% Needs \\usepackage{booktabs",),
     "tables.tex": ("% Needs \\usepackage{booktabs",),
     "tables-appendix.tex": ("% Needs \\usepackage{booktabs",),
-    "claims.csv": ("id,paper,where,claim,",),
+    "claims.csv": ("id,paper,where,claim,", "id,paper,origin,where,claim,"),   # before and after the origin column
     "tables.csv": ("folder,title,row,column,value,",),
 }
 TITLE = "<title>jackson-lab report</title>"     # a legacy index.html holds it in its head, too
