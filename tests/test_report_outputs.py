@@ -126,7 +126,7 @@ def consistent(root: Path) -> int:
     html_ = (root / "index.html").read_text()
     n_csv = len((root / "claims.csv").read_text().strip().splitlines()) - 1
     for text in (md, tex, full, html_):                                # the same claims count everywhere
-        assert f"{n_csv} claims:" in text or f"of {n_csv} claims" in text
+        assert re.search(rf"(\b|of ){n_csv} claims?\b", text), n_csv            # "1 claim:", "3 claims:", "of 3 claims"
     return n_csv
 
 
