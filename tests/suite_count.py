@@ -30,7 +30,7 @@ def quoted(text: str) -> tuple[int, int] | None:
     if BEGIN not in text or END not in text:
         return None
     body = text.split(BEGIN, 1)[1].split(END, 1)[0]
-    m = re.search(r"runs ([\d,]+) tests: .*? runs their (\d+) full-size forms", body, re.S)
+    m = re.search(r"runs ([\d,]+) tests(?: \(collected on [\d-]+\))?: .*? runs their (\d+) full-size forms", body, re.S)
     return (int(m.group(1).replace(",", "")), int(m.group(2))) if m else None
 
 
