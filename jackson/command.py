@@ -38,6 +38,19 @@ GLOBAL_HELP = {
 }
 
 
+def _named(a: str, option: str) -> bool:
+    return a == option or a.startswith(option + "=")
+
+
+def _value(prog: str, argv: list[str], i: int, option: str) -> tuple[str, int]:
+    """The value of the option at argv[i] (--opt=V or --opt V) and the index of the last word it used."""
+    if "=" in argv[i]:
+        return argv[i].split("=", 1)[1], i
+    if i + 1 < len(argv):
+        return argv[i + 1], i + 1
+    fail(prog, f"argument {option}: expected one argument")
+
+
 def split_global(prog: str, argv: list[str], own: frozenset = frozenset()) -> tuple[dict, list[str]]:
     """Take the options every command shares (--threads N, --force, --config FILE, --status, --max-memory SIZE,
     --max-hours H) out
@@ -54,40 +67,16 @@ def split_global(prog: str, argv: list[str], own: frozenset = frozenset()) -> tu
             opts["force"] = True
         elif a == "--status":
             opts["status"] = True
-        elif a == "--config" or a.startswith("--config="):
-            if "=" in a:
-                opts["config"] = a.split("=", 1)[1]
-            elif i + 1 < len(argv):
-                i += 1
-                opts["config"] = argv[i]
-            else:
-                fail(prog, "argument --config: expected one argument")
-        elif a == "--max-memory" or a.startswith("--max-memory="):
-            if "=" in a:
-                v = a.split("=", 1)[1]
-            elif i + 1 < len(argv):
-                i += 1
-                v = argv[i]
-            else:
-                fail(prog, "argument --max-memory: expected one argument")
+        elif _named(a, "--config"):
+            opts["config"], i = _value(prog, argv, i, "--config")
+        elif _named(a, "--max-memory"):
+            v, i = _value(prog, argv, i, "--max-memory")
             opts["max_memory"] = budget.parse_size(v)
-        elif a == "--max-hours" or a.startswith("--max-hours="):
-            if "=" in a:
-                v = a.split("=", 1)[1]
-            elif i + 1 < len(argv):
-                i += 1
-                v = argv[i]
-            else:
-                fail(prog, "argument --max-hours: expected one argument")
+        elif _named(a, "--max-hours"):
+            v, i = _value(prog, argv, i, "--max-hours")
             opts["max_hours"] = budget.parse_hours(v)
-        elif a == "--threads" or a.startswith("--threads="):
-            if "=" in a:
-                v = a.split("=", 1)[1]
-            elif i + 1 < len(argv):
-                i += 1
-                v = argv[i]
-            else:
-                fail(prog, "argument --threads: expected one argument")
+        elif _named(a, "--threads"):
+            v, i = _value(prog, argv, i, "--threads")
             try:
                 opts["threads"] = int(v)
             except ValueError:

@@ -112,13 +112,8 @@ def rate_short(rate: dict) -> str:
 
 def terms_short(terms: dict) -> str:
     """Which term of Eq. (17) limits the curve, m_h by m_h, in a few words."""
-    rows = terms.get("rows") or []
-    runs = []
-    for r in rows:
-        if runs and runs[-1][0] == r["limiting"]:
-            runs[-1][1].append(r["m_h"])
-        else:
-            runs.append((r["limiting"], [r["m_h"]]))
+    from .terms import limiting_runs
+    runs = limiting_runs(terms.get("rows") or [])
     lim = "; ".join(f"{w} at m_h {ms[0]}" + (f"..{ms[-1]}" if len(ms) > 1 else "") for w, ms in runs)
     rr = terms.get("ratio_range")
     return f"limited by {lim}" + (f"; e_full / (e_attn + e_FF) {rr[0]:.2f}-{rr[1]:.2f}" if rr else "")

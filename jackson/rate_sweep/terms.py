@@ -180,7 +180,7 @@ def additivity(full: Path, ff: Path, attn: Path, rank: str = "inf") -> pd.DataFr
     return pd.DataFrame(rows)
 
 
-def _runs(rows: list[dict]) -> list[tuple[str, list[int]]]:
+def limiting_runs(rows: list[dict]) -> list[tuple[str, list[int]]]:
     """Consecutive m_h with the same limiting term: [(term, [m_h, ...]), ...]."""
     out = []
     for r in rows:
@@ -225,7 +225,7 @@ def explain(curve: list[dict], e_ff: dict | None, ff_folder: str, e_attn: dict |
         return {"folder": ff_folder, "attn_folder": attn_folder, "rows": [],
                 "line": "which term limits it: the reference runs hold none of its m_h"}
     parts = []
-    for what, ms in _runs(rows):
+    for what, ms in limiting_runs(rows):
         at = [r for r in rows if r["m_h"] in ms]
         top = at[-1]
         nums = ", ".join(f"{k} {top[k]:.2g}" for k in ("e_full", "e_attn", "e_ff") if top.get(k) is not None)
