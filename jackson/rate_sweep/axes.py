@@ -1,12 +1,19 @@
 """The names of a rate sweep's axes, shared by its config and its cells without importing torch: a rank as cell keys
-and tables write it (`rank_str`), and the terms of Eq. (17) a cell can fit (`TERMS`)."""
+and tables write it (`rank_str`), the terms of Eq. (17) a cell can fit (`TERMS`), and the named (phi, psi) pairs
+(`CONSTRUCTIONS`, `families_of`)."""
 from __future__ import annotations
 
 import math
 
+CONSTRUCTIONS = {"paper": ("sin", "sin"), "trace-free": ("sin", "cos")}   # --construction: a named (phi, psi) pair
 TERMS = ("full", "ff")   # full: the target itself (Theorem 4.1's error); ff: its rank-m_h truncation (the FFN term)
 
 
 def rank_str(rank: float) -> str:
     """A rank as keys and tables write it: "inf" or the integer."""
     return "inf" if math.isinf(rank) else str(int(rank))
+
+
+def families_of(cfg: dict) -> tuple:
+    """(phi, psi) of a run's config.json: its --construction's pair, else its own phi and psi."""
+    return CONSTRUCTIONS.get(cfg.get("construction") or "", (cfg.get("phi"), cfg.get("psi")))

@@ -16,7 +16,7 @@ from ..config import UsageError, need, read_capped
 from ..hparams import ACTIVATIONS, ATTENTIONS, FEATURES, MAX_LR, MAX_SEED, FitConfig, ModelConfig
 from ..runfolder import check_run_folder, check_scheduler
 from ..sweep import function_id
-from .axes import TERMS, rank_str
+from .axes import CONSTRUCTIONS, TERMS, rank_str
 
 if TYPE_CHECKING:
     from .cell import RateCell
@@ -219,7 +219,6 @@ def check_sigma(sigma: tuple[float, ...], m_h) -> None:
 # With psi_i = sqrt2 cos(2 pi i x) (orthonormal, and orthogonal to every phi_j) the sigma_i are still
 # exactly the singular values, the trace is 0, rho(x, x) = sum_i sigma_i sin(4 pi i x) has variance
 # sum sigma_i^2 / 2 < inf for alpha > 1/2, and the self-attention weight stays near 1/tau at every alpha.
-CONSTRUCTIONS = {"paper": ("sin", "sin"), "trace-free": ("sin", "cos")}
 
 # --quick: every size shrunk so the whole pipeline runs in seconds (smoke tests, first tries)
 QUICK = {"m_h": (1, 2, 3), "n_train": 256, "n_test": 128, "k_max": 128, "fit_range": (1, 3),

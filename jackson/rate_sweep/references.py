@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..config import UsageError, need, read_json
-from .axes import rank_str
+from .axes import families_of, rank_str
 
 
 def ff_curves(folder: Path) -> dict:
@@ -55,7 +55,6 @@ def find_ff_run(config: dict, targets, root: Path = Path("reports/jackson")) -> 
 # the settings that define a target and its data: a given-features run with these equal measures this run's attention
 # term alone (its model and fit are the given-features recipe's own, so they are not compared)
 SAME_TARGET = ("F", "f", "tau", "tail_tol", "k_max", "n_train", "n_test", "c", "sigma", "kernel")
-FAMILIES = {"paper": ("sin", "sin"), "trace-free": ("sin", "cos")}
 
 
 UNSET = {"c": 1.0, "sigma": [], "kernel": ""}     # a folder older than these options ran with these values
@@ -65,9 +64,6 @@ def _get(cfg: dict, k: str):
     v = cfg.get(k, UNSET.get(k))
     return list(v) if isinstance(v, tuple) else v
 
-
-def _families(cfg: dict) -> tuple:
-    return FAMILIES.get(cfg.get("construction") or "", (cfg.get("phi"), cfg.get("psi")))
 
 
 def find_attn_run(config: dict, targets, root: Path = Path("reports/jackson")) -> str:
@@ -90,7 +86,7 @@ def find_attn_run(config: dict, targets, root: Path = Path("reports/jackson")) -
             continue
         if other.get("term", "full") != "full" or bool(other.get("quick")) != bool(config.get("quick")):
             continue
-        if _families(other) != _families(config) or any(_get(other, k) != _get(config, k) for k in SAME_TARGET):
+        if families_of(other) != families_of(config) or any(_get(other, k) != _get(config, k) for k in SAME_TARGET):
             continue
         if want & {(float(a), str(r)) for a, r in zip(rows.alpha, rows["rank"])}:
             return str(cand)
@@ -117,7 +113,7 @@ def check_ff_from(cfg) -> None:
         raise UsageError(f"--ff-from: cannot read {ref} as a jackson-sweep folder ({e})") from None
     need(isinstance(other, dict) and other.get("term") == "ff",
          f"--ff-from: {ref} is not a --term ff run (its config.json says term {other.get('term', 'full')!r})")
-    fam = _families(other)
+    fam = families_of(other)
     need(tuple(fam) == cfg.families(), f"--ff-from: {ref} fitted other bases (phi, psi) {tuple(fam)}, this run "
                                        f"{cfg.families()}")
     mine = {(float(a), rank_str(r)) for a, r, _ in cfg.targets()}

@@ -34,6 +34,7 @@ from ..figures import figure_style, pyplot, save
 from ..runfolder import environment, write_atomic, write_report
 from .blocks import BLOCKS, blocks_path, read_blocks
 from ..config import read_json
+from .axes import families_of
 
 N_BOOT = 1000             # bootstrap replicates of each ratio
 SHARE_LIMIT = 0.5         # a term "limits" the curve at m_h when it is >= this share of e_full and the other < this x it
@@ -54,8 +55,7 @@ def describe(folder: Path) -> dict:
     if blocks_path(folder) is None:
         raise TermsError(f"{folder}: no {BLOCKS} (not a finished jackson-sweep run)")
     model = cfg.get("model", {})
-    phi, psi = {"paper": ("sin", "sin"), "trace-free": ("sin", "cos")}.get(cfg.get("construction", ""),
-                                                                          (cfg.get("phi"), cfg.get("psi")))
+    phi, psi = families_of(cfg)
     cmd = (folder / "command.txt").read_text().strip() if (folder / "command.txt").is_file() else ""
     return {"folder": str(folder), "features": model.get("features", "learned"), "term": cfg.get("term", "full"),
             "activation": model.get("activation", "gelu"), "in_scale": float(model.get("in_scale", 3.0)),
