@@ -247,3 +247,19 @@ def _whole_suite(config) -> bool:
     here = Path(__file__).resolve().parent
     args = [Path(a.split("::")[0]).resolve() for a in config.args] or [here]
     return args == [here] and not any("::" in a for a in config.args)
+
+
+def png(path: Path, rgb=(200, 30, 30)) -> bytes:
+    """Write a valid 2x2 PNG (built by hand: signature, IHDR, IDAT, IEND) and return its bytes: the report tests'
+    figures."""
+    import struct
+    import zlib
+
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+    raw = b"".join(b"\x00" + bytes(rgb) * 2 for _ in range(2))
+    data = (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 2, 2, 8, 2, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    return data

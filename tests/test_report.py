@@ -8,10 +8,8 @@ import json
 import os
 import re
 import shutil
-import struct
 import subprocess
 import sys
-import zlib
 from pathlib import Path
 
 import pytest
@@ -19,21 +17,10 @@ import pytest
 from jackson.lab_report.claims import VERDICTS
 from jackson.lab_report.check import browser_check, browser_report, check_html, chromium
 from jackson.lab_report.page import ReportConfig, build_report, main
-from conftest import reports_copy_ignore
+from conftest import png, reports_copy_ignore
 
 REPO_REPORTS = Path(__file__).resolve().parent.parent / "reports"
 
-
-def png(path: Path, rgb=(200, 30, 30)) -> bytes:
-    """Write a valid 2x2 PNG (built by hand: signature, IHDR, IDAT, IEND)."""
-    def chunk(kind, data):
-        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
-    raw = b"".join(b"\x00" + bytes(rgb) * 2 for _ in range(2))
-    data = (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 2, 2, 8, 2, 0, 0, 0))
-            + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(data)
-    return data
 
 
 def write_json(path: Path, obj) -> None:

@@ -14,15 +14,14 @@ import random
 import re
 import shutil
 import signal
-import struct
 import subprocess
 import sys
 import time
-import zlib
 from pathlib import Path
 
 import pytest
 
+from conftest import png
 from jackson.lab_report import outputs
 from jackson.lab_report.outputs import SET, OutputSet, foreign, state
 from jackson.lab_report.page import ReportConfig, build_report, main
@@ -50,17 +49,6 @@ def case(id: str, cls: str, command: str, expect: str, n: int = 1):
         return fn
     return deco
 
-
-def png(path: Path, rgb=(200, 30, 30)) -> bytes:
-    """A valid 2x2 PNG, built by hand."""
-    def chunk(kind, data):
-        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
-    raw = b"".join(b"\x00" + bytes(rgb) * 2 for _ in range(2))
-    data = (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 2, 2, 8, 2, 0, 0, 0))
-            + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(data)
-    return data
 
 
 def claims_toml(path: Path, n: int) -> Path:
