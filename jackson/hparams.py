@@ -6,7 +6,7 @@ importing torch (jackson.models and jackson.fit build and train what they descri
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 MAX_SEED = 2 ** 63 - 1   # every seed: torch.Generator.manual_seed and numpy take a non-negative int64
 ATTENTIONS = ("softmax", "sparse", "linear")
@@ -76,9 +76,33 @@ class FitConfig:
     explode: float = 10.0      # diverged once the training-subset MSE exceeds this x E[y^2] (the zero predictor's MSE)
 
 
+def stop_rule(cfg: FitConfig) -> str:
+    """The rule by which a member's status was decided, in words with this fit's numbers: what `converged`,
+    `budget` and `diverged` mean under `cfg.schedule` (the summaries quote it; a reader can check it against the
+    committed loss curves, which hold every check's training-subset MSE and learning rate)."""
+    check = f"every {cfg.eval_every} steps its MSE on {cfg.eval_size} training sequences is measured"
+    diverged = (f"*diverged*: non-finite, or above {cfg.explode:g}x the zero predictor's MSE -- excluded from curves "
+                "and fits (jackson/fit.py)")
+    if cfg.schedule == "plateau":
+        return (f"*Converged* = trained until its loss stopped decreasing: {check}; {cfg.patience} checks in a row "
+                f"without a fall of {cfg.min_improve:.0%} below its best cut its learning rate by {cfg.lr_decay:g}x, and "
+                f"the member stops once the rate is below {cfg.min_lr:g} (the loss had stopped decreasing at every rate "
+                f"from {cfg.lr:g} down); *budget*: still training at the cap of {cfg.steps:,} steps; {diverged}.")
+    return (f"*Converged*: {check}; its last {cfg.patience} checks while the cosine learning rate was still >= "
+            f"{cfg.converged_lr_frac:.0%} of its peak improved its best by less than {cfg.min_improve:.0%}; *budget*: still "
+            f"improving then (the {cfg.steps:,}-step budget ended the schedule); {diverged}.")
+
+
 def block_size(max_len: int) -> int:
     """The block size of sparse attention (Eq. 6; Sec. 6.1): B = 2^floor(log2 sqrt(L)), L the longest sequence the
     model will see.  A setting derived from L, here so that options are checked without torch."""
     if max_len < 1:
         raise ValueError(f"block_size: the sequence length must be >= 1, got {max_len}")
     return 1 << (math.isqrt(max_len).bit_length() - 1)   # floor(log2 sqrt L) = floor(log2 isqrt L)
+
+
+def fit_config(d: dict) -> FitConfig:
+    """A FitConfig from a recorded dict (a cell's `fit`): the fields it names, the defaults for the rest (a folder
+    older than a field ran with its default)."""
+    names = {f.name for f in fields(FitConfig)}
+    return FitConfig(**{k: v for k, v in d.items() if k in names})

@@ -18,6 +18,7 @@ from .checks import KNEE_MIN, LINE_REF, degenerate, outliers, per_seed_knee, rul
 from .summary_text import explicit_fields, markdown, not_power_law
 from .tables import L1_KINDS, ORACLES, attention_of, block_exponent, failed_members, target_curve, targets_of
 from ..config import read_json
+from ..hparams import fit_config, stop_rule
 from synthetic.pod_target import Spectrum, TargetError
 
 
@@ -66,6 +67,9 @@ def summarize(out_dir: Path, tabs: dict, fit_range: tuple[int, int], command: st
     summary = {"command": command, "attention": ", ".join(kinds), "features": ", ".join(feats),
                "fit_range": list(fit_range), "m_ff": [int(w) for w in widths],
                "rules": rule_values(), "targets": []}
+    fits = {json.dumps(m["cell"].get("fit", {}), sort_keys=True) for m in tabs["meta"].values()}
+    if len(fits) == 1:                    # one recipe (a folder mixing recipes states none rather than one of them)
+        summary["stop_rule"] = stop_rule(fit_config(json.loads(fits.pop())))
     diags = tabs.get("diagnostics", pd.DataFrame())
     run_cfg = out_dir / "config.json"
     source = (read_json(run_cfg).get("sigma_source", "--sigma") if run_cfg.exists() else "--sigma")

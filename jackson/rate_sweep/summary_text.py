@@ -169,6 +169,13 @@ def verdict_lines(s: dict) -> list[str]:
     return L
 
 
+# what a summary written before the stopping rule was recorded (no `stop_rule`) ran under: the cosine schedule's
+# default numbers (jackson/hparams.py: stop_rule(FitConfig()) words the same rule)
+COSINE_RULE = ("*Converged*: the member's training-subset MSE stopped improving by 5% per check while the learning rate "
+               "was still >= 10% of its peak; *budget*: still improving then; *diverged*: non-finite, or above 10x the "
+               "zero predictor's MSE -- excluded from curves and fits (see jackson/fit.py).")
+
+
 def markdown(s: dict) -> str:
     att = s.get("attention", "softmax")
     kinds = att.split(", ")
@@ -189,9 +196,7 @@ def markdown(s: dict) -> str:
          "held-out sequences, and the slope of each seed alone. "
          "The oracle is a reference, not a lower bound: softmax ignores any added function of x_t alone and "
          "f_hat, F_hat are learned, so a rank-m_h attention can beat the rank-m_h POD truncation. "
-         "*Converged*: the member's training-subset MSE stopped improving by 5% per check while the learning rate was "
-         "still >= 10% of its peak; *budget*: still improving then; *diverged*: non-finite, or above 10x the zero "
-         "predictor's MSE -- excluded from curves and fits (see jackson/fit.py). The Eq. (17) attention term is "
+         + s.get("stop_rule", COSINE_RULE) + " The Eq. (17) attention term is "
          "tau^2 C0 C1 m_h^-(2alpha-1) for the L1 error summed over t (the feed-forward term needs beta and C2, which a "
          "target does not determine).", "",
          "Rules behind the verdicts (jackson/rate_sweep/checks.py): finite rank r -- the knee e(r-1)/e(r), median over seeds, "

@@ -1,0 +1,104 @@
+"""The stopping rule ("trained until the loss stops decreasing", `--schedule plateau`) is stated and can be checked:
+the summary quotes it with the run's numbers, and replaying the stated rule on a fit's recorded loss curve -- written
+here from the words of `stop_rule`, not from jackson/schedule.py's Plateau -- gives each member's recorded status,
+stopping step and learning rate at every check.  A curve that broke the rule (a member called converged while its
+loss still fell) fails the replay."""
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+
+import pytest
+import torch
+
+from jackson.fit import fit
+from jackson.hparams import FitConfig, fit_config, stop_rule
+from jackson.models import TransformerBank
+from synthetic.pod_target import PODTarget, Spectrum
+from conftest import TINY_MODEL
+
+# a loose rule on a tiny problem, with a cap by which some members have stopped and one is still training (the test
+# asserts both)
+RULE = FitConfig(steps=42, batch_size=32, lr=3e-3, warmup=4, eval_every=4, patience=2, schedule="plateau",
+                 min_improve=0.2, lr_decay=0.3, min_lr=2e-4, eval_size=64)
+SEEDS = (0, 1, 2, 3)
+
+
+def replay(rows: list[dict], cfg: FitConfig) -> dict:
+    """The rule in its own words, on one member's checks (step, train_mse, lr) in order: a check that is not a fall of
+    min_improve below the best so far is stale; `patience` stale checks in a row (after the warm-up) multiply the rate
+    by lr_decay and start the count again; the member stops at the check where the rate goes below min_lr.
+    Returns {"stop": step or None, "rates": the rate the rule gives each check's next steps}."""
+    best, stale, rate, rates = math.inf, 0, cfg.lr, []
+    for r in rows:
+        if r["train_mse"] < best * (1 - cfg.min_improve):
+            best, stale = r["train_mse"], 0
+        else:
+            best, stale = min(best, r["train_mse"]), stale + 1
+        if stale >= cfg.patience and r["step"] > cfg.warmup:
+            rate, stale = rate * cfg.lr_decay, 0
+            if rate < cfg.min_lr:
+                return {"stop": r["step"], "rates": rates}
+        rates.append(rate)
+    return {"stop": None, "rates": rates}
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    target = PODTarget(Spectrum(alpha=1.5, rank=4), tau=8)
+    x = target.sample(256, seed=0)
+    t = lambda a: torch.tensor(a, dtype=torch.float32)  # noqa: E731
+    bank = TransformerBank(TINY_MODEL, [1, 2, 3, 4], SEEDS)
+    return fit(bank, t(x), t(target(x)), RULE, seed=0, progress=False)
+
+
+def test_replaying_the_stated_rule_on_the_curve_gives_every_status_and_stopping_step(fitted):
+    stopped = 0
+    for i in range(len(SEEDS)):
+        rows = [r for r in fitted.curve if r["member"] == i]
+        got = replay(rows, RULE)
+        if fitted.status[i] == "converged":
+            stopped += 1
+            assert got["stop"] == fitted.steps[i], (i, got["stop"], fitted.steps[i])
+            assert fitted.steps[i] <= RULE.steps
+        else:
+            assert fitted.status[i] == "budget" and got["stop"] is None and fitted.steps[i] == RULE.steps
+        # the rate each check recorded is the rule's rate then (the warm-up ramp is over after step `warmup`)
+        for r, rate in zip(rows, [RULE.lr] + got["rates"]):
+            if r["step"] > RULE.warmup:
+                assert r["lr"] == pytest.approx(rate, rel=1e-12), (i, r["step"])
+    assert 1 <= stopped < len(SEEDS), f"{stopped} of {len(SEEDS)} members stopped: the replay did not see both statuses"
+
+
+def test_a_member_called_converged_while_its_loss_still_fell_fails_the_replay(fitted):
+    i = fitted.status.index("converged")
+    rows = [dict(r) for r in fitted.curve if r["member"] == i]
+    for k, r in enumerate(rows):          # the same checks, each one a 30% fall below the one before
+        r["train_mse"] = 1.0 * 0.7 ** k
+    assert replay(rows, RULE)["stop"] != fitted.steps[i]
+
+
+def test_the_stated_rule_carries_the_runs_numbers_for_either_schedule():
+    words = stop_rule(RULE)
+    for part in ("trained until its loss stopped decreasing", "every 4 steps", "64 training sequences", "2 checks",
+                 "20%", "0.3x", "0.0002", "cap of 42 steps"):
+        assert part in words, part
+    cos = stop_rule(FitConfig())
+    for part in ("every 250 steps", "2048 training sequences", "10% of its peak", "5%", "6,000-step budget"):
+        assert part in cos, part
+    # a recorded fit dict from before a field existed takes that field's default; unknown keys are ignored
+    assert fit_config({"schedule": "plateau", "steps": 9, "retired_option": 1}) == FitConfig(schedule="plateau", steps=9)
+
+
+@pytest.mark.slow
+def test_a_sweep_under_the_rule_states_it_in_its_summary(tmp_path, sweep_exe, sub_env):
+    out = tmp_path / "run"
+    r = subprocess.run([str(sweep_exe), "--quick", "--threads", "1", "--schedule", "plateau", "--min-improve", "0.2",
+                        "--out", str(out)], capture_output=True, text=True, env=sub_env, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    summary = json.loads((out / "summary.json").read_text())
+    cfg = json.loads((out / "config.json").read_text())["fit"]
+    assert summary["stop_rule"] == stop_rule(fit_config(cfg))
+    assert summary["stop_rule"] in (out / "summary.md").read_text()
+    assert "trained until its loss stopped decreasing" in summary["stop_rule"]
