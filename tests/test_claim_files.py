@@ -132,22 +132,21 @@ def test_own_claims_are_judged_on_the_named_folders_whatever_their_place(tmp_pat
     assert row.folder == "jackson/fig1-given"                      # no folders: the rule's section, as before
 
 
-def _worked_example(tmp_path, budget: list[str]) -> list[dict]:
+def _worked_example(tmp_path, budget: list[str], run) -> list[dict]:
     """examples/own-claims: its README's two commands on a fresh folder, the sweep's options followed by `budget`
-    (later options win); jackson-report --claims writes the two claims' rows, judged on my_runs/a1. Returns them."""
+    (later options win); jackson-report --claims writes the two claims' rows, judged on my_runs/a1. Returns them.
+    run(module, argv) runs a command's module in tmp_path and gives (exit code, stdout, stderr)."""
     readme = (EXAMPLE / "README.md").read_text()
     sweep = next(l.strip() for l in readme.splitlines() if l.strip().startswith("jackson-sweep"))
     report = next(l.strip() for l in readme.splitlines() if l.strip().startswith("jackson-report"))
     toml = (EXAMPLE / "claims.toml").read_text()
     assert sweep.replace("--threads 1 ", "") in toml                          # the claims name the README's command
     shutil.copy(EXAMPLE / "claims.toml", tmp_path)
-    r = subprocess.run([sys.executable, "-m", "jackson.rate_sweep.cli", *sweep.split()[1:], *budget], cwd=tmp_path,
-                       capture_output=True, text=True, timeout=3600)
-    assert r.returncode == 0, r.stderr[-2000:]
-    r = subprocess.run([sys.executable, "-m", "jackson.lab_report.page", *report.split()[1:]], cwd=tmp_path,
-                       capture_output=True, text=True, timeout=600)
-    assert r.returncode == 0, r.stderr[-2000:]
-    assert "2 claims:" in r.stdout
+    rc, _, err = run("jackson.rate_sweep.cli", [*sweep.split()[1:], *budget])
+    assert rc == 0, err[-2000:]
+    rc, out, err = run("jackson.lab_report.page", report.split()[1:])
+    assert rc == 0, err[-2000:]
+    assert "2 claims:" in out
     import csv
     rows = list(csv.DictReader(open(tmp_path / "my_runs" / "claims.csv")))
     assert [x["id"] for x in rows] == ["ME-knee-r2", "ME-rate-a1"]
@@ -155,13 +154,39 @@ def _worked_example(tmp_path, budget: list[str]) -> list[dict]:
     return rows
 
 
+def _in_process(tmp_path, monkeypatch, capsys):
+    """run(module, argv) for _worked_example: the command's main called here, with tmp_path as the working folder."""
+    from jackson.rate_sweep.cli import sweep_main
+    mains = {"jackson.rate_sweep.cli": sweep_main, "jackson.lab_report.page": report_main}
+    monkeypatch.chdir(tmp_path)
+
+    def run(module, argv):
+        capsys.readouterr()
+        try:
+            rc = mains[module](argv)
+        except SystemExit as e:
+            rc = e.code
+        cap = capsys.readouterr()
+        return rc, cap.out, cap.err
+    return run
+
+
+def _as_processes(tmp_path):
+    """run(module, argv) for _worked_example: `python -m module argv` in tmp_path, as a user runs the commands."""
+    def run(module, argv):
+        r = subprocess.run([sys.executable, "-m", module, *argv], cwd=tmp_path, capture_output=True, text=True,
+                           timeout=3600)
+        return r.returncode, r.stdout, r.stderr
+    return run
+
+
 @pytest.mark.slow
-def test_the_worked_example_runs_as_its_readme_says(tmp_path):
-    """The README's two commands with a budget of seconds (60 steps, 256 training and held-out sequences, 64 POD
-    terms, m_h 1..3): every step runs, the verdicts are whatever so small a fit gives. The README's own budget, and
-    the verdicts it states: the `full` test below."""
-    _worked_example(tmp_path, ["--steps", "60", "--n-train", "256", "--n-test", "256", "--k-max", "64",
-                               "--m-h", "1,2,3"])
+def test_the_worked_example_runs_as_its_readme_says(tmp_path, monkeypatch, capsys):
+    """The README's two commands with a budget of seconds (20 steps, 256 training and held-out sequences, 64 POD
+    terms, m_h 1..3), in-process: every step runs, the verdicts are whatever so small a fit gives. The README's own
+    budget, as two processes, and the verdicts it states: the `full` test below."""
+    _worked_example(tmp_path, ["--steps", "20", "--n-train", "256", "--n-test", "256", "--k-max", "64",
+                               "--m-h", "1,2,3"], _in_process(tmp_path, monkeypatch, capsys))
 
 
 @pytest.mark.full
@@ -169,7 +194,7 @@ def test_the_worked_example_reads_as_its_readme_says_at_its_own_budget(tmp_path)
     """The README's two commands exactly as written: both claims read "reproduced", as the README says."""
     readme = (EXAMPLE / "README.md").read_text()
     assert 'both claims read "reproduced"' in " ".join(readme.split())
-    rows = _worked_example(tmp_path, [])
+    rows = _worked_example(tmp_path, [], _as_processes(tmp_path))
     assert [x["verdict"] for x in rows] == ["reproduced", "reproduced"], rows
 
 

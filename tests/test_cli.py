@@ -344,16 +344,20 @@ def test_quick_given_features_with_restarts_and_diagnostics(tmp_path, sweep_exe,
 
 
 @pytest.mark.slow
-def test_m_ff_axis_gives_a_heatmap(tmp_path, sweep_exe, sub_env):
+def test_m_ff_axis_gives_a_heatmap(tmp_path, capsys):
+    """--m-ff 8,16: one cell per width, the m_h x m_FF heatmap, one line per width (in-process, 6 steps: the axis's
+    tables and figure, not its numbers)."""
+    from jackson.rate_sweep.cli import sweep_main
     out = tmp_path / "mff"
-    proc = run_sweep_cli(sweep_exe, ["--quick", "--m-ff", "8,16", "--out", str(out)], sub_env)
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    capsys.readouterr()
+    assert sweep_main(["--quick", "--m-ff", "8,16", "--steps", "6", "--out", str(out)]) == 0
+    proc = capsys.readouterr()
     res = pd.read_csv(out / "results.csv")
     assert sorted(res.m_ff.unique()) == [8, 16] and len(res) == 6
     assert (out / "error_mh_x_mff.png").read_bytes()[:8] == PNG
     s = json.loads((out / "summary.json").read_text())
     assert s["m_ff"] == [8, 16] and [t["m_ff"] for t in s["targets"]] == [8, 16]
-    assert "m_FF=8" in proc.stdout and "m_FF = 16" in (out / "summary.md").read_text()
+    assert "m_FF=8" in proc.out and "m_FF = 16" in (out / "summary.md").read_text()
 
 
 @pytest.mark.slow

@@ -1,7 +1,8 @@
 """benchmarks/device_plan.py, the prepared GPU plan, tested where no GPU is.
 
 The dry run (`--device cpu --tiny`) makes every folder the real plan makes, so the ledger is tested on the shape of
-what a GPU call brings back: each of the six rows the plan is for reads one of its folders.  The pieces around it
+what a GPU call brings back: each of the six rows the plan is for reads one of its folders (the suite dry-runs the
+sweep_mh part; `-m full` every part).  The pieces around it
 (the deadline, the bundle and its cap, resuming from a bundle, the refusals) are tested on their own, in seconds."""
 from __future__ import annotations
 
@@ -44,28 +45,48 @@ def _kind(folder: str) -> str:
 
 # ---- the dry run ------------------------------------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def dry(tmp_path_factory):
+# The suite's dry run is one part, sweep_mh (two pieces combined into one folder, the ledger's two Fig. 3 rows): the
+# plan's running, combining, recording, bundling and resuming, in three processes.  Every part (eleven processes,
+# every folder and row of the real plan) is the `full` form: `python -m pytest tests -m full`.
+SMALL_PARTS = "sweep_mh"
+ROW_PART = {"JL-fig3a-converge": "sweep_mh", "JL-fig3b-fit": "sweep_mh", "JL-tab1-vit": "permute",
+            "Y-fig1-lis": "cot_dp", "Y-fig1-arithmetic": "cot_dp", "Y-fig1-ed": "cot_dp"}
+
+
+@pytest.fixture(scope="module", params=[pytest.param(SMALL_PARTS, id="sweep_mh"),
+                                        pytest.param(",".join(dp.PARTS), id="every-part", marks=pytest.mark.full)])
+def dry(request, tmp_path_factory):
+    """(work folder, bundle folder, the parts run) of `device_plan.py --device cpu --tiny --parts PARTS`."""
+    parts = request.param
     base = tmp_path_factory.mktemp("plan")
     work, out = base / "work", base / "out"
-    t0 = time.time()
-    r = subprocess.run([sys.executable, str(SCRIPT), "--device", "cpu", "--tiny", "--work", str(work), "--out", str(out)],
-                       cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=900)
+    r = subprocess.run([sys.executable, str(SCRIPT), "--device", "cpu", "--tiny", "--parts", parts, "--work", str(work),
+                        "--out", str(out)], cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=900)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
-    return work, out, time.time() - t0
+    return work, out, set(parts.split(","))
 
 
-@pytest.mark.slow
-def test_the_dry_run_makes_every_folder_the_real_plan_makes(dry):
-    work, out, _ = dry
+def test_the_dry_run_plans_every_folder_the_real_plan_makes():
     real = {p.folder for p in dp.plan("cuda", False, "DATA", Path("W")) if p.combine or p.part == "permute"}
     tiny = {p.folder for p in dp.plan("cpu", True, "DATA", Path("W")) if p.combine or p.part == "permute"}
     assert {_kind(f) for f in real} == {_kind(f) for f in tiny}
     assert {f.split("/")[0] for f in real} == {"vit_probe", "cot_dp"}    # the sections the ledger's rules read
+    assert set(ROW_PART) == set(ROWS) and set(ROW_PART.values()) == set(dp.PARTS) - {"device_check"}
+
+
+@pytest.mark.slow
+def test_the_dry_run_makes_every_folder_the_real_plan_makes(dry):
+    """Each folder the plan has for the parts run is made, finished; the other parts' pieces are skipped."""
+    work, out, parts = dry
+    tiny = {p.folder for p in dp.plan("cpu", True, "DATA", Path("W")) if (p.combine or p.part == "permute")
+            and p.part in parts}
+    assert tiny
     for f in tiny:
         assert (work / f / "summary.json").is_file() and (work / f / "report.json").is_file(), f
     record = json.loads((work / "plan.json").read_text())
-    assert all(p["status"] == "done" for p in record["pieces"]), [(p["name"], p["status"]) for p in record["pieces"]]
+    assert all(p["status"] == "done" if p["part"] in parts else p["status"] == "skipped: not in --parts"
+               for p in record["pieces"]), [(p["name"], p["status"]) for p in record["pieces"]]
+    assert any(p["status"] == "done" for p in record["pieces"])
     # the returned files: at most 8, each named as the device tool brings files back, none over its 16 MiB
     files = sorted(out.iterdir())
     assert 3 <= len(files) <= 8
@@ -75,10 +96,13 @@ def test_the_dry_run_makes_every_folder_the_real_plan_makes(dry):
 @pytest.mark.slow
 def test_the_ledger_reads_each_row_from_a_dry_run_folder(dry):
     from jackson.lab_report.claims import ledger
-    work, _, _ = dry
+    work, _, parts = dry
     rows = {r.claim.id: r for r in ledger(work)}
     made = {p.folder for p in dp.plan("cpu", True, "DATA", Path("W")) if p.combine or p.part == "permute"}
+    assert [c for c in ROWS if ROW_PART[c] in parts]
     for cid in ROWS:
+        if ROW_PART[cid] not in parts:
+            continue
         r = rows[cid]
         assert r.folder in made, (cid, r.verdict, r.measured, r.others)
         assert not any("unreadable" in o for o in r.others), r.others
@@ -88,30 +112,35 @@ def test_the_ledger_reads_each_row_from_a_dry_run_folder(dry):
 
 @pytest.mark.slow
 def test_the_record_holds_the_numbers_the_report_quotes(dry):
-    work, _, _ = dry
+    work, _, parts = dry
     res = json.loads((work / "plan.json").read_text())["results"]
-    # the CPU as the device: the same float32 run twice, so the device's deviation is the CPU's
-    assert [r["features"] for r in res["device_check"]] == ["learned", "given"]
-    assert all(r["agrees"] and r["device_deviation"] == r["cpu_float32_deviation"] for r in res["device_check"])
-    accs = res["sweep_mh"]["vit_probe/sweep_mh_vit_p8_d32_l2_h1_e1"]
-    assert sorted(int(a["m_h"]) for a in accs) == [1, 2, 4, 8] and all(0 <= float(a["test_acc"]) <= 1 for a in accs)
-    assert set(res["permute"]) >= {"before", "after", "control", "reaches_0.9"}
-    assert {k.split("_")[0] for k in res["cot_dp"]} == {"lis-4", "ed-4", "arithmetic-2"}
+    assert set(res) == parts
+    if "device_check" in parts:
+        # the CPU as the device: the same float32 run twice, so the device's deviation is the CPU's
+        assert [r["features"] for r in res["device_check"]] == ["learned", "given"]
+        assert all(r["agrees"] and r["device_deviation"] == r["cpu_float32_deviation"] for r in res["device_check"])
+    if "sweep_mh" in parts:
+        accs = res["sweep_mh"]["vit_probe/sweep_mh_vit_p8_d32_l2_h1_e1"]
+        assert sorted(int(a["m_h"]) for a in accs) == [1, 2, 4, 8] and all(0 <= float(a["test_acc"]) <= 1 for a in accs)
+    if "permute" in parts:
+        assert set(res["permute"]) >= {"before", "after", "control", "reaches_0.9"}
+    if "cot_dp" in parts:
+        assert {k.split("_")[0] for k in res["cot_dp"]} == {"lis-4", "ed-4", "arithmetic-2"}
 
 
 @pytest.mark.slow
 def test_a_bundle_unpacks_and_a_resumed_call_reruns_nothing_finished(dry, tmp_path):
-    work, out, _ = dry
-    (tmp_path / "unpacked").parent.mkdir(exist_ok=True)
+    work, out, parts = dry
     r = subprocess.run([sys.executable, str(SCRIPT), "--unpack", str(out), "--work", str(tmp_path / "unpacked")],
                        cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
-    for f in ("plan.json", "vit_probe", "cot_dp", "pieces"):
-        assert (tmp_path / "unpacked" / f).exists()
-    summary = next((work / "cot_dp").glob("*/summary.json"))
+    sections = ({"vit_probe"} if parts & {"sweep_mh", "permute"} else set()) | ({"cot_dp"} & parts)
+    for f in ("plan.json", "pieces", *sections):
+        assert (tmp_path / "unpacked" / f).exists(), f
+    summary = next(work.glob(f"{sorted(sections)[0]}/*/summary.json"))
     assert (tmp_path / "unpacked" / summary.relative_to(work)).read_bytes() == summary.read_bytes()
-    r = subprocess.run([sys.executable, str(SCRIPT), "--device", "cpu", "--tiny", "--resume-from", str(out),
-                        "--work", str(tmp_path / "again"), "--out", str(tmp_path / "out2")],
+    r = subprocess.run([sys.executable, str(SCRIPT), "--device", "cpu", "--tiny", "--parts", ",".join(sorted(parts)),
+                        "--resume-from", str(out), "--work", str(tmp_path / "again"), "--out", str(tmp_path / "out2")],
                        cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "started" not in r.stdout and "0 pieces to run" in r.stdout

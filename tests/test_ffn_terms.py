@@ -292,17 +292,35 @@ def test_l1_oracle_errors_against_the_definitions():
     assert s.mse_slope < s.l1_slope < 0 and s.l1_slope == pytest.approx(s.mse_slope / 2, abs=0.35)
 
 
-@pytest.mark.slow
-def test_a_full_run_finds_the_matching_ff_run_and_says_which_term_limits_it(tmp_path, sweep_exe, sub_env):
-    """--ff-from given, or a --term ff folder of the same settings under reports/jackson/ found: the summary and the
-    printed line name the limiting term with e_FF's folder; a run of other settings finds none."""
-    import subprocess
+def sweep_in(folder: Path, monkeypatch, capsys):
+    """`jackson-sweep --quick --m-h 1,2 --steps 6 --threads 1 ARGS` in-process with `folder` as the working directory
+    (where reports/jackson/ is looked up): (exit code, stdout, stderr).  Two m_h and six steps are the smallest sweep
+    that writes every file and a terms line; the checks below read which folders a run names, not its numbers."""
+    from jackson.rate_sweep.cli import sweep_main
+    monkeypatch.chdir(folder)
 
     def run(*args):
-        p = subprocess.run([str(sweep_exe), "--quick", "--threads", "1", *args], cwd=tmp_path, env=sub_env,
-                           capture_output=True, text=True, timeout=300)
-        assert p.returncode == 0, p.stderr[-2000:]
-        return p.stdout
+        capsys.readouterr()
+        try:
+            rc = sweep_main(["--quick", "--m-h", "1,2", "--steps", "6", "--threads", "1", *args])
+        except SystemExit as e:
+            rc = e.code
+        cap = capsys.readouterr()
+        return rc, cap.out, cap.err
+    return run
+
+
+@pytest.mark.slow
+def test_a_full_run_finds_the_matching_ff_run_and_says_which_term_limits_it(tmp_path, monkeypatch, capsys):
+    """--ff-from given, or a --term ff folder of the same settings under reports/jackson/ found: the summary and the
+    printed line name the limiting term with e_FF's folder; a run of other settings finds none.  (In-process, two
+    m_h: what is checked is which folders each run finds, the same at any size.)"""
+    sweep = sweep_in(tmp_path, monkeypatch, capsys)
+
+    def run(*args):
+        rc, out, err = sweep(*args)
+        assert rc == 0, err[-2000:]
+        return out
     run("--term", "ff", "--out", "reports/jackson/q-ff")
     out = run("--out", "reports/jackson/q-full")
     assert "Eq. (17) terms:" in out and "limited by" in out and "e_FF from reports/jackson/q-ff" in out
@@ -375,22 +393,19 @@ def test_the_sum_and_the_max_are_told_apart_only_where_both_terms_matter(tmp_pat
 
 
 @pytest.mark.slow
-def test_terms_measures_both_terms_where_no_committed_run_holds_them(tmp_path, sweep_exe, sub_env):
+def test_terms_measures_both_terms_where_no_committed_run_holds_them(tmp_path, monkeypatch, capsys):
     """--terms on a target no committed run measured: the run makes <out>-ff and <out>-given itself, and its line,
-    summary and figure set e_full beside e_attn + e_FF; the same command again finds them by key and trains nothing."""
-    import subprocess
-
-    def run(*args):
-        p = subprocess.run([str(sweep_exe), "--quick", "--threads", "1", "--tau", "8", *args], cwd=tmp_path, env=sub_env,
-                           capture_output=True, text=True, timeout=600)
-        return p
-    p = run("--terms", "--out", "reports/jackson/t-full")
-    assert p.returncode == 0, p.stderr[-2000:]
+    summary and figure set e_full beside e_attn + e_FF; the same command again finds them by key and trains nothing.
+    (In-process, two m_h: the sub-runs and their reuse are the same at any size.)"""
+    sweep = sweep_in(tmp_path, monkeypatch, capsys)
+    rc, out, err = sweep("--tau", "8", "--terms", "--out", "reports/jackson/t-full")
+    assert rc == 0, err[-2000:]
     for sub in ("t-full-ff", "t-full-given"):
         assert (tmp_path / "reports/jackson" / sub / "summary.json").is_file()
-    assert "e_attn from reports/jackson/t-full-given" in p.stdout and "e_FF from reports/jackson/t-full-ff" in p.stdout
-    again = run("--terms", "--out", "reports/jackson/t-full")
-    assert again.returncode == 0 and "--terms: measuring" not in again.stdout
-    bad = run("--terms", "--term", "ff", "--out", "reports/jackson/t-bad")
-    assert bad.returncode == 2 and "--terms:" in bad.stderr and "Traceback" not in bad.stderr
+    assert "e_attn from reports/jackson/t-full-given" in out and "e_FF from reports/jackson/t-full-ff" in out
+    assert out.count("--terms: measuring") == 2 and out.count(" done (") == 3      # the run, its -ff and -given
+    rc, again, err = sweep("--tau", "8", "--terms", "--out", "reports/jackson/t-full")
+    assert rc == 0 and "--terms: measuring" not in again and " done (" not in again, err[-2000:]
+    rc, out, err = sweep("--tau", "8", "--terms", "--term", "ff", "--out", "reports/jackson/t-bad")
+    assert rc == 2 and "--terms:" in err and "Traceback" not in err
     assert not (tmp_path / "reports/jackson/t-bad").exists()

@@ -405,15 +405,18 @@ def test_kernel_with_alpha_from_python_is_refused():
 # ---- the whole pipeline on a kernel that is not of the sin/sin family -------------------------
 
 @pytest.mark.slow
-def test_kernel_sweep_end_to_end_lands_in_the_report(tmp_path, sweep_exe, sub_env):
+def test_kernel_sweep_end_to_end_lands_in_the_report(tmp_path, capsys):
+    """jackson-sweep --kernel (in-process) to jackson-report: the kernel's POD is the cells' target, the line and
+    report.json say no exponent is predicted for a non-power-law sigma, and the report finds the folder."""
     from jackson.lab_report.entries import find_runs
+    from jackson.rate_sweep.cli import sweep_main
     out = tmp_path / "reports" / "kernel-run"
-    r = subprocess.run([str(sweep_exe), "--quick", "--kernel", GAUSS, "--rank", "2,inf", "--steps", "20",
-                        "--out", str(out)], capture_output=True, text=True, env=sub_env, timeout=300)
-    assert r.returncode == 0, r.stderr
+    capsys.readouterr()
+    assert sweep_main(["--quick", "--kernel", GAUSS, "--rank", "2,inf", "--steps", "20", "--out", str(out)]) == 0
+    stdout = capsys.readouterr().out
     # the Gaussian kernel's POD sigma decays faster than any power (exponentially): it fails the power-law test,
     # so no -(2 alpha_hat - 1) is predicted or judged
-    assert f"kernel rho(u, v) = {GAUSS}" in r.stdout and "no predicted exponent: sigma is not a power law" in r.stdout
+    assert f"kernel rho(u, v) = {GAUSS}" in stdout and "no predicted exponent: sigma is not a power law" in stdout
     k = KernelTarget(kernel=GAUSS, k_max=128)
     a_hat = round(k.alpha_hat, 4)
     s = json.loads((out / "summary.json").read_text())

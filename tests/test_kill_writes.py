@@ -2,7 +2,7 @@
 figures, report.json -- leaves every file whole: the old one or the new one, never truncated or empty (every write
 goes through a temporary file and a rename: jackson.runfolder.write_atomic, jackson.figures.save).
 
-The suite kills the rerun SMALL_KILLS times, one instant drawn in each equal share of the rerun's span (every part
+The suite kills the rerun SMALL_KILLS (5) times, one instant drawn in each equal share of the rerun's span (every part
 of the writes is hit); `python -m pytest tests -m full` kills it N_KILLS times at instants drawn over the whole span."""
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from jackson.rate_sweep.config import sweep_config
 from jackson.rate_sweep.experiment import run_sweep
 
 N_KILLS = 50            # the full check (-m full)
-SMALL_KILLS = 10        # the suite's: one kill in each tenth of the span
+SMALL_KILLS = 5         # the suite's: one kill in each fifth of the span
 
 
 def whole(path: Path) -> str:

@@ -383,7 +383,18 @@ def test_two_seeds_and_task_options(tmp_path):
 
 
 @pytest.mark.slow
-def test_all_runs_three_tasks(tmp_path):
+def test_all_runs_three_tasks(tmp_path, monkeypatch):
+    """`jackson-tasks all --quick --seeds 3` runs the three tasks, each into <out>/<task> with seed 3, and draws each
+    one's four pictures there.  The pictures are drawn, not written (writing twelve PNG+PDF pairs was most of this
+    test's time): each task's written figures are checked by test_quick_run_writes_everything."""
+    from jackson.app_b import figures
+    drawn = []
+
+    def draw_only(fig, path, **kw):
+        drawn.append(Path(path))
+        fig.canvas.draw()                   # every artist laid out, as a save would, without the files
+        figures.pyplot().close(fig)
+    monkeypatch.setattr(figures, "save", draw_only)
     cfgs = all_configs(AllRun(out=str(tmp_path / "all"), quick=True, seeds=(3,)))
     assert [c.task.name for c in cfgs] == list(RUNS)
     assert all(c.train.seeds == (3,) and c.fit.steps == QUICK["fit"].steps for c in cfgs)
@@ -393,6 +404,8 @@ def test_all_runs_three_tasks(tmp_path):
     assert main(["all", "--quick", "--out", str(tmp_path / "all"), "--seeds", "3"]) == 0
     for n in RUNS:
         assert pd.read_csv(tmp_path / "all" / n / "results.csv").seed.tolist() == [3]
+    assert sorted(drawn) == sorted(tmp_path / "all" / n / f for n in RUNS
+                                   for f in ("attention.png", "graph.png", "fof.png", "loss_curves.png"))
 
 
 def test_defaults_resolve_and_validate(tmp_path):

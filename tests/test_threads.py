@@ -94,14 +94,28 @@ def test_a_small_fit_runs_on_one_thread_and_says_so(untold):
 
 
 @pytest.mark.slow
-def test_the_command_records_the_rules_count(tmp_path):
+def test_the_command_records_the_rules_count(tmp_path, monkeypatch):
     """jackson-sweep --quick with no --threads and no $OMP_NUM_THREADS trains on one thread (cell.json), and with
-    --threads 2 on two (a budget of 4 steps at m_h 1, 2: the thread count is set before the first step)."""
-    env = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "MKL_NUM_THREADS")}
-    for extra, want in (([], 1), (["--threads", "2"], 2)):
-        out = tmp_path / f"r{want}"
-        r = subprocess.run([sys.executable, "-m", "jackson.rate_sweep.cli", "--quick", "--alpha", "1", "--rank", "2",
-                            "--m-h", "1,2", "--steps", "4", "--out", str(out), *extra], env=env, capture_output=True, text=True, timeout=300)
-        assert r.returncode == 0, r.stderr[-800:]
+    --threads 2 on two (a budget of 4 steps at m_h 1, 2: the thread count is set before the first step).  The first
+    is a fresh process (what it checks is a start-up with nothing told); --threads 2 runs in-process, the thread
+    settings it makes put back afterwards."""
+    from jackson.rate_sweep.cli import sweep_main
+    args = ["--quick", "--alpha", "1", "--rank", "2", "--m-h", "1,2", "--steps", "4"]
+
+    def cell_threads(out):
         cells = list((out / "cells").glob("*/cell.json"))
-        assert cells and all(json.loads(c.read_text())["torch_threads"] == want for c in cells)
+        assert cells
+        return {json.loads(c.read_text())["torch_threads"] for c in cells}
+    env = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "MKL_NUM_THREADS")}
+    r = subprocess.run([sys.executable, "-m", "jackson.rate_sweep.cli", *args, "--out", str(tmp_path / "r1")], env=env,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-800:]
+    assert cell_threads(tmp_path / "r1") == {1}
+    monkeypatch.setattr(os, "environ", dict(os.environ))       # apply_threads writes $OMP_NUM_THREADS
+    monkeypatch.setattr(threads, "_ASKED", [])
+    before = torch.get_num_threads()
+    try:
+        assert sweep_main([*args, "--threads", "2", "--out", str(tmp_path / "r2")]) == 0
+    finally:
+        torch.set_num_threads(before)
+    assert cell_threads(tmp_path / "r2") == {2}

@@ -25,16 +25,18 @@ from vit_probe.configs import TrainConfig
 from vit_probe.run_spectra import run_spectra
 from vit_probe.run_sweep_mh import MhCell, run_sweep_mh
 from vit_probe.train import train
-from vit_probe_helpers import SHARED, SHARED_DATA, TINY, _cli, _exit2, _tar, _tiny_train
+from vit_probe_helpers import SHARED, SHARED_DATA, TINY, _exit2, _main, _tar, _tiny_train
 
 
 # ---------------------------------------------------------------- command line
 
 
 @pytest.mark.slow
-def test_every_subcommand_runs_a_quick_smoke(official, tmp_path, sub_env):
+def test_every_subcommand_runs_a_quick_smoke(official, tmp_path, capsys):
+    """Each subcommand's --quick run, in-process (`vit-probe` as a process: the console-script test below): the
+    files, figures and closing lines it promises; sweep-mh resumes retraining nothing."""
     common = ["--quick", "--data", str(official), "--cache", str(tmp_path / "cache")]
-    r = _cli(["spectra", "--arch", TINY, *common, "--out", str(tmp_path / "s")], sub_env)
+    r = _main(["spectra", "--arch", TINY, *common, "--out", str(tmp_path / "s")], capsys)
     assert r.returncode == 0, r.stderr[-2000:]
     for f in ("spectra.csv.gz", "heads.csv", "violin_first_head.png", "spectra_grid.png", "summary.md",
               "config.json", "command.txt", "report.json"):
@@ -44,7 +46,7 @@ def test_every_subcommand_runs_a_quick_smoke(official, tmp_path, sub_env):
     for f in ("violin_first_head.png", "spectra_grid.png"):
         assert_paper_figure(tmp_path / "s" / f)
     ends_with_paths(r.stdout, 2, [tmp_path / "s" / "summary.md", tmp_path / "s" / "spectra_grid.png"])
-    r = _cli(["sweep-mh", *common, "--out", str(tmp_path / "m")], sub_env)
+    r = _main(["sweep-mh", *common, "--out", str(tmp_path / "m")], capsys)
     assert r.returncode == 0, r.stderr[-2000:]
     ends_with_paths(r.stdout, 3, [tmp_path / "m" / f for f in ("results.csv", "summary.md", "error_vs_mh.png")])
     import pandas as pd
@@ -53,11 +55,11 @@ def test_every_subcommand_runs_a_quick_smoke(official, tmp_path, sub_env):
     assert_paper_figure(tmp_path / "m" / "spectra_vs_mh.png")
     assert_paper_figure(tmp_path / "m" / "error_vs_mh.png")
     assert not (tmp_path / "m" / "checkpoints").exists()        # training checkpoints are cleaned up
-    r2 = _cli(["sweep-mh", *common, "--out", str(tmp_path / "m")], sub_env)   # resumes: nothing retrains
+    r2 = _main(["sweep-mh", *common, "--out", str(tmp_path / "m")], capsys)   # resumes: nothing retrains
     assert r2.returncode == 0 and "2 of 2 cells already finished" in r2.stdout + r2.stderr
     pd.testing.assert_frame_equal(res, pd.read_csv(tmp_path / "m" / "results.csv"))
     _redraws_what_the_run_drew(tmp_path / "s", tmp_path / "m")
-    r = _cli(["permute", *common, "--out", str(tmp_path / "p")], sub_env)
+    r = _main(["permute", *common, "--out", str(tmp_path / "p")], capsys)
     assert r.returncode == 0, r.stderr[-2000:]
     tab = pd.read_csv(tmp_path / "p" / "permute.csv")
     assert len(tab) == 4 and tab.accuracy.between(0, 1).all()

@@ -72,15 +72,37 @@ def test_checkpoint_loading_never_executes_code(tmp_path):
         models.read_state_dict(tmp_path / "evil.pth")
 
 
-@pytest.mark.slow
-@pytest.mark.skipif(not (SHARED.is_file() and SHARED_DATA.is_file()), reason="shared ViT / CIFAR copy not beside the repo")
-def test_shared_vit_loads_and_reaches_its_stated_accuracy(tmp_path):
-    """The third-party checkpoint: 69.65% on the JPEG q75 test set (../shared/data/README.md)."""
+STATED_ACC = 0.6965          # the third-party checkpoint on the JPEG q75 test set (../shared/data/README.md)
+NO_SHARED = not (SHARED.is_file() and SHARED_DATA.is_file())
+
+
+def _shared_vit_and_test_set(tmp_path):
     m = models.build(models.parse_arch("vit_p4_d128_l4_h4"))
     models.load_weights(m, models.read_state_dict(SHARED))
     te = cdata.load(SHARED_DATA, "test", cache=tmp_path)
     assert len(te) == 10000 and te.source == "CIFAR-10 (JPEG q75 copy)"
-    assert models.accuracy(m, te.images, te.labels) == pytest.approx(0.6965, abs=0.002)
+    return m, te
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(NO_SHARED, reason="shared ViT / CIFAR copy not beside the repo")
+def test_shared_vit_loads_and_reaches_its_stated_accuracy(tmp_path):
+    """The third-party checkpoint loads and classifies at its stated 69.65%: on 1,000 of the test images (stratified,
+    seed 0; a tenth of the decoding and forward passes) the accuracy is within three binomial standard errors
+    (+-0.044) of it.  The stated number itself, on all 10,000 within 0.2 points: the `full` test below."""
+    m, te = _shared_vit_and_test_set(tmp_path)
+    sub = te.subset(1000, seed=0)
+    assert len(sub) == 1000 and np.bincount(sub.labels, minlength=10).tolist() == [100] * 10
+    se = (STATED_ACC * (1 - STATED_ACC) / len(sub)) ** 0.5
+    assert models.accuracy(m, sub.images, sub.labels) == pytest.approx(STATED_ACC, abs=3 * se)
+
+
+@pytest.mark.full
+@pytest.mark.skipif(NO_SHARED, reason="shared ViT / CIFAR copy not beside the repo")
+def test_shared_vit_reaches_its_stated_accuracy_on_the_whole_test_set(tmp_path):
+    """The third-party checkpoint: 69.65% on the JPEG q75 test set (../shared/data/README.md), all 10,000 images."""
+    m, te = _shared_vit_and_test_set(tmp_path)
+    assert models.accuracy(m, te.images, te.labels) == pytest.approx(STATED_ACC, abs=0.002)
 
 
 # ---------------------------------------------------------------- probe

@@ -149,11 +149,16 @@ def test_the_normalisation_changes_the_logits_and_the_default_is_the_old_one():
     assert models.accuracy(m, x, y) == models.accuracy(m, x, y, norm=normalize.Norm("cifar10", *normalize.CIFAR10))
 
 
+# one head of the last layer, four singular values in the violin: the figures are the runs' slowest part, and what
+# these tests read is the normalisation the run states and applies (it is the same for every head)
+SMALL_FIGURES = dict(layers="-1", heads="0", k_show=4)
+
+
 def _spectra_run(tmp_path, official, name, **kw) -> tuple[dict, str]:
     from vit_probe.configs import SpectraConfig
     from vit_probe.run_spectra import run_spectra
     cfg = SpectraConfig(data=str(official), cache=str(tmp_path / "c"), n_images=10, batch=5, inits=0,
-                        out=str(tmp_path / name), **kw)
+                        out=str(tmp_path / name), **{**SMALL_FIGURES, **kw})
     s = run_spectra(cfg, "cmd", progress=False)
     return s, (tmp_path / name / "summary.md").read_text()
 
@@ -181,7 +186,7 @@ def test_spectra_state_and_apply_the_normalisation(official, tmp_path, capsys):
     from vit_probe.run_spectra import run_spectra
     capsys.readouterr()
     run_spectra(SpectraConfig(arch=TINY, data=str(official), cache=str(tmp_path / "c"), n_images=10, batch=5,
-                              normalize="none", out=str(tmp_path / "h")), "cmd", progress=True)
+                              normalize="none", out=str(tmp_path / "h"), **SMALL_FIGURES), "cmd", progress=True)
     head = [ln for ln in capsys.readouterr().out.splitlines() if "decay exponent" in ln]
     assert len(head) == 1 and "(input normalisation none, mean (0, 0, 0), std (1, 1, 1); set by --normalize)" in head[0]
 

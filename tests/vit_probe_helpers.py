@@ -2,10 +2,9 @@
 images; the fixtures `official` and `folder_tree` are in conftest.py), the tiny ViT, the shared files' paths, running the CLI."""
 from __future__ import annotations
 
-import subprocess
-import sys
 import tarfile
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import torch
@@ -38,9 +37,17 @@ def _tiny_train(ckpt=None, transform=None, seed=0):
     return m, hist
 
 
-def _cli(args, env, timeout=240):
-    return subprocess.run([sys.executable, "-m", "vit_probe.cli", *args], env=env, capture_output=True,
-                          text=True, timeout=timeout)
+def _main(args, capsys) -> SimpleNamespace:
+    """vit-probe ARGS in-process, read as a finished process: returncode, stdout, stderr."""
+    from vit_probe.cli import main
+    capsys.readouterr()
+    try:
+        main(args)
+        rc = 0
+    except SystemExit as e:
+        rc = e.code
+    cap = capsys.readouterr()
+    return SimpleNamespace(returncode=rc, stdout=cap.out, stderr=cap.err)
 
 
 def _exit2(args: list[str], capsys) -> str:
