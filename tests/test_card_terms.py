@@ -246,3 +246,16 @@ def test_alpha_order_with_a_missing_reference_or_exponent_cannot_tell(tmp_path, 
     reversed_ = _t(1.5, "inf", {1: 2e-2, 2: 5e-3, 4: 1e-3}, -0.5)       # a readable pair already reversed decides
     third = _t(0.75, "inf", {1: 2e-2, 2: 1e-2, 4: 5e-3}, -0.6, tail=False)
     assert _order_folder(tmp_path, [a1, reversed_, third])("JL-fig1-alpha").verdict == "not reproduced"
+
+
+def test_a_span_where_only_the_attention_term_is_measured_and_small_names_no_term():
+    """e_attn under SHARE_LIMIT of e_full and no e_FF run: the line says no term is named there and why, never
+    'limited by not measured'."""
+    from jackson.rate_sweep.terms import SHARE_LIMIT, explain
+    curve = [{"m_h": m, "test_mse": e, "oracle_mse": 1e-3} for m, e in [(1, 1e-4), (2, 5e-5), (3, 5e-5)]]
+    out = explain(curve, None, "", {1: 9e-5, 2: 1e-5, 3: 1e-5}, "given")
+    assert [r["limiting"] for r in out["rows"]] == ["attention", "not measured", "not measured"]
+    assert 9e-5 >= SHARE_LIMIT * 1e-4 and 1e-5 < SHARE_LIMIT * 5e-5   # the made-up numbers sit on either side of the rule
+    assert "limited by the attention term at m_h 1 " in out["line"]
+    assert "no term named at m_h 2..3" in out["line"] and "by not measured" not in out["line"]
+    assert "the feed-forward term is not measured for this target" in out["line"]

@@ -224,13 +224,17 @@ def explain(curve: list[dict], e_ff: dict | None, ff_folder: str, e_attn: dict |
     if not rows:
         return {"folder": ff_folder, "attn_folder": attn_folder, "rows": [],
                 "line": "which term limits it: the reference runs hold none of its m_h"}
-    parts = []
+    parts, open_ = [], []
     for what, ms in limiting_runs(rows):
         at = [r for r in rows if r["m_h"] in ms]
         top = at[-1]
         nums = ", ".join(f"{k} {top[k]:.2g}" for k in ("e_full", "e_attn", "e_ff") if top.get(k) is not None)
         span = f"m_h {ms[0]}" + (f"..{ms[-1]}" if len(ms) > 1 else "")
-        parts.append(f"{LIMIT_NAME.get(what, what)} at {span} ({nums} at m_h {top['m_h']})")
+        if what == "not measured":    # e_attn alone is under SHARE_LIMIT of e_full and the other term has no run
+            open_.append(f"no term named at {span}: the attention term alone is below {SHARE_LIMIT:g}x e_full and "
+                         f"the other term is not measured ({nums} at m_h {top['m_h']})")
+        else:
+            parts.append(f"{LIMIT_NAME.get(what, what)} at {span} ({nums} at m_h {top['m_h']})")
     ratios = [r["ratio"] for r in rows if "ratio" in r]
     within = (f"e_full / (e_attn + e_FF) {min(ratios):.2f}-{max(ratios):.2f} over {len(ratios)} m_h; " if ratios else "")
     missing = []
@@ -239,7 +243,7 @@ def explain(curve: list[dict], e_ff: dict | None, ff_folder: str, e_attn: dict |
                        "jackson-sweep --features given measures it)")
     if not e_ff:
         missing.append("the feed-forward term is not measured for this target (jackson-sweep --term ff measures it)")
-    line = ("Eq. (17) terms: " + within + "limited by " + "; by ".join(parts)
+    line = ("Eq. (17) terms: " + within + "; ".join((["limited by " + "; by ".join(parts)] if parts else []) + open_)
             + (f" ({sources})" if sources else "") + ("; " + "; ".join(missing) if missing else ""))
     top = [r for r in rows if r["m_h"] >= max(x["m_h"] for x in rows) / 2] or rows[-1:]
     return {"folder": ff_folder, "attn_folder": attn_folder, "rows": rows, "limiting": top[-1]["limiting"],
