@@ -61,3 +61,19 @@ def test_every_committed_task_config_reads_back(request):
     for name, cls in RUNS.items():
         for f in sorted(root.glob(f"{name}*/config.json")):
             read_config(cls, str(f))
+
+
+def test_the_sine_class_is_one_option_away_and_a_given_in_scale_wins():
+    """--activation sin sets the first layer's scale every committed sine folder used (60); --in-scale given on the
+    command line or in Python wins; GELU and ReLU keep 3; a committed sine folder's command resolves to its config."""
+    import json
+    from pathlib import Path
+    from jackson.rate_sweep.config import SINE_IN_SCALE, sweep_config
+    assert sweep_config(model={"activation": "sin"}).model.in_scale == SINE_IN_SCALE == 60.0
+    assert sweep_config(model={"activation": "sin"}, quick=True).model.in_scale == 60.0       # on top of QUICK's model
+    assert sweep_config(model={"activation": "sin", "in_scale": 30.0}).model.in_scale == 30.0
+    assert sweep_config(model={"activation": "relu"}).model.in_scale == 3.0
+    assert sweep_config().model.in_scale == 3.0
+    folder = Path(__file__).resolve().parents[1] / "reports/jackson/default-sin"
+    if folder.is_dir():                 # its command gave --in-scale 60 itself: the same resolved model either way
+        assert json.loads((folder / "config.json").read_text())["model"]["in_scale"] == SINE_IN_SCALE

@@ -295,6 +295,13 @@ def sweep_config(**options) -> SweepConfig:
     return cfg
 
 
+# --activation sin: the sine class's first-layer frequencies, U(-60, 60) for scalar inputs, unless --in-scale is given.
+# Every committed sine-FFN folder ran at 60 (measured at 3,000 steps on the trace-free target, alpha 1.5: m_h 16 at
+# 1.5x its rank-16 oracle with in-scale 60, 2.6x with 30; ../shared/notes/training-observations.md), so the class is
+# one option away and those folders' commands mean what they meant.
+SINE_IN_SCALE = 60.0
+
+
 def presets(given: dict) -> dict:
     """The preset behind a command line: --features given takes GIVEN's fit, --gpu the GPU budget, --quick
     shrinks everything (with given features: QUICK's sizes, GIVEN's learning rate).  The options given on
@@ -322,6 +329,8 @@ def presets(given: dict) -> dict:
         ms = sorted(set(given.get("m_h") or ()))
         if len(ms) >= 2 and "fit_range" not in given:   # QUICK's fit range is that of its own m_h (1, 2, 3): with
             out["fit_range"] = (ms[0], ms[-1])          # the caller's m_h it spans theirs, so no size is left out
+    if given.get("model.activation") == "sin" and "model.in_scale" not in given:
+        out["model"] = dataclasses.replace(out.get("model", ModelConfig()), in_scale=SINE_IN_SCALE)
     return out
 
 
