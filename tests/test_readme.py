@@ -104,3 +104,13 @@ def test_the_first_screen_orients():
     assert "&& python -m pytest tests" in two
     ci = (README.parent / ".ci" / "run").read_text()
     assert "python -m pytest tests" in ci
+
+
+def test_the_quoted_card_line_is_what_its_folder_prints():
+    """The line the README quotes under command 1 is the line the committed folder it links prints (rebuilt from its
+    summary.json by the command's own function); `python tests/readme_card.py` rewrites it."""
+    import readme_card
+    text = README.read_text()
+    run = readme_card.folder(text)
+    assert (run / "summary.json").is_file(), run
+    assert readme_card.quoted(text) == readme_card.printed(run)
