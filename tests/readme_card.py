@@ -13,7 +13,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"
 BEGIN, END = "<!-- card-output", "<!-- /card-output -->"
-WIDTH = 116
+WIDTH = 112          # the text of a wrapped line; with its 4-space indent at most 116 characters
 
 
 def block(text: str) -> str:
