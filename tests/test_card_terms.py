@@ -259,3 +259,14 @@ def test_a_span_where_only_the_attention_term_is_measured_and_small_names_no_ter
     assert "limited by the attention term at m_h 1 " in out["line"]
     assert "no term named at m_h 2..3" in out["line"] and "by not measured" not in out["line"]
     assert "the feed-forward term is not measured for this target" in out["line"]
+
+
+def test_the_line_counts_the_m_h_where_e_full_is_within_the_cards_factor_of_the_sum():
+    """WITHIN (1.5) either side: ratios 1.0 and 1.22 are within, 0.4 (1/2.5) is not, and the line names its m_h."""
+    from jackson.rate_sweep.terms import WITHIN, explain
+    curve = [{"m_h": m, "test_mse": e, "oracle_mse": 1e-3} for m, e in [(1, 4e-5), (2, 5e-5), (3, 5e-5)]]
+    out = explain(curve, {1: 1e-5, 2: 4e-5, 3: 4e-5}, "ff", {1: 9e-5, 2: 1e-5, 3: 1e-6}, "given")
+    ratios = [r["ratio"] for r in out["rows"]]
+    assert ratios == pytest.approx([0.4, 1.0, 5e-5 / 4.1e-5])
+    assert WITHIN == 1.5 and out["within"] == {"factor": 1.5, "n": 3, "outside_m_h": [1]}
+    assert "within 1.5x at 2 (not at m_h 1);" in out["line"]

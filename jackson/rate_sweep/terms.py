@@ -39,6 +39,7 @@ from .axes import families_of
 N_BOOT = 1000             # bootstrap replicates of each ratio
 SHARE_LIMIT = 0.5         # a term "limits" the curve at m_h when it is >= this share of e_full and the other < this x it
 ADDITIVE = (0.5, 2.0)     # e_full / (e_attn + e_FF) inside this range: the sum explains e_full within a factor 2
+WITHIN = 1.5              # the card's bar: e_full within this factor of e_attn + e_FF (either side) at an m_h
 
 
 class TermsError(ValueError):
@@ -236,7 +237,10 @@ def explain(curve: list[dict], e_ff: dict | None, ff_folder: str, e_attn: dict |
         else:
             parts.append(f"{LIMIT_NAME.get(what, what)} at {span} ({nums} at m_h {top['m_h']})")
     ratios = [r["ratio"] for r in rows if "ratio" in r]
-    within = (f"e_full / (e_attn + e_FF) {min(ratios):.2f}-{max(ratios):.2f} over {len(ratios)} m_h; " if ratios else "")
+    off = [r["m_h"] for r in rows if "ratio" in r and not 1 / WITHIN <= r["ratio"] <= WITHIN]
+    within = (f"e_full / (e_attn + e_FF) {min(ratios):.2f}-{max(ratios):.2f} over {len(ratios)} m_h, within {WITHIN:g}x at "
+              f"{len(ratios) - len(off)}" + (f" (not at m_h {', '.join(map(str, off))})" if off else "") + "; "
+              if ratios else "")
     missing = []
     if not e_attn:
         missing.append("the attention term alone is not measured for this target (the s != t rank-m_h oracle stands in: "
@@ -248,6 +252,7 @@ def explain(curve: list[dict], e_ff: dict | None, ff_folder: str, e_attn: dict |
     top = [r for r in rows if r["m_h"] >= max(x["m_h"] for x in rows) / 2] or rows[-1:]
     return {"folder": ff_folder, "attn_folder": attn_folder, "rows": rows, "limiting": top[-1]["limiting"],
             "m_h_from": top[0]["m_h"], "ratio_range": [min(ratios), max(ratios)] if ratios else None,
+            "within": {"factor": WITHIN, "n": len(ratios), "outside_m_h": off} if ratios else None,
             "missing": missing, "line": line}
 
 
