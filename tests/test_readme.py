@@ -99,7 +99,8 @@ def test_the_first_screen_orients():
     assert "jackson-sweep" in head and "<!-- card-output" in head and "<!-- /card-output -->" in text
     # the card's own output, from a committed run: its line begins, and names the terms of Eq. (17), on the first screen
     assert "alpha=1.5 rank=inf (softmax attention, learned features): fitted exponent" in head
-    assert "Eq. (17) terms:" in head and "limited by" in head
+    flat = " ".join(ln.strip() for ln in head.splitlines())       # the wrapped line read as one
+    assert "Eq. (17) terms:" in flat and "limited by" in flat
     two = text[text.index("## Two commands"):text.index("\n## ", text.index("## Two commands") + 3)]
     assert "&& python -m pytest tests" in two
     ci = (README.parent / ".ci" / "run").read_text()
