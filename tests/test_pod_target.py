@@ -355,3 +355,16 @@ def test_expression_target_pickles():
     u = pickle.loads(pickle.dumps(t))
     x = t.sample(3, seed=0)
     np.testing.assert_array_equal(t(x), u(x))
+
+
+def test_the_legendre_columns_are_scipys_legendre_at_every_degree_up_to_a_large_k():
+    """basis_matrix('legendre') builds all degrees by a recurrence; each column equals scipy's eval_legendre of its own
+    degree (an independent evaluation), here up to degree 1,023 on points that include both ends of [0, 1]."""
+    from synthetic.pod_target import basis_matrix
+    x = np.concatenate([[0.0, 1.0, 0.5], np.random.default_rng(3).random(61)]).reshape(8, 8)
+    got = basis_matrix("legendre", x, 1024)
+    assert got.shape == (8, 8, 1024)
+    for i in (1, 2, 3, 10, 100, 707, 1024):
+        want = basis_ref("legendre", i, x)
+        np.testing.assert_allclose(got[..., i - 1], want, rtol=0, atol=1e-9 * max(1.0, math.sqrt(2 * i - 1)))
+    assert got[0, 1, 1023] == pytest.approx(math.sqrt(2 * 1024 - 1))     # P_n(1) = 1 at x = 1
