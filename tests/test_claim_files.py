@@ -23,8 +23,8 @@ EXAMPLE = REPO / "examples" / "own-claims"
 
 def test_the_lab_ledger_is_its_two_claims_files_in_order():
     got = [c for name in LAB_PAPERS for c in read_claims(PAPERS_DIR / name)]
-    assert tuple(got) == CLAIMS and len(CLAIMS) == 38
-    assert [c.paper for c in CLAIMS] == ["Jiang & Li"] * 33 + ["Yang et al."] * 5
+    assert tuple(got) == CLAIMS and len(CLAIMS) == 40
+    assert [c.paper for c in CLAIMS] == ["Jiang & Li"] * 35 + ["Yang et al."] * 5
     assert {k.module for k in rules().values()} == {
         "jackson.verdict", "jackson.rate_sweep.rules", "jackson.app_b.rules", "rnn_compare.rules", "vit_probe.rules",
         "cot_dp.rules"}                                  # each experiment's rules beside it, found by entry point
@@ -420,7 +420,7 @@ def test_a_claims_file_nested_too_deep_is_one_line(tmp_path, shape, depth):
 def test_nesting_within_the_limit_reads_and_strings_and_comments_do_not_count():
     from jackson.lab_report.claim_files import MAX_NESTING, _nesting
     deepest = max(_nesting((PAPERS_DIR / name).read_text())[0] for name in LAB_PAPERS)
-    assert 2 <= deepest < MAX_NESTING and len(CLAIMS) == 38          # the lab's files (expect = { ... }) read
+    assert 2 <= deepest < MAX_NESTING and len(CLAIMS) == 40          # the lab's files (expect = { ... }) read
     assert _nesting("a = [[1], {b = \"[[[\"}] # [[[[\nx = '''[[[[['''\nc = [[[1]]]") == (3, 3)
 
 
@@ -468,3 +468,19 @@ def test_a_ledger_past_its_judgement_limit_is_refused_before_judging(tmp_path, m
         ledger(root, read_claims(path))
     assert "4 claims on 3 run folders: 12 judgements" in str(e.value) and "the limit is 10 judgements" in str(e.value)
     assert "\n" not in str(e.value) and judged == []
+
+
+def test_among_equal_folders_a_claim_is_judged_on_the_one_its_command_writes():
+    """The tie-break after seeds and the kind's own order: the folder the claim's --out names, matched relative to the
+    ledger's root (reports/); the committed Legendre claims read their own folders, not a 3-seed folder of the same
+    alpha and FFN class on the sin bases that sorts first."""
+    from jackson.lab_report.claims import _is_own, _own_folder
+    assert _own_folder("jackson-sweep --alpha 1.5 --out reports/jackson/legendre-gelu") == "reports/jackson/legendre-gelu"
+    assert _own_folder("jackson-sweep --out=reports/jackson/x/ --seeds 0") == "reports/jackson/x"
+    assert _own_folder("jackson-sweep --alpha 1.5") == ""
+    assert _is_own("jackson/legendre-gelu", "reports/jackson/legendre-gelu")
+    assert not _is_own("jackson/gelu", "reports/jackson/legendre-gelu") and not _is_own("jackson/x", "")
+    rows = {r.claim.id: r for r in ledger(REPO / "reports")}
+    assert rows["JL-rate-a1.5-legendre"].folder == "jackson/legendre-gelu"
+    assert rows["JL-rate-a1.5-legendre-sin"].folder == "jackson/legendre-sin"
+    assert rows["JL-rate-a1.5-sin"].folder == "jackson/fig1-sin"

@@ -1066,7 +1066,7 @@ def test_report_puts_the_ledger_first_and_writes_claims_csv(tmp_path):
     assert md.index("## Claims ledger") < md.index("Contents:")
     row = [ln for ln in md.splitlines() if ln.startswith("| JL-rate-a1.5 |")][0]
     assert "`jackson/r/`" in row and "**reproduced**" in row and "`rate`" in row
-    assert "- `rate` (JL-rate-a0.55, JL-rate-a1, JL-rate-a1.5, JL-rate-a0.55-sin, JL-rate-a1-sin, JL-rate-a1.5-sin): Theorem 4.1, rank inf" in md
+    assert "- `rate` (JL-rate-a0.55, JL-rate-a1, JL-rate-a1.5, JL-rate-a0.55-sin, JL-rate-a1-sin, JL-rate-a1.5-legendre, JL-rate-a1.5-legendre-sin, JL-rate-a1.5-sin): Theorem 4.1, rank inf" in md
     page = (tmp_path / "index.html").read_text()
     assert re.findall(r"<section id=\"([^\"]+)\"", page)[:2] == ["at-a-glance", "claims"]   # the answer, then the ledger
     assert page.index("<h2>Claims ledger</h2>") < page.index("<ol>")

@@ -41,7 +41,8 @@ from .claim_files import lab_claims, match_folders
 PREFERENCE = ("Preferred folder where several test a claim: one that tests it (an inconclusive one included: a "
               "less apt folder does not overrule the best folder's own reference; a folder whose grid cannot test it is "
               "untested, one outside the claim's setting not applicable), then the most seeds, then the kind's own "
-              "order (its rule says which), then the folder name. Never used: quick or smoke runs (config.json "
+              "order (its rule says which), then the folder the claim's own command writes (its --out), then the folder name. "
+              "Never used: quick or smoke runs (config.json "
               "\"quick\": true, or --quick in the command), superseded folders (SUPERSEDED.md), unfinished "
               "folders (no summary.json, or a summary.json of another command than command.txt's: a later "
               "command, such as a whole grid after one of its pieces, has not ended); they are listed under "
@@ -92,6 +93,22 @@ def _seeds_text(n) -> str:
     return "?" if n is None else f"{n} seed{'s' if n != 1 else ''}"
 
 
+def _own_folder(command: str) -> str:
+    """The folder a claim's command writes (its --out), as the command names it; '' when it names none."""
+    words = str(command or "").split()
+    for i, w in enumerate(words):
+        if w == "--out" and i + 1 < len(words):
+            return words[i + 1].rstrip("/")
+        if w.startswith("--out="):
+            return w[len("--out="):].rstrip("/")
+    return ""
+
+
+def _is_own(folder: str, own: str) -> bool:
+    """A run folder (relative to the ledger's root) is the one the command's --out names (relative to the checkout)."""
+    return bool(own) and (own == folder or own.endswith("/" + folder))
+
+
 def judge_claim(claim: Claim, runs: list[Run], kinds: dict | None = None) -> Row:
     """One row of the ledger: the claim judged on every folder of its kind's section (kinds: rules(), passed in by a
     caller judging many claims).  Its rule is called in a box (jackson.verdict.call_rule): a rule that fails on any
@@ -131,12 +148,16 @@ def judge_claim(claim: Claim, runs: list[Run], kinds: dict | None = None) -> Row
         judged.append((run, out))
     # folders that test the claim first (an inconclusive verdict included: the best folder's own reference may say
     # that it cannot decide, and a less apt folder does not overrule it), then those that cannot (untested), then
-    # not applicable ones
+    # not applicable ones; among folders with as many seeds and the same place in the kind's own order, the one the
+    # claim's own command writes first (another folder may hold the same parameters on another basis or construction)
     weight = {UNTESTED: 1, NOT_APPLICABLE: 2}
+    own = _own_folder(claim.command)
     try:
-        judged.sort(key=lambda ro: (weight.get(ro[1].verdict, 0), -(ro[1].n_seeds or 0), ro[1].tiebreak, ro[0].folder))
+        judged.sort(key=lambda ro: (weight.get(ro[1].verdict, 0), -(ro[1].n_seeds or 0), ro[1].tiebreak,
+                                    not _is_own(ro[0].folder, own), ro[0].folder))
     except TypeError:               # a rule whose tiebreaks do not compare with each other: the folder name decides
-        judged.sort(key=lambda ro: (weight.get(ro[1].verdict, 0), -(ro[1].n_seeds or 0), ro[0].folder))
+        judged.sort(key=lambda ro: (weight.get(ro[1].verdict, 0), -(ro[1].n_seeds or 0), not _is_own(ro[0].folder, own),
+                                    ro[0].folder))
     others = [f"{r.folder}: {o.verdict}, {_seeds_text(o.n_seeds)}"
               + (f" ({o.measured})" if o.verdict == NOT_APPLICABLE else "") for r, o in judged[1:]] + unreadable + left
     if not judged:
