@@ -14,6 +14,11 @@ def rank_str(rank: float) -> str:
     return "inf" if math.isinf(rank) else str(int(rank))
 
 
+def pair_name(phi, psi) -> str:
+    """A (phi, psi) pair in words: its --construction name where it has one, else 'phi/psi'."""
+    return next((k for k, v in CONSTRUCTIONS.items() if v == (phi, psi)), f"{phi}/{psi}")
+
+
 def families_of(cfg: dict) -> tuple:
     """(phi, psi) of a run's config.json: its --construction's pair, else its own phi and psi."""
     return CONSTRUCTIONS.get(cfg.get("construction") or "", (cfg.get("phi"), cfg.get("psi")))

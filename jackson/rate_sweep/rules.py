@@ -12,7 +12,7 @@ from ..rates import law_text
 from ..verdict import (INCONCLUSIVE, NOT_APPLICABLE, NOT_REPRODUCED, PARTLY, REPRODUCED, Claim, Outcome, Run,
     finite_rank, fmt_f, fmt_g, one_of, positive_number, rule, same, seed_bootstrap, seed_range)
 
-from .axes import CONSTRUCTIONS, families_of
+from .axes import CONSTRUCTIONS, families_of, pair_name
 from .rate_rule import EXPONENT_TOL, judge as judge_rate, number, tail_exponent as _tail_exponent
 KNEE_MIN = 10.0        # an order of magnitude: the finite-rank knee (the sweep's own KNEE_MIN, jackson/rate_sweep/checks.py)
 FFN = (False, one_of("gelu", "relu", "sin"))   # the FFN class a claim is about (optional; default gelu)
@@ -56,10 +56,9 @@ def _setting(run: Run, t: dict) -> str:
 
 
 def _bases(config: dict) -> str:
-    """The run's (phi, psi) in words: its named construction, the name of the pair it gave as --phi/--psi, or the pair."""
-    pair = families_of(config)
-    name = config.get("construction") or next((k for k, v in CONSTRUCTIONS.items() if v == pair), "")
-    return f"{name} construction" if name else f"{pair[0]}/{pair[1]} bases"
+    """The run's (phi, psi) in words: its named construction (given, or the pair it gave as --phi/--psi), or the pair."""
+    name = pair_name(*families_of(config))
+    return f"{name} construction" if name in CONSTRUCTIONS else f"{name} bases"
 
 
 def _not_a_test(run: Run, t: dict) -> str:

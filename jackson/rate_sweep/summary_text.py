@@ -8,6 +8,7 @@ import numpy as np
 
 from ..rates import law_text, spectrum_law
 from .checks import FLOOR_SHARE, KNEE_MIN, OUTLIER_FACTOR, OUTLIER_FLOOR, SELF_WEIGHT_MAX, TRACK_SLOPE, TRIVIAL_FACTOR
+from .axes import pair_name
 from .tables import ATTENTION_TEXT, L1_KINDS, ORACLES, RHO_HAT
 
 
@@ -156,7 +157,7 @@ def verdict_lines(s: dict) -> list[str]:
         d = t.get("diagnostics", {})
         dg = (f"self-weight {d['self_weight']:.2f}, copy/uniform/mean MSE {d['mse_copy']:.2g}/{d['mse_uniform']:.2g}/{d['mse_mean']:.2g}"
               if d else "n/a")
-        cons = {("sin", "sin"): "paper", ("sin", "cos"): "trace-free"}.get((t.get("phi"), t.get("psi")), f"{t.get('phi')}/{t.get('psi')}")
+        cons = pair_name(t.get("phi"), t.get("psi"))
         if t.get("kernel"):
             cons = "the kernel's POD (Nystrom)"
         pred = f"{t['predicted_exponent']:+.2f}" if t["rank"] == "inf" else "none (exact once m_h >= r)"
