@@ -444,7 +444,8 @@ def from_dict(cls, d: dict, base=None, where: str = "config"):
         tp, v = hints[f.name], d[f.name]
         if dataclasses.is_dataclass(tp):
             need(isinstance(v, dict), f"{where}: '{f.name}' should be an object, got {v!r}")
-            kw[f.name] = from_dict(tp, v, getattr(base, f.name), f"{where}: {f.name}")
+            nested = getattr(cls, "FILE_BASES", {}).get(f.name, getattr(base, f.name))   # a class may say what an
+            kw[f.name] = from_dict(tp, v, nested, f"{where}: {f.name}")                   # absent nested key meant
         elif f.name == "rank":   # ranks are written as "inf" or integers (config.json: strings, "2", "inf")
             ranks = [_rank(x) for x in v] if isinstance(v, (list, tuple)) else [None]
             need(None not in ranks and len(ranks) > 0,

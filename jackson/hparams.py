@@ -21,7 +21,7 @@ class ModelConfig:
     depth: int = 3         # linear layers per MLP (App. C "depth 3"): 2 hidden GELU layers
     qk_init: float = 3.0   # W_Q, W_K init scale x PyTorch default; >1 leaves the uniform-attention saddle sooner
     in_scale: float = 3.0  # f_hat first-layer init scale x PyTorch default; >1 spreads GELU kinks over [0, 1] (sin: the first layer's frequencies, U(-in_scale, in_scale) for scalar inputs)
-    activation: str = "gelu"  # the FFN class of f_hat and F_hat, between layers: gelu (App. C's dense network) | relu | sin (periodic: represents the sin/cos POD bases; jackson-sweep sets its --in-scale to 60 unless given)
+    activation: str = "gelu"  # the FFN class of f_hat and F_hat, between layers: gelu (App. C's dense network) | relu | sin (periodic: represents the sin/cos POD bases; jackson-sweep's default, at --in-scale 60; gelu and relu take 3 unless --in-scale is given)
     pos: str = "none"      # positional encoding x(t) -> A x(t) + e(t) (Sec. 4.1): none | learned | sinusoidal
     d_pos: int = 16        # d', the width of A x(t) + e(t) when pos != none
     tau_max: int = 64      # longest sequence the positional table e(t) covers
@@ -52,7 +52,8 @@ FEATURES = ("learned", "given")
 
 # The FFN class F^(m_FF) of Sec. 4 (the activation between the layers of f_hat and F_hat; jackson.models.ACTIVATION_FNS
 # holds the functions).  The theorem allows any class, with its own beta; App. C's "dense network" is read as GELU
-# (the default, bit-for-bit the committed runs).
+# (ModelConfig's default).  jackson-sweep fits the sine class unless told otherwise (rate_sweep.config.DEFAULT_MODEL,
+# chosen by measurement); a model with no class of its own (given features, an old config.json) keeps GELU's fields.
 ACTIVATIONS = ("gelu", "relu", "sin")
 
 

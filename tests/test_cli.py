@@ -1,6 +1,7 @@
 """jackson-sweep (jackson/rate_sweep/cli.py, experiment.py, config.py): smoke runs and one-line usage errors."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import subprocess
@@ -157,9 +158,12 @@ def test_quick_linear_attention_is_named_everywhere(tmp_path, sweep_exe, sub_env
 
 
 def test_non_softmax_runs_get_their_own_default_folder():
-    from jackson.hparams import ModelConfig
-    assert SweepConfig(model=ModelConfig(attention="linear")).resolved_out() == Path("reports/jackson/sweep-a1.5-rinf-linear")
-    assert SweepConfig(model=ModelConfig(attention="sparse"), quick=True).resolved_out().name == "sweep-a1.5-rinf-sparse-quick"
+    from jackson.rate_sweep.config import DEFAULT_MODEL
+    linear, sparse = (dataclasses.replace(DEFAULT_MODEL, attention=a) for a in ("linear", "sparse"))
+    assert SweepConfig(model=linear).resolved_out() == Path("reports/jackson/sweep-a1.5-rinf-linear")
+    assert SweepConfig(model=sparse, quick=True).resolved_out().name == "sweep-a1.5-rinf-sparse-quick"
+    gelu = dataclasses.replace(linear, activation="gelu")          # and another FFN class its own again
+    assert SweepConfig(model=gelu).resolved_out() == Path("reports/jackson/sweep-a1.5-rinf-linear-gelu")
 
 
 # ---- bad input: exit 2, one line naming the option, nothing written -----------------------

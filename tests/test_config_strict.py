@@ -73,7 +73,8 @@ def test_the_sine_class_is_one_option_away_and_a_given_in_scale_wins():
     assert sweep_config(model={"activation": "sin"}, quick=True).model.in_scale == 60.0       # on top of QUICK's model
     assert sweep_config(model={"activation": "sin", "in_scale": 30.0}).model.in_scale == 30.0
     assert sweep_config(model={"activation": "relu"}).model.in_scale == 3.0
-    assert sweep_config().model.in_scale == 3.0
+    assert sweep_config(model={"activation": "gelu"}).model.in_scale == 3.0
+    assert sweep_config().model.in_scale == 60.0          # the default class is the sine class
     folder = Path(__file__).resolve().parents[1] / "reports/jackson/default-sin"
     if folder.is_dir():                 # its command gave --in-scale 60 itself: the same resolved model either way
         assert json.loads((folder / "config.json").read_text())["model"]["in_scale"] == SINE_IN_SCALE

@@ -135,9 +135,9 @@ def test_ff_cell_rows_carry_term_activation_and_the_l1_error(ff_cell_folder):
 
 
 def test_sweep_config_names_its_folder_by_class_and_term():
-    assert str(SweepConfig(term="ff").resolved_out()).endswith("sweep-a1.5-rinf-ff")
-    cfg = SweepConfig(model=ModelConfig(activation="sin"), term="ff")
-    assert str(cfg.resolved_out()).endswith("sweep-a1.5-rinf-sin-ff")
+    assert str(SweepConfig(term="ff").resolved_out()).endswith("sweep-a1.5-rinf-ff")       # the default class: sine
+    cfg = SweepConfig(model=ModelConfig(activation="gelu"), term="ff")
+    assert str(cfg.resolved_out()).endswith("sweep-a1.5-rinf-gelu-ff")
     assert str(SweepConfig().resolved_out()).endswith("sweep-a1.5-rinf")
 
 

@@ -68,10 +68,12 @@ def test_default_cell_key_unchanged_by_the_attention_option():
     independent per target), so no v2 run resumes from a folder of v1 cells."""
     from jackson.rate_sweep.experiment import SweepConfig
     from jackson.hparams import ModelConfig
-    key = SweepConfig().cells()[0].key()
+    key = SweepConfig(model=ModelConfig()).cells()[0].key()       # ModelConfig's own fields: GELU
     assert key.startswith("a1.5_rinf_s0_v2_") and key.endswith("_54d44d4497")   # same hash as the v1 default cell
     assert SweepConfig(model=ModelConfig(attention="softmax")).cells()[0].key() == key
     assert "attention" not in sweep.non_default(SweepConfig().cells()[0])
+    # the sweep's default class (sine, scale 60): the committed card cell's key
+    assert SweepConfig().cells()[0].key() == "a1.5_rinf_s0_v2_fc6db1cae2"
     others = {SweepConfig(model=ModelConfig(attention=a)).cells()[0].key() for a in ("linear", "sparse")}
     assert key not in others and len(others) == 2
 
@@ -544,9 +546,9 @@ def test_the_quick_sweep_gives_the_numbers_it_gave_before_the_house_moved(tmp_pa
     moved to torch-free modules: its results.csv against the one commit 7940508 wrote (tests/data/, made by
     `jackson-sweep --quick --threads 1` on the lab machine, where the two came out byte-identical).  Compared at
     rtol 1e-5, not byte for byte: float32 results differ in the last bits between CPUs (test_schedule.ROUNDOFF_RTOL
-    and its measurement on another machine)."""
+    and its measurement on another machine).  GELU, the class it ran with then (the default class is sine now)."""
     from jackson.rate_sweep.cli import sweep_main
-    assert sweep_main(["--quick", "--threads", "1", "--out", str(tmp_path / "q")]) == 0
+    assert sweep_main(["--quick", "--threads", "1", "--activation", "gelu", "--out", str(tmp_path / "q")]) == 0
     want = pd.read_csv(Path(__file__).parent / "data" / "quick_sweep_results_7940508.csv", dtype={"rank": str})
     got = pd.read_csv(tmp_path / "q" / "results.csv", dtype={"rank": str})
     assert list(got.columns) == list(want.columns) and len(got) == len(want)

@@ -20,7 +20,7 @@ from .wall import MAX_EMBED_BYTES, MAX_EMBED_TOTAL, inside_file, outside, regula
 # section key -> (heading, the command that produces its results)
 SECTIONS = {
     "jackson": ("Jackson-type rate: error against m_h (Theorem 4.1, Fig. 1)",
-                "jackson-sweep --alpha 0.55,1.0,1.5 --rank 2,6,inf --out reports/jackson/fig1"),
+                "jackson-sweep --alpha 0.55,1.0,1.5 --rank 2,6,inf --activation gelu --out reports/jackson/fig1"),
     "rnn_compare": ("RNN vs Transformer: temporal ordering and mixing (Tables 2-3)",
                     "rnn-compare --out reports/rnn_compare/default"),
     "vit_probe": ("ViT attention probe (Sec. 5)", "vit-probe spectra ... (see vit-probe --help)"),

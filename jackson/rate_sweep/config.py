@@ -12,21 +12,26 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from synthetic.pod_target import TargetError
-from ..config import UsageError, need, read_capped
+from ..config import UsageError, need
 from ..hparams import ACTIVATIONS, ATTENTIONS, FEATURES, MAX_LR, MAX_SEED, FitConfig, ModelConfig
 from ..runfolder import check_run_folder, check_scheduler
 from ..sweep import function_id
-from .axes import CONSTRUCTIONS, TERMS, rank_str
+from .axes import CLASSLESS_MODEL, CONSTRUCTIONS, DEFAULT_MODEL, SINE_IN_SCALE, TERMS, rank_str   # noqa: F401
+from .inputs import check_device, check_same_class, check_sigma, read_sigma_file   # noqa: F401 (re-exported)
 
 if TYPE_CHECKING:
     from .cell import RateCell
 from .tables import reference_run
 
 
+
+
 @dataclass(frozen=True)
 class SweepConfig:
     DERIVED_KEYS = ("sigma_source", "spectrum")   # written beside the fields by as_dict: where an explicit spectrum
                                                   # came from, and what it is
+    FILE_BASES = {"model": CLASSLESS_MODEL}       # --config FILE: a model key the file lacks has ModelConfig's value
+                                                  # (files written before --activation existed held GELU models)
 
     alpha: tuple[float, ...] = (1.5,)          # spectral decay exponents: sigma_i = i^-alpha
     rank: tuple[float, ...] = (math.inf,)      # target ranks r (integers >= 1, or inf)
@@ -46,7 +51,7 @@ class SweepConfig:
     m_ff: tuple[int, ...] = ()                 # the m_FF axis: hidden widths of f_hat and F_hat, one cell per width (empty: --width alone)
     restarts: int = 1                          # independent initialisations per (target, seed, m_h); the best by training MSE is reported
     device: str = "cpu"                        # torch device: cpu | cuda | cuda:N (agreement with the CPU: jackson-device-check, tolerance 1e-4)
-    model: ModelConfig = field(default_factory=ModelConfig)
+    model: ModelConfig = field(default_factory=lambda: DEFAULT_MODEL)   # FFN class: DEFAULT_MODEL (sine)
     fit: FitConfig = field(default_factory=FitConfig)
     out: str = ""                              # output folder (default: reports/jackson/sweep-a<alphas>-r<ranks>; with --quick runs/jackson/...-quick)
     scheduler: str = ""                        # Dask scheduler address; empty runs in-process
@@ -83,7 +88,9 @@ class SweepConfig:
         a = "_".join(f"{x:g}" for x in self.alpha)
         r = "_".join(rank_str(x) for x in self.rank)
         att = "" if self.model.attention == "softmax" else f"-{self.model.attention}"   # never mixed into a softmax folder
-        if self.model.activation != "gelu":          # nor another FFN class into a GELU folder
+        if self.model.features == "given":           # the attention term alone: no FFN class, its own folder
+            att += "-given"
+        elif self.model.activation != DEFAULT_MODEL.activation:   # nor another FFN class into the default class's folder
             att += f"-{self.model.activation}"
         if self.term != "full":
             att += f"-{self.term}"
@@ -175,43 +182,6 @@ def explicit_alpha(sigma) -> float:
     return round(a, 4) if math.isfinite(a) else a
 
 
-def read_sigma_file(path: str) -> tuple[float, ...]:
-    """sigma values from a text file: one a line or comma-separated, '#' starts a comment; one line if unreadable."""
-    p = Path(path)
-    try:
-        text = read_capped(p, "--sigma-file")
-    except (OSError, UnicodeDecodeError) as e:
-        raise UsageError(f"--sigma-file: cannot read {p} ({getattr(e, 'strerror', None) or e})") from None
-    vals = []
-    for n, line in enumerate(text.splitlines(), 1):
-        for part in line.split("#", 1)[0].replace(",", " ").split():
-            try:
-                vals.append(float(part))
-            except ValueError:
-                raise UsageError(f"--sigma-file: {p} line {n}: cannot read '{part}' as a number") from None
-    need(bool(vals), f"--sigma-file: {p} holds no values (one a line or comma-separated, '#' comments)")
-    return tuple(vals)
-
-
-def check_sigma(sigma: tuple[float, ...], m_h) -> None:
-    """An explicit spectrum: finite, >= 0, non-increasing, at least two nonzero values, m_h within its length."""
-    import numpy as np
-    s = np.asarray(sigma, dtype=float)
-    shown = ", ".join(f"{v:g}" for v in s[:8]) + (" ..." if len(s) > 8 else "")
-    need(bool(np.all(np.isfinite(s))), f"--sigma: values must be finite numbers, got {shown}")
-    need(bool(np.all(s >= 0)), f"--sigma: values must be >= 0, got {shown}")
-    up = np.flatnonzero(np.diff(s) > 0)
-    if len(up):
-        i = int(up[0]) + 1      # sigma_{i+1} > sigma_i, 1-based
-        raise UsageError(f"--sigma: values must be non-increasing (sigma_1 >= sigma_2 >= ...), but sigma_{i + 1} = "
-                         f"{s[i]:g} > sigma_{i} = {s[i - 1]:g} in {shown}")
-    nz = int(np.sum(s > 0))
-    need(nz >= 2, f"--sigma: need at least 2 nonzero values to fit the decay exponent alpha_hat, got {nz} in {shown}")
-    big = max(m_h)
-    need(big <= len(s), f"--m-h: the explicit spectrum has {len(s)} values (rank {nz}), so each m_h must be <= {len(s)} "
-                        f"(pad the list with zeros to go past the rank), got {big}")
-
-
 # Named constructions of rho (Eq. 10).  With phi = psi the operator is positive and its trace
 # sum_i sigma_i <phi_i, psi_i> = sum_i sigma_i is the mean of rho(x, x): for alpha <= 1 and rank inf it
 # diverges with K (alpha = 0.55, K = 4096: mean diagonal logit 92 against an off-diagonal sd of 2.6),
@@ -222,7 +192,7 @@ def check_sigma(sigma: tuple[float, ...], m_h) -> None:
 
 # --quick: every size shrunk so the whole pipeline runs in seconds (smoke tests, first tries)
 QUICK = {"m_h": (1, 2, 3), "n_train": 256, "n_test": 128, "k_max": 128, "fit_range": (1, 3),
-         "model": ModelConfig(n=8, d_v=8, width=16),
+         "model": dataclasses.replace(DEFAULT_MODEL, n=8, d_v=8, width=16),
          "fit": FitConfig(steps=40, batch_size=32, warmup=5, eval_every=10, eval_size=128)}
 
 
@@ -295,13 +265,6 @@ def sweep_config(**options) -> SweepConfig:
     return cfg
 
 
-# --activation sin: the sine class's first-layer frequencies, U(-60, 60) for scalar inputs, unless --in-scale is given.
-# Every committed sine-FFN folder ran at 60 (measured at 3,000 steps on the trace-free target, alpha 1.5: m_h 16 at
-# 1.5x its rank-16 oracle with in-scale 60, 2.6x with 30; ../shared/notes/training-observations.md), so the class is
-# one option away and those folders' commands mean what they meant.
-SINE_IN_SCALE = 60.0
-
-
 def presets(given: dict) -> dict:
     """The preset behind a command line: --features given takes GIVEN's fit, --gpu the GPU budget, --quick
     shrinks everything (with given features: QUICK's sizes, GIVEN's learning rate).  The options given on
@@ -329,8 +292,12 @@ def presets(given: dict) -> dict:
         ms = sorted(set(given.get("m_h") or ()))
         if len(ms) >= 2 and "fit_range" not in given:   # QUICK's fit range is that of its own m_h (1, 2, 3): with
             out["fit_range"] = (ms[0], ms[-1])          # the caller's m_h it spans theirs, so no size is left out
-    if given.get("model.activation") == "sin" and "model.in_scale" not in given:
-        out["model"] = dataclasses.replace(out.get("model", ModelConfig()), in_scale=SINE_IN_SCALE)
+    act = given.get("model.activation")
+    if act is None and given.get("model.features") == "given":    # no FFN class: ModelConfig's own (its cells' keys)
+        act = CLASSLESS_MODEL.activation
+    if act is not None and "model.in_scale" not in given:       # each class with its own first-layer scale
+        scale = SINE_IN_SCALE if act == "sin" else CLASSLESS_MODEL.in_scale
+        out["model"] = dataclasses.replace(out.get("model", DEFAULT_MODEL), activation=act, in_scale=scale)
     return out
 
 
@@ -435,6 +402,7 @@ def validate(cfg: SweepConfig) -> None:
     except TargetError as e:
         raise UsageError(str(e)) from None
     check_run_folder(cfg.resolved_out(), "jackson-sweep")
+    check_same_class(cfg)
     check_scheduler(cfg.scheduler)
     if cfg.ff_from:
         from .references import check_ff_from
@@ -469,19 +437,3 @@ def check_kernel(cfg: SweepConfig) -> None:
         raise UsageError(str(e)) from None
     need(t.numerical_rank >= 2, f"--kernel: {kernel_text(cfg.kernel)!r} has numerical rank {t.numerical_rank} on "
                                 f"[0, 1]^2; at least 2 POD terms are needed to fit its decay alpha_hat")
-
-
-def check_device(device: str) -> None:
-    """cpu, or a CUDA device that exists here; one line otherwise (torch is asked only about a device other than cpu)."""
-    if device == "cpu":
-        return
-    import torch
-    try:
-        dev = torch.device(device)
-    except (RuntimeError, ValueError):
-        raise UsageError(f"--device: cannot read '{device}' (give cpu, cuda or cuda:N)") from None
-    need(dev.type in ("cpu", "cuda"), f"--device: choose cpu or cuda[:N], got {device}")
-    if dev.type == "cuda":
-        need(torch.cuda.is_available(), f"--device {device}: no CUDA device here (torch.cuda.is_available() is False)")
-        need(dev.index is None or dev.index < torch.cuda.device_count(),
-             f"--device {device}: only {torch.cuda.device_count()} CUDA device(s) here")

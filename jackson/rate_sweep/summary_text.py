@@ -9,6 +9,7 @@ import numpy as np
 from ..rates import law_text, spectrum_law
 from .checks import FLOOR_SHARE, KNEE_MIN, OUTLIER_FACTOR, OUTLIER_FLOOR, SELF_WEIGHT_MAX, TRACK_SLOPE, TRIVIAL_FACTOR
 from .axes import pair_name
+from .rate_rule import EXPONENT_TOL
 from .tables import ATTENTION_TEXT, L1_KINDS, ORACLES, RHO_HAT
 
 
@@ -201,8 +202,9 @@ def markdown(s: dict) -> str:
          "tau^2 C0 C1 m_h^-(2alpha-1) for the L1 error summed over t (the feed-forward term needs beta and C2, which a "
          "target does not determine).", "",
          "Rules behind the verdicts (jackson/rate_sweep/checks.py): finite rank r -- the knee e(r-1)/e(r), median over seeds, "
-         f">= {KNEE_MIN:g}x; rank inf -- the trained curve *tracks* a reference when the exponent of trained/reference "
-         f"over the fit range is within +-{TRACK_SLOPE:g} (the same rate), and has a *floor* when its slope over the upper half of m_h is shallower "
+         f">= {KNEE_MIN:g}x; rank inf -- the rate rule (jackson/rate_sweep/rate_rule.py, the one the claims ledger uses): "
+         f"the exponent against the exact tail's over the fit range and over every m_h run, within +-{EXPONENT_TOL:g}; the "
+         "other references' ratios are shown beside it, not judged; the curve has a *floor* when its slope over the upper half of m_h is shallower "
          f"than {FLOOR_SHARE:g}x the predicted one; a target is *degenerate* when its mean self-attention weight exceeds "
          f"{SELF_WEIGHT_MAX:g}; a fit is *uninformative* when a trivial predictor (the mean, copy y_t = F(f(x_t)), uniform "
          f"attention) is within {TRIVIAL_FACTOR:g}x of its best trained error -- neither's exponent is read as agreement; "
@@ -303,8 +305,11 @@ def markdown(s: dict) -> str:
             tr = ch["tracking"]
             rat = "; ".join(f"{k}: trained/reference {v['min']:.3g}-{v['max']:.3g}, exponent difference "
                             f"{v['slope_difference']:+.2f}" for k, v in tr["ratios"].items())
-            L.append(f"Tracking over m_h in {t['fit_m_h']}: " + ("tracks " + " and ".join(tr["tracks"]) if tr["tracks"]
-                     else f"tracks no reference (exponent within +-{TRACK_SLOPE:g})") + f" ({rat})."
+            head = (f"Beside the rate rule, the other references over m_h in {t['fit_m_h']} (shown, not judged): {rat}."
+                    if t.get("rate") else      # a summary older than the rate rule: its own tracking words
+                    f"Tracking over m_h in {t['fit_m_h']}: " + ("tracks " + " and ".join(tr["tracks"]) if tr["tracks"]
+                    else f"tracks no reference (exponent within +-{TRACK_SLOPE:g})") + f" ({rat}).")
+            L.append(head
                      + (f" Slope over m_h {tr['upper_m_h'][0]}..{tr['upper_m_h'][1]}: {tr['upper_slope']:+.2f}"
                         + (f" -- a floor near {tr['floor_value']:.3g}." if tr.get("floor") else ".") if "upper_slope" in tr else ""))
         if t.get("rate"):

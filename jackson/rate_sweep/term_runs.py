@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from .config import GIVEN, GPU_GIVEN, QUICK, SweepConfig
+from .config import CLASSLESS_MODEL, GIVEN, GPU_GIVEN, QUICK, SweepConfig
 
 
 def given_config(cfg: SweepConfig, out: Path) -> SweepConfig:
@@ -18,7 +18,9 @@ def given_config(cfg: SweepConfig, out: Path) -> SweepConfig:
     preset = dict(GPU_GIVEN if cfg.gpu else GIVEN)
     if cfg.quick:
         preset = {"fit": dataclasses.replace(QUICK["fit"], lr=GIVEN["fit"].lr)}
-    model = dataclasses.replace(cfg.model, features="given", features_k=max(cfg.model.features_k, max(cfg.m_h)))
+    model = dataclasses.replace(cfg.model, features="given", features_k=max(cfg.model.features_k, max(cfg.m_h)),
+                                activation=CLASSLESS_MODEL.activation, in_scale=CLASSLESS_MODEL.in_scale)   # no FFN:
+    # the class-free fields `jackson-sweep --features given` runs with, so either finds the other's cells by key
     return dataclasses.replace(cfg, **preset, model=model, out=str(out), terms=False, ff_from="", compare_to="")
 
 
