@@ -162,6 +162,28 @@ def test_find_attn_run_matches_the_target_not_the_model(tmp_path):
     assert find_attn_run({**cfg, "construction": "trace-free"}, [(1.5, "inf")], tmp_path) == ""
 
 
+def test_find_attn_run_prefers_the_given_features_recipe(tmp_path):
+    """Of two folders measuring the same attention term, the one trained with the recipe the sweep names (GIVEN's:
+    the lower error, so the better estimate of the term's infimum) comes first, whatever the names; without such a
+    folder, the first by name."""
+    from jackson.rate_sweep.config import GIVEN_RECIPE
+    cfg = {"construction": "paper", "F": "identity", "f": "identity", "tau": 16, "tail_tol": 1e-6, "k_max": 4096,
+           "n_train": 16384, "n_test": 4096, "quick": False, "model": {"features": "learned"}, "term": "full",
+           "fit": {"steps": 6000, "batch_size": 64, "lr": 3e-3}, "restarts": 1}
+    def make(name, **over):
+        f = tmp_path / name
+        f.mkdir()
+        (f / "config.json").write_text(json.dumps({**cfg, "model": {"features": "given"}, **over}))
+        (f / "results.csv").write_text("alpha,rank,m_h,seed,test_mse\n1.5,inf,1,0,0.1\n")
+        (f / "summary.json").write_text("{}")
+        return str(f)
+    own = make("a-given-full-recipe")
+    assert find_attn_run(cfg, [(1.5, "inf")], tmp_path, recipe=GIVEN_RECIPE) == own        # the only one
+    tuned = make("b-given", **GIVEN_RECIPE)
+    assert find_attn_run(cfg, [(1.5, "inf")], tmp_path, recipe=GIVEN_RECIPE) == tuned
+    assert find_attn_run(cfg, [(1.5, "inf")], tmp_path) == own                              # no recipe named: by name
+
+
 def test_knee_never_decides_on_a_missing_piece(tmp_path):
     from jackson.lab_report.claims import CLAIMS, judge_claim
     from jackson.verdict import find_runs

@@ -217,6 +217,10 @@ MAX_ALPHA = 50.0     # sigma_2 = 2^-alpha is below float64 resolution (1e-15) pa
 # 2e-9 - 4e-7, lr 3e-2 at 7e-15 - 7e-9; README and reports/jackson/FITTING.md).  Options given still win.
 GIVEN = {"restarts": 2,
          "fit": FitConfig(steps=3000, batch_size=256, lr=3e-2, warmup=100, eval_every=100)}
+# ... and it is the better estimate of the attention term (an infimum): on the card's target the same model under the
+# full model's recipe (6,000 steps, lr 3e-3, batch 64, 1 restart) ended 1.0-1.35x higher at every m_h
+# (reports/jackson/given-recipe-a1.5-rinf/).  So a sweep names a folder of this recipe first as its e_attn.
+GIVEN_RECIPE = {"fit": dataclasses.asdict(GIVEN["fit"]), "restarts": GIVEN["restarts"]}   # as config.json holds it
 
 
 # --gpu: the larger budget a GPU affords (defined, not yet run here: no GPU in the sessions so far).

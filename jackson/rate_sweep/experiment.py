@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from ..config import UsageError, need, read_json
 from ..runfolder import open_run, table_path
 from ..sweep import run_cells
-from .config import (CONSTRUCTIONS, GIVEN, GPU, GPU_GIVEN, MAX_ALPHA, QUICK, SweepConfig, check_device,
+from .config import (CONSTRUCTIONS, GIVEN, GIVEN_RECIPE, GPU, GPU_GIVEN, MAX_ALPHA, QUICK, SweepConfig, check_device,
                      check_kernel, check_sigma, explicit_alpha, kernel_text, presets, read_sigma_file,
                      sweep_config, validate)
 from .blocks import read_blocks
@@ -235,7 +235,7 @@ def run_sweep(target=None, command: str | None = None, progress: bool = True, **
                                   [(a, rank_str(r)) for a, r, _ in cfg.targets()])
         attn_from = ""
         if cfg.term == "full" and cfg.model.features == "learned":   # the attention term alone, measured on this target
-            attn_from = find_attn_run(resolved, [(a, rank_str(r)) for a, r, _ in cfg.targets()])
+            attn_from = find_attn_run(resolved, [(a, rank_str(r)) for a, r, _ in cfg.targets()], recipe=GIVEN_RECIPE)
         if cfg.terms and cfg.term == "full" and cfg.model.features == "learned" and not (ff_from and attn_from):
             ff_from, attn_from = term_runs.measure(cfg, Path(out), command, run_sweep, progress, ff_from, attn_from)
         summary = summarize(out, tabs, tuple(cfg.fit_range), command, reference, ff_from=ff_from, attn_from=attn_from)

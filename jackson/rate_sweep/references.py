@@ -66,12 +66,23 @@ def _get(cfg: dict, k: str):
 
 
 
-def find_attn_run(config: dict, targets, root: Path = Path("reports/jackson")) -> str:
+def find_attn_run(config: dict, targets, root: Path = Path("reports/jackson"), recipe: dict | None = None) -> str:
     """A finished --features given folder under `root` on this run's targets and data (SAME_TARGET equal, the same
     (phi, psi) after --construction, the same quick flag) holding one of its (alpha, rank) targets: the attention term
-    of Eq. (17) alone, measured.  '' when there is none."""
+    of Eq. (17) alone, measured.  A term is the infimum over its model class, so a folder trained with `recipe`
+    (config.json fields, e.g. the given-features recipe's fit and restarts: jackson-sweep passes GIVEN's) comes
+    first; then by name.  '' when there is none."""
+    found = _attn_runs(config, targets, root)
+    best = [c for c, other in found if recipe and all(other.get(k) == v for k, v in recipe.items())]
+    return (best or [c for c, _ in found] or [""])[0]
+
+
+def _attn_runs(config: dict, targets, root: Path) -> list[tuple[str, dict]]:
+    """Every finished --features given folder under `root` that measures the attention term of one of this run's
+    targets, by name: (folder, its config.json)."""
     if not root.is_dir():
-        return ""
+        return []
+    found = []
     want = {(float(a), str(r)) for a, r in targets}
     for cand in sorted(root.iterdir()):
         cfg_path, res = cand / "config.json", cand / "results.csv"
@@ -89,8 +100,8 @@ def find_attn_run(config: dict, targets, root: Path = Path("reports/jackson")) -
         if families_of(other) != families_of(config) or any(_get(other, k) != _get(config, k) for k in SAME_TARGET):
             continue
         if want & {(float(a), str(r)) for a, r in zip(rows.alpha, rows["rank"])}:
-            return str(cand)
-    return ""
+            found.append((str(cand), other))
+    return found
 
 
 def attn_curves(folder: Path) -> dict:
