@@ -71,7 +71,7 @@ params = { alpha = 1.0 }
     ("paper = \"P\"\n[[claim]]\nid = \"X-1\"\nclaim = \"c\"\nrule = \"kne\"\n", "claim 'X-1': unknown rule 'kne' (did you mean knee?)"),
     (CLAIM.replace("alpha = 1.0", "alpha = -1"), "claim 'X-1': params.alpha = -1 is not a positive number"),
     (CLAIM.replace("alpha = 1.0", "alpha = \"one\""), "claim 'X-1': params.alpha = 'one' is not a positive number"),
-    (CLAIM.replace("alpha = 1.0", "alpha = 1.0, rank = 2"), "claim 'X-1': rule rate takes alpha, ffn, not 'rank'"),
+    (CLAIM.replace("alpha = 1.0", "alpha = 1.0, rank = 2"), "claim 'X-1': rule rate takes alpha, ffn, bases, not 'rank'"),
     (CLAIM.replace("params = { alpha = 1.0 }", ""), "claim 'X-1': rule rate needs params.alpha"),
     (CLAIM.replace('rule = "rate"', 'rule = "knee"').replace("alpha = 1.0", "alpha = 1.0, rank = \"abc\""),
      "claim 'X-1': params.rank = 'abc' is not a finite rank"),

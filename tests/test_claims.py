@@ -103,6 +103,35 @@ def rate_target(alpha, slope, lo, hi, oracle=None, n_seeds=3, tail_slope="asympt
             "bound": bound, **kw}
 
 
+def test_a_claim_is_judged_only_on_folders_of_its_own_bases(tmp_path):
+    """Evidence is never borrowed across POD bases: a shifted-Legendre folder is not evidence for the paper's claims
+    (sin/cos constructions) nor a sin/cos folder for a Legendre claim, and a kernel's own POD for neither; with no
+    folder of its bases a claim is untested, whatever else the root holds."""
+    def cfg(**kw):
+        return {"seeds": [0, 1, 2], "quick": False, **kw}
+    folder(tmp_path, "jackson/leg", sweep([rate_target(1.5, -1.9, -2.0, -1.8)]), cfg(phi="legendre", psi="legendre"))
+    folder(tmp_path, "jackson/kern", sweep([rate_target(1.5, -1.9, -2.0, -1.8)]), cfg(kernel="8*minimum(u, v)"))
+    folder(tmp_path, "jackson/mixed", sweep([rate_target(1.5, -1.9, -2.0, -1.8)]), cfg(phi="legendre", psi="sin"))
+    assert judge(tmp_path, "JL-rate-a1.5").verdict == UNTESTED              # the paper's claim: no sin/cos folder
+    r = judge(tmp_path, "JL-rate-a1.5-legendre")
+    assert (r.verdict, r.folder) == (REPRODUCED, "jackson/leg")
+    folder(tmp_path, "jackson/four", sweep([rate_target(1.5, -1.0, -1.1, -0.9)]), cfg(construction="trace-free"))
+    r = judge(tmp_path, "JL-rate-a1.5")
+    assert (r.verdict, r.folder) == (NOT_REPRODUCED, "jackson/four")
+    assert not [o for o in r.others if o.startswith(("jackson/leg", "jackson/kern", "jackson/mixed"))], r.others
+    assert judge(tmp_path, "JL-rate-a1.5-legendre").folder == "jackson/leg"
+    shutil.rmtree(tmp_path / "jackson" / "leg")
+    assert judge(tmp_path, "JL-rate-a1.5-legendre").verdict == UNTESTED     # the sin/cos folder does not stand in
+    # a folder that names no bases ran the default (sin, sin): the paper's
+    folder(tmp_path, "jackson/four", sweep([rate_target(1.5, -1.9, -2.0, -1.8)]), cfg())
+    assert judge(tmp_path, "JL-rate-a1.5").verdict == REPRODUCED
+    # the knee and the Fig. 1 orderings read sin/cos folders only
+    down = {1: 1e-2, 2: 1e-6, 3: 2e-6, 4: 1e-6}
+    folder(tmp_path, "jackson/leg-knee", sweep([knee_target(1.0, "2", [100.0, 200.0, 300.0], down)]),
+           cfg(phi="legendre", psi="legendre"))
+    assert judge(tmp_path, "JL-knee-a1-r2").verdict == UNTESTED
+
+
 @pytest.mark.parametrize("slope, lo, hi, oracle, verdict", [
     (-1.9, -2.0, -1.8, -1.5, REPRODUCED),          # d in [0, +0.2]: inside +-0.25
     (-1.7, -1.8, -1.6, -1.2, PARTLY),              # d in [+0.2, +0.4]: reaches the band

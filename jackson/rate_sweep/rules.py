@@ -16,6 +16,10 @@ from .axes import CONSTRUCTIONS, families_of, pair_name
 from .rate_rule import EXPONENT_TOL, judge as judge_rate, number, tail_exponent as _tail_exponent
 KNEE_MIN = 10.0        # an order of magnitude: the finite-rank knee (the sweep's own KNEE_MIN, jackson/rate_sweep/checks.py)
 FFN = (False, one_of("gelu", "relu", "sin"))   # the FFN class a claim is about (optional; default gelu)
+BASES = (False, one_of("fourier", "legendre"))   # the POD bases a claim is about (optional; default fourier: the paper's)
+BASES_TEXT = ("Bases: a claim is about one family of POD bases, the paper's sin/cos constructions (`fourier`, the "
+              "default) or shifted Legendre (`bases = \"legendre\"`); a folder of other bases, or of a kernel's own POD, "
+              "is not evidence for it.")
 
 
 # ---- Theorem 4.1 and Fig. 1 (jackson-sweep folders) --------------------------------------------------------
@@ -84,10 +88,24 @@ def _jackson_order(run: Run, t: dict) -> tuple:
     return (0 if _features(run, t) == "learned" else 1,)
 
 
+def _basis(run: Run) -> str:
+    """The family of a run's POD bases: fourier (phi, psi among sin and cos: the paper's constructions; a config that
+    names none ran the default sin), legendre, kernel (a --kernel's own POD) or mixed."""
+    cfg = run.config or {}
+    if cfg.get("kernel"):
+        return "kernel"
+    phi, psi = (v or "sin" for v in families_of(cfg))
+    if {phi, psi} <= {"sin", "cos"}:
+        return "fourier"
+    return "legendre" if phi == psi == "legendre" else "mixed"
+
+
 def _jackson_target(claim: Claim, run: Run, rank: str):
-    """The claim's (alpha, rank) target in a jackson-sweep run as (target, seeds, tie-break order); None when
-    the run has no such target; a not-applicable Outcome when the run cannot test it (flagged target,
-    non-softmax attention)."""
+    """The claim's (alpha, rank) target in a jackson-sweep run of the claim's bases as (target, seeds, tie-break
+    order); None when the run has no such target; a not-applicable Outcome when the run cannot test it (flagged
+    target, non-softmax attention)."""
+    if _basis(run) != claim.p.get("bases", "fourier"):
+        return None
     t = _target(run, claim.p["alpha"], rank, claim.p.get("ffn", "gelu"))
     if t is None:
         return None
@@ -108,7 +126,7 @@ climbs back at a larger m_h; not reproduced when it does not fall {KNEE_MIN:g}x 
 a knee that did not show is inconclusive, not a failure. Control: the oracle curve itself (its knee at r is
 infinite). A degenerate target or
 uninformative fit (the sweep's flags), or non-softmax attention: not applicable. Ties: the full Eq. (5)
-model (features learned) before given features.""", {"alpha": (True, positive_number), "rank": (True, finite_rank), "ffn": FFN})
+model (features learned) before given features. """ + BASES_TEXT, {"alpha": (True, positive_number), "rank": (True, finite_rank), "ffn": FFN, "bases": BASES})
 def knee(claim: Claim, run: Run) -> Outcome | None:
     r = int(claim.p["rank"])
     found = _jackson_target(claim, run, claim.p["rank"])
@@ -192,7 +210,7 @@ exponent is inconclusive. Absent or unreadable evidence (no exponent, a NaN or i
 tail) makes that range inconclusive and is named; it never decides. Over the ranges judged: reproduced when all are,
 not reproduced when all are, partly otherwise. Controls, shown: the rank-m_h oracle's exponent and the attention term
 alone's (features given). A floor is reported, not judged. Flagged targets or non-softmax attention: not applicable.
-Ties: features learned before given.""", {"alpha": (True, positive_number), "ffn": FFN})
+Ties: features learned before given. """ + BASES_TEXT, {"alpha": (True, positive_number), "ffn": FFN, "bases": BASES})
 def rate(claim: Claim, run: Run) -> Outcome | None:
     found = _jackson_target(claim, run, "inf")
     if found is None or isinstance(found, Outcome):
@@ -266,8 +284,10 @@ comparison holds; partly when more than half hold; not reproduced otherwise. Ref
 ordered so by construction (a rank-r target loses no more than a rank-r' one at the same m_h). Power: the
 share of comparisons is bootstrapped over seeds and each seed's own share is printed. An unreadable error (NaN,
 inf) makes no comparison, is named, and keeps the verdict from reproduced. Ties: features learned
-before given.""")
+before given. Fig. 1's sin/cos constructions only: a folder of other bases is not evidence.""")
 def rank_order(claim: Claim, run: Run) -> Outcome | None:
+    if _basis(run) != "fourier":          # Fig. 1's sin/cos constructions only
+        return None
     by_alpha: dict[float, dict[str, list]] = {}
     for t in _targets(run):
         if not _not_a_test(run, t) and _ffn_matches(t, "gelu"):
@@ -323,8 +343,11 @@ magnitude -- the difference of the two exponents within +-{EXPONENT_TOL:g} of th
 reproduced when some pair is reversed with disjoint intervals; partly otherwise (overlapping intervals, or ordered by
 too little or too much). An alpha whose exponent, interval or exact tail is absent or unreadable is named and makes
 the verdict inconclusive unless a readable pair is already reversed. Control: the references'
-own differences, shown. Ties: features learned before given.""")
+own differences, shown. Ties: features learned before given. Fig. 1's sin/cos constructions only: a folder of other
+bases is not evidence.""")
 def alpha_order(claim: Claim, run: Run) -> Outcome | None:
+    if _basis(run) != "fourier":          # Fig. 1's sin/cos constructions only
+        return None
     ex, missing, seen = {}, [], 0
     for t in _targets(run):
         if str(t.get("rank")) == "inf" and not _not_a_test(run, t):
