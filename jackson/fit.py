@@ -16,6 +16,13 @@ Schedule (the functions live in jackson/schedule.py, shared with every training 
     optimiser could still move it -- else "budget".  (Decided at the end of a cosine schedule,
     where the lr is ~0, any member would look flat: that rule labelled a member at MSE 9e5
     "converged".)
+  * cosine with `check_steps` > 0 (the continuation check): the members still improving when the budget ends
+    train on for `check_steps` more steps, a second cosine cycle from `converged_lr_frac` x the peak down to
+    `min_lr` (annealed like the budget's end, so the two are compared alike: a constant rate left every member of
+    the card's bank 6-24% above its annealed MSE, reports/jackson/FITTING.md); one whose best training-subset MSE
+    over those steps is not `min_improve` below its MSE at the budget's last step has stopped improving
+    ("converged"), else "budget".  The curve records every check, so the verdict can be replayed
+    (tests/test_stop_rule.py).
   * the budget `steps` ends everything; a member still improving then is marked "budget".
 A member is "diverged" (with the step and value; frozen, the others go on) when its loss turns
 non-finite or its training-subset MSE exceeds `explode` x the zero predictor's MSE E[y^2].
@@ -95,7 +102,7 @@ def _resume(ckpt: Path, bank, opt, run: dict) -> dict:
                  "steps": [int(v) for v in st["steps"]], "active": [bool(v) for v in st["active"]],
                  "lr": [float(v) for v in st["lr"]], "best": [float(v) for v in st["best"]],
                  "stale": [int(v) for v in st["stale"]]}
-        if not 0 <= state["step"] <= run["fit"]["steps"] or any(
+        if not 0 <= state["step"] <= run["fit"]["steps"] + run["fit"].get("check_steps", 0) or any(
                 len(state[k]) != run["members"] for k in ("status", "steps", "active", "lr", "best", "stale")):
             raise ValueError(f"malformed state (step {state['step']})")
         return state
@@ -166,16 +173,27 @@ def _fit(bank, x, y, cfg: FitConfig, seed: int, progress: bool, desc: str, ckpt,
                            "status": list(status), "steps": list(steps), "active": active.tolist(),
                            "lr": list(checks.lr), "best": list(checks.best), "stale": list(checks.stale)})
 
+    # cosine with check_steps: after the budget, the members still improving train on at a constant rate, and the
+    # fall of their training-subset MSE over those steps decides their status (`_continuation_verdicts`)
+    total = cfg.steps + (cfg.check_steps if cfg.schedule == "cosine" else 0)
     step = start
     if not done:
         sampler.skip_to(start)      # the batches of the steps already taken are drawn, unused
-        bar = progress_bar(cfg.steps, desc, progress, leave=False, initial=start)   # a bar on a terminal, lines in a log
-        for step in range(start + 1, cfg.steps + 1):
+        bar = progress_bar(total, desc, progress, leave=False, initial=start)   # a bar on a terminal, lines in a log
+        for step in range(start + 1, total + 1):
             idx = sampler.batch(step - 1)
+            if step == cfg.steps + 1:        # the check begins: members already flat at a high rate stop here
+                for i in range(M):
+                    if status[i] == "budget" and active[i] and checks.flat(i):
+                        status[i], active[i] = "converged", False
             for i, g in enumerate(opt.param_groups):
-                # cosine: over the whole budget, times the warm-up ramp, down to min_lr
-                g["lr"] = lr_at(step, checks.lr[i], cfg.steps, cfg.warmup, shape, floor=cfg.min_lr,
-                                decay_from=0) if active[i] else 0.0
+                if not active[i]:
+                    g["lr"] = 0.0
+                elif step > cfg.steps:       # the continuation check: a second cosine cycle, from a tenth of the peak
+                    g["lr"] = lr_at(step - cfg.steps, cfg.converged_lr_frac * cfg.lr, cfg.check_steps, 0, "cosine",
+                                    floor=cfg.min_lr, decay_from=0)
+                else:                        # cosine: over the whole budget, times the warm-up ramp, down to min_lr
+                    g["lr"] = lr_at(step, checks.lr[i], cfg.steps, cfg.warmup, shape, floor=cfg.min_lr, decay_from=0)
             losses = ((bank(x[idx]) - y[..., idx, :]) ** 2).mean(dim=(1, 2))    # (M,)
             bad = ~torch.isfinite(losses.detach()) & active
             for i in torch.nonzero(bad).flatten().tolist():
@@ -188,7 +206,7 @@ def _fit(bank, x, y, cfg: FitConfig, seed: int, progress: bool, desc: str, ckpt,
             losses[active].sum().backward()
             opt.step()
             bar.update(1)
-            if step % cfg.eval_every == 0 or step == cfg.steps:
+            if step % cfg.eval_every == 0 or step in (cfg.steps, total):
                 mse = evaluate(bank, x_eval, y_eval).mean(dim=1)
                 for i in range(M):
                     if not active[i]:
@@ -202,6 +220,8 @@ def _fit(bank, x, y, cfg: FitConfig, seed: int, progress: bool, desc: str, ckpt,
                         status[i] = f"diverged: {what} at step {step}"
                         steps[i], active[i] = step, False
                         opt.param_groups[i]["lr"] = 0.0
+                        continue
+                    if step > cfg.steps:    # the continuation check decides at its end, from the curve
                         continue
                     judged = cfg.schedule == "plateau" or opt.param_groups[i]["lr"] >= cfg.converged_lr_frac * cfg.lr
                     if not judged:          # cosine, lr below converged_lr_frac of its peak: no verdict from here on
@@ -221,6 +241,23 @@ def _fit(bank, x, y, cfg: FitConfig, seed: int, progress: bool, desc: str, ckpt,
         for i in range(M):
             if status[i] == "budget" and checks.flat(i):
                 status[i] = "converged"  # flat over its last `patience` checks at lr >= converged_lr_frac x peak
+        if cfg.check_steps and step == total:
+            _continuation_verdicts(res, status, steps, active, cfg, total)
     res.wall_s = time.perf_counter() - t0
     return res
+
+
+def _continuation_verdicts(res: FitResult, status: list, steps: list, active, cfg: FitConfig, total: int) -> None:
+    """The continuation check's verdict for each member that trained through it: stopped ("converged") when its
+    best training-subset MSE over the check's steps is not `min_improve` below its MSE at the budget's last step,
+    still improving ("budget") otherwise; either way it trained to `total` steps.  From the recorded curve, so a
+    reader can replay it."""
+    for i in range(len(status)):
+        if status[i] != "budget" or not active[i]:
+            continue
+        at_end = [r["train_mse"] for r in res.curve if r["member"] == i and r["step"] == cfg.steps]
+        after = [r["train_mse"] for r in res.curve if r["member"] == i and r["step"] > cfg.steps]
+        if at_end and after and min(after) > at_end[-1] * (1 - cfg.min_improve):
+            status[i] = "converged"
+        steps[i] = total
 

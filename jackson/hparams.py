@@ -75,6 +75,7 @@ class FitConfig:
     eval_size: int = 2048      # training sequences used for the plateau checks
     converged_lr_frac: float = 0.1   # cosine: "converged" is judged only on checks where lr >= this x its peak
     explode: float = 10.0      # diverged once the training-subset MSE exceeds this x E[y^2] (the zero predictor's MSE)
+    check_steps: int = 0       # cosine: members still improving when the budget ends train on this many steps, a second cosine cycle from converged_lr_frac x the peak rate down to min_lr; a fall of less than min_improve then = stopped (converged), more = budget (0: no check; on the card's target it called members stopped whose error a 12,000-step budget lowers up to 1.4x: reports/jackson/FITTING.md)
 
 
 def stop_rule(cfg: FitConfig) -> str:
@@ -89,9 +90,17 @@ def stop_rule(cfg: FitConfig) -> str:
                 f"without a fall of {cfg.min_improve:.0%} below its best cut its learning rate by {cfg.lr_decay:g}x, and "
                 f"the member stops once the rate is below {cfg.min_lr:g} (the loss had stopped decreasing at every rate "
                 f"from {cfg.lr:g} down); *budget*: still training at the cap of {cfg.steps:,} steps; {diverged}.")
-    return (f"*Converged*: {check}; its last {cfg.patience} checks while the cosine learning rate was still >= "
-            f"{cfg.converged_lr_frac:.0%} of its peak improved its best by less than {cfg.min_improve:.0%}; *budget*: still "
-            f"improving then (the {cfg.steps:,}-step budget ended the schedule); {diverged}.")
+    flat = (f"its last {cfg.patience} checks while the cosine learning rate was still >= {cfg.converged_lr_frac:.0%} of "
+            f"its peak improved its best by less than {cfg.min_improve:.0%}")
+    if cfg.check_steps:
+        rate = cfg.converged_lr_frac * cfg.lr
+        return (f"*Converged* = trained until its loss stopped decreasing: {check}; {flat}, or, still improving when "
+                f"the {cfg.steps:,}-step budget ended, a further {cfg.check_steps:,} steps (a second cosine cycle from "
+                f"{rate:g}, {cfg.converged_lr_frac:.0%} of the peak, down to {cfg.min_lr:g}) lowered its best training-subset MSE by less than "
+                f"{cfg.min_improve:.0%} below its value at step {cfg.steps:,}; *budget*: those steps lowered it by more "
+                f"(still improving at the cap of {cfg.steps + cfg.check_steps:,} steps); {diverged}.")
+    return (f"*Converged*: {check}; {flat}; *budget*: still improving then (the {cfg.steps:,}-step budget ended the "
+            f"schedule); {diverged}.")
 
 
 def block_size(max_len: int) -> int:

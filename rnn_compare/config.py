@@ -21,6 +21,9 @@ if TYPE_CHECKING:
     from .cell import CompareCell
 
 
+NEWER = ("check_steps",)     # FitConfig fields added after the --fit-X / --rnn-fit-X spellings were retired
+
+
 @dataclass(frozen=True)
 class CompareConfig:
     table: str = "all"           # ordering | mixing | uniform (Table 3) | all
@@ -46,10 +49,12 @@ class CompareConfig:
 
     # the Transformer's fit takes the words every command uses (--steps, --batch-size, --lr, ...), the RNN's the
     # same with rnn- in front; the older --fit-X and --rnn-fit-X spellings still parse, with a note
-    CLI = {**{f"fit.{f.name}": Option("--" + f.name.replace("_", "-"), old=("--fit-" + f.name.replace("_", "-"),))
+    # (a field added since, such as check_steps, never had the older spelling)
+    CLI = {**{f"fit.{f.name}": Option("--" + f.name.replace("_", "-"),
+                                      old=("--fit-" + f.name.replace("_", "-"),) if f.name not in NEWER else ())
               for f in dataclasses.fields(FitConfig)},
            **{f"rnn_fit.{f.name}": Option("--rnn-" + f.name.replace("_", "-"),
-                                          old=("--rnn-fit-" + f.name.replace("_", "-"),))
+                                          old=("--rnn-fit-" + f.name.replace("_", "-"),) if f.name not in NEWER else ())
               for f in dataclasses.fields(FitConfig)}}
 
     def targets(self) -> list[tuple[str, str]]:

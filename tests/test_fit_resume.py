@@ -19,6 +19,7 @@ PLATEAU = FitConfig(steps=24, batch_size=32, lr=3e-3, warmup=4, eval_every=3, pa
                     min_improve=0.05, lr_decay=0.3, min_lr=5e-4, eval_size=64)
 COSINE = FitConfig(steps=24, batch_size=32, lr=3e-3, warmup=4, eval_every=5, schedule="cosine", min_lr=1e-4,
                    eval_size=64)
+CHECKED = FitConfig(**{**COSINE.__dict__, "check_steps": 8, "min_improve": 0.01})    # the budget, then 8 more steps
 
 
 @pytest.fixture(scope="module")
@@ -56,6 +57,16 @@ def _same(a, b):
 @pytest.mark.parametrize("cfg", [PLATEAU, COSINE], ids=["plateau", "cosine"])
 @pytest.mark.parametrize("at", [2, 11, 24])
 def test_a_stopped_fit_resumes_to_the_uninterrupted_result(tmp_path, monkeypatch, data, cfg, at):
+    _stop_and_resume(tmp_path, monkeypatch, data, cfg, at)
+
+
+@pytest.mark.parametrize("at", [24, 25, 30])
+def test_a_fit_stopped_in_its_continuation_check_resumes_to_the_uninterrupted_result(tmp_path, monkeypatch, data, at):
+    """Killed before the budget's last step, at the check's first step, and inside the check."""
+    _stop_and_resume(tmp_path, monkeypatch, data, CHECKED, at)
+
+
+def _stop_and_resume(tmp_path, monkeypatch, data, cfg, at):
     x, y = data
     ref = _bank()
     want = fit(ref, x, y, cfg, seed=3, progress=False)

@@ -91,6 +91,66 @@ def test_the_stated_rule_carries_the_runs_numbers_for_either_schedule():
     assert fit_config({"schedule": "plateau", "steps": 9, "retired_option": 1}) == FitConfig(schedule="plateau", steps=9)
 
 
+# the cosine budget followed by the continuation check, on the same tiny problem: a budget short enough that some
+# members are still improving when it ends (the test asserts that the check then says each of its two verdicts)
+CHECK = FitConfig(steps=40, batch_size=32, lr=3e-3, warmup=4, eval_every=4, patience=2, min_improve=0.01,
+                  eval_size=64, check_steps=16)
+
+
+def replay_check(rows: list[dict], cfg: FitConfig) -> str | None:
+    """The check in its own words, on one member's checks: its MSE at the budget's last step, then the lowest MSE
+    over the further steps; 'converged' when that is not min_improve below it, 'budget' when it is; None when the
+    member did not train through the check (stopped, or diverged, before it)."""
+    end = [r["train_mse"] for r in rows if r["step"] == cfg.steps]
+    after = [r["train_mse"] for r in rows if r["step"] > cfg.steps]
+    if not end or not after:
+        return None
+    return "converged" if min(after) > end[0] * (1 - cfg.min_improve) else "budget"
+
+
+@pytest.fixture(scope="module")
+def checked():
+    target = PODTarget(Spectrum(alpha=1.5, rank=4), tau=8)
+    x = target.sample(256, seed=0)
+    t = lambda a: torch.tensor(a, dtype=torch.float32)  # noqa: E731
+    bank = TransformerBank(TINY_MODEL, [1, 2, 3, 4, 1, 2, 3, 4], SEEDS + (4, 5, 6, 7))
+    return fit(bank, t(x), t(target(x)), CHECK, seed=0, progress=False)
+
+
+def test_the_continuation_check_replays_from_the_curve_and_says_both_verdicts(checked):
+    rate = CHECK.converged_lr_frac * CHECK.lr
+    said = []
+    for i in range(len(checked.status)):
+        rows = [r for r in checked.curve if r["member"] == i]
+        verdict = replay_check(rows, CHECK)
+        if verdict is None:                 # stopped by the flat rule inside the budget: never entered the check
+            assert checked.status[i] == "converged" and checked.steps[i] <= CHECK.steps
+            continue
+        said.append(verdict)
+        assert checked.status[i] == verdict and checked.steps[i] == CHECK.steps + CHECK.check_steps, i
+        cycle = [r["lr"] for r in rows if r["step"] > CHECK.steps]     # the check's steps: the stated second cycle
+        assert rate >= cycle[0] > cycle[-1] == pytest.approx(CHECK.min_lr, rel=1e-9)
+        assert all(a >= b for a, b in zip(cycle, cycle[1:]))
+    assert set(said) == {"converged", "budget"}, said
+    words = stop_rule(CHECK)
+    for part in ("a further 16 steps", "second cosine cycle from 0.0003", "down to 1e-05", "1%", "step 40",
+                 "cap of 56 steps"):
+        assert part in words, part
+
+
+def test_without_the_check_the_fit_is_what_it_was():
+    """check_steps = 0 (the default) takes the same steps at the same rates: bit-identical weights and curve."""
+    target = PODTarget(Spectrum(alpha=1.5, rank=4), tau=8)
+    x = target.sample(128, seed=0)
+    t = lambda a: torch.tensor(a, dtype=torch.float32)  # noqa: E731
+    cfg = FitConfig(steps=12, batch_size=32, warmup=2, eval_every=4, eval_size=64)
+    a, b = (TransformerBank(TINY_MODEL, [1, 2], (0, 1)) for _ in range(2))
+    ra = fit(a, t(x), t(target(x)), cfg, seed=0, progress=False)
+    rb = fit(b, t(x), t(target(x)), FitConfig(**{**cfg.__dict__, "check_steps": 0}), seed=0, progress=False)
+    assert ra.curve == rb.curve and ra.status == rb.status
+    assert all(torch.equal(p, q) for p, q in zip(a.parameters(), b.parameters()))
+
+
 @pytest.mark.slow
 def test_a_sweep_under_the_rule_states_it_in_its_summary(tmp_path, sweep_exe, sub_env):
     out = tmp_path / "run"

@@ -255,7 +255,10 @@ def tables_appendix_tex(secs, rows) -> str:
     """tables-appendix.tex: the headline tables that tables.tex leaves out, each saying why: superseded runs
     (SUPERSEDED.md in their folder) and exploratory ones (no claim of the ledger reads them)."""
     _, rest = _current(secs, rows)
-    out = [TEX_PREAMBLE.rstrip("\n") + "\n% The runs behind the ledger's claims: tables.tex.\n"]
+    # an appendix on its own pages: \clearpage sets the tables still waiting first.  Input after claims.tex and
+    # tables.tex without it, the queue of floats outgrew pdfLaTeX ("Output loop---100 consecutive dead cycles",
+    # 2026-11-28, at 50 tables)
+    out = [TEX_PREAMBLE.rstrip("\n") + "\n% The runs behind the ledger's claims: tables.tex.\n\\clearpage\n"]
     twins = _twins(rest)
     for h, e in rest:
         why = ("Superseded: a later run replaced it." if e.get("superseded")

@@ -390,6 +390,9 @@ def validate(cfg: SweepConfig) -> None:
                               f"a weight by up to lr; larger ones diverge), got {ft.lr:g}")
     need(0 < ft.min_lr <= ft.lr, f"--lr, --min-lr: need 0 < min-lr <= lr, got {ft.lr}, {ft.min_lr}")
     need(ft.schedule in ("plateau", "cosine"), f"--schedule: choose plateau or cosine, got {ft.schedule}")
+    need(ft.check_steps >= 0, f"--check-steps: must be >= 0, got {ft.check_steps}")
+    need(not ft.check_steps or ft.schedule == "cosine", "--check-steps: a check after the cosine budget; the plateau "
+                                                        "schedule stops each member by its own rule")
     need(0 < ft.lr_decay < 1, f"--lr-decay: must be in (0, 1), got {ft.lr_decay}")
     need(ft.warmup >= 0, f"--warmup: must be >= 0, got {ft.warmup}")
     need(ft.patience >= 1, f"--patience: must be >= 1, got {ft.patience}")
