@@ -173,8 +173,8 @@ def _fit(bank, x, y, cfg: FitConfig, seed: int, progress: bool, desc: str, ckpt,
                            "status": list(status), "steps": list(steps), "active": active.tolist(),
                            "lr": list(checks.lr), "best": list(checks.best), "stale": list(checks.stale)})
 
-    # cosine with check_steps: after the budget, the members still improving train on at a constant rate, and the
-    # fall of their training-subset MSE over those steps decides their status (`_continuation_verdicts`)
+    # cosine with check_steps: after the budget, the members still improving train on for a second, shorter cosine
+    # cycle, and the fall of their training-subset MSE over it decides their status (`_continuation_verdicts`)
     total = cfg.steps + (cfg.check_steps if cfg.schedule == "cosine" else 0)
     step = start
     if not done:

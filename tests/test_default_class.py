@@ -134,3 +134,29 @@ def test_terms_measures_the_attention_term_with_the_cells_a_given_features_run_m
     sub = given_config(resolve("jackson-sweep --alpha 1.5 --rank inf --seeds 0,1"), tmp_path / "x-given")
     cli = resolve("jackson-sweep --features given --alpha 1.5 --rank inf --seeds 0,1")
     assert [c.key() for c in sub.cells()] == [c.key() for c in cli.cells()]
+
+
+def _summary_terms(folder: Path) -> list[dict]:
+    s = json.loads((folder / "summary.json").read_text())
+    return [t["terms"] for t in s.get("targets", []) if isinstance(t.get("terms"), dict)]
+
+
+@pytest.mark.parametrize("folder", [f for f in sweep_folders() if _summary_terms(f)], ids=lambda p: p.name)
+def test_a_rerun_of_a_committed_folder_finds_the_references_its_summary_names(folder):
+    """Its command, resolved today and looked up by key as run_sweep looks them up, names the same e_FF and e_attn
+    folders its summary.json reads: a field added to the fit or the model since (check_steps) must not make a committed
+    reference unfindable (a rerun of the card would silently lose its e_FF)."""
+    from jackson.rate_sweep.config import GIVEN_RECIPE
+    from jackson.rate_sweep.references import find_attn_run, find_ff_run
+    from jackson.rate_sweep.axes import rank_str
+    cmd = (folder / "command.txt").read_text().splitlines()[0]
+    cfg = resolve(cmd)
+    resolved = json.loads(json.dumps(cfg.as_dict(), default=str))
+    targets = [(a, rank_str(r)) for a, r, _ in cfg.targets()]
+    for terms in _summary_terms(folder):
+        if terms.get("folder") and not cfg.ff_from:
+            got = find_ff_run({k: v for k, v in resolved.items() if k != "m_h"}, targets, JACKSON)
+            assert Path(got).name == Path(terms["folder"]).name, (cmd, got)
+        if terms.get("attn_folder"):
+            got = find_attn_run(resolved, targets, JACKSON, recipe=GIVEN_RECIPE)
+            assert Path(got).name == Path(terms["attn_folder"]).name, (cmd, got)

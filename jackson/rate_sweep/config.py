@@ -24,8 +24,6 @@ if TYPE_CHECKING:
 from .tables import reference_run
 
 
-
-
 @dataclass(frozen=True)
 class SweepConfig:
     DERIVED_KEYS = ("sigma_source", "spectrum")   # written beside the fields by as_dict: where an explicit spectrum
@@ -220,7 +218,7 @@ GIVEN = {"restarts": 2,
 # ... and it is the better estimate of the attention term (an infimum): on the card's target the same model under the
 # full model's recipe (6,000 steps, lr 3e-3, batch 64, 1 restart) ended 1.0-1.35x higher at every m_h
 # (reports/jackson/given-recipe-a1.5-rinf/).  So a sweep names a folder of this recipe first as its e_attn.
-GIVEN_RECIPE = {"fit": dataclasses.asdict(GIVEN["fit"]), "restarts": GIVEN["restarts"]}   # as config.json holds it
+GIVEN_RECIPE = (GIVEN["fit"], GIVEN["restarts"])   # (fit, restarts): references.recipe_of reads a folder's
 
 
 # --gpu: the larger budget a GPU affords (defined, not yet run here: no GPU in the sessions so far).

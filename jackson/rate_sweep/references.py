@@ -3,11 +3,13 @@ the feed-forward term alone) and the committed --features given run (e_attn, the
 key -- the settings that define what it measured -- and read as a curve over m_h (median over seeds)."""
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pandas as pd
 
 from ..config import UsageError, need, read_json
+from ..hparams import ModelConfig, fit_config
 from .axes import families_of, rank_str
 
 
@@ -44,7 +46,7 @@ def find_ff_run(config: dict, targets, root: Path = Path("reports/jackson")) -> 
             continue
         if not isinstance(other, dict) or other.get("term") != "ff" or bool(other.get("quick")) != bool(config.get("quick")):
             continue
-        if any(other.get(k) != config.get(k) for k in SAME_FF):
+        if any(_setting(other, k) != _setting(config, k) for k in SAME_FF):
             continue
         w = rows["m_ff"] if "m_ff" in rows else pd.Series(128, index=rows.index)
         if want & {(float(a), str(r), int(x)) for a, r, x in zip(rows.alpha, rows["rank"], w)}:
@@ -66,15 +68,33 @@ def _get(cfg: dict, k: str):
 
 
 
-def find_attn_run(config: dict, targets, root: Path = Path("reports/jackson"), recipe: dict | None = None) -> str:
+def find_attn_run(config: dict, targets, root: Path = Path("reports/jackson"), recipe: tuple | None = None) -> str:
     """A finished --features given folder under `root` on this run's targets and data (SAME_TARGET equal, the same
     (phi, psi) after --construction, the same quick flag) holding one of its (alpha, rank) targets: the attention term
     of Eq. (17) alone, measured.  A term is the infimum over its model class, so a folder trained with `recipe`
-    (config.json fields, e.g. the given-features recipe's fit and restarts: jackson-sweep passes GIVEN's) comes
-    first; then by name.  '' when there is none."""
+    ((FitConfig, restarts), e.g. the given-features recipe: jackson-sweep passes GIVEN's) comes first; then by name.
+    '' when there is none."""
     found = _attn_runs(config, targets, root)
-    best = [c for c, other in found if recipe and all(other.get(k) == v for k, v in recipe.items())]
+    best = [c for c, other in found if recipe and recipe_of(other) == tuple(recipe)]
     return (best or [c for c, _ in found] or [""])[0]
+
+
+def _setting(config: dict, k: str):
+    """A config.json field as a run of today would resolve it: a fit or model written before one of its fields existed
+    reads with that field's default (the value it ran with), so a newer run of the same settings still matches."""
+    v = config.get(k)
+    if k == "fit" and isinstance(v, dict):
+        return fit_config(v)
+    if k == "model" and isinstance(v, dict):
+        return {**dataclasses.asdict(ModelConfig()), **v}
+    return v
+
+
+def recipe_of(config: dict) -> tuple:
+    """(FitConfig, restarts) a run's config.json records: a fit written before a FitConfig field existed reads with
+    that field's default (hparams.fit_config), so an older folder still matches the recipe it ran."""
+    fit = config.get("fit")
+    return (fit_config(fit) if isinstance(fit, dict) else None, config.get("restarts"))
 
 
 def _attn_runs(config: dict, targets, root: Path) -> list[tuple[str, dict]]:
