@@ -23,7 +23,13 @@ Schedule (the functions live in jackson/schedule.py, shared with every training 
     over those steps is not `min_improve` below its MSE at the budget's last step has stopped improving
     ("converged"), else "budget".  The curve records every check, so the verdict can be replayed
     (tests/test_stop_rule.py).
-  * the budget `steps` ends everything; a member still improving then is marked "budget".
+  * cosine with `cycles` > 1 (trained until the loss stops decreasing, as App. C trains): the budget's cosine
+    cycle is run again from the peak rate, up to `cycles` times.  At every cycle end from the second on a member's
+    training-subset MSE is set against its best earlier cycle end (both annealed, so alike); a fall of less than
+    `min_improve` stops it ("converged") with the weights of its best cycle end, kept in memory and in the
+    checkpoint; one still falling at the last cycle's end is "budget".  A continuation check at a tenth of the rate
+    was blind to what more high-rate steps give (reports/jackson/FITTING.md), so each cycle starts at the peak.
+  * the budget `steps` (x `cycles`) ends everything; a member still improving then is marked "budget".
 A member is "diverged" (with the step and value; frozen, the others go on) when its loss turns
 non-finite or its training-subset MSE exceeds `explode` x the zero predictor's MSE E[y^2].
 Diverged members are excluded from fits and named in summaries.
@@ -101,9 +107,12 @@ def _resume(ckpt: Path, bank, opt, run: dict) -> dict:
                  "curve": [dict(r) for r in st["curve"]], "status": [str(v) for v in st["status"]],
                  "steps": [int(v) for v in st["steps"]], "active": [bool(v) for v in st["active"]],
                  "lr": [float(v) for v in st["lr"]], "best": [float(v) for v in st["best"]],
-                 "stale": [int(v) for v in st["stale"]]}
-        if not 0 <= state["step"] <= run["fit"]["steps"] + run["fit"].get("check_steps", 0) or any(
-                len(state[k]) != run["members"] for k in ("status", "steps", "active", "lr", "best", "stale")):
+                 "stale": [int(v) for v in st["stale"]],
+                 "ends": [float(v) for v in st.get("ends", [math.inf] * run["members"])],
+                 "snap": list(st.get("snap", [None] * run["members"]))}
+        cap = run["fit"]["steps"] * run["fit"].get("cycles", 1) + run["fit"].get("check_steps", 0)
+        if not 0 <= state["step"] <= cap or any(
+                len(state[k]) != run["members"] for k in ("status", "steps", "active", "lr", "best", "stale", "ends", "snap")):
             raise ValueError(f"malformed state (step {state['step']})")
         return state
     return load_checkpoint(ckpt, run, "jackson.fit", [bank, opt], read)
@@ -135,15 +144,21 @@ def _fit(bank, x, y, cfg: FitConfig, seed: int, progress: bool, desc: str, ckpt,
          ident: str) -> FitResult:
     if cfg.schedule not in ("plateau", "cosine"):
         raise ValueError(f"--schedule: choose plateau or cosine, got {cfg.schedule}")
+    cycles = cfg.cycles if cfg.schedule == "cosine" else 1
+    if cycles < 1 or (cycles > 1 and cfg.check_steps):
+        raise ValueError(f"--cycles: >= 1, and with --check-steps 0 (got {cfg.cycles}, {cfg.check_steps})")
     M = len(bank)
-    groups = [{"params": ps, "lr": cfg.lr} for ps in bank.member_param_groups()]
+    params = bank.member_param_groups()
+    groups = [{"params": ps, "lr": cfg.lr} for ps in params]
     opt = torch.optim.Adam(groups, lr=cfg.lr, fused=True)  # one fused kernel: ~10% faster steps on CPU
     sampler = EpochSampler(len(x), cfg.batch_size, seed)
     checks = Plateau(M, cfg.lr, cfg.patience, cfg.min_improve, cfg.lr_decay, cfg.min_lr)   # cosine: verdicts only
     shape = "constant" if cfg.schedule == "plateau" else "cosine"   # plateau: each member's own lr, warmed up
     active = torch.ones(M, dtype=torch.bool)
     status = ["budget"] * M
-    steps = [cfg.steps] * M
+    budget = cfg.steps * cycles          # the cap of every member's steps before a continuation check
+    steps = [budget] * M
+    ends, snap = [math.inf] * M, [None] * M     # cycles: each member's best cycle-end MSE and its weights then
     res = FitResult(status, steps)
     start, wall0, done = 0, 0.0, False
     ckpt = Path(ckpt) if ckpt is not None else None
@@ -158,6 +173,7 @@ def _fit(bank, x, y, cfg: FitConfig, seed: int, progress: bool, desc: str, ckpt,
             status[:], steps[:] = saved["status"], saved["steps"]
             active = torch.tensor(saved["active"], dtype=torch.bool)
             checks.lr, checks.best, checks.stale = saved["lr"], saved["best"], saved["stale"]
+            ends[:], snap[:] = saved["ends"], saved["snap"]
             if progress:
                 print(f"{desc}: resuming from {ckpt} at step {start} of {cfg.steps}"
                       f"{' (finished)' if done else ''} ({wall0:.0f} s trained before)", file=sys.stderr, flush=True)
@@ -171,29 +187,45 @@ def _fit(bank, x, y, cfg: FitConfig, seed: int, progress: bool, desc: str, ckpt,
         save_atomic(ckpt, {"run": run, "bank": bank.state_dict(), "opt": opt.state_dict(), "step": step,
                            "done": finished, "wall_s": time.perf_counter() - t0, "curve": res.curve,
                            "status": list(status), "steps": list(steps), "active": active.tolist(),
-                           "lr": list(checks.lr), "best": list(checks.best), "stale": list(checks.stale)})
+                           "lr": list(checks.lr), "best": list(checks.best), "stale": list(checks.stale),
+                           "ends": list(ends), "snap": list(snap)})
+
+    def cycle_end(i: int, v: float, step: int) -> None:
+        """cycles: member i's training-subset MSE v at the end of a cycle: still falling by min_improve below its
+        best earlier cycle end, or stopped with the weights of its best one (restored at once: it trains no more)."""
+        falling = v < ends[i] * (1 - cfg.min_improve)
+        if v < ends[i]:
+            ends[i], snap[i] = v, [p.detach().clone() for p in params[i]]
+        if falling:
+            return
+        with torch.no_grad():
+            for p, kept in zip(params[i], snap[i]):
+                p.copy_(kept)
+        status[i], steps[i], active[i] = "converged", step, False
+        opt.param_groups[i]["lr"] = 0.0
 
     # cosine with check_steps: after the budget, the members still improving train on for a second, shorter cosine
     # cycle, and the fall of their training-subset MSE over it decides their status (`_continuation_verdicts`)
-    total = cfg.steps + (cfg.check_steps if cfg.schedule == "cosine" else 0)
+    total = budget + (cfg.check_steps if cfg.schedule == "cosine" else 0)
     step = start
     if not done:
         sampler.skip_to(start)      # the batches of the steps already taken are drawn, unused
         bar = progress_bar(total, desc, progress, leave=False, initial=start)   # a bar on a terminal, lines in a log
         for step in range(start + 1, total + 1):
             idx = sampler.batch(step - 1)
-            if step == cfg.steps + 1:        # the check begins: members already flat at a high rate stop here
+            if step == budget + 1:           # the check begins: members already flat at a high rate stop here
                 for i in range(M):
                     if status[i] == "budget" and active[i] and checks.flat(i):
                         status[i], active[i] = "converged", False
             for i, g in enumerate(opt.param_groups):
                 if not active[i]:
                     g["lr"] = 0.0
-                elif step > cfg.steps:       # the continuation check: a second cosine cycle, from a tenth of the peak
+                elif step > budget:          # the continuation check: a second cosine cycle, from a tenth of the peak
                     g["lr"] = lr_at(step - cfg.steps, cfg.converged_lr_frac * cfg.lr, cfg.check_steps, 0, "cosine",
                                     floor=cfg.min_lr, decay_from=0)
-                else:                        # cosine: over the whole budget, times the warm-up ramp, down to min_lr
-                    g["lr"] = lr_at(step, checks.lr[i], cfg.steps, cfg.warmup, shape, floor=cfg.min_lr, decay_from=0)
+                else:                        # cosine: over the whole budget (each cycle's), times the warm-up ramp, down to min_lr
+                    g["lr"] = lr_at((step - 1) % cfg.steps + 1, checks.lr[i], cfg.steps, cfg.warmup, shape,
+                                    floor=cfg.min_lr, decay_from=0)
             losses = ((bank(x[idx]) - y[..., idx, :]) ** 2).mean(dim=(1, 2))    # (M,)
             bad = ~torch.isfinite(losses.detach()) & active
             for i in torch.nonzero(bad).flatten().tolist():
@@ -206,7 +238,7 @@ def _fit(bank, x, y, cfg: FitConfig, seed: int, progress: bool, desc: str, ckpt,
             losses[active].sum().backward()
             opt.step()
             bar.update(1)
-            if step % cfg.eval_every == 0 or step in (cfg.steps, total):
+            if step % cfg.eval_every == 0 or step in (cfg.steps, total) or step % cfg.steps == 0:
                 mse = evaluate(bank, x_eval, y_eval).mean(dim=1)
                 for i in range(M):
                     if not active[i]:
@@ -221,7 +253,12 @@ def _fit(bank, x, y, cfg: FitConfig, seed: int, progress: bool, desc: str, ckpt,
                         steps[i], active[i] = step, False
                         opt.param_groups[i]["lr"] = 0.0
                         continue
-                    if step > cfg.steps:    # the continuation check decides at its end, from the curve
+                    if step > budget:       # the continuation check decides at its end, from the curve
+                        continue
+                    if cycles > 1:          # the cycles' rule decides at cycle ends, and only there
+                        checks.check(i, v, cut=False)       # its best so far, for the progress line only
+                        if step % cfg.steps == 0:   # the first cycle's end only sets the mark (it falls from inf)
+                            cycle_end(i, v, step)
                         continue
                     judged = cfg.schedule == "plateau" or opt.param_groups[i]["lr"] >= cfg.converged_lr_frac * cfg.lr
                     if not judged:          # cosine, lr below converged_lr_frac of its peak: no verdict from here on
@@ -237,7 +274,7 @@ def _fit(bank, x, y, cfg: FitConfig, seed: int, progress: bool, desc: str, ckpt,
         bar.close()
         if ckpt is not None:
             checkpoint(step, True)      # a stop from here on (the caller's evaluation) does not train again
-    if cfg.schedule == "cosine":
+    if cfg.schedule == "cosine" and cycles == 1:
         for i in range(M):
             if status[i] == "budget" and checks.flat(i):
                 status[i] = "converged"  # flat over its last `patience` checks at lr >= converged_lr_frac x peak

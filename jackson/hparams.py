@@ -75,6 +75,7 @@ class FitConfig:
     eval_size: int = 2048      # training sequences used for the plateau checks
     converged_lr_frac: float = 0.1   # cosine: "converged" is judged only on checks where lr >= this x its peak
     explode: float = 10.0      # diverged once the training-subset MSE exceeds this x E[y^2] (the zero predictor's MSE)
+    cycles: int = 1            # cosine: the cap, in cosine cycles of `steps` steps, each restarted from the peak rate (warm-up, then down to min_lr); from the second cycle on, a member whose training-subset MSE at a cycle's end is not min_improve below its best earlier cycle end has stopped decreasing (converged) and keeps the weights of its best cycle end; one still falling at the last cycle's end = budget (1: the single budget)
     check_steps: int = 0       # cosine: members still improving when the budget ends train on this many steps, a second cosine cycle from converged_lr_frac x the peak rate down to min_lr; a fall of less than min_improve then = stopped (converged), more = budget (0: no check; on the card's target it called members stopped whose error a 12,000-step budget lowers up to 1.4x: reports/jackson/FITTING.md)
 
 
@@ -99,6 +100,13 @@ def stop_rule(cfg: FitConfig) -> str:
                 f"{rate:g}, {cfg.converged_lr_frac:.0%} of the peak, down to {cfg.min_lr:g}) lowered its best training-subset MSE by less than "
                 f"{cfg.min_improve:.0%} below its value at step {cfg.steps:,}; *budget*: those steps lowered it by more "
                 f"(still improving at the cap of {cfg.steps + cfg.check_steps:,} steps); {diverged}.")
+    if cfg.cycles > 1:
+        return (f"*Converged* = trained until its loss stopped decreasing: the schedule is a {cfg.steps:,}-step cosine "
+                f"cycle (warm-up over {cfg.warmup} steps to {cfg.lr:g}, down to {cfg.min_lr:g}), repeated from the peak rate "
+                f"up to {cfg.cycles} times; at the end of each cycle from the second on, its MSE on {cfg.eval_size} "
+                f"training sequences is compared with its best earlier cycle end, and a member whose loss did not fall "
+                f"by {cfg.min_improve:.0%} stops there, with the weights of its best cycle end; *budget*: still falling at "
+                f"the end of cycle {cfg.cycles} (the cap, {cfg.steps * cfg.cycles:,} steps); {diverged}.")
     return (f"*Converged*: {check}; {flat}; *budget*: still improving then (the {cfg.steps:,}-step budget ended the "
             f"schedule); {diverged}.")
 

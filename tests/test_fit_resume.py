@@ -20,6 +20,7 @@ PLATEAU = FitConfig(steps=24, batch_size=32, lr=3e-3, warmup=4, eval_every=3, pa
 COSINE = FitConfig(steps=24, batch_size=32, lr=3e-3, warmup=4, eval_every=5, schedule="cosine", min_lr=1e-4,
                    eval_size=64)
 CHECKED = FitConfig(**{**COSINE.__dict__, "check_steps": 8, "min_improve": 0.01})    # the budget, then 8 more steps
+CYCLED = FitConfig(**{**COSINE.__dict__, "cycles": 3, "min_improve": 0.01})    # up to three 24-step cycles
 
 
 @pytest.fixture(scope="module")
@@ -64,6 +65,14 @@ def test_a_stopped_fit_resumes_to_the_uninterrupted_result(tmp_path, monkeypatch
 def test_a_fit_stopped_in_its_continuation_check_resumes_to_the_uninterrupted_result(tmp_path, monkeypatch, data, at):
     """Killed before the budget's last step, at the check's first step, and inside the check."""
     _stop_and_resume(tmp_path, monkeypatch, data, CHECKED, at)
+
+
+@pytest.mark.parametrize("at", [24, 25, 37, 49, 60])
+def test_a_fit_stopped_between_its_cycles_resumes_to_the_uninterrupted_result(tmp_path, monkeypatch, data, at):
+    """Killed at the first cycle's end, just after a restart, inside the second cycle, after the second cycle's end
+    (where members may have stopped and taken back their best weights) and inside the third: the best cycle ends'
+    weights travel in the checkpoint."""
+    _stop_and_resume(tmp_path, monkeypatch, data, CYCLED, at)
 
 
 def _stop_and_resume(tmp_path, monkeypatch, data, cfg, at):

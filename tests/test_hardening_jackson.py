@@ -37,6 +37,9 @@ def test_sweep_refuses_the_same_learning_rate_from_a_config_file(tmp_path, capsy
     (["--warmup", "-1"], "--warmup: must be >= 0, got -1"),
     (["--min-improve", "1"], "--min-improve: must be in [0, 1), got 1"),
     (["--converged-lr-frac", "2"], "--converged-lr-frac: must be in [0, 1], got 2"),
+    (["--cycles", "0"], "--cycles: at least one cosine cycle, got 0"),
+    (["--cycles", "2", "--schedule", "plateau"], "--cycles: repeats the cosine schedule"),
+    (["--cycles", "2", "--check-steps", "5"], "--cycles: repeats the cosine schedule"),
 ])
 def test_sweep_refuses_other_fit_settings_that_cannot_train(args, message, tmp_path, capsys):
     line = _exit2(sweep_main, ["--quick", "--threads", "1", *args, "--out", str(tmp_path / "o")], capsys)

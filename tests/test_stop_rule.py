@@ -15,6 +15,7 @@ import torch
 from jackson.fit import fit
 from jackson.hparams import FitConfig, fit_config, stop_rule
 from jackson.models import TransformerBank
+from jackson.schedule import lr_at
 from synthetic.pod_target import PODTarget, Spectrum
 from conftest import TINY_MODEL
 
@@ -162,3 +163,97 @@ def test_a_sweep_under_the_rule_states_it_in_its_summary(tmp_path, sweep_exe, su
     assert summary["stop_rule"] == stop_rule(fit_config(cfg))
     assert summary["stop_rule"] in (out / "summary.md").read_text()
     assert "trained until its loss stopped decreasing" in summary["stop_rule"]
+
+
+# the cosine cycle repeated from the peak rate until the loss stops falling, on the same tiny problem: a cap by which
+# some members have stopped and some are still falling (the test asserts both)
+CYCLES = FitConfig(steps=24, batch_size=32, lr=3e-3, warmup=4, eval_every=4, patience=2, min_improve=0.03,
+                   eval_size=64, cycles=4)
+
+
+def replay_cycles(rows: list[dict], cfg: FitConfig) -> tuple[str, int, float]:
+    """The rule in its own words, on one member's checks: the MSEs at the ends of its cycles (steps, 2 x steps, ...);
+    from the second on, an end that is not min_improve below the best earlier end stops the member there.  Returns
+    (status, steps trained, the MSE of the weights it keeps: its best cycle end)."""
+    ends = [r["train_mse"] for r in rows if r["step"] % cfg.steps == 0]
+    best = math.inf
+    for c, v in enumerate(ends, start=1):
+        falling = v < best * (1 - cfg.min_improve)
+        best = min(best, v)
+        if not falling:
+            return "converged", c * cfg.steps, best
+    assert len(ends) == cfg.cycles
+    return "budget", cfg.cycles * cfg.steps, best
+
+
+@pytest.fixture(scope="module")
+def cycled():
+    target = PODTarget(Spectrum(alpha=1.5, rank=4), tau=8)
+    x = torch.tensor(target.sample(256, seed=0), dtype=torch.float32)
+    y = torch.tensor(target(x.numpy()), dtype=torch.float32)
+    bank = TransformerBank(TINY_MODEL, [1, 2, 3, 4, 1, 2, 3, 4], SEEDS + (4, 5, 6, 7))
+    res = fit(bank, x, y, CYCLES, seed=0, progress=False)
+    from jackson.fit import evaluate
+    return res, evaluate(bank, x[:CYCLES.eval_size], y[:CYCLES.eval_size]).mean(dim=1).tolist()
+
+
+def test_the_cycles_rule_replays_from_the_curve_says_both_verdicts_and_keeps_the_best_weights(cycled):
+    res, final = cycled
+    said = []
+    for i in range(len(res.status)):
+        rows = [r for r in res.curve if r["member"] == i]
+        status, steps, kept = replay_cycles(rows, CYCLES)
+        said.append(status)
+        assert (res.status[i], res.steps[i]) == (status, steps), i
+        assert max(r["step"] for r in rows) == steps, i        # a stopped member is checked no more
+        # the weights it ends with are those of its best cycle end: the same MSE on the same training subset
+        assert final[i] == pytest.approx(kept, rel=1e-5), i
+        for c in range(steps // CYCLES.steps):                 # every cycle: the same warm-up and cosine, restarted
+            lrs = [r["lr"] for r in rows if c * CYCLES.steps < r["step"] <= (c + 1) * CYCLES.steps]
+            first = [r["lr"] for r in rows if 0 < r["step"] <= CYCLES.steps]
+            assert lrs == pytest.approx(first[:len(lrs)], rel=1e-12), (i, c)
+    assert {"converged", "budget"} <= set(said), said
+    words = stop_rule(CYCLES)
+    for part in ("trained until its loss stopped decreasing", "24-step cosine cycle", "up to 4 times", "3%",
+                 "best earlier cycle end", "cap, 96 steps"):
+        assert part in words, part
+
+
+def test_the_first_cycle_is_the_single_budget():
+    """The first of several cycles takes the steps, rates and batches of the one-cycle fit (the default): the same
+    curve up to the budget's end, the rates of the single cosine."""
+    target = PODTarget(Spectrum(alpha=1.5, rank=4), tau=8)
+    x = target.sample(128, seed=0)
+    t = lambda a: torch.tensor(a, dtype=torch.float32)  # noqa: E731
+    cfg = FitConfig(steps=12, batch_size=32, warmup=2, eval_every=4, eval_size=64)
+    a, b = (TransformerBank(TINY_MODEL, [1, 2], (0, 1)) for _ in range(2))
+    ra = fit(a, t(x), t(target(x)), cfg, seed=0, progress=False)
+    rb = fit(b, t(x), t(target(x)), FitConfig(**{**cfg.__dict__, "cycles": 3}), seed=0, progress=False)
+    assert ra.curve == [r for r in rb.curve if r["step"] <= cfg.steps]
+    assert ra.steps == [12, 12] and max(r["step"] for r in rb.curve) > cfg.steps
+    for r in ra.curve:
+        assert r["lr"] == lr_at(r["step"], cfg.lr, cfg.steps, cfg.warmup, "cosine", floor=cfg.min_lr, decay_from=0)
+
+
+@pytest.mark.slow
+def test_a_sweep_under_the_cycles_rule_says_whom_it_stopped_and_who_was_still_falling(tmp_path, sweep_exe, sub_env):
+    out = tmp_path / "run"
+    r = subprocess.run([str(sweep_exe), "--quick", "--threads", "1", "--cycles", "3", "--out", str(out)],
+                       capture_output=True, text=True, env=sub_env, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    import pandas as pd
+    rows = pd.read_csv(out / "results.csv")
+    c = json.loads((out / "summary.json").read_text())["cycle_stops"]
+    fit = fit_config(json.loads((out / "config.json").read_text())["fit"])
+    assert c["members"] == len(rows) and c["cycles"] == 3 and c["cycle_steps"] == fit.steps
+    stopped = rows[rows.status == "converged"]
+    assert sum(c["stopped_after"].values()) == len(stopped)
+    for k, n in c["stopped_after"].items():
+        assert n == int((stopped.steps == int(k) * fit.steps).sum()), k
+    falling = rows[rows.status == "budget"]
+    assert sorted(map(tuple, c["still_falling"])) == sorted(zip(falling.m_h, falling.seed))
+    assert (falling.steps == 3 * fit.steps).all()
+    text = (out / "summary.md").read_text()
+    assert "still falling at the cap of 3 cycles" in text
+    if len(falling):
+        assert f"{len(falling)} of {len(rows)} members still falling at the cap of 3 cycles (budget)" in r.stdout

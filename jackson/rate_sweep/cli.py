@@ -76,7 +76,9 @@ def exponent_lines(summary: dict) -> list[str]:
         st = t.get("statuses", {})
         n = sum(st.values())
         if st.get("budget"):
-            notes.append(f"{st['budget']} of {n} members not converged (budget)")
+            cap = summary.get("cycle_stops")
+            notes.append(f"{st['budget']} of {n} members "
+                         + (f"still falling at the cap of {cap['cycles']} cycles (budget)" if cap else "not converged (budget)"))
         if st.get("diverged"):
             notes.append(f"{st['diverged']} diverged, excluded: " + ", ".join(f"m_h={d['m_h']} seed {d['seed']}" for d in t["diverged"]))
         if t.get("degenerate", {}).get("flag"):

@@ -389,6 +389,9 @@ def validate(cfg: SweepConfig) -> None:
     need(0 < ft.min_lr <= ft.lr, f"--lr, --min-lr: need 0 < min-lr <= lr, got {ft.lr}, {ft.min_lr}")
     need(ft.schedule in ("plateau", "cosine"), f"--schedule: choose plateau or cosine, got {ft.schedule}")
     need(ft.check_steps >= 0, f"--check-steps: must be >= 0, got {ft.check_steps}")
+    need(ft.cycles >= 1, f"--cycles: at least one cosine cycle, got {ft.cycles}")
+    need(ft.cycles == 1 or (ft.schedule == "cosine" and not ft.check_steps),
+         "--cycles: repeats the cosine schedule, so it takes --schedule cosine and no --check-steps")
     need(not ft.check_steps or ft.schedule == "cosine", "--check-steps: a check after the cosine budget; the plateau "
                                                         "schedule stops each member by its own rule")
     need(0 < ft.lr_decay < 1, f"--lr-decay: must be in (0, 1), got {ft.lr_decay}")

@@ -109,7 +109,7 @@ def sweep_flops(cfg) -> tuple[float, str]:
     cells = len(cfg.widths()) * targets * len(cfg.seeds)
     per = [step_work(cfg, w) for w in cfg.widths()]
     members = len(cfg.m_h) * cfg.restarts
-    n_steps = cfg.fit.steps + cfg.fit.check_steps          # the continuation check trains the whole bank on
+    n_steps = cfg.fit.steps * cfg.fit.cycles + cfg.fit.check_steps   # the cap: stopped members still ride in the bank's step
     flops = targets * len(cfg.seeds) * n_steps * sum(per)
     return flops, (f"{cells:,} cell{'s' if cells != 1 else ''} x {n_steps:,} steps of a bank of {members:,} "
                    f"members, up to {max(per) / 1e9:.3g} GFLOP a step")

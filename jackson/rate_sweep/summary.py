@@ -55,6 +55,18 @@ def target_sigma(meta: dict) -> np.ndarray | None:
     return sig
 
 
+def cycle_stops(rows: pd.DataFrame, fit) -> dict:
+    """Under the cycles' rule (FitConfig.cycles > 1): how many members the rule stopped at the end of each cycle, and
+    which were still falling at the cap ((m_h, seed) pairs) -- what the folder says about who did not stop, and why."""
+    stopped = {c: 0 for c in range(2, fit.cycles + 1)}
+    for n in rows.steps[rows.status == "converged"]:
+        stopped[int(n) // fit.steps] = stopped.get(int(n) // fit.steps, 0) + 1
+    budget = rows[rows.status == "budget"].sort_values(["m_h", "seed"])
+    return {"cycles": fit.cycles, "cycle_steps": fit.steps, "stopped_after": {str(c): n for c, n in stopped.items()},
+            "still_falling": [[int(m), int(sd)] for m, sd in zip(budget.m_h, budget.seed)],
+            "members": int(len(rows))}
+
+
 def summarize(out_dir: Path, tabs: dict, fit_range: tuple[int, int], command: str,
               reference: dict | None = None, ff_from: str = "", attn_from: str = "") -> dict:
     """summary.json and summary.md: per target (and m_FF), the curves over seeds, the exponents, the
@@ -69,7 +81,10 @@ def summarize(out_dir: Path, tabs: dict, fit_range: tuple[int, int], command: st
                "rules": rule_values(), "targets": []}
     fits = {json.dumps(m["cell"].get("fit", {}), sort_keys=True) for m in tabs["meta"].values()}
     if len(fits) == 1:                    # one recipe (a folder mixing recipes states none rather than one of them)
-        summary["stop_rule"] = stop_rule(fit_config(json.loads(fits.pop())))
+        fit = fit_config(json.loads(fits.pop()))
+        summary["stop_rule"] = stop_rule(fit)
+        if fit.cycles > 1:
+            summary["cycle_stops"] = cycle_stops(rows, fit)
     diags = tabs.get("diagnostics", pd.DataFrame())
     run_cfg = out_dir / "config.json"
     source = (read_json(run_cfg).get("sigma_source", "--sigma") if run_cfg.exists() else "--sigma")

@@ -178,6 +178,18 @@ COSINE_RULE = ("*Converged*: the member's training-subset MSE stopped improving 
                "zero predictor's MSE -- excluded from curves and fits (see jackson/fit.py).")
 
 
+def cycle_text(c: dict | None) -> str:
+    """Under the cycles' rule: whom it stopped after which cycle, and who was still falling at the cap."""
+    if not c:
+        return ""
+    after = [f"{n} after cycle {k}" for k, n in c["stopped_after"].items() if n]
+    left = c["still_falling"]
+    ms = sorted({m for m, _ in left})
+    return (f" Of the {c['members']} members, the rule stopped " + (", ".join(after) if after else "none")
+            + f"; {len(left)} {'was' if len(left) == 1 else 'were'} still falling at the cap of {c['cycles']} cycles"
+            + (f" (m_h {', '.join(map(str, ms))})" if ms else "") + ".")
+
+
 def markdown(s: dict) -> str:
     att = s.get("attention", "softmax")
     kinds = att.split(", ")
@@ -198,7 +210,7 @@ def markdown(s: dict) -> str:
          "held-out sequences, and the slope of each seed alone. "
          "The oracle is a reference, not a lower bound: softmax ignores any added function of x_t alone and "
          "f_hat, F_hat are learned, so a rank-m_h attention can beat the rank-m_h POD truncation. "
-         + s.get("stop_rule", COSINE_RULE) + " The Eq. (17) attention term is "
+         + s.get("stop_rule", COSINE_RULE) + cycle_text(s.get("cycle_stops")) + " The Eq. (17) attention term is "
          "tau^2 C0 C1 m_h^-(2alpha-1) for the L1 error summed over t (the feed-forward term needs beta and C2, which a "
          "target does not determine).", "",
          "Rules behind the verdicts (jackson/rate_sweep/checks.py): finite rank r -- the knee e(r-1)/e(r), median over seeds, "
