@@ -253,7 +253,37 @@ def test_a_sweep_under_the_cycles_rule_says_whom_it_stopped_and_who_was_still_fa
     falling = rows[rows.status == "budget"]
     assert sorted(map(tuple, c["still_falling"])) == sorted(zip(falling.m_h, falling.seed))
     assert (falling.steps == 3 * fit.steps).all()
+    curves = pd.read_csv(out / "loss_curves.csv.gz")
+    ends = curves[curves.step % fit.steps == 0]
+    setbacks = []
+    for r in stopped.itertuples():       # the stopping end against the best earlier end, from the committed curves
+        own = ends[(ends.m_h == r.m_h) & (ends.seed == r.seed)]
+        ratio = own[own.step == r.steps].train_mse.iloc[0] / own[own.step < r.steps].train_mse.min()
+        if ratio >= c["setback_factor"]:
+            setbacks.append((r.m_h, r.seed))
+    assert sorted(setbacks) == sorted((m, sd) for m, sd, _ in c["setbacks"])
     text = (out / "summary.md").read_text()
     assert "still falling at the cap of 3 cycles" in text
     if len(falling):
         assert f"{len(falling)} of {len(rows)} members still falling at the cap of 3 cycles (budget)" in r.stdout
+
+
+def test_the_summary_names_the_members_the_cycles_rule_stopped_on_a_setback():
+    """A member whose stopping cycle ended 2x or more above its best earlier end rose at the restarted peak rate: the
+    summary names it apart from those that stopped on a flat loss; the rest it counts by cycle and cap."""
+    import pandas as pd
+    from jackson.rate_sweep.summary import cycle_stops
+    from jackson.rate_sweep.summary_text import cycle_text
+    fit = FitConfig(steps=10, cycles=3)
+    rows = pd.DataFrame({"seed": [0, 0, 0, 1], "m_h": [1, 2, 3, 1], "restart": 0,
+                         "status": ["converged", "converged", "budget", "converged"], "steps": [20, 30, 30, 20]})
+    ends = {(0, 1): [1.0, 0.99], (0, 2): [1.0, 0.5, 0.51], (0, 3): [1.0, 0.5, 0.2], (1, 1): [1.0, 480.0]}
+    curve = pd.DataFrame([{"seed": sd, "m_h": m, "restart": 0, "step": 10 * (k + 1), "train_mse": v}
+                          for (sd, m), vs in ends.items() for k, v in enumerate(vs)]
+                         + [{"seed": 1, "m_h": 1, "restart": 0, "step": 15, "train_mse": 0.1}])  # not a cycle end
+    c = cycle_stops(rows, curve, fit)
+    assert c["stopped_after"] == {"2": 2, "3": 1} and c["still_falling"] == [[3, 0]] and c["members"] == 4
+    assert c["setbacks"] == [[1, 1, 480.0]]
+    text = cycle_text(c)
+    assert "the rule stopped 2 after cycle 2, 1 after cycle 3; 1 was still falling at the cap of 3 cycles (m_h 3)" in text
+    assert "1 of the stopped ones stopped on a setback" in text and "m_h 1 seed 1: 480x" in text

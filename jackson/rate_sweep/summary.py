@@ -55,16 +55,30 @@ def target_sigma(meta: dict) -> np.ndarray | None:
     return sig
 
 
-def cycle_stops(rows: pd.DataFrame, fit) -> dict:
-    """Under the cycles' rule (FitConfig.cycles > 1): how many members the rule stopped at the end of each cycle, and
-    which were still falling at the cap ((m_h, seed) pairs) -- what the folder says about who did not stop, and why."""
+SETBACK = 2.0     # cycles: a member stopped at a cycle end this many times above its best earlier end rose, not flattened
+
+
+def cycle_stops(rows: pd.DataFrame, curve: pd.DataFrame, fit) -> dict:
+    """Under the cycles' rule (FitConfig.cycles > 1): how many members the rule stopped at the end of each cycle, which
+    were still falling at the cap ((m_h, seed) pairs) -- what the folder says about who did not stop, and why -- and
+    which of the stopped ones stopped on a setback: a restart at the peak rate that ended SETBACK x or more above their
+    best earlier cycle end (a collapse, kept at its best end's weights), not on a flat loss ([m_h, seed, ratio])."""
     stopped = {c: 0 for c in range(2, fit.cycles + 1)}
-    for n in rows.steps[rows.status == "converged"]:
-        stopped[int(n) // fit.steps] = stopped.get(int(n) // fit.steps, 0) + 1
+    setbacks = []
+    keys = [k for k in ("alpha", "rank", "m_ff", "seed", "m_h", "restart") if k in rows and k in curve]
+    ends = curve[curve.step % fit.steps == 0] if len(curve) else curve
+    for r in rows[rows.status == "converged"].itertuples():
+        stopped[int(r.steps) // fit.steps] = stopped.get(int(r.steps) // fit.steps, 0) + 1
+        own = ends
+        for k in keys:
+            own = own[own[k].astype(str) == str(getattr(r, k))]
+        last, before = own[own.step == r.steps].train_mse, own[own.step < r.steps].train_mse
+        if len(last) and len(before) and last.iloc[-1] >= SETBACK * before.min():
+            setbacks.append([int(r.m_h), int(r.seed), round(float(last.iloc[-1] / before.min()), 3)])
     budget = rows[rows.status == "budget"].sort_values(["m_h", "seed"])
     return {"cycles": fit.cycles, "cycle_steps": fit.steps, "stopped_after": {str(c): n for c, n in stopped.items()},
             "still_falling": [[int(m), int(sd)] for m, sd in zip(budget.m_h, budget.seed)],
-            "members": int(len(rows))}
+            "setbacks": sorted(setbacks), "setback_factor": SETBACK, "members": int(len(rows))}
 
 
 def summarize(out_dir: Path, tabs: dict, fit_range: tuple[int, int], command: str,
@@ -84,7 +98,7 @@ def summarize(out_dir: Path, tabs: dict, fit_range: tuple[int, int], command: st
         fit = fit_config(json.loads(fits.pop()))
         summary["stop_rule"] = stop_rule(fit)
         if fit.cycles > 1:
-            summary["cycle_stops"] = cycle_stops(rows, fit)
+            summary["cycle_stops"] = cycle_stops(rows, tabs.get("curve", pd.DataFrame()), fit)
     diags = tabs.get("diagnostics", pd.DataFrame())
     run_cfg = out_dir / "config.json"
     source = (read_json(run_cfg).get("sigma_source", "--sigma") if run_cfg.exists() else "--sigma")

@@ -187,7 +187,11 @@ def cycle_text(c: dict | None) -> str:
     ms = sorted({m for m, _ in left})
     return (f" Of the {c['members']} members, the rule stopped " + (", ".join(after) if after else "none")
             + f"; {len(left)} {'was' if len(left) == 1 else 'were'} still falling at the cap of {c['cycles']} cycles"
-            + (f" (m_h {', '.join(map(str, ms))})" if ms else "") + ".")
+            + (f" (m_h {', '.join(map(str, ms))})" if ms else "") + "."
+            + (f" {len(c['setbacks'])} of the stopped ones stopped on a setback, not on a flat loss: the cycle restarted "
+               f"at the peak rate ended {c['setback_factor']:g}x or more above their best earlier end ("
+               + ", ".join(f"m_h {m} seed {sd}: {x:.3g}x" for m, sd, x in c["setbacks"])
+               + "), and they keep that best end's weights." if c.get("setbacks") else ""))
 
 
 def markdown(s: dict) -> str:
