@@ -483,4 +483,4 @@ def test_among_equal_folders_a_claim_is_judged_on_the_one_its_command_writes():
     rows = {r.claim.id: r for r in ledger(REPO / "reports")}
     assert rows["JL-rate-a1.5-legendre"].folder == "jackson/legendre-gelu"
     assert rows["JL-rate-a1.5-legendre-sin"].folder == "jackson/legendre-sin"
-    assert rows["JL-rate-a1.5-sin"].folder == "jackson/fig1-sin"
+    assert rows["JL-rate-a1.5-sin"].folder == "jackson/fig1-sin-cycles"   # 3 seeds, like fig1-sin/: its --out decides

@@ -256,11 +256,11 @@ def test_a_sweep_under_the_cycles_rule_says_whom_it_stopped_and_who_was_still_fa
     curves = pd.read_csv(out / "loss_curves.csv.gz")
     ends = curves[curves.step % fit.steps == 0]
     setbacks = []
-    for r in stopped.itertuples():       # the stopping end against the best earlier end, from the committed curves
-        own = ends[(ends.m_h == r.m_h) & (ends.seed == r.seed)]
-        ratio = own[own.step == r.steps].train_mse.iloc[0] / own[own.step < r.steps].train_mse.min()
+    for m in stopped.itertuples():       # the stopping end against the best earlier end, from the committed curves
+        own = ends[(ends.m_h == m.m_h) & (ends.seed == m.seed)]
+        ratio = own[own.step == m.steps].train_mse.iloc[0] / own[own.step < m.steps].train_mse.min()
         if ratio >= c["setback_factor"]:
-            setbacks.append((r.m_h, r.seed))
+            setbacks.append((m.m_h, m.seed))
     assert sorted(setbacks) == sorted((m, sd) for m, sd, _ in c["setbacks"])
     text = (out / "summary.md").read_text()
     assert "still falling at the cap of 3 cycles" in text
