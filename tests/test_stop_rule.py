@@ -139,15 +139,22 @@ def test_the_continuation_check_replays_from_the_curve_and_says_both_verdicts(ch
         assert part in words, part
 
 
-def test_without_the_check_the_fit_is_what_it_was():
-    """check_steps = 0 (the default) takes the same steps at the same rates: bit-identical weights and curve."""
+def two_fits(**change):
+    """The same tiny fit twice, the second with FitConfig fields changed: (the config, (bank, result) of each)."""
     target = PODTarget(Spectrum(alpha=1.5, rank=4), tau=8)
     x = target.sample(128, seed=0)
     t = lambda a: torch.tensor(a, dtype=torch.float32)  # noqa: E731
     cfg = FitConfig(steps=12, batch_size=32, warmup=2, eval_every=4, eval_size=64)
-    a, b = (TransformerBank(TINY_MODEL, [1, 2], (0, 1)) for _ in range(2))
-    ra = fit(a, t(x), t(target(x)), cfg, seed=0, progress=False)
-    rb = fit(b, t(x), t(target(x)), FitConfig(**{**cfg.__dict__, "check_steps": 0}), seed=0, progress=False)
+    out = []
+    for c in (cfg, FitConfig(**{**cfg.__dict__, **change})):
+        bank = TransformerBank(TINY_MODEL, [1, 2], (0, 1))
+        out.append((bank, fit(bank, t(x), t(target(x)), c, seed=0, progress=False)))
+    return cfg, out[0], out[1]
+
+
+def test_without_the_check_the_fit_is_what_it_was():
+    """check_steps = 0 (the default) takes the same steps at the same rates: bit-identical weights and curve."""
+    cfg, (a, ra), (b, rb) = two_fits(check_steps=0)
     assert ra.curve == rb.curve and ra.status == rb.status
     assert all(torch.equal(p, q) for p, q in zip(a.parameters(), b.parameters()))
 
@@ -222,13 +229,7 @@ def test_the_cycles_rule_replays_from_the_curve_says_both_verdicts_and_keeps_the
 def test_the_first_cycle_is_the_single_budget():
     """The first of several cycles takes the steps, rates and batches of the one-cycle fit (the default): the same
     curve up to the budget's end, the rates of the single cosine."""
-    target = PODTarget(Spectrum(alpha=1.5, rank=4), tau=8)
-    x = target.sample(128, seed=0)
-    t = lambda a: torch.tensor(a, dtype=torch.float32)  # noqa: E731
-    cfg = FitConfig(steps=12, batch_size=32, warmup=2, eval_every=4, eval_size=64)
-    a, b = (TransformerBank(TINY_MODEL, [1, 2], (0, 1)) for _ in range(2))
-    ra = fit(a, t(x), t(target(x)), cfg, seed=0, progress=False)
-    rb = fit(b, t(x), t(target(x)), FitConfig(**{**cfg.__dict__, "cycles": 3}), seed=0, progress=False)
+    cfg, (_, ra), (_, rb) = two_fits(cycles=3)
     assert ra.curve == [r for r in rb.curve if r["step"] <= cfg.steps]
     assert ra.steps == [12, 12] and max(r["step"] for r in rb.curve) > cfg.steps
     for r in ra.curve:
