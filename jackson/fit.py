@@ -158,6 +158,9 @@ def _fit(bank, x, y, cfg: FitConfig, seed: int, progress: bool, desc: str, ckpt,
     status = ["budget"] * M
     budget = cfg.steps * cycles          # the cap of every member's steps before a continuation check
     steps = [budget] * M
+    # cosine with check_steps: after the budget, the members still improving train on for a second, shorter cosine
+    # cycle, and the fall of their training-subset MSE over it decides their status (`_continuation_verdicts`)
+    total = budget + (cfg.check_steps if cfg.schedule == "cosine" else 0)
     ends, snap = [math.inf] * M, [None] * M     # cycles: each member's best cycle-end MSE and its weights then
     res = FitResult(status, steps)
     start, wall0, done = 0, 0.0, False
@@ -175,7 +178,7 @@ def _fit(bank, x, y, cfg: FitConfig, seed: int, progress: bool, desc: str, ckpt,
             checks.lr, checks.best, checks.stale = saved["lr"], saved["best"], saved["stale"]
             ends[:], snap[:] = saved["ends"], saved["snap"]
             if progress:
-                print(f"{desc}: resuming from {ckpt} at step {start} of {cfg.steps}"
+                print(f"{desc}: resuming from {ckpt} at step {start} of {total}"
                       f"{' (finished)' if done else ''} ({wall0:.0f} s trained before)", file=sys.stderr, flush=True)
     x_eval, y_eval = x[:cfg.eval_size], y[..., :cfg.eval_size, :]
     blowup = cfg.explode * float((y_eval.double() ** 2).mean())
@@ -204,9 +207,6 @@ def _fit(bank, x, y, cfg: FitConfig, seed: int, progress: bool, desc: str, ckpt,
         status[i], steps[i], active[i] = "converged", step, False
         opt.param_groups[i]["lr"] = 0.0
 
-    # cosine with check_steps: after the budget, the members still improving train on for a second, shorter cosine
-    # cycle, and the fall of their training-subset MSE over it decides their status (`_continuation_verdicts`)
-    total = budget + (cfg.check_steps if cfg.schedule == "cosine" else 0)
     step = start
     if not done:
         sampler.skip_to(start)      # the batches of the steps already taken are drawn, unused

@@ -79,6 +79,21 @@ class FitConfig:
     check_steps: int = 0       # cosine: members still improving when the budget ends train on this many steps, a second cosine cycle from converged_lr_frac x the peak rate down to min_lr; a fall of less than min_improve then = stopped (converged), more = budget (0: no check; on the card's target it called members stopped whose error a 12,000-step budget lowers up to 1.4x: reports/jackson/FITTING.md)
 
 
+def schedule_problem(f: FitConfig, o: str = "--") -> str:
+    """What is wrong with a FitConfig's extensions of the cosine schedule (the continuation check, the cycles), in one
+    line naming the option (`o` its prefix: "--", or "--rnn-" for rnn-compare's second fit); "" when nothing is.  Every
+    command that takes a FitConfig asks this before it trains (jackson.fit.fit raises on the same cases)."""
+    if f.check_steps < 0:
+        return f"{o}check-steps: must be >= 0, got {f.check_steps}"
+    if f.cycles < 1:
+        return f"{o}cycles: at least one cosine cycle, got {f.cycles}"
+    if f.cycles > 1 and (f.schedule != "cosine" or f.check_steps):
+        return f"{o}cycles: repeats the cosine schedule, so it takes {o}schedule cosine and no {o}check-steps"
+    if f.check_steps and f.schedule != "cosine":
+        return f"{o}check-steps: a check after the cosine budget; the plateau schedule stops each member by its own rule"
+    return ""
+
+
 def stop_rule(cfg: FitConfig) -> str:
     """The rule by which a member's status was decided, in words with this fit's numbers: what `converged`,
     `budget` and `diverged` mean under `cfg.schedule` (the summaries quote it; a reader can check it against the

@@ -11,7 +11,7 @@ import numpy as np
 
 from jackson.config import Option, UsageError, need
 from jackson.config import options as config_options
-from jackson.hparams import ACTIVATIONS, MAX_LR, MAX_SEED, FitConfig, ModelConfig
+from jackson.hparams import ACTIVATIONS, MAX_LR, MAX_SEED, FitConfig, ModelConfig, schedule_problem
 from jackson.runfolder import check_run_folder, check_scheduler
 from .alterations import AlterationError, mix, mixing_filter, swap_ends
 from .settings import CKPT_EVERY_S, MODELS, RNN_FIT_DEFAULT, TABLES, RNNConfig, transformer_default
@@ -151,6 +151,8 @@ def validate(cfg: CompareConfig) -> None:
         need(0 <= f.min_improve < 1, f"{o}min-improve: must be in [0, 1), got {f.min_improve:g}")
         need(0 <= f.converged_lr_frac <= 1, f"{o}converged-lr-frac: must be in [0, 1], got {f.converged_lr_frac:g}")
         need(f.explode > 0, f"{o}explode: must be > 0, got {f.explode:g}")
+        why = schedule_problem(f, o)
+        need(not why, why)
     need(cfg.n_train >= cfg.rnn_fit.batch_size, f"--n-train: must be >= --rnn-batch-size ({cfg.rnn_fit.batch_size})")
     try:
         swap_ends(cfg.tau, cfg.swap)

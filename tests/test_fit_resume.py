@@ -75,6 +75,19 @@ def test_a_fit_stopped_between_its_cycles_resumes_to_the_uninterrupted_result(tm
     _stop_and_resume(tmp_path, monkeypatch, data, CYCLED, at)
 
 
+def test_a_resumed_cycled_fit_names_the_cap_it_resumes_towards(tmp_path, monkeypatch, data, capsys):
+    """The resume line counts the steps of every cycle (3 x 24), not one cycle's."""
+    x, y = data
+    ck = tmp_path / "fit.pt"
+    with monkeypatch.context() as m:
+        _stop_at(m, 30)
+        with pytest.raises(Stop):
+            fit(_bank(), x, y, CYCLED, seed=3, progress=False, ckpt=ck, ckpt_every_s=0, ident="cell")
+    capsys.readouterr()
+    fit(_bank(), x, y, CYCLED, seed=3, progress=True, ckpt=ck, ckpt_every_s=0, ident="cell")
+    assert "at step 29 of 72" in capsys.readouterr().err
+
+
 def _stop_and_resume(tmp_path, monkeypatch, data, cfg, at):
     x, y = data
     ref = _bank()

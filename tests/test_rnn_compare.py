@@ -334,6 +334,10 @@ _COMPARE = [
     ("compare-fit-converged-lr-frac-two", "--converged-lr-frac 2", "--converged-lr-frac"),
     ("compare-fit-explode-zero", "--explode 0", "--explode"),
     ("compare-fit-explode-inf", "--explode inf", "argument --explode: cannot read 'inf' (inf is not a finite number)"),
+    ("compare-fit-cycles-zero", "--cycles 0", "--cycles: at least one cosine cycle, got 0"),
+    ("compare-rnn-fit-cycles-on-plateau", "--rnn-cycles 2 --rnn-schedule plateau",
+     "--rnn-cycles: repeats the cosine schedule, so it takes --rnn-schedule cosine and no --rnn-check-steps"),
+    ("compare-fit-check-steps-negative", "--check-steps -1", "--check-steps: must be >= 0, got -1"),
 ]
 _SPECTRUM = [
     ("spectrum-kernel-lambda-shell", "--kernel \"(lambda: __import__('os').system('touch pwned'))()\"",

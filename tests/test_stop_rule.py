@@ -12,7 +12,7 @@ import subprocess
 import pytest
 import torch
 
-from jackson.fit import fit
+from jackson.fit import evaluate, fit
 from jackson.hparams import FitConfig, fit_config, stop_rule
 from jackson.models import TransformerBank
 from jackson.schedule import lr_at
@@ -200,7 +200,6 @@ def cycled():
     y = torch.tensor(target(x.numpy()), dtype=torch.float32)
     bank = TransformerBank(TINY_MODEL, [1, 2, 3, 4, 1, 2, 3, 4], SEEDS + (4, 5, 6, 7))
     res = fit(bank, x, y, CYCLES, seed=0, progress=False)
-    from jackson.fit import evaluate
     return res, evaluate(bank, x[:CYCLES.eval_size], y[:CYCLES.eval_size]).mean(dim=1).tolist()
 
 

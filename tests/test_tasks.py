@@ -438,6 +438,8 @@ BAD = {
     "m_h_above_n": (["nearest-point", "--m-h", "33"], "--m-h"),
     "seeds_repeated": (["selection-average", "--seeds", "1,1"], "--seeds"),
     "schedule": (["nearest-point", "--schedule", "linear"], "--schedule"),
+    "cycles_zero": (["nearest-point", "--cycles", "0"], "--cycles: at least one cosine cycle, got 0"),
+    "check_steps_negative": (["weighted-average", "--check-steps", "-3"], "--check-steps: must be >= 0, got -3"),
     "all_bad_seeds": (["all", "--seeds", "-1"], "--seeds"),
     "out_is_a_file": (None, "--out"),
 }

@@ -12,7 +12,7 @@ from synthetic.selection_average import SelectionAverage
 from synthetic.weighted_average import WeightedAverage
 from ..config import UsageError, need
 from ..runfolder import check_run_folder
-from ..hparams import ACTIVATIONS, FitConfig, ModelConfig
+from ..hparams import ACTIVATIONS, FitConfig, ModelConfig, schedule_problem
 
 
 TASKS = {c.name: c for c in (NearestPoint, WeightedAverage, SelectionAverage)}
@@ -113,6 +113,8 @@ def validate(cfg) -> None:
          "--steps, --batch-size, --eval-every, --eval-size: must be >= 1 (--warmup >= 0)")
     need(ft.lr > 0 and 0 < ft.min_lr <= ft.lr, f"--lr, --min-lr: need 0 < min-lr <= lr, got {ft.lr}, {ft.min_lr}")
     need(ft.schedule in ("plateau", "cosine"), f"--schedule: choose plateau or cosine, got {ft.schedule}")
+    why = schedule_problem(ft)
+    need(not why, why)
     need(0 < ft.lr_decay < 1, f"--lr-decay: must be in (0, 1), got {ft.lr_decay}")
     check_cost(cfg)
     check_run_folder(resolved_out(cfg), f"jackson-tasks {cfg.task.name}")

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from synthetic.pod_target import TargetError
 from ..config import UsageError, need
-from ..hparams import ACTIVATIONS, ATTENTIONS, FEATURES, MAX_LR, MAX_SEED, FitConfig, ModelConfig
+from ..hparams import ACTIVATIONS, ATTENTIONS, FEATURES, MAX_LR, MAX_SEED, FitConfig, ModelConfig, schedule_problem
 from ..runfolder import check_run_folder, check_scheduler
 from ..sweep import function_id
 from .axes import CLASSLESS_MODEL, CONSTRUCTIONS, DEFAULT_MODEL, SINE_IN_SCALE, TERMS, rank_str   # noqa: F401
@@ -388,12 +388,8 @@ def validate(cfg: SweepConfig) -> None:
                               f"a weight by up to lr; larger ones diverge), got {ft.lr:g}")
     need(0 < ft.min_lr <= ft.lr, f"--lr, --min-lr: need 0 < min-lr <= lr, got {ft.lr}, {ft.min_lr}")
     need(ft.schedule in ("plateau", "cosine"), f"--schedule: choose plateau or cosine, got {ft.schedule}")
-    need(ft.check_steps >= 0, f"--check-steps: must be >= 0, got {ft.check_steps}")
-    need(ft.cycles >= 1, f"--cycles: at least one cosine cycle, got {ft.cycles}")
-    need(ft.cycles == 1 or (ft.schedule == "cosine" and not ft.check_steps),
-         "--cycles: repeats the cosine schedule, so it takes --schedule cosine and no --check-steps")
-    need(not ft.check_steps or ft.schedule == "cosine", "--check-steps: a check after the cosine budget; the plateau "
-                                                        "schedule stops each member by its own rule")
+    why = schedule_problem(ft)
+    need(not why, why)
     need(0 < ft.lr_decay < 1, f"--lr-decay: must be in (0, 1), got {ft.lr_decay}")
     need(ft.warmup >= 0, f"--warmup: must be >= 0, got {ft.warmup}")
     need(ft.patience >= 1, f"--patience: must be >= 1, got {ft.patience}")
