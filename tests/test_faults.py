@@ -293,6 +293,13 @@ def _start(cmd, env):
     return subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
+def catches(pid: int, sig: int) -> bool:
+    """Whether process pid has a handler for sig installed (Linux: the SigCgt mask of /proc/PID/status)."""
+    with open(f"/proc/{pid}/status") as f:
+        mask = next(int(line.split()[1], 16) for line in f if line.startswith("SigCgt:"))
+    return bool(mask >> (sig - 1) & 1)
+
+
 def _wait_for(pred, proc, timeout=120):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and proc.poll() is None:
@@ -365,7 +372,10 @@ def test_a_swallowed_signal_still_stops_the_next_training_step():
 def test_signal_at_start_up(tmp_path, sweep_exe, sub_env, sig, code):
     out = tmp_path / "run"
     p = _start([str(sweep_exe), *QUICK, "--out", str(out)], sub_env)
-    time.sleep(0.4)                        # importing torch and friends
+    # the moment the command has its handlers (it installs them before importing torch and friends; SIGINT's, then
+    # SIGTERM's, and Python has a SIGINT handler of its own from the start, so SIGTERM's bit tells): a fixed sleep
+    # raced a loaded machine, where the interpreter itself can take longer than the sleep to start
+    assert _wait_for(lambda: catches(p.pid, signal.SIGTERM), p, timeout=60), "no signal handler was installed"
     p.send_signal(sig)
     so, se = p.communicate(timeout=60)
     assert p.returncode == code, se[-2000:]
