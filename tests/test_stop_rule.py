@@ -238,34 +238,50 @@ def test_the_first_cycle_is_the_single_budget():
 @pytest.mark.slow
 def test_a_sweep_under_the_cycles_rule_says_whom_it_stopped_and_who_was_still_falling(tmp_path, sweep_exe, sub_env):
     out = tmp_path / "run"
-    r = subprocess.run([str(sweep_exe), "--quick", "--threads", "1", "--cycles", "3", "--out", str(out)],
+    r = subprocess.run([str(sweep_exe), "--quick", "--alpha", "1,1.5", "--threads", "1", "--cycles", "3",
+                        "--out", str(out)],
                        capture_output=True, text=True, env=sub_env, timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
     import pandas as pd
     rows = pd.read_csv(out / "results.csv")
-    c = json.loads((out / "summary.json").read_text())["cycle_stops"]
+    summary = json.loads((out / "summary.json").read_text())
+    total = summary["cycle_stops"]
     fit = fit_config(json.loads((out / "config.json").read_text())["fit"])
-    assert c["members"] == len(rows) and c["cycles"] == 3 and c["cycle_steps"] == fit.steps
-    stopped = rows[rows.status == "converged"]
-    assert sum(c["stopped_after"].values()) == len(stopped)
-    for k, n in c["stopped_after"].items():
-        assert n == int((stopped.steps == int(k) * fit.steps).sum()), k
-    falling = rows[rows.status == "budget"]
-    assert sorted(map(tuple, c["still_falling"])) == sorted(zip(falling.m_h, falling.seed))
-    assert (falling.steps == 3 * fit.steps).all()
     curves = pd.read_csv(out / "loss_curves.csv.gz")
     ends = curves[curves.step % fit.steps == 0]
-    setbacks = []
-    for m in stopped.itertuples():       # the stopping end against the best earlier end, from the committed curves
-        own = ends[(ends.m_h == m.m_h) & (ends.seed == m.seed)]
-        ratio = own[own.step == m.steps].train_mse.iloc[0] / own[own.step < m.steps].train_mse.min()
-        if ratio >= c["setback_factor"]:
-            setbacks.append((m.m_h, m.seed))
-    assert sorted(setbacks) == sorted((m, sd) for m, sd, _ in c["setbacks"])
+    assert total["members"] == len(rows) and total["cycles"] == 3 and total["cycle_steps"] == fit.steps
+    assert total["targets"] == len(summary["targets"])
+    assert total["n_still_falling"] == int((rows.status == "budget").sum())
+    assert total["n_setbacks"] == sum(len(t["cycle_stops"]["setbacks"]) for t in summary["targets"])
     text = (out / "summary.md").read_text()
-    assert "still falling at the cap of 3 cycles" in text
-    if len(falling):
-        assert f"{len(falling)} of {len(rows)} members still falling at the cap of 3 cycles (budget)" in r.stdout
+    from jackson.rate_sweep.summary_text import cycle_text
+    for t in summary["targets"]:       # each target names its own members, in summary.json and in its section
+        c = t["cycle_stops"]
+        own = rows[(rows.alpha.astype(str) == str(t["alpha"])) & (rows["rank"].astype(str) == str(t["rank"]))]
+        assert c["members"] == len(own)
+        stopped = own[own.status == "converged"]
+        assert sum(c["stopped_after"].values()) == len(stopped)
+        for k, n in c["stopped_after"].items():
+            assert n == int((stopped.steps == int(k) * fit.steps).sum()), k
+            assert total["stopped_after"][k] >= n
+        falling = own[own.status == "budget"]
+        assert sorted(map(tuple, c["still_falling"])) == sorted(zip(falling.m_h, falling.seed))
+        assert (falling.steps == 3 * fit.steps).all()
+        setbacks = []
+        for m in stopped.itertuples():       # the stopping end against the best earlier end, from the committed curves
+            mine = ends[(ends.m_h == m.m_h) & (ends.seed == m.seed) & (ends.alpha.astype(str) == str(t["alpha"]))
+                        & (ends["rank"].astype(str) == str(t["rank"]))]
+            ratio = mine[mine.step == m.steps].train_mse.iloc[0] / mine[mine.step < m.steps].train_mse.min()
+            if ratio >= c["setback_factor"]:
+                setbacks.append((m.m_h, m.seed))
+        assert sorted(setbacks) == sorted((m, sd) for m, sd, _ in c["setbacks"])
+        if len(falling):            # the printed line of this target
+            assert f"{len(falling)} of {len(own)} members still falling at the cap of 3 cycles (budget)" in r.stdout
+        ms = sorted(set(falling.m_h))
+        assert ("Cycles: Of the" + cycle_text(c).split("Of the", 1)[1]) in text
+        if ms:
+            assert f"(m_h {', '.join(map(str, ms))})" in cycle_text(c)
+    assert "still falling at the cap of 3 cycles" in text and f"of the {len(summary['targets'])} targets" in text
 
 
 def test_the_summary_names_the_members_the_cycles_rule_stopped_on_a_setback():
@@ -287,3 +303,11 @@ def test_the_summary_names_the_members_the_cycles_rule_stopped_on_a_setback():
     text = cycle_text(c)
     assert "the rule stopped 2 after cycle 2, 1 after cycle 3; 1 was still falling at the cap of 3 cycles (m_h 3)" in text
     assert "1 of the stopped ones stopped on a setback" in text and "m_h 1 seed 1: 480x" in text
+    # a folder of two targets: its totals count, and only each target's own record names members
+    from jackson.rate_sweep.summary import cycle_totals
+    total = cycle_totals([c, c])
+    assert total["stopped_after"] == {"2": 4, "3": 2} and total["n_still_falling"] == 2 and total["n_setbacks"] == 2
+    assert total["members"] == 8 and total["targets"] == 2
+    text = cycle_text(total)
+    assert "Of the 8 members of the 2 targets, the rule stopped 4 after cycle 2, 2 after cycle 3; 2 were still falling" in text
+    assert "m_h" not in text and "2 of the stopped ones stopped on a setback" in text and "Each target's section" in text

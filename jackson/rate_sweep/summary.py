@@ -81,6 +81,17 @@ def cycle_stops(rows: pd.DataFrame, curve: pd.DataFrame, fit) -> dict:
             "setbacks": sorted(setbacks), "setback_factor": SETBACK, "members": int(len(rows))}
 
 
+def cycle_totals(per_target: list[dict]) -> dict:
+    """The folder's totals of its targets' `cycle_stops`: counts only, since an (m_h, seed) pair names a member of
+    one target (each target's own lists are in its entry)."""
+    first = per_target[0]
+    after = {k: sum(c["stopped_after"].get(k, 0) for c in per_target) for k in first["stopped_after"]}
+    return {"cycles": first["cycles"], "cycle_steps": first["cycle_steps"], "stopped_after": after,
+            "n_still_falling": sum(len(c["still_falling"]) for c in per_target),
+            "n_setbacks": sum(len(c["setbacks"]) for c in per_target), "setback_factor": first["setback_factor"],
+            "members": sum(c["members"] for c in per_target), "targets": len(per_target)}
+
+
 def summarize(out_dir: Path, tabs: dict, fit_range: tuple[int, int], command: str,
               reference: dict | None = None, ff_from: str = "", attn_from: str = "") -> dict:
     """summary.json and summary.md: per target (and m_FF), the curves over seeds, the exponents, the
@@ -94,11 +105,11 @@ def summarize(out_dir: Path, tabs: dict, fit_range: tuple[int, int], command: st
                "fit_range": list(fit_range), "m_ff": [int(w) for w in widths],
                "rules": rule_values(), "targets": []}
     fits = {json.dumps(m["cell"].get("fit", {}), sort_keys=True) for m in tabs["meta"].values()}
+    fit = None
     if len(fits) == 1:                    # one recipe (a folder mixing recipes states none rather than one of them)
         fit = fit_config(json.loads(fits.pop()))
         summary["stop_rule"] = stop_rule(fit)
-        if fit.cycles > 1:
-            summary["cycle_stops"] = cycle_stops(rows, tabs.get("curve", pd.DataFrame()), fit)
+    cycled = fit is not None and fit.cycles > 1
     diags = tabs.get("diagnostics", pd.DataFrame())
     run_cfg = out_dir / "config.json"
     source = (read_json(run_cfg).get("sigma_source", "--sigma") if run_cfg.exists() else "--sigma")
@@ -180,9 +191,13 @@ def summarize(out_dir: Path, tabs: dict, fit_range: tuple[int, int], command: st
             "curve": curve.to_dict(orient="records"), "bound": bounds,
             **explicit_fields(meta["cell"], source, meta["sigma_head"])})
         t = summary["targets"][-1]
+        if cycled:                      # whom the cycles' rule stopped, and who was still falling at its cap
+            t["cycle_stops"] = cycle_stops(all_sel, tabs.get("curve", pd.DataFrame()), fit)
         if not_power_law(t) and "tracking" in checks:   # no power law: no m_h^-(2a-1) line to track
             tr = checks["tracking"]
             tr["tracks"] = [x for x in tr["tracks"] if x != LINE_REF]
+    if cycled:
+        summary["cycle_stops"] = cycle_totals([t["cycle_stops"] for t in summary["targets"]])
     ffc = ff_curves(Path(ff_from)) if ff_from else {}
     atc = attn_curves(Path(attn_from)) if attn_from else {}
     attn_blocks = read_blocks(Path(attn_from)) if attn_from else None

@@ -179,19 +179,31 @@ COSINE_RULE = ("*Converged*: the member's training-subset MSE stopped improving 
 
 
 def cycle_text(c: dict | None) -> str:
-    """Under the cycles' rule: whom it stopped after which cycle, and who was still falling at the cap."""
+    """Under the cycles' rule: whom it stopped after which cycle, and who was still falling at the cap -- a folder's
+    totals (summary.json's `cycle_stops`: counts) or one target's members (its entry's `cycle_stops`: m_h, seed)."""
     if not c:
         return ""
     after = [f"{n} after cycle {k}" for k, n in c["stopped_after"].items() if n]
-    left = c["still_falling"]
-    ms = sorted({m for m, _ in left})
-    return (f" Of the {c['members']} members, the rule stopped " + (", ".join(after) if after else "none")
-            + f"; {len(left)} {'was' if len(left) == 1 else 'were'} still falling at the cap of {c['cycles']} cycles"
+    totals = "n_still_falling" in c
+    left = c["n_still_falling"] if totals else len(c["still_falling"])
+    back = c["n_setbacks"] if totals else len(c.get("setbacks", []))
+    ms = [] if totals else sorted({m for m, _ in c["still_falling"]})
+    of = f"Of the {c['members']} members" + (f" of the {c['targets']} targets" if totals and c["targets"] > 1 else "")
+    return (f" {of}, the rule stopped " + (", ".join(after) if after else "none")
+            + f"; {left} {'was' if left == 1 else 'were'} still falling at the cap of {c['cycles']} cycles"
             + (f" (m_h {', '.join(map(str, ms))})" if ms else "") + "."
-            + (f" {len(c['setbacks'])} of the stopped ones stopped on a setback, not on a flat loss: the cycle restarted "
-               f"at the peak rate ended {c['setback_factor']:g}x or more above their best earlier end ("
-               + ", ".join(f"m_h {m} seed {sd}: {x:.3g}x" for m, sd, x in c["setbacks"])
-               + "), and they keep that best end's weights." if c.get("setbacks") else ""))
+            + (f" {back} of the stopped ones stopped on a setback, not on a flat loss: the cycle restarted "
+               f"at the peak rate ended {c['setback_factor']:g}x or more above their best earlier end"
+               + ("" if totals else " (" + ", ".join(f"m_h {m} seed {sd}: {x:.3g}x" for m, sd, x in c["setbacks"]) + ")")
+               + ", and they keep that best end's weights." if back else "")
+            + (" Each target's section names its members." if totals and c["targets"] > 1 and (left or back) else ""))
+
+
+def folder_cycles(s: dict) -> dict | None:
+    """The cycles' record the summary's opening paragraph states: a lone target's own (its members by name), else the
+    folder's totals."""
+    ts = s.get("targets", [])
+    return ts[0].get("cycle_stops", s.get("cycle_stops")) if len(ts) == 1 else s.get("cycle_stops")
 
 
 def markdown(s: dict) -> str:
@@ -214,7 +226,7 @@ def markdown(s: dict) -> str:
          "held-out sequences, and the slope of each seed alone. "
          "The oracle is a reference, not a lower bound: softmax ignores any added function of x_t alone and "
          "f_hat, F_hat are learned, so a rank-m_h attention can beat the rank-m_h POD truncation. "
-         + s.get("stop_rule", COSINE_RULE) + cycle_text(s.get("cycle_stops")) + " The Eq. (17) attention term is "
+         + s.get("stop_rule", COSINE_RULE) + cycle_text(folder_cycles(s)) + " The Eq. (17) attention term is "
          "tau^2 C0 C1 m_h^-(2alpha-1) for the L1 error summed over t (the feed-forward term needs beta and C2, which a "
          "target does not determine).", "",
          "Rules behind the verdicts (jackson/rate_sweep/checks.py): finite rank r -- the knee e(r-1)/e(r), median over seeds, "
@@ -246,6 +258,8 @@ def markdown(s: dict) -> str:
         c0 = "" if math.isfinite(t["C0"]) else C0_UNKNOWN
         if t.get("features", "learned") == "learned":
             L += [ffn_text(t), ""]
+        if t.get("cycle_stops") and len(s["targets"]) > 1:     # one target: the paragraph above names them
+            L += ["Cycles:" + cycle_text(t["cycle_stops"]), ""]
         L += [f"phi = {phis[0]}, psi = {phis[1]}; K = {t['K']} terms, tail beyond K = "
               f"{t['tail_beyond_K']:.3g}{tol}; C0 = {t['C0']:.3g}{c0}, C1 = {t['C1']:.3g}; predicted exponent -(2alpha-1) = "
               f"{t['predicted_exponent']:+.2f}.", ""]
