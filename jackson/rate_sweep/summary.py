@@ -196,7 +196,7 @@ def summarize(out_dir: Path, tabs: dict, fit_range: tuple[int, int], command: st
         if not_power_law(t) and "tracking" in checks:   # no power law: no m_h^-(2a-1) line to track
             tr = checks["tracking"]
             tr["tracks"] = [x for x in tr["tracks"] if x != LINE_REF]
-    if cycled:
+    if cycled and summary["targets"]:
         summary["cycle_stops"] = cycle_totals([t["cycle_stops"] for t in summary["targets"]])
     ffc = ff_curves(Path(ff_from)) if ff_from else {}
     atc = attn_curves(Path(attn_from)) if attn_from else {}
