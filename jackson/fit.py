@@ -55,7 +55,7 @@ from pathlib import Path
 
 import torch
 
-from .hparams import FitConfig
+from .hparams import FitConfig, schedule_problem
 from .models import TransformerBank
 from .progress import bar as progress_bar
 from .checkpoint import load_checkpoint, save_atomic, set_aside
@@ -144,9 +144,10 @@ def _fit(bank, x, y, cfg: FitConfig, seed: int, progress: bool, desc: str, ckpt,
          ident: str) -> FitResult:
     if cfg.schedule not in ("plateau", "cosine"):
         raise ValueError(f"--schedule: choose plateau or cosine, got {cfg.schedule}")
-    cycles = cfg.cycles if cfg.schedule == "cosine" else 1
-    if cycles < 1 or (cycles > 1 and cfg.check_steps):
-        raise ValueError(f"--cycles: >= 1, and with --check-steps 0 (got {cfg.cycles}, {cfg.check_steps})")
+    why = schedule_problem(cfg)     # the commands' own check, so a library caller meets the same refusal
+    if why:
+        raise ValueError(why)
+    cycles = cfg.cycles                 # > 1 only on the cosine schedule (schedule_problem)
     M = len(bank)
     params = bank.member_param_groups()
     groups = [{"params": ps, "lr": cfg.lr} for ps in params]

@@ -311,3 +311,18 @@ def test_the_summary_names_the_members_the_cycles_rule_stopped_on_a_setback():
     text = cycle_text(total)
     assert "Of the 8 members of the 2 targets, the rule stopped 4 after cycle 2, 2 after cycle 3; 2 were still falling" in text
     assert "m_h" not in text and "2 of the stopped ones stopped on a setback" in text and "Each target's section" in text
+
+
+@pytest.mark.parametrize("bad", [dict(cycles=0), dict(cycles=2, schedule="plateau"), dict(check_steps=-1),
+                                 dict(check_steps=10, schedule="plateau"), dict(cycles=2, check_steps=10)])
+def test_fit_refuses_what_the_commands_refuse_in_the_same_words(bad):
+    """jackson.fit.fit and every command's validation ask one check (hparams.schedule_problem): a library caller
+    meets the refusal a command line gets, before any step."""
+    from jackson.hparams import schedule_problem
+    cfg = FitConfig(**{"schedule": "cosine", **bad})
+    why = schedule_problem(cfg)
+    assert why
+    bank = TransformerBank(TINY_MODEL, [1], (0,))
+    with pytest.raises(ValueError) as e:
+        fit(bank, torch.zeros(4, 8), torch.zeros(1, 4, 8), cfg, seed=0, progress=False)
+    assert str(e.value) == why
