@@ -11,6 +11,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
 from scipy.special import zeta
 
 from jackson.rate_sweep import rate_rule
@@ -295,3 +297,47 @@ def test_the_line_counts_the_m_h_where_e_full_is_within_the_cards_factor_of_the_
     assert ratios == pytest.approx([0.4, 1.0, 5e-5 / 4.1e-5])
     assert WITHIN == 1.5 and out["within"] == {"factor": 1.5, "n": 3, "outside_m_h": [1]}
     assert "within 1.5x at 2 (not at m_h 1);" in out["line"]
+
+
+def test_a_full_model_beyond_the_factor_below_the_attention_term_is_said_to_beat_it():
+    """e_full / e_attn 0.5 and 0.6 lie beyond 1/WITHIN (0.667): the line names those m_h and says the measured
+    attention term is no floor there; 0.8 and 1.1 do not; the rule's limiting term is unchanged."""
+    from jackson.rate_sweep.terms import WITHIN, below_attention, explain, span_text
+    attn = {1: 1e-3, 2: 1e-3, 3: 1e-3, 4: 1e-3, 5: 1e-3}
+    curve = [{"m_h": m, "test_mse": e, "oracle_mse": 1e-2} for m, e in [(1, 0.8e-3), (2, 0.5e-3), (3, 0.6e-3), (4, 1.1e-3),
+                                                                        (5, 0.5e-3)]]
+    assert 0.6 < 1 / WITHIN < 0.8
+    out = explain(curve, None, "", attn, "given")
+    assert [r["limiting"] for r in out["rows"]] == ["attention"] * 5
+    assert out["below_attention"]["m_h"] == [2, 3, 5]
+    assert "below the attention term alone at m_h 2..3, 5 (e_full / e_attn 0.50-0.60" in out["line"]
+    assert "no floor there" in out["line"]
+    assert below_attention(explain(curve[:1] + curve[3:4], None, "", attn, "given")["rows"]) is None
+    assert span_text([1, 2, 3, 7, 9, 10]) == "1..3, 7, 9..10" and span_text([4]) == "4"
+    from jackson.rate_sweep.summary_text import terms_short
+    assert terms_short(out).endswith("below the attention term alone at m_h 2..3, 5")
+
+
+def _committed_terms():
+    import glob
+    from jackson.config import read_json
+    for f in sorted(glob.glob(str(ROOT / "reports" / "jackson" / "*" / "summary.json"))):
+        s = read_json(Path(f))
+        for t in s.get("targets", []):
+            if t.get("terms", {}).get("rows"):
+                yield Path(f).parent.name, t
+
+
+def test_every_committed_terms_line_is_what_the_code_says_of_its_stored_numbers():
+    """A summary built by older code keeps its old words: recompute each committed folder's Eq. (17) line from the
+    numbers the folder stores (its curve and the reference terms per m_h) and compare it with the line it shows."""
+    from jackson.rate_sweep.terms import explain
+    seen = 0
+    for name, t in _committed_terms():
+        tm = t["terms"]
+        e_attn = {r["m_h"]: r["e_attn"] for r in tm["rows"] if r.get("e_attn") is not None}
+        e_ff = {r["m_h"]: r["e_ff"] for r in tm["rows"] if r.get("e_ff") is not None}
+        again = explain(t["curve"], e_ff, tm["folder"], e_attn, tm["attn_folder"])
+        assert again["line"] == tm["line"], f"{name} alpha {t['alpha']} rank {t['rank']}: summary.json's terms line is stale"
+        seen += 1
+    assert seen >= 20

@@ -114,11 +114,13 @@ def rate_short(rate: dict) -> str:
 
 def terms_short(terms: dict) -> str:
     """Which term of Eq. (17) limits the curve, m_h by m_h, in a few words."""
-    from .terms import limiting_runs
+    from .terms import limiting_runs, span_text
     runs = limiting_runs(terms.get("rows") or [])
     lim = "; ".join(f"{w} at m_h {ms[0]}" + (f"..{ms[-1]}" if len(ms) > 1 else "") for w, ms in runs)
     rr = terms.get("ratio_range")
-    return f"limited by {lim}" + (f"; e_full / (e_attn + e_FF) {rr[0]:.2f}-{rr[1]:.2f}" if rr else "")
+    under = terms.get("below_attention")
+    return (f"limited by {lim}" + (f"; e_full / (e_attn + e_FF) {rr[0]:.2f}-{rr[1]:.2f}" if rr else "")
+            + (f"; below the attention term alone at m_h {span_text(under['m_h'])}" if under else ""))
 
 
 def verdict_lines(s: dict) -> list[str]:
