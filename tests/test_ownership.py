@@ -3,6 +3,7 @@ included, --force included; the run's lock never touches a user's `.lock`; a kil
 look-alike is not."""
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -77,6 +78,29 @@ def test_the_lock_is_the_labs_own_file(tmp_path):
     (tmp_path / "run").mkdir()
     with open_run(tmp_path / "run", "jackson-sweep", "jackson-sweep --out run", {"a": 1}):
         assert (tmp_path / "run" / rf.LOCK).is_file() and not (tmp_path / "run" / ".lock").exists()
+
+
+def test_a_rerun_says_whether_the_config_it_replaces_is_another_run_or_an_older_record_of_this_one(tmp_path, capsys):
+    """A config.json an older version wrote (the same settings, fewer recorded) is named as that; a changed or a
+    removed setting, or an unreadable file, is another config."""
+    cfg = {"fit": {"steps": 6000, "cycles": 1}, "seeds": [0]}
+    cases = [({"fit": {"steps": 6000}, "seeds": [0]}, "as an older version wrote it; config.json now also records fit.cycles"),
+             ({"fit": {"steps": 3000}, "seeds": [0]}, "another config"),
+             ({"fit": {"steps": 6000, "cycles": 1}, "seeds": [0], "gone": 1}, "another config"),
+             ("{not json", "another config")]
+    for i, (old, said) in enumerate(cases):
+        run = tmp_path / f"run{i}"
+        with open_run(run, "jackson-sweep", "jackson-sweep --out run", {"a": 1}):
+            pass
+        (run / "config.json").write_text(old if isinstance(old, str) else json.dumps(old))
+        capsys.readouterr()
+        with open_run(run, "jackson-sweep", "jackson-sweep --out run", cfg):
+            pass
+        assert said in capsys.readouterr().err
+        assert json.loads((run / "config.json").read_text()) == cfg
+    with open_run(tmp_path / "run0", "jackson-sweep", "jackson-sweep --out run", cfg):
+        pass
+    assert "note:" not in capsys.readouterr().err          # the same config: nothing to say
 
 
 def test_a_users_own_folder_under_reports_is_left_out_of_the_committed_report_copy():
