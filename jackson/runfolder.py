@@ -38,7 +38,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from .config import COMMON, UsageError, check_out_dir, need
-from .config import read_json
+from .config import config_change, read_json
 
 FORCE = False            # set by the command line's --force (jackson.command.cli_run); open_run(force=...) wins
 LOCK = ".jackson-lab.lock"   # the run's own lock file (a user's `.lock` in a folder is the user's, never touched)
@@ -427,33 +427,6 @@ class RunLock:
             self.fh.truncate()
             fcntl.flock(self.fh, fcntl.LOCK_UN)
             self.fh.close()
-
-
-def _leaves(d, prefix=""):
-    """{"a.b": value} for every leaf of a nested dict."""
-    out = {}
-    for k, v in d.items():
-        if isinstance(v, dict) and v:
-            out.update(_leaves(v, f"{prefix}{k}."))
-        else:
-            out[f"{prefix}{k}"] = v
-    return out
-
-
-def config_change(old_text: str, new: dict) -> str:
-    """What a rerun says of the config.json it replaces: a config written before this version recorded some settings
-    (every setting it holds the same, new ones added) is said to be that, not 'another config'."""
-    try:
-        old = json.loads(old_text)
-    except ValueError:
-        old = None
-    if isinstance(old, dict):
-        a, b = _leaves(old), _leaves(new)
-        if set(a) < set(b) and all(a[k] == b[k] for k in a):
-            added = sorted(set(b) - set(a))
-            return (f"held this run's config as an older version wrote it; config.json now also records "
-                    f"{', '.join(added[:6])}{', ...' if len(added) > 6 else ''}")
-    return "held a run with another config; its finished cells are kept and the summary is rebuilt for this one"
 
 
 @contextlib.contextmanager
