@@ -461,8 +461,9 @@ def open_run(out: str | os.PathLike, kind: str, command: str, config: dict | Non
                 text = json.dumps(config, indent=1, default=str)
                 if old.is_file():
                     with contextlib.suppress(OSError, UnicodeDecodeError):
-                        if old.read_text() != text:
-                            print(f"note: {out} " + config_change(old.read_text(), json.loads(text)), file=sys.stderr)
+                        held = old.read_text()
+                        if held != text:
+                            print(f"note: {out} " + config_change(held, json.loads(text)), file=sys.stderr)
                 write_atomic(old, text)
             write_atomic(out / "command.txt", command + "\n")
             env["earlier"] = earlier

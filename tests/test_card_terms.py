@@ -11,8 +11,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-ROOT = Path(__file__).resolve().parents[1]
 from scipy.special import zeta
 
 from jackson.rate_sweep import rate_rule
@@ -302,7 +300,7 @@ def test_the_line_counts_the_m_h_where_e_full_is_within_the_cards_factor_of_the_
 def test_a_full_model_beyond_the_factor_below_the_attention_term_is_said_to_beat_it():
     """e_full / e_attn 0.5 and 0.6 lie beyond 1/WITHIN (0.667): the line names those m_h and says the measured
     attention term is no floor there; 0.8 and 1.1 do not; the rule's limiting term is unchanged."""
-    from jackson.rate_sweep.terms import WITHIN, below_attention, explain, span_text
+    from jackson.rate_sweep.terms import WITHIN, below_attention, span_text
     attn = {1: 1e-3, 2: 1e-3, 3: 1e-3, 4: 1e-3, 5: 1e-3}
     curve = [{"m_h": m, "test_mse": e, "oracle_mse": 1e-2} for m, e in [(1, 0.8e-3), (2, 0.5e-3), (3, 0.6e-3), (4, 1.1e-3),
                                                                         (5, 0.5e-3)]]
@@ -321,7 +319,7 @@ def test_a_full_model_beyond_the_factor_below_the_attention_term_is_said_to_beat
 def _committed_terms():
     import glob
     from jackson.config import read_json
-    for f in sorted(glob.glob(str(ROOT / "reports" / "jackson" / "*" / "summary.json"))):
+    for f in sorted(glob.glob(str(REPORTS / "jackson" / "*" / "summary.json"))):
         s = read_json(Path(f))
         for t in s.get("targets", []):
             if t.get("terms", {}).get("rows"):
@@ -331,7 +329,6 @@ def _committed_terms():
 def test_every_committed_terms_line_is_what_the_code_says_of_its_stored_numbers():
     """A summary built by older code keeps its old words: recompute each committed folder's Eq. (17) line from the
     numbers the folder stores (its curve and the reference terms per m_h) and compare it with the line it shows."""
-    from jackson.rate_sweep.terms import explain
     seen = 0
     for name, t in _committed_terms():
         tm = t["terms"]
