@@ -100,7 +100,7 @@ def t_range(measured, tail_by_m, lo=None, hi=None):
     ms = sorted(tail_by_m)
     return {"fit_m_h": ms, "exponents": {"test": {"slope": measured, "lo": measured - 0.02 if lo is None else lo,
                                                   "hi": measured + 0.02 if hi is None else hi}},
-            "bound": [{"m_h": m, "tail_energy": v} for m, v in tail_by_m.items()]}
+            "bound": [{"m_h": m, "tail_energy": v} for m, v in tail_by_m.items()], "checks": {"outliers": []}}
 
 
 def test_the_rule_says_each_of_its_verdicts_and_names_what_is_missing():
@@ -115,6 +115,30 @@ def test_the_rule_says_each_of_its_verdicts_and_names_what_is_missing():
     t = t_range(-1.6, tail)
     t["exponents"]["test"]["slope"] = float("nan")
     assert rate_rule.judge(t)["verdict"] == "inconclusive" and "unreadable" in rate_rule.judge(t)["line"]
+
+
+def test_an_optimisation_outlier_in_a_range_keeps_that_range_from_deciding():
+    """Nested models: a member far above the best smaller m_h of its seed measures the optimiser.  Its range is
+    inconclusive whichever way it would have read (here reproduced, then not reproduced), with d still shown; a range
+    without it is judged; an absent or unreadable outlier check decides nothing either."""
+    tail = {m: m ** -1.6 for m in (1, 2, 4, 8, 16)}
+    t = t_range(-1.6, {m: tail[m] for m in (1, 2, 4, 8)})
+    t["exponents_by_range"] = {"1..16": {"m_h": [1, 2, 4, 8, 16], "test": {"slope": -0.8, "lo": -0.82, "hi": -0.78}}}
+    t["bound"] = [{"m_h": m, "tail_energy": v} for m, v in tail.items()]
+    assert rate_rule.judge(t)["verdict"] == "partly"
+    t["checks"]["outliers"] = [{"m_h": 16, "seed": 2, "test_mse": 7e-3, "best_smaller": 1e-4}]
+    j = rate_rule.judge(t)
+    assert [r["verdict"] for r in j["ranges"]] == ["reproduced", "inconclusive"] and j["verdict"] == "reproduced"
+    assert j["ranges"][1]["d"] == pytest.approx(-0.8 + 1.6, abs=0.05)
+    assert "would read not reproduced" in j["line"] and "m_h 16 seed 2 ended 70x above its best smaller m_h" in j["line"]
+    t["checks"]["outliers"].append({"m_h": 2, "seed": 0, "test_mse": 1.0, "best_smaller": 0.1})
+    j = rate_rule.judge(t)
+    assert [r["verdict"] for r in j["ranges"]] == ["inconclusive", "inconclusive"] and j["verdict"] == "inconclusive"
+    assert "2 optimisation outliers" in j["ranges"][1]["why"] and "would read reproduced" in j["ranges"][0]["why"]
+    for broken in (None, "no", [{"m_h": 3, "seed": 0}], [{"m_h": "3", "seed": 0, "test_mse": 1.0, "best_smaller": 0.1}]):
+        t["checks"] = {} if broken is None else {"outliers": broken}
+        j = rate_rule.judge(t)
+        assert j["verdict"] == "inconclusive" and "no readable optimisation-outlier check" in j["line"], broken
 
 
 def test_both_ranges_are_judged_and_a_second_range_can_make_it_partly():

@@ -99,7 +99,7 @@ def rate_target(alpha, slope, lo, hi, oracle=None, n_seeds=3, tail_slope="asympt
     bound = ([{"m_h": m, "tail_energy": 0.3 * m ** tail_slope, "attention_term": 1.0} for m in (1, 2, 4, 8)]
              if tail_slope is not None else [])
     return {"alpha": alpha, "rank": "inf", "m_ff": 128, "n_seeds": n_seeds, "features": "learned",
-            "predicted_exponent": -(2 * alpha - 1), "fit_m_h": [1, 2, 4, 8], "exponents": ex, "checks": {},
+            "predicted_exponent": -(2 * alpha - 1), "fit_m_h": [1, 2, 4, 8], "exponents": ex, "checks": {"outliers": []},
             "bound": bound, **kw}
 
 

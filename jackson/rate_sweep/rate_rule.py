@@ -18,6 +18,12 @@ run holds (1..16 on the card) -- is judged on its own:
 d = measured - reference.  A range is reproduced when the whole interval of d lies within +-EXPONENT_TOL, partly when
 the interval only reaches that band, not reproduced otherwise.  Any piece of evidence that is absent or unreadable
 (NaN, inf, not a number) makes that range inconclusive and is named -- it is never read as agreement or as failure.
+So does an optimisation outlier inside the range (t["checks"]["outliers"]: a member that ended more than
+checks.OUTLIER_FACTOR x above the best smaller m_h of its seed).  The models are nested -- a larger m_h can copy a
+smaller one -- so such a member measures a failed optimisation, not the rate, and it moves the fitted exponent
+either way: at the end of a range it flattens the slope, at its start it steepens it.  The range's d is still
+shown.  A summary without that check (an older one) cannot show its range is free of outliers, so that range is
+inconclusive as well.
 Over the ranges judged: reproduced when all are, not reproduced when all are, partly otherwise; inconclusive when
 none could be judged.  Standard library only: the report imports this without numpy or torch.
 """
@@ -112,6 +118,9 @@ def judge_range(t: dict, ms) -> dict:
                               "unreadable bound)")
     if ref is None:
         out["missing"].append(f"no exact tail sum_(i > m_h) sigma_i^2 at every m_h of {label(ms)} in summary.json")
+    bad = outliers_in(t, ms)
+    if bad is None:
+        out["missing"].append(f"no readable optimisation-outlier check of m_h {label(ms)} in summary.json")
     if out["missing"]:
         out["verdict"], out["why"] = INCONCLUSIVE, "; ".join(out["missing"])
         return out
@@ -127,6 +136,32 @@ def judge_range(t: dict, ms) -> dict:
     else:
         out["verdict"] = NOT_REPRODUCED
         out["why"] = "steeper than the exact tail" if dhi < -EXPONENT_TOL else "shallower than the exact tail"
+    if bad:                       # a failed optimisation inside the range: its slope is partly the optimiser's
+        named = ", ".join(f"m_h {o['m_h']} seed {o['seed']} ended {o['ratio']:.3g}x above its best smaller m_h"
+                          for o in bad)
+        out["missing"].append(f"optimisation outlier{'s' if len(bad) > 1 else ''} in m_h {label(ms)}: {named}")
+        out["why"] = (f"would read {out['verdict']} ({out['why']}), but the range holds "
+                      + ("an optimisation outlier" if len(bad) == 1 else f"{len(bad)} optimisation outliers")
+                      + f" ({named}; the models are nested, so such a member measures the optimiser, not the rate)")
+        out["verdict"] = INCONCLUSIVE
+    return out
+
+
+def outliers_in(t: dict, ms) -> list[dict] | None:
+    """The optimisation outliers of t (checks["outliers"]) whose m_h lies in `ms`, each with its ratio to the best
+    smaller m_h of its seed; None where the check is absent or an entry of it is unreadable -- then no range can show
+    it is free of them."""
+    found = (t.get("checks") or {}).get("outliers") if isinstance(t.get("checks"), dict) else None
+    if not isinstance(found, list):
+        return None
+    out = []
+    for o in found:
+        m, seed = (o.get("m_h"), o.get("seed")) if isinstance(o, dict) else (None, None)
+        e, best = (number(o.get("test_mse")), number(o.get("best_smaller"))) if isinstance(o, dict) else (None, None)
+        if not isinstance(m, int) or isinstance(m, bool) or e is None or best is None or best <= 0:
+            return None
+        if m in ms:
+            out.append({"m_h": m, "seed": seed, "ratio": e / best})
     return out
 
 
