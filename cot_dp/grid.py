@@ -199,13 +199,13 @@ def validate(cfg: SweepConfig) -> None:
 def check_memory(cfg: SweepConfig) -> None:
     """Each (task, size, model, D) of the grid priced before any data is made (`cot_dp.settings.run_bytes`): the
     sequence length from a few examples of the task at that size (their longest, with <eos>), or --max-len.  Then
-    the sweep's time (`jackson.budget.check_time`): every cell's steps x a floor on its step's FLOPs
+    the sweep's time (`jackson.budget.check_time`): each cell still to train, its steps x a floor on a step's FLOPs
     (`cot_dp.settings.step_flops_floor`), unless it trains nothing (--estimate) or runs on a CUDA device (no rate
     measured there)."""
     from jackson import budget
     from .data import generation_bytes, longest_example
     from .settings import check_run_memory, step_flops_floor
-    flops, cells, steps = 0.0, 0, cfg.train.total_steps(cfg.n_train)
+    floor, steps = {}, cfg.train.total_steps(cfg.n_train)
     for task in cfg.task_list():
         for s in cfg.sizes_of(task):
             t = cfg.task_cfg(task, s)
@@ -216,7 +216,10 @@ def check_memory(cfg: SweepConfig) -> None:
                 for D in cfg.dims_of(task):
                     model = ModelConfig(model=m, d_model=D, arch=cfg.arch)
                     check_run_memory(model, cfg.train, L, vocab, f"{task} size {s}")
-                    flops += len(cfg.seeds) * steps * step_flops_floor(model, cfg.train, L, vocab)
-                    cells += len(cfg.seeds)
-    if cfg.device == "cpu" and not cfg.estimate:
-        budget.check_time("this sweep", flops, f"{cells:,} cell{'s' if cells != 1 else ''} x {steps:,} steps")
+                    floor[(task, s, m, D)] = step_flops_floor(model, cfg.train, L, vocab)
+    if cfg.device == "cpu" and not cfg.estimate:      # the cells still to train: a resumed run's finished ones cost nothing
+        from jackson.sweep import left_text, unfinished
+        every = cfg.cells()
+        left = unfinished(every, cfg.resolved_out())
+        flops = sum(steps * floor[(c.task.name, c.task.size, c.model.model, c.model.d_model)] for c in left)
+        budget.check_time("this sweep", flops, f"{left_text(len(left), len(every))} x {steps:,} steps")

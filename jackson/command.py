@@ -31,8 +31,8 @@ GLOBAL_HELP = {
                     "estimate is larger is refused before anything runs (default: $JACKSON_MAX_MEMORY, else this "
                     "machine's memory)",
     "--max-hours": "the compute time this run may plan to use, in hours (or with s, m, d: 90m, 3d); a training "
-                   "request whose work at the fastest rate measured on the lab's machine takes longer is refused "
-                   "before anything runs (default: $JACKSON_MAX_HOURS, else 48)",
+                   "request whose work (a resumed grid's finished cells not counted) at the fastest rate measured on "
+                   "the lab's machine takes longer is refused before anything runs (default: $JACKSON_MAX_HOURS, else 48)",
     "--status": "print where this command's run stands in its --out (finished cells, fits in progress with their "
                 "step and time left, cells not started) and exit; trains and writes nothing, safe beside a live run",
 }

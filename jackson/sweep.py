@@ -190,6 +190,18 @@ def _debris(cells_dir: Path, cells) -> list[Path]:
     return [p for p in cells_dir.glob(".tmp-*") if re.fullmatch(r"\.tmp-[\w.+-]+-\d+", p.name) and p.is_dir()]
 
 
+def unfinished(cells: list[CellLike], out_dir: str | os.PathLike) -> list[CellLike]:
+    """The cells not yet finished in `out_dir`: a finished cell is its folder cells/<key>, which `run_cells` skips.  A
+    resumed run is priced by these (each runner's time check): the work it has left, not the work it has done."""
+    cells_dir = Path(out_dir) / "cells"
+    return [c for c in cells if not (cells_dir / c.key()).exists()]
+
+
+def left_text(left: int, total: int) -> str:
+    """'N cells' for a fresh run, 'N of M cells left' for a resumed one (a time check's count in words)."""
+    return f"{left:,} cell{'s' if left != 1 else ''}" + (f" of {total:,} left" if left < total else "")
+
+
 def run_cells(cells: list[CellLike], out_dir: str | os.PathLike, scheduler: str | None = None,
               progress: bool = True) -> list[Path]:
     """Run every unfinished cell, in-process or on the Dask scheduler at `scheduler`.
@@ -204,7 +216,7 @@ def run_cells(cells: list[CellLike], out_dir: str | os.PathLike, scheduler: str 
     cells_dir.mkdir(parents=True, exist_ok=True)
     for stale in _debris(cells_dir, cells):
         shutil.rmtree(stale, ignore_errors=True)  # debris of a killed run (the run folder's lock says none is live)
-    todo = [c for c in cells if not (cells_dir / c.key()).exists()]
+    todo = unfinished(cells, cells_dir.parent)
     if progress and len(todo) < len(cells):
         print(f"resuming: {len(cells) - len(todo)} of {len(cells)} cells already finished")
     # cells a stopped run left part-trained (a resume checkpoint) go first, so their steps are not held back

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 
 import pytest
 
@@ -36,6 +37,12 @@ FAULT_CASES = [
      "command": "JACKSON_MAX_HOURS=0.01 jackson-sweep --quick --steps 1000000   # or --max-hours 10s, 'soon'",
      "expect": "the limit is the setting's (named in the line); an unreadable one is one line; a larger one passes",
      "test": T + "test_max_hours_and_its_environment_setting_set_the_limit"},
+    {"id": "resumed-grid-priced-by-cells-left", "class": "bounded",
+     "command": "jackson-sweep --alpha 0.55,1.0,1.5 --rank 2,6,inf --max-hours 1   # rerun of a grid most of whose cells "
+                "are finished (also jackson-tasks, rnn-compare, cot-dp sweep)",
+     "expect": "priced by the cells it has left, the line counting them ('1 cell of 27 left'); a grid with every cell "
+               "finished passes any limit and only rebuilds its tables",
+     "test": T + "test_a_resumed_run_is_priced_by_the_cells_it_has_left"},
     {"id": "cot-dp-full-preset-on-cpu", "class": "bounded",
      "command": "cot-dp sweep --full --task arithmetic   # the paper's 100 epochs of 1M examples, on this CPU",
      "expect": "exit 2, one line: needs at least years of compute, more than 48 h; --estimate and a CUDA device are "
@@ -206,3 +213,47 @@ def RELIABILITY_SECTION() -> tuple[str, str]:
 def _rule_deadline() -> float:
     from jackson.verdict import RULE_DEADLINE_S
     return RULE_DEADLINE_S
+
+
+def _four_runners(tmp_path):
+    """Each runner's request of 10^12 steps (cot-dp: the paper's full preset), written to its own folder under
+    tmp_path: (name, its cells, the pricing its validation runs)."""
+    from cot_dp.grid import PRESETS, SweepConfig, check_memory
+    from jackson.app_b import config as tasks
+    from jackson.app_b.cell import cells as task_cells
+    from jackson.hparams import FitConfig
+    from jackson.rate_sweep import cost
+    from jackson.rate_sweep.config import sweep_config
+    from rnn_compare import config as compare
+    huge = 10 ** 12
+    rate = sweep_config(quick=True, seeds=(0, 1), fit={"steps": huge}, out=str(tmp_path / "rate"))
+    task = dataclasses.replace(tasks.NearestPointRun(**tasks.QUICK), out=str(tmp_path / "task"),
+                               fit=dataclasses.replace(tasks.QUICK["fit"], steps=huge),
+                               train=dataclasses.replace(tasks.QUICK["train"], seeds=(0, 1)))
+    comp = compare.CompareConfig(**{**compare.QUICK, "out": str(tmp_path / "compare"),
+                                    "fit": FitConfig(steps=huge, batch_size=32), "rnn_fit": FitConfig(steps=huge, batch_size=32)})
+    cot = dataclasses.replace(SweepConfig(task="arithmetic"), **PRESETS["full"], full=True, out=str(tmp_path / "cot"))
+    return [("jackson-sweep", rate.cells(), rate.resolved_out(), lambda: cost.check(rate)),
+            ("jackson-tasks", task_cells(task), tasks.resolved_out(task), lambda: tasks.check_cost(task)),
+            ("rnn-compare", comp.cells(), comp.out, lambda: compare.check_cost(comp)),
+            ("cot-dp sweep", cot.cells(), cot.resolved_out(), lambda: check_memory(cot))]
+
+
+def test_a_resumed_run_is_priced_by_the_cells_it_has_left(tmp_path, monkeypatch):
+    """A grid run over several sessions resumes: its finished cells (cells/<key>, what run_cells skips) cost nothing.
+    Refused while cells are left, the line counts them ('1 cell of N left'); once every cell is finished the same request
+    passes the limit, whatever the grid would cost from scratch."""
+    from pathlib import Path
+    monkeypatch.setenv(budget.ENV, "1T")                                 # memory is not what this prices
+    for name, cells, out, price in _four_runners(tmp_path):
+        assert len(cells) >= 2, name
+        with pytest.raises(budget.BudgetError) as fresh:
+            price()
+        assert " left" not in str(fresh.value), (name, str(fresh.value))                # a fresh run: every cell
+        for c in cells[:-1]:                     # the last left (rnn-compare's: a Transformer's, the costlier)
+            (Path(out) / "cells" / c.key()).mkdir(parents=True)
+        with pytest.raises(budget.BudgetError) as one:
+            price()
+        assert re.search(r"\b1 cell of \d+ left", str(one.value)), (name, str(one.value))
+        (Path(out) / "cells" / cells[-1].key()).mkdir()
+        price()                                                          # nothing left to train: nothing refused

@@ -135,11 +135,14 @@ def check_cost(cfg) -> None:
     evaluate = budget.transformer_bytes(min(1024, n), t.tau, max(m.n, m.d_v), m.depth, mlp=m.width, train=False)
     parts.update(max((step, evaluate), key=budget.total))
     budget.check(f"one cell of this task (tau {t.tau:,}, {n:,} sequences, width {m.width:,})", parts)
-    seeds = len(tr.seeds)           # then its time, a floor: every seed's cell, fit.steps steps of one model
+    seeds = len(tr.seeds)           # then its time, a floor: each seed's cell still to train, fit.steps steps of one model
+    from ..sweep import left_text, unfinished
+    from .cell import cells
+    left = len(unfinished(cells(cfg), resolved_out(cfg)))
     step = budget.transformer_step_flops(1, min(ft.batch_size, tr.n_train), t.tau, m.width, m.depth, t.d_in, m.n,
                                          m.d_v, tr.m_h + m.d_v)
-    budget.check_time(f"this task ({seeds} seed{'s' if seeds != 1 else ''})", seeds * ft.steps * step,
-                      f"{seeds} cell{'s' if seeds != 1 else ''} x {ft.steps:,} steps")
+    budget.check_time(f"this task ({seeds} seed{'s' if seeds != 1 else ''})", left * ft.steps * step,
+                      f"{left_text(left, seeds)} x {ft.steps:,} steps")
 
 
 # ---- one cell: a task and a seed ---------------------------------------------------------------

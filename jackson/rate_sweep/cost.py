@@ -8,8 +8,8 @@ position), the float32 copies the bank reads, and one training step of the bank 
 (`jackson.budget.transformer_bytes`, the members folded into the batch), or its evaluation in batches of 1,024.
 No torch, no numpy: the sizes are multiplied, nothing is allocated.
 
-The time of the whole sweep (`sweep_flops`, checked by `jackson.budget.check_time`): its cells (widths x targets x
-seeds) x the fit's steps x the FLOPs of one step of the cell's bank (`step_work`: the same estimate as the bank's own
+The time of the sweep (`sweep_flops`, checked by `jackson.budget.check_time`): the cells it has still to train (of
+widths x targets x seeds; a resumed run's finished ones cost nothing) x the fit's steps x the FLOPs of one step of the cell's bank (`step_work`: the same estimate as the bank's own
 `step_work`, jackson.threads.step_flops, from the config alone), at the fastest rate measured on the lab's machine,
 so a floor (evaluations, oracles and the target are left out).  A run on a CUDA device is not priced for time: no
 rate was measured there."""
@@ -72,8 +72,9 @@ def check(cfg) -> None:
                     worst, what = parts, (f"one cell of this sweep (tau {cfg.tau:,}, {cfg.n_train:,} training and "
                                           f"{cfg.n_test:,} held-out sequences, K {k:,}, width {w:,})")
     budget.check(what, worst)
-    if cfg.device == "cpu":
-        flops, how = sweep_flops(cfg)
+    if cfg.device == "cpu":            # a resumed run: only the cells it has still to train
+        from ..sweep import unfinished
+        flops, how = sweep_flops(cfg, unfinished(cfg.cells(), cfg.resolved_out()))
         budget.check_time("this sweep", flops, how)
 
 
@@ -103,13 +104,17 @@ def step_work(cfg, width: int) -> float:
                       attention=batch * tau * tau * M * (max(m_hs) + m.d_v))
 
 
-def sweep_flops(cfg) -> tuple[float, str]:
-    """(the training FLOPs of every cell of the sweep, the count in words)."""
+def sweep_flops(cfg, left: list | None = None) -> tuple[float, str]:
+    """(the training FLOPs of the sweep's cells, the count in words): every cell, or only `left`, the cells a resumed
+    run has still to train (jackson.sweep.unfinished; each cell's MLP width is its model's)."""
+    from ..sweep import left_text
     targets = len(cfg.rank) if cfg.kernel else 1 if (cfg.sigma or cfg.sigma_file) else len(cfg.alpha) * len(cfg.rank)
     cells = len(cfg.widths()) * targets * len(cfg.seeds)
-    per = [step_work(cfg, w) for w in cfg.widths()]
+    per = {w: step_work(cfg, w) for w in cfg.widths()}
+    widths = ([c.model.width for c in left] if left is not None else
+              [w for w in cfg.widths() for _ in range(targets * len(cfg.seeds))])
     members = len(cfg.m_h) * cfg.restarts
     n_steps = cfg.fit.steps * cfg.fit.cycles + cfg.fit.check_steps   # the cap: stopped members still ride in the bank's step
-    flops = targets * len(cfg.seeds) * n_steps * sum(per)
-    return flops, (f"{cells:,} cell{'s' if cells != 1 else ''} x {n_steps:,} steps of a bank of {members:,} "
-                   f"members, up to {max(per) / 1e9:.3g} GFLOP a step")
+    flops = n_steps * sum(per[w] for w in widths)
+    return flops, (f"{left_text(len(widths), cells)} x {n_steps:,} steps of a bank of {members:,} "
+                   f"members, up to {max(per.values()) / 1e9:.3g} GFLOP a step")
