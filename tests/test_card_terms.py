@@ -141,6 +141,20 @@ def test_an_optimisation_outlier_in_a_range_keeps_that_range_from_deciding():
         assert j["verdict"] == "inconclusive" and "no readable optimisation-outlier check" in j["line"], broken
 
 
+def test_a_range_of_one_m_h_says_so_and_decides_nothing():
+    """A fit range holding one m_h (a run of m_h 4, 12, 16 with the fit range 1..8) has no slope: the line says that,
+    not that a tail or an exponent is missing; the other range is still judged."""
+    tail = {m: m ** -1.6 for m in (4, 12, 16)}
+    t = t_range(-1.6, {4: tail[4]})
+    t["exponents"] = {}
+    t["exponents_by_range"] = {"4..16": {"m_h": [4, 12, 16], "test": {"slope": -1.6, "lo": -1.7, "hi": -1.5}}}
+    t["bound"] = [{"m_h": m, "tail_energy": v} for m, v in tail.items()]
+    j = rate_rule.judge(t)
+    assert [r["verdict"] for r in j["ranges"]] == ["inconclusive", "reproduced"] and j["verdict"] == "reproduced"
+    assert j["ranges"][0]["why"] == "the range m_h 4..4 holds one m_h: no slope to fit"
+    assert "no exact tail" not in j["line"] and "no measured exponent" not in j["line"]
+
+
 def test_both_ranges_are_judged_and_a_second_range_can_make_it_partly():
     tail = {m: m ** -1.6 for m in (1, 2, 4, 8, 16)}
     t = t_range(-1.6, {m: tail[m] for m in (1, 2, 4, 8)})

@@ -109,6 +109,10 @@ def judge_range(t: dict, ms) -> dict:
     ref = tail_exponent(t, ms)
     out.update(measured=s, lo=lo, hi=hi, reference=ref, oracle=_control(t, ms, "oracle"),
                attention=_control(t, ms, "attention"))
+    if len(set(ms)) < 2:                  # one m_h has no slope: that, not a missing piece, is why
+        out["missing"].append(f"the range m_h {label(ms)} holds one m_h: no slope to fit")
+        out["verdict"], out["why"] = INCONCLUSIVE, out["missing"][0]
+        return out
     if e is None:
         out["missing"].append(f"no measured exponent over m_h {label(ms)}")
     elif s is None:
