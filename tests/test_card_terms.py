@@ -130,7 +130,7 @@ def test_an_optimisation_outlier_in_a_range_keeps_that_range_from_deciding():
     j = rate_rule.judge(t)
     assert [r["verdict"] for r in j["ranges"]] == ["reproduced", "inconclusive"] and j["verdict"] == "reproduced"
     assert j["ranges"][1]["d"] == pytest.approx(-0.8 + 1.6, abs=0.05)
-    assert "would read not reproduced" in j["line"] and "m_h 16 seed 2 ended 70x above its best smaller m_h" in j["line"]
+    assert "would read not reproduced" in j["line"] and "m_h 16 seed 2 at 70x its best smaller m_h" in j["line"]
     t["checks"]["outliers"].append({"m_h": 2, "seed": 0, "test_mse": 1.0, "best_smaller": 0.1})
     j = rate_rule.judge(t)
     assert [r["verdict"] for r in j["ranges"]] == ["inconclusive", "inconclusive"] and j["verdict"] == "inconclusive"

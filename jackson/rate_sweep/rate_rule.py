@@ -141,12 +141,11 @@ def judge_range(t: dict, ms) -> dict:
         out["verdict"] = NOT_REPRODUCED
         out["why"] = "steeper than the exact tail" if dhi < -EXPONENT_TOL else "shallower than the exact tail"
     if bad:                       # a failed optimisation inside the range: its slope is partly the optimiser's
-        named = ", ".join(f"m_h {o['m_h']} seed {o['seed']} ended {o['ratio']:.3g}x above its best smaller m_h"
-                          for o in bad)
+        named = ", ".join(f"m_h {o['m_h']} seed {o['seed']} at {o['ratio']:.3g}x its best smaller m_h" for o in bad)
         out["missing"].append(f"optimisation outlier{'s' if len(bad) > 1 else ''} in m_h {label(ms)}: {named}")
-        out["why"] = (f"would read {out['verdict']} ({out['why']}), but the range holds "
+        out["why"] = (f"would read {out['verdict']} ({out['why']}), but holds "
                       + ("an optimisation outlier" if len(bad) == 1 else f"{len(bad)} optimisation outliers")
-                      + f" ({named}; the models are nested, so such a member measures the optimiser, not the rate)")
+                      + f" ({named}; nested models: a failed fit, not the rate)")
         out["verdict"] = INCONCLUSIVE
     return out
 
