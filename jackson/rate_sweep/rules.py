@@ -208,9 +208,8 @@ otherwise, steeper or shallower (an upper bound with an unknown constant is met 
 curve is no evidence of this rate). Power condition: a range whose reference falls by less than {EXPONENT_TOL:g} in
 exponent is inconclusive. Absent or unreadable evidence (no exponent, a NaN or infinite one, no interval, no exact
 tail, no outlier check) makes that range inconclusive and is named; it never decides. So does an optimisation outlier
-inside the range (a member the summary flags as ending more than OUTLIER_FACTOR x above the best smaller m_h of its seed,
-the factor in its summary.json's rules: the models are nested, so it measures a failed optimisation, and it moves the
-exponent either way); its d is shown. Over the ranges judged: reproduced when all are,
+in the range (a member above its seed's best smaller m_h by more than the summary's OUTLIER_FACTOR: the models are
+nested, so it is a failed fit); its d is shown. Over the ranges judged: reproduced when all are,
 not reproduced when all are, partly otherwise. Controls, shown: the rank-m_h oracle's exponent and the attention term
 alone's (features given). A floor is reported, not judged. Flagged targets or non-softmax attention: not applicable.
 Ties: features learned before given. """ + BASES_TEXT, {"alpha": (True, positive_number), "ffn": FFN, "bases": BASES})
