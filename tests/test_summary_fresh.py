@@ -20,9 +20,10 @@ from jackson.rate_sweep.summary import cycle_stops
 from jackson.rate_sweep.summary_text import markdown
 
 REPORTS = Path(__file__).resolve().parent.parent / "reports"
-FOLDERS = sorted(Path(f).parent for f in glob.glob(str(REPORTS / "jackson" / "*" / "summary.json")))
-CURRENT = [f for f in FOLDERS if "rules" in read_json(f / "summary.json")]
-OLDER = [f for f in FOLDERS if f not in CURRENT]
+SUMMARIES = {Path(f).parent: read_json(Path(f))          # each read once: every test below reads from here
+             for f in sorted(glob.glob(str(REPORTS / "jackson" / "*" / "summary.json")))}
+CURRENT = [f for f, s in SUMMARIES.items() if "rules" in s]
+OLDER = [f for f in SUMMARIES if f not in CURRENT]
 
 
 def _as_stored(x):
@@ -35,27 +36,26 @@ def test_the_committed_folders_are_found():
 
 @pytest.mark.parametrize("folder", CURRENT, ids=lambda f: f.name)
 def test_summary_md_is_the_rendering_of_summary_json(folder):
-    assert (folder / "summary.md").read_text() == markdown(read_json(folder / "summary.json")), (
+    assert (folder / "summary.md").read_text() == markdown(SUMMARIES[folder]), (
         f"{folder.name}: summary.md is not what the code renders of summary.json (rebuild it by its command.txt)")
 
 
 @pytest.mark.parametrize("folder", CURRENT, ids=lambda f: f.name)
 def test_each_stored_rate_line_is_the_rate_rules_judgement_of_its_target(folder):
-    for t in read_json(folder / "summary.json")["targets"]:
+    for t in SUMMARIES[folder]["targets"]:
         if "rate" in t:
             again = judge({k: v for k, v in t.items() if k != "rate"})
             assert _as_stored(again) == t["rate"], f"{folder.name} alpha {t['alpha']}: the stored rate line is stale"
 
 
-CYCLED = [f for f in CURRENT if "cycle_stops" in read_json(f / "summary.json")]
+CYCLED = [f for f in CURRENT if "cycle_stops" in SUMMARIES[f]]
 
 
 @pytest.mark.parametrize("folder", CYCLED, ids=lambda f: f.name)
 def test_who_stopped_under_the_cycles_rule_is_what_the_folders_tables_give(folder):
     tabs, _ = folder_tables(folder)
-    s = read_json(folder / "summary.json")
     rows = tabs["rows"]
-    for t in s["targets"]:
+    for t in SUMMARIES[folder]["targets"]:
         meta = tabs["meta"][(t["alpha"], str(t["rank"]), t["m_ff"])]
         sel = rows[(rows.alpha == t["alpha"]) & (rows["rank"] == str(t["rank"])) & (rows.m_ff == t["m_ff"])]
         again = cycle_stops(sel, tabs["curve"], fit_config(meta["cell"]["fit"]))
@@ -67,6 +67,6 @@ def test_a_summary_of_the_older_format_decides_no_claim():
     leaves it out) or has no softmax target (Theorem 4.1's model), so its old words cannot reach a verdict."""
     assert OLDER, "no summary of the older format is left: this test can go"
     for f in OLDER:
-        s = read_json(f / "summary.json")
+        s = SUMMARIES[f]
         kinds = {t.get("attention", s.get("attention", "softmax")) for t in s["targets"]}
         assert (f / "SUPERSEDED.md").exists() or "softmax" not in kinds, f"{f.name}: an older summary could decide"

@@ -9,8 +9,10 @@ position), the float32 copies the bank reads, and one training step of the bank 
 No torch, no numpy: the sizes are multiplied, nothing is allocated.
 
 The time of the sweep (`sweep_flops`, checked by `jackson.budget.check_time`): the cells it has still to train (of
-widths x targets x seeds; a resumed run's finished ones cost nothing) x the fit's steps x the FLOPs of one step of the cell's bank (`step_work`: the same estimate as the bank's own
-`step_work`, jackson.threads.step_flops, from the config alone), at the fastest rate measured on the lab's machine,
+widths x targets x seeds; a resumed run's finished ones cost nothing: `check` reads their keys from `cfg.cells()`,
+which the validation builds next anyway) x the fit's steps x the FLOPs of one step of the cell's bank (`step_work`:
+the same estimate as the bank's own `step_work`, jackson.threads.step_flops, from the config alone), at the fastest
+rate measured on the lab's machine,
 so a floor (evaluations, oracles and the target are left out).  A run on a CUDA device is not priced for time: no
 rate was measured there."""
 from __future__ import annotations

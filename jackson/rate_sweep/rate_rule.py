@@ -154,17 +154,19 @@ def outliers_in(t: dict, ms) -> list[dict] | None:
     """The optimisation outliers of t (checks["outliers"]) whose m_h lies in `ms`, each with its ratio to the best
     smaller m_h of its seed; None where the check is absent or an entry of it is unreadable -- then no range can show
     it is free of them."""
-    found = (t.get("checks") or {}).get("outliers") if isinstance(t.get("checks"), dict) else None
+    checks = t.get("checks")
+    found = checks.get("outliers") if isinstance(checks, dict) else None
     if not isinstance(found, list):
         return None
     out = []
     for o in found:
-        m, seed = (o.get("m_h"), o.get("seed")) if isinstance(o, dict) else (None, None)
-        e, best = (number(o.get("test_mse")), number(o.get("best_smaller"))) if isinstance(o, dict) else (None, None)
+        if not isinstance(o, dict):
+            return None
+        m, e, best = o.get("m_h"), number(o.get("test_mse")), number(o.get("best_smaller"))
         if not isinstance(m, int) or isinstance(m, bool) or e is None or best is None or best <= 0:
             return None
         if m in ms:
-            out.append({"m_h": m, "seed": seed, "ratio": e / best})
+            out.append({"m_h": m, "seed": o.get("seed"), "ratio": e / best})
     return out
 
 
