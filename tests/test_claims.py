@@ -55,9 +55,12 @@ def judge(root: Path, claim_id: str) -> claims.Row:
 # ---- Theorem 4.1 and Fig. 1 ----------------------------------------------------------------------------
 
 def knee_target(alpha, rank, per_seed, curve, **kw):
+    """A finite-rank target with every piece the knee rule reads: per-seed knees, the curve, the rank-m_h oracle (1 below
+    the rank, 0 from it: the control) and an outlier check that found none."""
     return {"alpha": alpha, "rank": rank, "m_ff": 128, "n_seeds": len(per_seed), "features": "learned",
-            "checks": {"knee_per_seed": per_seed, "knee_drop": sorted(per_seed)[len(per_seed) // 2]},
-            "curve": [{"m_h": m, "test_mse": e, "test_median": e} for m, e in curve.items()], **kw}
+            "checks": {"knee_per_seed": per_seed, "knee_drop": sorted(per_seed)[len(per_seed) // 2], "outliers": []},
+            "curve": [{"m_h": m, "test_mse": e, "test_median": e, "oracle_mse": 1.0 if m < int(rank) else 0.0}
+                      for m, e in curve.items()], **kw}
 
 
 def sweep(targets, **kw) -> dict:

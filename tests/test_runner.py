@@ -421,8 +421,23 @@ def test_summarize_finite_rank_with_m_h_at_rank(tmp_path):
     assert pd.read_csv(dirs[0] / "rows.csv").oracle_mse.iloc[1] == 0.0   # exact oracle at m_h = r
     tabs = collect(tmp_path, dirs)
     s = summarize(tmp_path, tabs, (1, 2), "test")
-    assert "knee_drop" in s["targets"][0]["checks"]
+    t = s["targets"][0]
+    assert "knee_drop" in t["checks"]
     assert "| 2 |" in (tmp_path / "summary.md").read_text()
+    # the summary's knee line is the one knee rule's judgement, and the ledger's knee rule reads the same verdict
+    from jackson.rate_sweep.knee_rule import judge as judge_knee
+    from jackson.rate_sweep.rules import knee
+    from jackson.verdict import Claim, Run
+    assert t["knee"] == judge_knee({k: v for k, v in t.items() if k != "knee"})
+    assert t["knee"]["line"] in (tmp_path / "summary.md").read_text()
+    run = Run("jackson/t", tmp_path, {"seeds": [0], "quick": False}, s, "test", "")
+    claim = Claim("K", "", "", "", "", "knee", "", (("alpha", t["alpha"]), ("rank", "2")))
+    o = knee(claim, run)
+    if t["degenerate"].get("flag"):       # a tiny fit may be uninformative: the ledger then says so first
+        assert o.verdict == "not applicable" and t["degenerate"]["why"] in o.measured
+        run.summary = {**s, "targets": [{**t, "degenerate": {"flag": False}}]}
+        o = knee(claim, run)
+    assert (o.verdict, o.value) == (t["knee"]["verdict"], t["knee"]["drop"]) and t["knee"]["line"] in o.measured
 
 
 def test_collect_mixed_finite_and_inf_rank(tmp_path):

@@ -1,5 +1,6 @@
 """A committed summary says what the code says of the numbers its folder stores: summary.md is the rendering of
-summary.json, each rank-inf target's rate line is the one rate rule's judgement of that target, and each cycled
+summary.json, each rank-inf target's rate line is the one rate rule's judgement of that target, each finite-rank
+target's knee line is the one knee rule's (and every finite-rank target of the format has one), and each cycled
 target's count of who stopped, who was still falling and who stopped on a setback is what its own tables give.
 A summary written by older code keeps its old words until its folder is rebuilt; these tests find it.  Summaries
 of the format before the rules' values were recorded (no "rules" key) are held to one thing: none may decide a
@@ -15,6 +16,7 @@ import pytest
 from jackson.config import read_json
 from jackson.hparams import fit_config
 from jackson.rate_sweep.plots import folder_tables
+from jackson.rate_sweep.knee_rule import judge as judge_knee
 from jackson.rate_sweep.rate_rule import judge
 from jackson.rate_sweep.summary import cycle_stops
 from jackson.rate_sweep.summary_text import markdown
@@ -46,6 +48,15 @@ def test_each_stored_rate_line_is_the_rate_rules_judgement_of_its_target(folder)
         if "rate" in t:
             again = judge({k: v for k, v in t.items() if k != "rate"})
             assert _as_stored(again) == t["rate"], f"{folder.name} alpha {t['alpha']}: the stored rate line is stale"
+
+
+@pytest.mark.parametrize("folder", CURRENT, ids=lambda f: f.name)
+def test_each_stored_knee_line_is_the_knee_rules_judgement_of_its_target(folder):
+    for t in SUMMARIES[folder]["targets"]:
+        if t["rank"] != "inf" and t.get("term", "full") == "full" and "knee_drop" in t["checks"]:
+            assert "knee" in t, f"{folder.name} alpha {t['alpha']} rank {t['rank']}: no knee line (older code)"
+            again = judge_knee({k: v for k, v in t.items() if k != "knee"})
+            assert _as_stored(again) == t["knee"], f"{folder.name} alpha {t['alpha']} rank {t['rank']}: stale knee"
 
 
 CYCLED = [f for f in CURRENT if "cycle_stops" in SUMMARIES[f]]

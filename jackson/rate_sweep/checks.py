@@ -8,10 +8,11 @@ import numpy as np
 import pandas as pd
 
 from ..rates import fit_power_law, predicted_exponent
+from . import knee_rule
 
 
 # ---- the stated rules behind every verdict of summary.md ----------------------------------------
-KNEE_MIN = 10.0          # finite rank r: median over seeds of e(r-1)/e(r) >= this shows Theorem 4.1's "exact once m_h >= r"
+KNEE_MIN = knee_rule.KNEE_MIN    # finite rank r: a median over seeds of e(r-1)/e(r) >= this (the knee rule's, knee_rule.py)
 OUTLIER_FACTOR = 3.0     # a member more than this x above the best smaller m_h (same target and seed) failed to optimise ...
 OUTLIER_FLOOR = 1e-8     # ... and above this (~1e-6 of Var(y) on these targets): below it members sit near float32 round-off
 SELF_WEIGHT_MAX = 0.5    # degenerate target: mean self-attention weight above this (each token mostly attends to itself), or

@@ -31,7 +31,7 @@ def _sweep(argv: list[str]):
 def exponent_lines(summary: dict) -> list[str]:
     """One line per target: its fitted exponent, and on the same line what would make it untrustworthy
     (members not converged or diverged, a degenerate target, the finite-rank knee verdict)."""
-    from .summary_text import format_exponent as _fmt_exp, not_power_law, rate_short, target_law   # here: --help loads no pandas
+    from .summary_text import format_exponent as _fmt_exp, knee_short, not_power_law, rate_short, target_law   # here: --help loads no pandas
     out = []
     for t in summary["targets"]:
         e = t["exponents"].get("test")
@@ -84,7 +84,9 @@ def exponent_lines(summary: dict) -> list[str]:
         if t.get("degenerate", {}).get("flag"):
             notes.append(t["degenerate"]["why"])
         ch = t.get("checks", {})
-        if "knee_drop" in ch:
+        if t.get("knee"):
+            notes.append(knee_short(t["knee"]))
+        elif "knee_drop" in ch:
             r = int(t["rank"])
             notes.append(f"knee e({r - 1})/e({r}) {ch['knee_drop']:.3g}x, median of {len(ch['knee_per_seed'])} seed(s) "
                          f"({'shown' if ch['knee_ok'] else 'NOT shown'} by the >= 10x rule)")

@@ -13,8 +13,8 @@ from ..verdict import (INCONCLUSIVE, NOT_APPLICABLE, NOT_REPRODUCED, PARTLY, REP
     finite_rank, fmt_f, fmt_g, one_of, positive_number, rule, same, seed_bootstrap, seed_range)
 
 from .axes import CONSTRUCTIONS, families_of, pair_name
+from .knee_rule import KNEE_MIN, judge as judge_knee
 from .rate_rule import EXPONENT_TOL, judge as judge_rate, number, tail_exponent as _tail_exponent
-KNEE_MIN = 10.0        # an order of magnitude: the finite-rank knee (the sweep's own KNEE_MIN, jackson/rate_sweep/checks.py)
 FFN = (False, one_of("gelu", "relu", "sin"))   # the FFN class a claim is about (optional; default gelu)
 BASES = (False, one_of("fourier", "legendre"))   # the POD bases a claim is about (optional; default fourier: the paper's)
 BASES_TEXT = ("Bases: a claim is about one family of POD bases, the paper's sin/cos constructions (`fourier`, the "
@@ -116,84 +116,30 @@ def _jackson_target(claim: Claim, run: Run, rank: str):
     return t, n, order
 
 
-@rule("knee", "jackson", f"""Theorem 4.1, finite rank r: with m_h >= r the error can reach ~0. Reproduced when the
-held-out MSE falls at least {KNEE_MIN:g}x from m_h = r - 1 to m_h = r (median over seeds of e(r-1)/e(r), the
-sweep's knee check) and stays down: the median-over-seeds MSE at every m_h >= r is at least {KNEE_MIN:g}x
-below that at m_h = r - 1 (at m_h >= r the rank-m_h oracle is exactly 0); partly when it falls at r but
-climbs back at a larger m_h; not reproduced when it does not fall {KNEE_MIN:g}x at r. Power condition: a
-{KNEE_MIN:g}x knee can show only where the rank-(r-1) oracle (what the target loses at rank r - 1) is at least
-{KNEE_MIN:g}x above the trained floor (the median over m_h >= r of the median-over-seeds MSE); where it is not,
-a knee that did not show is inconclusive, not a failure. Control: the oracle curve itself (its knee at r is
-infinite). A degenerate target or
-uninformative fit (the sweep's flags), or non-softmax attention: not applicable. Ties: the full Eq. (5)
-model (features learned) before given features. """ + BASES_TEXT, {"alpha": (True, positive_number), "rank": (True, finite_rank), "ffn": FFN, "bases": BASES})
+@rule("knee", "jackson", f"""Theorem 4.1, finite rank r: with m_h >= r the error can reach ~0. Judged by the one knee
+rule the sweep's summary and printed line use (jackson/rate_sweep/knee_rule.py). Evidence: the knee e(r-1)/e(r), the
+median over seeds of each seed's ratio, and the median-over-seeds MSE at every m_h >= r. Reproduced when the knee is
+at least {KNEE_MIN:g}x and every m_h >= r stays at least {KNEE_MIN:g}x below m_h = r - 1; partly when it falls at r
+but climbs back at a larger m_h; not reproduced when it does not fall {KNEE_MIN:g}x at r. Power condition: a
+{KNEE_MIN:g}x knee can show only where the rank-(r-1) oracle is at least {KNEE_MIN:g}x above the trained floor (the
+median over m_h >= r); where it is not, a knee that did not show is inconclusive. Control: the rank-m_h oracle lies
+{KNEE_MIN:g}x below its m_h = r - 1 value at every m_h >= r (0 for a rank-r target), else inconclusive. Absent or
+unreadable evidence (the knee, a seed's knee, an error, the oracle, the outlier check) makes the verdict inconclusive
+and is named; so does an optimisation outlier at m_h r - 1 or r, or a climb only at m_h holding outliers (nested
+models: a failed fit). What the rest would read is shown. Degenerate target, uninformative fit or non-softmax
+attention: not applicable. Ties: features learned before given. """ + BASES_TEXT, {"alpha": (True, positive_number), "rank": (True, finite_rank), "ffn": FFN, "bases": BASES})
 def knee(claim: Claim, run: Run) -> Outcome | None:
-    r = int(claim.p["rank"])
     found = _jackson_target(claim, run, claim.p["rank"])
     if found is None or isinstance(found, Outcome):
         return found                      # the run has no such target, or cannot test it (not applicable)
     t, n, order = found
-    ch = t.get("checks", {})
-    raw_drop, raw_seeds = ch.get("knee_drop"), ch.get("knee_per_seed")
-    curve_rows = [c for c in t.get("curve") or [] if isinstance(c, dict) and isinstance(c.get("m_h"), (int, float))]
-    if raw_drop is None and raw_seeds is None and not curve_rows:
+    ch = t.get("checks") if isinstance(t.get("checks"), dict) else {}
+    if ch.get("knee_drop") is None and ch.get("knee_per_seed") is None and not t.get("curve"):
         return None                       # not a knee folder at all
-    per_seed = [v for v in (raw_seeds or []) if _knee_value(v) is not None]
-    drop = _knee_value(raw_drop)
-    curve = {int(c["m_h"]): c.get("test_median", c.get("test_mse")) for c in curve_rows}
-    unreadable = sorted(m for m, v in curve.items() if number(v) is None)
-    after = [curve[m] for m in curve if m >= r and m not in unreadable]
-    before = number(curve.get(r - 1))
-    missing = []
-    if drop is None:
-        missing.append(f"the knee e({r - 1})/e({r}) is " + ("absent" if raw_drop is None else f"unreadable ({raw_drop!r})"))
-    if before is None:
-        missing.append(f"the error at m_h = {r - 1} is " + ("absent" if r - 1 not in curve else "unreadable"))
-    if unreadable:
-        missing.append("unreadable error at m_h " + ", ".join(map(str, unreadable)))
-    if isinstance(n, int) and n > len(per_seed) and raw_seeds is not None:
-        missing.append(f"{n - len(per_seed)} of {n} seeds could not be measured at m_h {r - 1}, {r}")
-    stay = (math.inf if max(after) == 0 else before / max(after)) if after and before is not None else None
-    spread = f"; per seed {fmt_g(min(per_seed))}-{fmt_g(max(per_seed))}" if len(per_seed) > 1 else ""
-    text = (f"{_setting(run, t)}: e({r - 1})/e({r}) = {fmt_g(drop) if drop is not None else 'n/a'} (median{spread}); "
-            + ((f"every m_h >= {r} stays at least {fmt_g(stay)}x below m_h = {r - 1}" if stay >= 1 else
-                f"the worst m_h >= {r} ends {fmt_g(1 / stay)}x above m_h = {r - 1}") if stay is not None
-               else f"the error past m_h = {r} is not measured"))
-    oracle = number({int(c["m_h"]): c.get("oracle_mse") for c in curve_rows}.get(r - 1))
-    floor = statistics.median(after) if after else None
-    if oracle is not None and floor is not None and floor > 0:
-        text += f"; power: rank-{r - 1} oracle {fmt_g(oracle, 2)} is {fmt_g(oracle / floor)}x the trained floor {fmt_g(floor, 2)}"
-    if drop is None:
-        v = INCONCLUSIVE
-    elif drop < KNEE_MIN:
-        # a knee that did not show is evidence against the claim only where one could have shown (the power condition)
-        if oracle is None:
-            v = INCONCLUSIVE
-            missing.append(f"the power reference (the rank-{r - 1} oracle) is absent or unreadable")
-        elif floor is None:
-            v = INCONCLUSIVE
-            missing.append(f"no readable error at m_h >= {r} to set the trained floor")
-        elif floor > 0 and oracle < KNEE_MIN * floor:
-            v, text = INCONCLUSIVE, text + f" (< {KNEE_MIN:g}x: a {KNEE_MIN:g}x knee could not show)"
-        else:
-            v = NOT_REPRODUCED
-    elif stay is None:
-        v = INCONCLUSIVE                  # the knee shows; whether it stays down is not measured
-    elif stay >= KNEE_MIN:
-        v = REPRODUCED
-    else:
-        v = PARTLY
-    if missing:
-        text += "; cannot tell from: " + "; ".join(missing) if v == INCONCLUSIVE else "; " + "; ".join(missing)
-    lo, hi, interval = seed_range(per_seed, "the per-seed e(r-1)/e(r)")
-    return Outcome(v, text, n, drop, lo, hi, "e(r-1)/e(r), median over seeds", order, interval)
-
-
-def _knee_value(v) -> float | None:
-    """A knee ratio as read: a number > 0 (inf for an error of exactly 0 from m_h = r), else None (unreadable)."""
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v or v <= 0:
-        return None
-    return float(v)
+    j = judge_knee({**t, "n_seeds": t.get("n_seeds", n)})
+    lo, hi, interval = seed_range(j["per_seed"], "the per-seed e(r-1)/e(r)")
+    return Outcome(j["verdict"], f"{_setting(run, t)}: {j['line']}", n, j["drop"], lo, hi,
+                   "e(r-1)/e(r), median over seeds", order, interval)
 
 
 @rule("rate", "jackson", f"""Theorem 4.1, rank inf: the error decays like m_h^-(2 alpha - 1) (Sec. 5.1). Judged by the one rate

@@ -11,6 +11,7 @@ from ..runfolder import write_atomic
 from ..config import RunFailed
 from ..rates import bound_terms, fit_power_law, predicted_exponent
 from .blocks import read_blocks
+from .knee_rule import judge as judge_knee
 from .rate_rule import judge as judge_rate, label
 from .references import attn_curves, ff_curves
 from .terms import explain
@@ -217,6 +218,8 @@ def summarize(out_dir: Path, tabs: dict, fit_range: tuple[int, int], command: st
     for t in summary["targets"]:
         if t["rank"] == "inf" and t.get("term", "full") == "full":
             t["rate"] = judge_rate(t)       # the one rate rule: the printed line and the ledger read the same
+        elif t["rank"] != "inf" and t.get("term", "full") == "full" and "knee_drop" in t["checks"]:
+            t["knee"] = judge_knee(t)       # the one knee rule, likewise
     if reference is not None:
         summary["reference"] = {k: v for k, v in reference.items() if k not in ("targets", "blocks")}
         for t in summary["targets"]:

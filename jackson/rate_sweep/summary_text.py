@@ -9,6 +9,7 @@ import numpy as np
 from ..rates import law_text, spectrum_law
 from .checks import FLOOR_SHARE, KNEE_MIN, OUTLIER_FACTOR, OUTLIER_FLOOR, SELF_WEIGHT_MAX, TRACK_SLOPE, TRIVIAL_FACTOR
 from .axes import pair_name
+from .knee_rule import knee_short
 from .rate_rule import EXPONENT_TOL
 from .tables import ATTENTION_TEXT, L1_KINDS, ORACLES, RHO_HAT
 
@@ -138,6 +139,8 @@ def verdict_lines(s: dict) -> list[str]:
                        "rules do not apply")
         elif deg.get("flag"):
             verdict = deg["why"] + " -- its curve is not evidence about the coupling rank"
+        elif t.get("knee"):
+            verdict = knee_short(t["knee"])
         elif "knee_drop" in ch:
             verdict = (f"knee e({int(t['rank']) - 1})/e({t['rank']}) median {ch['knee_drop']:.3g}x over "
                        f"{len(ch['knee_per_seed'])} seeds (min {min(ch['knee_per_seed']):.3g}x): "
@@ -231,8 +234,9 @@ def markdown(s: dict) -> str:
          + s.get("stop_rule", COSINE_RULE) + cycle_text(folder_cycles(s)) + " The Eq. (17) attention term is "
          "tau^2 C0 C1 m_h^-(2alpha-1) for the L1 error summed over t (the feed-forward term needs beta and C2, which a "
          "target does not determine).", "",
-         "Rules behind the verdicts (jackson/rate_sweep/checks.py): finite rank r -- the knee e(r-1)/e(r), median over seeds, "
-         f">= {KNEE_MIN:g}x; rank inf -- the rate rule (jackson/rate_sweep/rate_rule.py, the one the claims ledger uses): "
+         "Rules behind the verdicts (jackson/rate_sweep/checks.py): finite rank r -- the knee rule (jackson/rate_sweep/"
+         f"knee_rule.py, the one the claims ledger uses): the knee e(r-1)/e(r), median over seeds, >= {KNEE_MIN:g}x and "
+         "staying down, with its power condition, its control (the rank-m_h oracle) and its outlier clause; rank inf -- the rate rule (jackson/rate_sweep/rate_rule.py, the one the claims ledger uses): "
          f"the exponent against the exact tail's over the fit range and over every m_h run, within +-{EXPONENT_TOL:g}; the "
          "other references' ratios are shown beside it, not judged; the curve has a *floor* when its slope over the upper half of m_h is shallower "
          f"than {FLOOR_SHARE:g}x the predicted one; a target is *degenerate* when its mean self-attention weight exceeds "
@@ -319,7 +323,10 @@ def markdown(s: dict) -> str:
             L.append("Linear attention with m_h = 1 weights key s by phi(k_s) / sum_s' phi(k_s'), the same for every query "
                      "t (phi(q_t) cancels), so its m_h = 1 member attends without looking at x_t: a drop from m_h = 1 "
                      "to 2 says that, not that the target's rank was reached.")
-        if "knee_drop" in ch:
+        if t.get("knee"):
+            L.append(f"Rank check (the knee rule, jackson/rate_sweep/knee_rule.py; per seed "
+                     f"{', '.join(f'{k:.3g}' for k in ch['knee_per_seed'])}): {t['knee']['line']}.")
+        elif "knee_drop" in ch:
             L.append(f"Rank check: held-out MSE drops {ch['knee_drop']:.3g}x (median over seeds; per seed "
                      f"{', '.join(f'{k:.3g}' for k in ch['knee_per_seed'])}) from m_h = {int(t['rank']) - 1} to "
                      f"m_h = {t['rank']} (criterion >= {KNEE_MIN:g}x: {'met' if ch['knee_ok'] else 'NOT met'}).")
