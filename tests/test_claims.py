@@ -226,15 +226,22 @@ def test_sine_ffn_rows_read_only_sine_folders_and_ff_runs_feed_no_rate(tmp_path)
     assert not any("jackson/ff" in o for o in g.others + s.others)
 
 
+def order_target(alpha, rank, curve, slope=None, outliers=()):
+    """A target for the Fig. 1 order rules: its curve, the rank-m_h oracle (ordered by rank: the control), an outlier check
+    holding `outliers` (m_h, seed), and for a slope its exponent and exact tail."""
+    oracle = {m: 0.0 if rank != "inf" and m >= int(rank) else (1.0 if rank == "inf" else 0.5) / m for m in curve}
+    d = {"alpha": alpha, "rank": rank, "m_ff": 128, "n_seeds": 2, "features": "given",
+         "curve": [{"m_h": m, "test_mse": e, "oracle_mse": oracle[m]} for m, e in curve.items()],
+         "checks": {"outliers": [{"m_h": m, "seed": sd, "test_mse": 1.0, "best_smaller": 0.1} for m, sd in outliers]}}
+    if slope is not None:
+        d["exponents"] = {"test": {"slope": slope, "lo": slope - 0.05, "hi": slope + 0.05}}
+        d["fit_m_h"] = [1, 2, 4]                   # the exact tail at the asymptotic slope: the alpha order's reference
+        d["bound"] = [{"m_h": m, "tail_energy": m ** -(2 * alpha - 1)} for m in (1, 2, 4)]
+    return d
+
+
 def test_rank_and_alpha_order(tmp_path):
-    def t(alpha, rank, curve, slope=None):
-        d = {"alpha": alpha, "rank": rank, "m_ff": 128, "n_seeds": 2, "features": "given",
-             "curve": [{"m_h": m, "test_mse": e} for m, e in curve.items()], "checks": {}}
-        if slope is not None:
-            d["exponents"] = {"test": {"slope": slope, "lo": slope - 0.05, "hi": slope + 0.05}}
-            d["fit_m_h"] = [1, 2, 4]                   # the exact tail at the asymptotic slope: the alpha order's reference
-            d["bound"] = [{"m_h": m, "tail_energy": m ** -(2 * alpha - 1)} for m in (1, 2, 4)]
-        return d
+    t = order_target
     good = [t(1.0, "2", {1: 1e-2, 2: 0.0, 4: 0.0}), t(1.0, "inf", {1: 2e-2, 2: 1e-2, 4: 5e-3}, -1.0),
             t(1.5, "inf", {1: 2e-2, 2: 5e-3, 4: 1e-3}, -2.0)]
     folder(tmp_path, "jackson/f", sweep(good))
@@ -246,6 +253,56 @@ def test_rank_and_alpha_order(tmp_path):
     folder(tmp_path, "jackson/f", sweep(bad))
     assert judge(tmp_path, "JL-fig1-rank").verdict == NOT_REPRODUCED
     assert judge(tmp_path, "JL-fig1-alpha").verdict == NOT_REPRODUCED                    # reversed, disjoint
+
+
+def test_the_order_rules_never_decide_on_a_failed_fit_a_missing_control_or_a_missing_check(tmp_path):
+    """rank_order: a comparison at a point holding an optimisation outlier is not made; the verdict stands only if it is
+    the same whatever those would read. Its control (the oracle's own order) absent or failing: inconclusive.
+    alpha_order: an alpha with an outlier in its fit range, or no outlier check, is named and cannot decide."""
+    t = order_target
+    inf = t(1.0, "inf", {1: 2e-2, 2: 1e-2, 4: 5e-3}, -1.0)
+    # r 2 above r inf at m_h 2 and 4 only because its m_h 2 and 4 members failed: 1 of 3 made, 2 not made, could flip
+    f = [t(1.0, "2", {1: 1e-2, 2: 5e-2, 4: 5e-2}, outliers=[(2, 0), (4, 0)]), inf]
+    folder(tmp_path, "jackson/f", sweep(f))
+    r = judge(tmp_path, "JL-fig1-rank")
+    assert r.verdict == INCONCLUSIVE and "2 of 3 comparisons not made (optimisation outlier at 2 points" in r.measured
+    assert "would read reproduced from the 1 made" in r.measured
+    # the same failed points under a verdict they cannot change: 3 of 5 made fail, 2 not made -> not reproduced either way
+    f = [t(1.0, "2", {1: 3e-2, 2: 3e-2, 3: 3e-2, 4: 5e-2, 5: 5e-2}, outliers=[(4, 0), (5, 1)]),
+         t(1.0, "inf", {1: 2e-2, 2: 1e-2, 3: 8e-3, 4: 5e-3, 5: 4e-3}, -1.0)]
+    folder(tmp_path, "jackson/f", sweep(f))
+    r = judge(tmp_path, "JL-fig1-rank")
+    assert r.verdict == NOT_REPRODUCED and "whatever they would read, the verdict is the same" in r.measured
+    good = [t(1.0, "2", {1: 1e-2, 2: 0.0, 4: 0.0}), inf]
+    for piece, words in (("oracle_mse", "the control (the rank-m_h oracle) is absent at 1 of 3"),):
+        g = json.loads(json.dumps(good))
+        del g[0]["curve"][0][piece]
+        folder(tmp_path, "jackson/f", sweep(g))
+        r = judge(tmp_path, "JL-fig1-rank")
+        assert r.verdict == INCONCLUSIVE and words in r.measured and "would read reproduced" in r.measured
+    g = json.loads(json.dumps(good))
+    g[0]["curve"][0]["oracle_mse"] = 5.0                  # the rank-2 oracle above the rank-inf one: not ordered
+    folder(tmp_path, "jackson/f", sweep(g))
+    r = judge(tmp_path, "JL-fig1-rank")
+    assert r.verdict == INCONCLUSIVE and "the control fails" in r.measured
+    g = json.loads(json.dumps(good))
+    del g[0]["checks"]["outliers"]                         # no check: none of its points can be compared
+    folder(tmp_path, "jackson/f", sweep(g))
+    r = judge(tmp_path, "JL-fig1-rank")
+    assert r.verdict == INCONCLUSIVE and "no readable outlier check" in r.measured
+
+    steep = t(1.5, "inf", {1: 2e-2, 2: 5e-3, 4: 1e-3}, -2.0)
+    folder(tmp_path, "jackson/f", sweep([inf, steep]))
+    assert judge(tmp_path, "JL-fig1-alpha").verdict == REPRODUCED
+    failed = t(1.5, "inf", {1: 2e-2, 2: 5e-3, 4: 1e-3}, -2.0, outliers=[(4, 1)])
+    folder(tmp_path, "jackson/f", sweep([inf, failed]))
+    r = judge(tmp_path, "JL-fig1-alpha")
+    assert r.verdict == INCONCLUSIVE and "alpha 1.5: an optimisation outlier in its fit range (m_h 4 seed 1)" in r.measured
+    unchecked = json.loads(json.dumps(steep))
+    del unchecked["checks"]["outliers"]
+    folder(tmp_path, "jackson/f", sweep([inf, unchecked]))
+    r = judge(tmp_path, "JL-fig1-alpha")
+    assert r.verdict == INCONCLUSIVE and "no readable optimisation-outlier check" in r.measured
 
 
 # ---- folders that never feed a verdict, and the preference ------------------------------------------------
@@ -830,10 +887,10 @@ def per_seed_sweep_folder(root, per_seed: dict[str, dict[str, list[float]]], ms=
     ranks = list(next(iter(per_seed.values())))
     targets = []
     for r in ranks:
-        curve = [{"m_h": m, "test_mse": sum(per_seed[s][r][j] for s in per_seed) / len(per_seed)}
-                 for j, m in enumerate(ms)]
+        curve = [{"m_h": m, "test_mse": sum(per_seed[s][r][j] for s in per_seed) / len(per_seed),
+                  "oracle_mse": 1.0 if r == "inf" else 0.5 / m} for j, m in enumerate(ms)]
         targets.append({"alpha": 1.0, "rank": r, "m_ff": 128, "n_seeds": len(per_seed), "features": "learned",
-                        "curve": curve, "checks": {}})
+                        "curve": curve, "checks": {"outliers": []}})
     f = folder(root, "jackson/s", sweep(targets))
     write_csv(f / "results.csv", "alpha,rank,m_ff,m_h,seed,test_mse",
               [f"1.0,{r},128,{m},{s},{per_seed[s][r][j]!r}" for s in per_seed for r in ranks for j, m in enumerate(ms)])
@@ -982,6 +1039,7 @@ def test_committed_folders_intervals_from_their_own_csvs():
     ok = [t for t in summary["targets"] if not (t.get("degenerate") or {}).get("flag")]
     alphas = [a for a in {t["alpha"] for t in ok} if len({t["rank"] for t in ok if t["alpha"] == a}) >= 2]
     rank = lambda r: math.inf if r == "inf" else float(r)     # noqa: E731
+    failed = {(t["alpha"], t["rank"], o["m_h"]) for t in ok for o in t["checks"]["outliers"]}   # comparisons not made
 
     def share(rs):
         held = total = 0
@@ -990,7 +1048,7 @@ def test_committed_folders_intervals_from_their_own_csvs():
                  .groupby("m_h").test_mse.mean() for t in ok if t["alpha"] == a}
             for r1, r2 in itertools.combinations(sorted(c, key=rank), 2):
                 for m in c[r1].index.intersection(c[r2].index):
-                    if m < rank(r2):
+                    if m < rank(r2) and (a, r1, m) not in failed and (a, r2, m) not in failed:
                         total += 1
                         held += c[r1][m] <= c[r2][m]
         return held / total

@@ -14,7 +14,7 @@ from ..verdict import (INCONCLUSIVE, NOT_APPLICABLE, NOT_REPRODUCED, PARTLY, REP
 
 from .axes import CONSTRUCTIONS, families_of, pair_name
 from .knee_rule import KNEE_MIN, judge as judge_knee
-from .rate_rule import EXPONENT_TOL, judge as judge_rate, number, tail_exponent as _tail_exponent
+from .rate_rule import EXPONENT_TOL, judge as judge_rate, number, outliers_in, tail_exponent as _tail_exponent
 FFN = (False, one_of("gelu", "relu", "sin"))   # the FFN class a claim is about (optional; default gelu)
 BASES = (False, one_of("fourier", "legendre"))   # the POD bases a claim is about (optional; default fourier: the paper's)
 BASES_TEXT = ("Bases: a claim is about one family of POD bases, the paper's sin/cos constructions (`fourier`, the "
@@ -188,20 +188,30 @@ def _rank_key(r: str) -> float:
     return math.inf if r == "inf" else float(r)
 
 
-def _rank_comparisons(curves: dict[float, dict[str, dict[int, float]]]) -> tuple[int, int, list[str]]:
-    """The rank_order rule's comparisons on curves[alpha][rank][m_h] = held-out MSE: (held, total, fails)."""
-    held, total, fails = 0, 0, []
+def _rank_pairs(curves: dict[float, dict[str, dict[int, object]]]):
+    """Every comparison the rank_order rule asks for on curves[alpha][rank][m_h]: (alpha, r, r', m_h) with r < r' and
+    m_h < r', where both curves hold m_h."""
     for alpha, by_rank in sorted(curves.items()):
         rs = sorted(by_rank, key=_rank_key)
         for i, r in enumerate(rs):
             for r2 in rs[i + 1:]:
                 for m in sorted(set(by_rank[r]) & set(by_rank[r2])):
                     if m < _rank_key(r2):
-                        total += 1
-                        if by_rank[r][m] <= by_rank[r2][m]:
-                            held += 1
-                        else:
-                            fails.append(f"alpha {alpha:g}, r {r} vs {r2} at m_h {m}")
+                        yield alpha, r, r2, m
+
+
+def _rank_comparisons(curves: dict[float, dict[str, dict[int, float]]], skip=frozenset()) -> tuple[int, int, list[str]]:
+    """The rank_order rule's comparisons on curves[alpha][rank][m_h] = held-out MSE, leaving out those touching a
+    point of `skip` ((alpha, rank, m_h): unreadable, or holding a failed fit): (held, total, fails)."""
+    held, total, fails = 0, 0, []
+    for alpha, r, r2, m in _rank_pairs(curves):
+        if (alpha, r, m) in skip or (alpha, r2, m) in skip:
+            continue
+        total += 1
+        if curves[alpha][r][m] <= curves[alpha][r2][m]:
+            held += 1
+        else:
+            fails.append(f"alpha {alpha:g}, r {r} vs {r2} at m_h {m}")
     return held, total, fails
 
 
@@ -226,13 +236,16 @@ def _seed_curves(run: Run, chosen: dict[float, dict[str, dict]]) -> dict[str, di
 
 
 @rule("rank_order", "jackson", """Fig. 1: at a fixed m_h the error increases with the rank r of the target. For every
-alpha and every pair of ranks r < r' in one folder, at every m_h < r' (where the rank-r' target cannot
-be exact), the held-out MSE (mean over seeds) of rank r is at most that of rank r'. Reproduced when every
-comparison holds; partly when more than half hold; not reproduced otherwise. Reference: the rank-m_h oracle,
-ordered so by construction (a rank-r target loses no more than a rank-r' one at the same m_h). Power: the
-share of comparisons is bootstrapped over seeds and each seed's own share is printed. An unreadable error (NaN,
-inf) makes no comparison, is named, and keeps the verdict from reproduced. Ties: features learned
-before given. Fig. 1's sin/cos constructions only: a folder of other bases is not evidence.""")
+alpha and every pair of ranks r < r' in one folder, at every m_h < r' (where the rank-r' target cannot be exact),
+the held-out MSE (mean over seeds) of rank r is at most that of rank r'. Reproduced when every comparison holds;
+partly when more than half hold; not reproduced otherwise. Control: the rank-m_h oracle, ordered so by construction
+(a rank-r target loses no more than a rank-r' one at the same m_h): checked at every comparison made; absent or
+failing, inconclusive. Power: the share of comparisons is bootstrapped over seeds and each seed's own share is
+printed. A comparison is not made where either error is unreadable (NaN, inf), or holds an optimisation outlier (a
+member above its seed's best smaller m_h by the summary's OUTLIER_FACTOR: nested models, a failed fit) or no
+readable outlier check; those are named, and decide nothing: the verdict stands only if it is the same whatever they
+would read, else inconclusive, with what the comparisons made read. Ties: features learned before given. Fig. 1's
+sin/cos constructions only: a folder of other bases is not evidence.""")
 def rank_order(claim: Claim, run: Run) -> Outcome | None:
     if _basis(run) != "fourier":          # Fig. 1's sin/cos constructions only
         return None
@@ -241,30 +254,62 @@ def rank_order(claim: Claim, run: Run) -> Outcome | None:
         if not _not_a_test(run, t) and _ffn_matches(t, "gelu"):
             by_alpha.setdefault(float(t["alpha"]), {}).setdefault(str(t["rank"]), []).append(t)
     chosen = {a: {r: _widest(ts) for r, ts in ranks.items()} for a, ranks in by_alpha.items() if len(ranks) >= 2}
-    curves = {a: {r: {int(c["m_h"]): number(c.get("test_mse")) for c in t.get("curve", [])} for r, t in by_rank.items()}
-              for a, by_rank in chosen.items()}
-    unreadable = [f"alpha {a:g} r {r} m_h {m}" for a, by_rank in curves.items() for r, c in by_rank.items()
-                  for m, v in c.items() if v is None]
-    curves = {a: {r: {m: v for m, v in c.items() if v is not None} for r, c in by_rank.items()}
-              for a, by_rank in curves.items()}
-    held, total, fails = _rank_comparisons(curves)
-    if total == 0:
-        if unreadable:
-            return Outcome(INCONCLUSIVE, "no comparison can be made: unreadable error at " + ", ".join(unreadable[:4]),
-                           None)
+    rows = {a: {r: {int(c["m_h"]): c for c in t.get("curve") or [] if isinstance(c, dict)
+                    and isinstance(c.get("m_h"), (int, float))} for r, t in by_rank.items()} for a, by_rank in chosen.items()}
+    curves = {a: {r: {m: number(c.get("test_mse")) for m, c in cs.items()} for r, cs in by_rank.items()}
+              for a, by_rank in rows.items()}
+    pairs = list(_rank_pairs(curves))
+    if not pairs:
         return None
+    skip: dict[tuple, str] = {}             # (alpha, rank, m_h) -> why its comparisons are not made
+    for a, by_rank in chosen.items():
+        for r, t in by_rank.items():
+            bad = outliers_in(t, list(curves[a][r]))
+            for m in curves[a][r]:
+                if curves[a][r][m] is None:
+                    skip[(a, r, m)] = "unreadable error"
+                elif bad is None:
+                    skip[(a, r, m)] = "no readable outlier check"
+            for o in bad or []:
+                skip.setdefault((a, r, o["m_h"]), "optimisation outlier")
+    held, total, fails = _rank_comparisons(curves, skip)
+    k = len(pairs) - total
     ts = [t for a in sorted(chosen) for t in chosen[a].values()]
     seeds = [_seeds_of(run, t) for t in ts]
+    n = min(s for s in seeds if s) if any(seeds) else None
     feats = _jackson_order(run, ts[0])
-    v = REPRODUCED if held == total else PARTLY if held > total / 2 else NOT_REPRODUCED
+    why: dict[str, list[str]] = {}
+    for (a, r, m), w in sorted(skip.items(), key=lambda kv: (kv[0][0], _rank_key(kv[0][1]), kv[0][2])):
+        why.setdefault(w, []).append(f"alpha {a:g} r {r} m_h {m}")
+    not_made = "; ".join(f"{w} at {len(p)} point{'s' if len(p) > 1 else ''}: {', '.join(p[:3])}"
+                         + (" ..." if len(p) > 3 else "") for w, p in why.items())
+    if total == 0:
+        return Outcome(INCONCLUSIVE, f"no comparison can be made ({not_made})", n, tiebreak=feats)
+
+    def grade(h: int, tot: int) -> str:
+        return REPRODUCED if h == tot else PARTLY if h > tot / 2 else NOT_REPRODUCED
+
+    oracle = {a: {r: {m: number(c.get("oracle_mse")) for m, c in cs.items()} for r, cs in by_rank.items()}
+              for a, by_rank in rows.items()}
+    made = [p for p in pairs if (p[0], p[1], p[3]) not in skip and (p[0], p[2], p[3]) not in skip]
+    ctl = [(oracle[a][r].get(m), oracle[a][r2].get(m)) for a, r, r2, m in made]
+    no_ctl = sum(x is None or y is None for x, y in ctl)
+    ctl_bad = sum(x is not None and y is not None and x > y * (1 + 1e-6) + 1e-12 for x, y in ctl)
+    reading = v = grade(held, total)
     text = f"{held} of {total} comparisons hold" + (f"; fails: {'; '.join(fails[:3])}" + (" ..." if len(fails) > 3 else "")
                                                    if fails else "")
-    if unreadable:       # a comparison that could not be made is not one that failed -- nor one that held
-        text += (f"; {len(unreadable)} unreadable error(s), their comparisons not made ({', '.join(unreadable[:3])}"
-                 + (" ..." if len(unreadable) > 3 else "") + ")")
-        if v == REPRODUCED:
+    if k:
+        text += f"; {k} of {len(pairs)} comparisons not made ({not_made})"
+        if grade(held + k, total + k) != grade(held, total + k):     # what they would read could change the verdict
             v = INCONCLUSIVE
-    n = min(s for s in seeds if s) if any(seeds) else None
+            text += f": they could change it (would read {reading} from the {total} made)"
+        else:
+            text += ": whatever they would read, the verdict is the same"
+    if no_ctl or ctl_bad:
+        v = INCONCLUSIVE
+        text += (f"; the control (the rank-m_h oracle) is absent at {no_ctl} of {total} comparisons" if no_ctl else
+                 f"; the control fails: the rank-m_h oracle is out of order at {ctl_bad} of {total} comparisons")
+        text += f" (would read {reading})"
     by_seed = _seed_curves(run, chosen)
     labels = sorted(by_seed, key=lambda k: (len(k), k))
 
@@ -273,11 +318,11 @@ def rank_order(claim: Claim, run: Run) -> Outcome | None:
         mean = {a: {r: {m: statistics.fmean(by_seed[s][a][r][m] for s in resample)
                         for m in set.intersection(*(set(by_seed[s].get(a, {}).get(r, {})) for s in resample))}
                     for r in by_rank} for a, by_rank in chosen.items()}
-        h, tot, _ = _rank_comparisons(mean)
+        h, tot, _ = _rank_comparisons(mean, skip)
         return h / tot if tot else None
 
     lo, hi, interval = seed_bootstrap(labels, share, "the same share on the mean-over-seeds held-out MSE curves "
-                                                      "(results.csv)")
+                                                      "(results.csv), the comparisons not made left out")
     if len(labels) >= 2:
         text += f"; each seed alone {', '.join(fmt_f(share([s])) for s in labels)}"
     return Outcome(v, text, n, held / total, lo, hi, "share of comparisons that hold", feats, interval)
@@ -289,8 +334,9 @@ pair alpha < alpha': the direction -- the exponent at alpha' below that at alpha
 magnitude -- the difference of the two exponents within +-{EXPONENT_TOL:g} of the difference of their references
 (the exact-tail exponents over the fit range, as the rate rule). Reproduced when every pair holds both; not
 reproduced when some pair is reversed with disjoint intervals; partly otherwise (overlapping intervals, or ordered by
-too little or too much). An alpha whose exponent, interval or exact tail is absent or unreadable is named and makes
-the verdict inconclusive unless a readable pair is already reversed. Control: the references'
+too little or too much). An alpha whose exponent, interval, exact tail or outlier check is absent or unreadable, or
+whose fit range holds an optimisation outlier (a failed fit, as the rate rule reads it), is named and makes the
+verdict inconclusive unless a readable pair is already reversed. Control: the references'
 own differences, shown. Ties: features learned before given. Fig. 1's sin/cos constructions only: a folder of other
 bases is not evidence.""")
 def alpha_order(claim: Claim, run: Run) -> Outcome | None:
@@ -309,8 +355,15 @@ def alpha_order(claim: Claim, run: Run) -> Outcome | None:
             ref = tail_exponent(t)
             gone = [w for w, x in (("exponent", s_), ("interval", lo if hi is not None else None), ("exact tail", ref))
                     if x is None]
+            bad = outliers_in(t, [int(m) for m in t.get("fit_m_h") or []])
+            if bad is None:
+                gone.append("optimisation-outlier check")
             if gone:              # absent or unreadable: named, never replaced by another number
                 missing.append(f"alpha {float(t['alpha']):g}: no readable {', '.join(gone)}")
+                continue
+            if bad:               # its exponent is partly a failed fit's (nested models), as the rate rule reads it
+                missing.append(f"alpha {float(t['alpha']):g}: an optimisation outlier in its fit range ("
+                               + ", ".join(f"m_h {o['m_h']} seed {o['seed']}" for o in bad) + ")")
                 continue
             ex[float(t["alpha"])] = (s_, lo, hi, _seeds_of(run, t), t, ref)
     if seen < 2:
