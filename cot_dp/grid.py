@@ -218,8 +218,12 @@ def check_memory(cfg: SweepConfig) -> None:
                     check_run_memory(model, cfg.train, L, vocab, f"{task} size {s}")
                     floor[(task, s, m, D)] = step_flops_floor(model, cfg.train, L, vocab)
     if cfg.device == "cpu" and not cfg.estimate:      # the cells still to train: a resumed run's finished ones cost nothing
-        from jackson.sweep import left_text, unfinished
-        every = cfg.cells()
-        left = unfinished(every, cfg.resolved_out())
-        flops = sum(steps * floor[(c.task.name, c.task.size, c.model.model, c.model.d_model)] for c in left)
-        budget.check_time("this sweep", flops, f"{left_text(len(left), len(every))} x {steps:,} steps")
+        from jackson.sweep import check_time_left, left_text
+        total = len(floor) * len(cfg.seeds)          # cells(): every (task, size, model, D) x seed
+
+        def price(left):
+            if left is None:
+                return steps * sum(floor.values()) * len(cfg.seeds), f"{left_text(total, total)} x {steps:,} steps"
+            return (sum(steps * floor[(c.task.name, c.task.size, c.model.model, c.model.d_model)] for c in left),
+                    f"{left_text(len(left), total)} x {steps:,} steps")
+        check_time_left("this sweep", cfg.resolved_out(), price, cfg.cells)

@@ -175,6 +175,11 @@ def fmt_time(seconds: float) -> str:
     return f"{seconds / (365 * 86400):.3g} years"
 
 
+def over_time(flops: float) -> bool:
+    """Whether `flops` at PEAK_FLOPS takes longer than the time limit (what `check_time` refuses)."""
+    return max(0.0, float(flops)) / PEAK_FLOPS > hours_limit()[0] * 3600
+
+
 def check_time(what: str, flops: float, how: str = "", error: type[Exception] = BudgetError) -> float:
     """Refuse `what` (an `error`, one line) when its work, `flops` (how: the count in words, e.g. "16 members x
     6,000 steps x 4.3 GFLOP a step"), at PEAK_FLOPS takes longer than the time limit; the line names the

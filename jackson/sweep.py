@@ -197,6 +197,18 @@ def unfinished(cells: list[CellLike], out_dir: str | os.PathLike) -> list[CellLi
     return [c for c in cells if not (cells_dir / c.key()).exists()]
 
 
+def check_time_left(what: str, out_dir: str | os.PathLike, price, cells) -> None:
+    """The time check of a resumable grid (each runner's, jackson.budget.check_time): `price(None)` prices the whole
+    grid from its config alone; only where that is over the limit and `out_dir`/cells exists (a resumed run) are the
+    cells built and keyed -- `cells()`, seconds for a grid of 10^4 cells -- and `price(left)` prices what is left.
+    price(left) -> (FLOPs, the count in words)."""
+    from . import budget
+    flops, how = price(None)
+    if budget.over_time(flops) and (Path(out_dir) / "cells").is_dir():
+        flops, how = price(unfinished(cells(), out_dir))
+    budget.check_time(what, flops, how)
+
+
 def left_text(left: int, total: int) -> str:
     """'N cells' for a fresh run, 'N of M cells left' for a resumed one (a time check's count in words)."""
     return f"{left:,} cell{'s' if left != 1 else ''}" + (f" of {total:,} left" if left < total else "")

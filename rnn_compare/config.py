@@ -187,16 +187,19 @@ def check_cost(cfg: CompareConfig) -> None:
     budget.check(f"one cell of this comparison (tau {tau:,}, {n:,} sequences, {members} seeds)", parts)
     # its time: each target's two cells still to train (a resumed run's finished ones cost nothing), each bank's steps x
     # a floor on a step's FLOPs (jackson.budget.check_time); the RNN's step: its hidden x hidden recurrence on every token
-    from jackson.sweep import left_text, unfinished
-    left = unfinished(cfg.cells(), Path(cfg.out).expanduser().resolve())
-    n_t, n_r = (sum(c.model == kind for c in left) for kind in ("transformer", "rnn"))
+    from jackson.sweep import check_time_left, left_text
     targets, tf, rf = len(cfg.targets()), cfg.fit, cfg.rnn_fit
     step_t = budget.transformer_step_flops(members, min(tf.batch_size, cfg.n_train), tau, m.width, m.depth,
                                            m.f_in, m.n, m.d_v, m.n + m.d_v)
     step_r = 6.0 * members * r.hidden ** 2 * min(rf.batch_size, cfg.n_train) * tau
-    budget.check_time("this comparison", n_t * tf.steps * step_t + n_r * rf.steps * step_r,
-                      f"{left_text(n_t, targets)} of the Transformer x {tf.steps:,} steps + "
-                      f"{left_text(n_r, targets)} of the RNN x {rf.steps:,}, {members} seeds a bank")
+
+    def price(left):
+        n_t, n_r = ((targets, targets) if left is None else
+                    (sum(c.model == kind for c in left) for kind in ("transformer", "rnn")))
+        return (n_t * tf.steps * step_t + n_r * rf.steps * step_r,
+                f"{left_text(n_t, targets)} of the Transformer x {tf.steps:,} steps + "
+                f"{left_text(n_r, targets)} of the RNN x {rf.steps:,}, {members} seeds a bank")
+    check_time_left("this comparison", Path(cfg.out).expanduser().resolve(), price, cfg.cells)
 
 
 def filter_words(cfg: CompareConfig) -> str:

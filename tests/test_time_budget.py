@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
+from pathlib import Path
 
 import pytest
 
@@ -139,7 +140,7 @@ def test_cot_dp_train_prices_its_time_before_the_run_folder(tmp_path, capsys):
     capsys.readouterr()
     argv = ["train", "--data", str(tmp_path / "d"), "--out", str(tmp_path / "o")]
     line = one_line_exit(main, [*argv, "--steps", HUGE], capsys)
-    assert line.startswith(f"cot-dp train: error: this training run needs at least ") and f"({int(HUGE):,} steps: " in line
+    assert line.startswith("cot-dp train: error: this training run needs at least ") and f"({int(HUGE):,} steps: " in line
     assert "more than the time limit of 48 h (the default)" in line and not (tmp_path / "o").exists()
     line = one_line_exit(main, [*argv, "--steps", "100000", "--max-hours", "1s"], capsys)
     assert "more than the time limit of 1 s (--max-hours)" in line and not (tmp_path / "o").exists()
@@ -257,3 +258,30 @@ def test_a_resumed_run_is_priced_by_the_cells_it_has_left(tmp_path, monkeypatch)
         assert re.search(r"\b1 cell of \d+ left", str(one.value)), (name, str(one.value))
         (Path(out) / "cells" / cells[-1].key()).mkdir()
         price()                                                          # nothing left to train: nothing refused
+
+
+def test_a_fresh_grid_is_refused_from_its_config_alone(tmp_path, monkeypatch):
+    """Pricing a fresh grid builds no cell: building and keying 10^4 cells takes seconds, a refusal should not. The cells
+    are built only for a resumed run (a cells/ folder) whose whole grid is over the limit, to price what it has left."""
+    from cot_dp.grid import SweepConfig as CotConfig
+    from jackson.app_b import cell as task_cell
+    from jackson.rate_sweep.config import SweepConfig as RateConfig
+    from rnn_compare.config import CompareConfig
+    monkeypatch.setenv(budget.ENV, "1T")
+    runners = _four_runners(tmp_path)              # each runner's cells built here, before the builders are barred
+
+    def barred(*a, **k):
+        raise AssertionError("a fresh grid's time check built its cells")
+    for owner, name in ((RateConfig, "cells"), (CotConfig, "cells"), (CompareConfig, "cells"), (task_cell, "cells")):
+        monkeypatch.setattr(owner, name, barred)
+    for name, cells, out, price in runners:
+        with pytest.raises(budget.BudgetError) as fresh:
+            price()
+        assert " left" not in str(fresh.value), name
+    monkeypatch.undo()
+    monkeypatch.setenv(budget.ENV, "1T")
+    for name, cells, out, price in runners:        # a resumed run: the cells are built, what is left is priced
+        (Path(out) / "cells" / cells[0].key()).mkdir(parents=True)
+        with pytest.raises(budget.BudgetError) as left:
+            price()
+        assert re.search(r"\b\d+ cells? of \d+ left", str(left.value)), (name, str(left.value))

@@ -136,13 +136,16 @@ def check_cost(cfg) -> None:
     parts.update(max((step, evaluate), key=budget.total))
     budget.check(f"one cell of this task (tau {t.tau:,}, {n:,} sequences, width {m.width:,})", parts)
     seeds = len(tr.seeds)           # then its time, a floor: each seed's cell still to train, fit.steps steps of one model
-    from ..sweep import left_text, unfinished
+    from ..sweep import check_time_left, left_text
     from .cell import cells
-    left = len(unfinished(cells(cfg), resolved_out(cfg)))
     step = budget.transformer_step_flops(1, min(ft.batch_size, tr.n_train), t.tau, m.width, m.depth, t.d_in, m.n,
                                          m.d_v, tr.m_h + m.d_v)
-    budget.check_time(f"this task ({seeds} seed{'s' if seeds != 1 else ''})", left * ft.steps * step,
-                      f"{left_text(left, seeds)} x {ft.steps:,} steps")
+
+    def price(left):
+        n = seeds if left is None else len(left)
+        return n * ft.steps * step, f"{left_text(n, seeds)} x {ft.steps:,} steps"
+    check_time_left(f"this task ({seeds} seed{'s' if seeds != 1 else ''})", resolved_out(cfg), price,
+                    lambda: cells(cfg))
 
 
 # ---- one cell: a task and a seed ---------------------------------------------------------------

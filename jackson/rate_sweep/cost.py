@@ -8,9 +8,9 @@ position), the float32 copies the bank reads, and one training step of the bank 
 (`jackson.budget.transformer_bytes`, the members folded into the batch), or its evaluation in batches of 1,024.
 No torch, no numpy: the sizes are multiplied, nothing is allocated.
 
-The time of the sweep (`sweep_flops`, checked by `jackson.budget.check_time`): the cells it has still to train (of
-widths x targets x seeds; a resumed run's finished ones cost nothing: `check` reads their keys from `cfg.cells()`,
-which the validation builds next anyway) x the fit's steps x the FLOPs of one step of the cell's bank (`step_work`:
+The time of the sweep (`sweep_flops`, checked by `jackson.sweep.check_time_left`): its cells (widths x targets x
+seeds; where that is over the limit and the run resumes, only those it has still to train: their keys are built
+then, not before) x the fit's steps x the FLOPs of one step of the cell's bank (`step_work`:
 the same estimate as the bank's own `step_work`, jackson.threads.step_flops, from the config alone), at the fastest
 rate measured on the lab's machine,
 so a floor (evaluations, oracles and the target are left out).  A run on a CUDA device is not priced for time: no
@@ -74,10 +74,9 @@ def check(cfg) -> None:
                     worst, what = parts, (f"one cell of this sweep (tau {cfg.tau:,}, {cfg.n_train:,} training and "
                                           f"{cfg.n_test:,} held-out sequences, K {k:,}, width {w:,})")
     budget.check(what, worst)
-    if cfg.device == "cpu":            # a resumed run: only the cells it has still to train
-        from ..sweep import unfinished
-        flops, how = sweep_flops(cfg, unfinished(cfg.cells(), cfg.resolved_out()))
-        budget.check_time("this sweep", flops, how)
+    if cfg.device == "cpu":            # a resumed run over the limit: only the cells it has still to train
+        from ..sweep import check_time_left
+        check_time_left("this sweep", cfg.resolved_out(), lambda left: sweep_flops(cfg, left), cfg.cells)
 
 
 def member_params(m, m_h: int, width: int) -> int:
