@@ -9,10 +9,11 @@ import math
 import statistics
 from typing import Callable
 
-from jackson.evidence import number, value
+from jackson.evidence import label, number, text_of, value, withheld
 from jackson.verdict import ONE_SEED, UNTESTED, Claim, Outcome, Run, fmt_g, one_of, rule, seed_bootstrap, verdict_of
 
 TASK_DP = (True, one_of("arithmetic", "ed", "ed_local", "lis"))   # the task a claim is about
+MODELS = ("standard", "sparse", "linear")                           # the models a cot-dp sweep trains
 
 
 # ---- Yang et al. (cot-dp folders) ------------------------------------------------------------------------
@@ -55,7 +56,8 @@ def _unreadable_cells(run: Run, tasks: tuple[str, ...]) -> list[str]:
     out = []
     for r in run.table("results.csv"):
         if r.get("task") in tasks:
-            cell = f"{r.get('task')} {r.get('model')} size {r.get('size')} D {r.get('d_model')} seed {r.get('seed')}"
+            cell = "{} {} size {} D {} seed {}".format(*(text_of(r.get(k), 12) for k in ("task", "model", "size",
+                                                                                         "d_model", "seed")))
             xs = [value(r.get("accuracy"), f"{cell}: accuracy", lo=0, hi=1),
                   value(r.get("size"), f"{cell}: size", lo=1, whole=True),
                   value(r.get("d_model"), f"{cell}: d_model", lo=1, whole=True)]
@@ -123,17 +125,64 @@ def _need_of_seeds(acc: dict[tuple, dict[str, float]], target: float, resample: 
 
 
 def _dp_cells(run: Run) -> tuple[dict, dict, float, list[str]]:
-    """results.csv read once: (acc[task][(model, size, D)][seed], gflops[task][cell], target accuracy, seeds)."""
-    rows = run.table("results.csv")
+    """results.csv read once: (acc[task][(model, size, D)][seed], gflops[task][cell], target accuracy, seeds); a
+    row that does not read is left out (`_unreadable_cells` names those of the claim's tasks)."""
     target = _target(run).value
     acc: dict[str, dict[tuple, dict[str, float]]] = {}
     gflops: dict[str, dict[tuple, float]] = {}      # a cell's GFLOPs do not depend on the seed
-    for r in rows:
-        cell = (r["model"], int(float(r["size"])), float(r["d_model"]))
-        acc.setdefault(r.get("task"), {}).setdefault(cell, {})[r["seed"]] = float(r["accuracy"])
-        if r.get("gflops") not in (None, ""):
-            gflops.setdefault(r.get("task"), {})[cell] = float(r["gflops"])
-    return acc, gflops, target, sorted({r["seed"] for r in rows}, key=lambda s: float(s))
+    for r in run.table("results.csv"):
+        z, d, a = (value(r.get(k), k, lo=0) for k in ("size", "d_model", "accuracy"))
+        seed, g = label(r.get("seed")), value(r.get("gflops"), "gflops", lo=0)
+        if not (z.ok and d.ok and a.ok and seed and r.get("model")):
+            continue
+        cell = (r["model"], int(z.value), d.value)
+        acc.setdefault(r.get("task"), {}).setdefault(cell, {})[seed] = a.value
+        if g.ok:
+            gflops.setdefault(r.get("task"), {})[cell] = g.value
+    seeds = {s for cells in acc.values() for by_seed in cells.values() for s in by_seed}
+    return acc, gflops, target, sorted(seeds, key=lambda s: (len(s), s))
+
+
+def _dp_gaps(run: Run, needs: dict[str, dict[str, dict[int, float]]],
+             sizes: bool = True) -> tuple[list[str], int | None]:
+    """What the folder lacks that the rule reads (needs: task -> `_need`): a model with no entry at a size another
+    model of the task has (sizes=True); a (task, model, size) of `needs` with no cell in results.csv; a cell of
+    results.csv (task, model, size, D) with no row for a seed of config.json's seeds (else of the other cells');
+    no cell at all where the folder states several seeds.  With how many seeds every cell holds (None: no cell)."""
+    gaps = []
+    for task, need in needs.items():
+        every = set().union(*need.values()) if need and sizes else set()
+        for m, by_size in sorted(need.items()):
+            lack = sorted(every - set(by_size))
+            gaps += [f"summary.json's {task} {m} has no entry at size {', '.join(map(str, lack))}"] if lack else []
+    cells: dict[tuple, set] = {}
+    for r in run.table("results.csv"):
+        if r.get("task") in needs:
+            cells.setdefault((r.get("task"), r.get("model"), label(r.get("size")), label(r.get("d_model"))),
+                             set()).add(label(r.get("seed")))
+    have = {c[:3] for c in cells}
+    lack = [f"{t} {m} size {z}" for t, need in needs.items() for m, by_size in sorted(need.items())
+            for z in sorted(by_size) if (t, m, str(z)) not in have]
+    if cells and lack:
+        gaps.append(f"results.csv has no cell of {', '.join(lack[:3])}{', ...' if len(lack) > 3 else ''}")
+    stated, n = run.config.get("seeds"), run.seeds()
+    if not cells:
+        return gaps + ([f"results.csv holds no cell of {', '.join(needs)} (the per-seed accuracies of the folder's "
+                        f"{n} seeds)"] if n and n > 1 else []), None
+    seen = set().union(*cells.values()) - {None}
+    if isinstance(stated, list):
+        expected = [x for x in (label(y) for y in stated) if x]
+        gaps += [f"config.json's seeds are unreadable ({text_of(stated, 30)})"] if len(expected) < len(stated) else []
+    else:
+        expected = sorted(seen, key=lambda x: (len(x), x))
+        gaps += [f"results.csv holds {len(seen)} seeds, config.json states {n}"] if n and len(seen) < n else []
+    short: dict[str, list[str]] = {}
+    for (task, m, z, d), seeds in cells.items():
+        for sd in (x for x in expected if x not in seeds):
+            short.setdefault(sd, []).append(f"{task} {text_of(m, 12)} size {z} D {d}")
+    gaps += [f"results.csv has no row for seed {sd} at {len(c)} cell{'s' if len(c) != 1 else ''} "
+             f"({', '.join(c[:3])}{', ...' if len(c) > 3 else ''})" for sd, c in short.items()]
+    return gaps, len([x for x in expected if x not in short])
 
 
 def _fixed_d(acc: dict[tuple, dict[str, float]], target: float, resample: list[str], model: str = "standard") -> list[float]:
@@ -170,8 +219,10 @@ def _dp_order(run: Run, tasks: tuple[str, ...]) -> tuple:
     """Between cot-dp folders with as many seeds, the one sweeping more embedding dimensions D on the claim's tasks
     first: it reads each model's smallest D more finely (from config.json's grid, not the outcome, so the choice
     cannot follow the verdict)."""
-    grid = run.config.get("grid") or {}
-    return (-len({float(d) for t in tasks for d in (grid.get(t) or {}).get("dims", [])}),)
+    grid = run.config.get("grid")
+    dims = [(grid.get(t) or {}).get("dims") if isinstance(grid, dict) and isinstance(grid.get(t) or {}, dict)
+            else None for t in tasks]
+    return (-len({label(d) for ds in dims if isinstance(ds, list) for d in ds} - {None}),)
 
 
 def _target_acc(run: Run) -> str:
@@ -180,18 +231,17 @@ def _target_acc(run: Run) -> str:
 
 @rule("dp_fig1", "cot_dp", """Yang et al. Fig. 1: efficient Transformers need a larger embedding dimension D than the
 standard one, growing with the problem size; the standard one does with a fixed D (the paper: 128 or 256 at every
-size). From the smallest D reaching the target accuracy at each size (summary.json; none reached: infinite) and
-the seed-mean accuracy of every cell (results.csv), five parts: for sparse and for linear, D >= standard's at every
-size and > at some; for sparse and for linear, D non-decreasing in size and larger at the largest size than at
-the smallest; some one D at which the standard model reaches the target at every size. Reproduced when all five
-hold; partly when some; not reproduced when none; untested when no model reaches the target at any size (the
-grid cannot tell the dimensions apart). Between folders with as many seeds, the one sweeping more D values is
-preferred. Control: the standard Transformer on
-the same grid and budget; power: untested where no model reaches the target (the grid cannot tell the models
-apart); the share is bootstrapped over seeds where there are several. Evidence: sparse's and linear's smallest D;
-reference: the folder's own target accuracy (summary.json's target_acc, never assumed). An absent or unreadable
-model entry, target accuracy or cell accuracy (NaN, inf, not a number) leaves the folder untested, the line
-naming it: a cell that could not be measured is counted neither way.""", {"task": TASK_DP})
+size). From the smallest D reaching the target accuracy at each size (summary.json; none reached: infinite) and the
+seed-mean accuracy of every cell (results.csv), five parts: for sparse and for linear, D >= standard's at every size
+and > at some; for sparse and for linear, D non-decreasing in size and larger at the largest size than at the
+smallest; some one D at which the standard model reaches the target at every size. Reproduced when all five hold;
+partly when some; not reproduced when none. Control: the standard Transformer on the same grid and budget. Power:
+untested where no model reaches the target at any size (the grid cannot tell the models apart); the share is
+bootstrapped over seeds where there are several. Evidence: sparse's and linear's smallest D; reference: the folder's
+own target accuracy (summary.json's target_acc, never assumed). An absent or unreadable model entry, target accuracy
+or cell accuracy: untested, named; a size a model lacks, or a cell or seed results.csv lacks: inconclusive, named,
+with what the rest would read. Between folders with as many seeds, the one sweeping more D values is preferred.""",
+      {"task": TASK_DP})
 def dp_fig1(claim: Claim, run: Run) -> Outcome | None:
     task = claim.p["task"]
     need, bad = _read_need(run.summary or {}, task)
@@ -204,11 +254,14 @@ def dp_fig1(claim: Claim, run: Run) -> Outcome | None:
     if stop:
         return stop
     base = f"smallest D reaching {_target_acc(run)} by size: {_need_text(need)}; {_dims(run, task)}"
+    gaps, complete = _dp_gaps(run, {task: need})
+    n = complete if gaps and complete is not None else run.seeds()
     if all(d == math.inf for m in need.values() for d in m.values()):
-        return Outcome(UNTESTED, base + _best(run, task), run.seeds(), tiebreak=_dp_order(run, (task,)))
+        v, text = withheld(UNTESTED, base + _best(run, task), gaps)
+        return Outcome(v, text, n, tiebreak=_dp_order(run, (task,)))
     cells = _dp_cells(run)
     acc, _, target, seeds = cells
-    fixed = _fixed_d(acc.get(task, {}), target, seeds) if acc else _fixed_from_need(need)
+    fixed = _fixed_d(acc[task], target, seeds) if acc.get(task) else _fixed_from_need(need)
     parts = _fig1_parts(need, fixed)
     lo, hi, interval = _dp_bootstrap(run, lambda need_of: _fig1_share(need_of(task), need_of(task, fixed=True)),
                                      "the same share, each D read from the resample's mean accuracy (results.csv)",
@@ -216,7 +269,8 @@ def dp_fig1(claim: Claim, run: Run) -> Outcome | None:
     text = (base + "; standard reaches it at every size with D " + (", ".join(f"{d:g}" for d in fixed) if fixed
                                                                     else "(none: no one D does)")
             + f"; {sum(parts)} of 5 parts hold")
-    return Outcome(verdict_of(parts), text, run.seeds(), sum(parts) / 5, lo, hi,
+    v, text = withheld(verdict_of(parts), text, gaps)
+    return Outcome(v, text, n, sum(parts) / 5, lo, hi,
                    quantity="share of the five parts that hold", interval=interval, tiebreak=_dp_order(run, (task,)))
 
 
@@ -246,16 +300,16 @@ def _fig1_share(need: dict[str, dict[int, float]], fixed: list[float]) -> float 
     return sum(_fig1_parts(need, fixed)) / 5
 
 
-@rule("dp_flops", "cot_dp", """Yang et al. Table 2: the standard Transformer needs the fewest FLOPs to reach 90% accuracy
-on Arithmetic at every length. Evidence: the standard model's minimum GFLOPs per size (min_gflops.csv; empty: it
-never reaches the target, infinite). Control: the efficient models (sparse, linear) on the same grid and budget,
-the competitors: a size with none cannot say "fewest". Per size, the standard model wins when its minimum is
-strictly below every competitor's (a tie is no win). Reproduced at every judged size; partly at some; not
-reproduced at none. Power condition: a size where no model reaches the target cannot tell the models apart; it is
-named and not judged, and a folder with no judged size is untested. A value that is not a number (NaN, inf, a word)
-leaves its size unjudged and named; the folder's target accuracy (summary.json's target_acc) and each cell's
-accuracy (results.csv, the interval's source) must be readable, else untested. Absolute GFLOPs are not compared:
-the lengths differ from the paper's. The share is bootstrapped over seeds where there are several.""",
+@rule("dp_flops", "cot_dp", """Yang et al. Table 2: the standard Transformer needs the fewest FLOPs to reach 90%
+accuracy on Arithmetic at every length. Evidence: the standard model's minimum GFLOPs per size (min_gflops.csv; empty:
+it never reaches the target, infinite). Control: the efficient models (sparse, linear) on the same grid and budget,
+the competitors: a size with none cannot say "fewest". Per size, the standard model wins when its minimum is strictly
+below every competitor's (a tie is no win). Reproduced at every judged size; partly at some; not reproduced at none.
+Power condition: a size where no model reaches the target cannot tell the models apart; it is named and not judged,
+and a folder with no judged size is untested. An unreadable target accuracy (summary.json's target_acc) or cell
+accuracy (results.csv): untested; an unreadable value, a model's row absent at a size, or a seed a cell lacks:
+inconclusive, named, with what the rest would read. Absolute GFLOPs are not compared: the lengths differ from the
+paper's. The share is bootstrapped over seeds where there are several.""",
       {"task": TASK_DP})
 def dp_flops(claim: Claim, run: Run) -> Outcome | None:
     rows = [r for r in run.table("min_gflops.csv") if r.get("task") == claim.p["task"]]
@@ -263,20 +317,30 @@ def dp_flops(claim: Claim, run: Run) -> Outcome | None:
         return None
     by_size: dict[int, dict[str, float]] = {}
     bad: dict[int, list[str]] = {}
+    seen: dict[int, set] = {}          # the models with a row at each size
     for r in rows:
         z = value(r.get("size"), "min_gflops.csv size", lo=1, whole=True)
         if not z.ok:
             return _cannot(run, (claim.p["task"],), str(z)) or Outcome(UNTESTED, f"cannot judge: {z}", run.seeds())
+        model = text_of(r.get("model") or "?", 20)
+        seen.setdefault(z.value, set()).add(model)
         raw = r.get("min_gflops")
-        g = value(raw, f"{r.get('model')} min_gflops", lo=0) if raw not in ("", None) else None
+        g = value(raw, f"{model} min_gflops", lo=0) if raw not in ("", None) else None
         if g is not None and not g.ok:
             bad.setdefault(z.value, []).append(str(g))
             continue
-        by_size.setdefault(z.value, {})[r.get("model", "?")] = math.inf if g is None else g.value
+        by_size.setdefault(z.value, {})[model] = math.inf if g is None else g.value
     stop = _cannot(run, (claim.p["task"],))
     if stop:
         return stop
-    lengths = {int(float(r["size"])): r.get("L", "?") for r in rows}
+    lengths = {int(float(r["size"])): text_of(r.get("L", "?"), 12) for r in rows}
+    models = set().union(*seen.values())
+    gaps = [f"min_gflops.csv has no row for {m} at L {lengths[z]}" for z in sorted(seen)
+            for m in sorted(models - seen[z])]
+    gaps += [f"L {lengths[z]} could not be measured" for z in sorted(bad)]
+    gaps += _dp_gaps(run, {claim.p["task"]: {m: {z: 0 for z in seen if m in seen[z]} for m in models}}, False)[0]
+    gaps += [f"min_gflops.csv names no model or an unknown one: {', '.join(sorted(models - set(MODELS)))}"] \
+        if models - set(MODELS) else []
     text = "; ".join(f"L {lengths[z]}: " + ", ".join(f"{m} {'-' if g == math.inf else fmt_g(g, 3)}"
                                                       for m, g in sorted(v.items(), key=lambda kv: kv[1]))
                      for z, v in sorted(by_size.items()))
@@ -285,11 +349,13 @@ def dp_flops(claim: Claim, run: Run) -> Outcome | None:
         text += "; not judged: " + "; ".join(f"L {lengths.get(z, z)}: {w}" for z, w in why.items())
     judged = [p for p in parts.values() if p is not None]
     if not judged:
-        return Outcome(UNTESTED, "cannot judge at any size: " + text, run.seeds())
+        v, text = withheld(UNTESTED, "cannot judge at any size: " + text, gaps)
+        return Outcome(v, text, run.seeds())
     lo, hi, interval = _dp_bootstrap(run, lambda need_of: _flops_share(need_of(claim.p["task"], by_gflops=True)),
                                      "the same share, each cell's accuracy the resample's mean (results.csv)")
-    return Outcome(verdict_of(judged), text + f" (min GFLOPs reaching {_target_acc(run)}; {sum(judged)} of "
-                   f"{len(judged)} judged sizes won by standard)", run.seeds(), sum(judged) / len(judged), lo, hi,
+    v, text = withheld(verdict_of(judged), text + f" (min GFLOPs reaching {_target_acc(run)}; {sum(judged)} of "
+                       f"{len(judged)} judged sizes won by standard)", gaps)
+    return Outcome(v, text, run.seeds(), sum(judged) / len(judged), lo, hi,
                    quantity="share of judged sizes where standard is strictly cheapest", interval=interval)
 
 
@@ -334,18 +400,18 @@ def _flops_share(need: dict[str, dict[int, float]]) -> float | None:
 
 
 @rule("dp_locality", "cot_dp", """Yang et al. Sec. 6.2, Fig. 2: locality lowers the embedding dimension efficient
-Transformers need: ED_Local needs a smaller D than ED. For sparse and for linear, at every size both tasks
-have, ED_Local's smallest D reaching the target accuracy (summary.json; none reached: infinite) is <= ED's and
-< at some size. Only sizes where the standard model reaches the target on ED count: the paper's standard
-model learns ED at a fixed D, and where it does not, the training budget, not locality, is what ED lacks.
-Reproduced when it holds for both models; partly for one; not reproduced for none; untested when the standard
-model reaches the target on ED at no size, or no efficient model reaches it on either task at a counted size.
-Between folders with as many seeds, the one sweeping more D values is preferred. Control: the standard Transformer on
-the same grid and budget; power: untested where no model reaches the target (the grid cannot tell the models
-apart); the share is bootstrapped over seeds where there are several. Evidence: the efficient models' smallest D on
+Transformers need: ED_Local needs a smaller D than ED. For sparse and for linear, at every size both tasks have,
+ED_Local's smallest D reaching the target accuracy (summary.json; none reached: infinite) is <= ED's and < at some
+size. Only sizes where the standard model reaches the target on ED count: the paper's standard model learns ED at a
+fixed D, and where it does not, the training budget, not locality, is what ED lacks. Reproduced when it holds for both
+models; partly for one; not reproduced for none; untested when the standard model reaches the target on ED at no size,
+or no efficient model reaches it on either task at a counted size. Evidence: the efficient models' smallest D on
 ED_Local; control: the same models on ED (a folder without ED is untested); power: the standard model on ED (absent:
-untested); reference: the folder's own target accuracy (summary.json's target_acc). An absent or unreadable entry,
-target accuracy or cell accuracy (NaN, inf, not a number) leaves the folder untested, the line naming it.""",
+untested); the share is bootstrapped over seeds where there are several; reference: the folder's own target accuracy
+(summary.json's target_acc). An absent or unreadable entry, target accuracy or cell accuracy: untested, named; an
+efficient model absent from a task, a size a model lacks, a model with no counted size, or a cell or seed results.csv
+lacks: inconclusive, named, with what the rest would read. Between folders with as many seeds, the one sweeping more D
+values is preferred.""",
       {"task": TASK_DP})
 def dp_locality(claim: Claim, run: Run) -> Outcome | None:
     s = run.summary or {}
@@ -361,16 +427,23 @@ def dp_locality(claim: Claim, run: Run) -> Outcome | None:
         return stop
     text = f"ED: {_need_text(ed)}; ED_Local: {_need_text(loc)}; {_dims(run, 'ed')}"
     counted = _locality_counted(ed)
+    gaps, complete = _dp_gaps(run, {"ed": ed, "ed_local": loc})
+    gaps += [f"{m} has no entry on {' and '.join(t for t, d in (('ED', ed), ('ED_Local', loc)) if m not in d)}"
+             for m in ("sparse", "linear") if m not in models]
+    gaps += [f"{m}: no size both tasks have where the standard model reaches the target on ED" for m in models
+             if not set(ed[m]) & set(loc[m]) & counted and counted]
+    n = complete if gaps and complete is not None else run.seeds()
     if _locality_untested(ed, loc, models, counted):
         why = "" if counted else ("; the standard model reaches the target on ED at no size, so this run cannot "
                                   "tell locality from training budget")
         local = _best(run, "ed_local")
-        return Outcome(UNTESTED, text + why + _best(run, "ed") + (f"; ED_Local{local[1:]}" if local else ""), run.seeds(),
-                       tiebreak=_dp_order(run, ("ed", "ed_local")))
+        v, text = withheld(UNTESTED, text + why + _best(run, "ed") + (f"; ED_Local{local[1:]}" if local else ""), gaps)
+        return Outcome(v, text, n, tiebreak=_dp_order(run, ("ed", "ed_local")))
     parts = _locality_parts(ed, loc, models, counted)
     lo, hi, interval = _dp_bootstrap(run, lambda need_of: _locality_share(need_of("ed"), need_of("ed_local"), models),
                                      "the same share, each D read from the resample's mean accuracy (results.csv)")
-    return Outcome(verdict_of(parts), text, run.seeds(), sum(parts) / len(parts), lo, hi,
+    v, text = withheld(verdict_of(parts), text, gaps)
+    return Outcome(v, text, n, sum(parts) / len(parts), lo, hi,
                    quantity="share of efficient models for which ED_Local needs less", interval=interval,
                    tiebreak=_dp_order(run, ("ed", "ed_local")))
 

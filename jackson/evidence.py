@@ -3,7 +3,11 @@
 A rule never lets an absent or unreadable input decide a verdict: it names what is missing and says
 "untested" (or "inconclusive" where its own power condition cannot be read).  `number` reads one value out of
 a summary.json (nested keys) or a CSV cell, `per_seed` a list of per-seed values, and `missing` joins the
-problems of several readings into the line the ledger prints.
+problems of several readings into the line the ledger prints.  Where the rest of the evidence would still
+decide -- a seed, head, size or arm of several absent or unreadable, fewer seeds than the run states
+(`seed_gaps`), a control read for some items only -- `withheld` turns the decisive verdict into "inconclusive",
+its line saying what the readable evidence would read and naming each gap.  `text_of` shows a raw value beside
+a verdict (never judged) as one printable line.
 
     >>> number({"after": 0.75}, "after", name="the permuted arm's accuracy", lo=0, hi=1).value
     0.75
@@ -15,9 +19,13 @@ problems of several readings into the line the ledger prints.
 from __future__ import annotations
 
 import math
+import unicodedata
 from dataclasses import dataclass
 
+from .verdict import INCONCLUSIVE, NOT_REPRODUCED, PARTLY, REPRODUCED
+
 ABSENT = "absent"
+DECISIVE = (REPRODUCED, PARTLY, NOT_REPRODUCED)
 
 
 @dataclass(frozen=True)
@@ -101,3 +109,64 @@ def per_seed(source, *keys, name: str, labels: list | None = None, lo: float = -
 def missing(readings) -> str:
     """'A is absent; B is unreadable (NaN)' for the readings that are not present and valid; "" when all are."""
     return "; ".join(str(r) for r in readings if not r.ok)
+
+
+def withheld(verdict: str, text: str, gaps) -> tuple[str, str]:
+    """(verdict, text) of a rule once the gaps in its evidence are named (each a line: 'seed 2: x is unreadable
+    (NaN)', 'results.csv has no row for seed 1', ...).  No gap: unchanged.  A decisive verdict read from the rest
+    becomes inconclusive: "would read partly (TEXT), but GAPS"; an inconclusive or untested one keeps its word,
+    and the gaps follow its text.
+
+        >>> withheld("reproduced", "3 of 3 heads", ["head 4: exponent is absent"])
+        ('inconclusive', 'would read reproduced (3 of 3 heads), but head 4: exponent is absent')
+    """
+    gaps = [g for g in gaps if g]
+    if not gaps:
+        return verdict, text
+    why = "; ".join(gaps)
+    if verdict in DECISIVE:
+        return INCONCLUSIVE, f"would read {verdict} ({text}), but {why}"
+    return verdict, f"{text}; also absent or unreadable: {why}"
+
+
+def label(raw) -> str | None:
+    """A seed's (or an init's) label as written: 0, 0.0, "0" and " 0 " are "0"; another word is kept, stripped;
+    None when absent or unreadable (empty, NaN, inf, a bool, a list, a control character)."""
+    if isinstance(raw, bool) or not isinstance(raw, (int, float, str)) or (isinstance(raw, str) and text_of(raw) != raw):
+        return None
+    s = raw.strip() if isinstance(raw, str) else raw
+    try:
+        x = float(s)
+    except ValueError:
+        return s or None
+    if not math.isfinite(x):
+        return None
+    return str(int(x)) if x == int(x) else str(s)
+
+
+def seed_gaps(stated, found, what: str, where: str = "config.json's seeds") -> list[str]:
+    """What the run's own seeds (`stated`: a list of labels, or a count) say is missing from `found` (the labels
+    that hold `what`): one line, 'no WHAT for seed 2 (WHERE)'; or that `stated` is unreadable.  [] when nothing is
+    missing, and when the run states no seeds (None).
+
+        >>> seed_gaps([0, 1, 2], ["0", "1"], "row in results.csv")
+        ["no row in results.csv for seed 2 (config.json's seeds)"]
+    """
+    if stated is None:
+        return []
+    found = {label(x) for x in found} - {None}
+    if isinstance(stated, int) and not isinstance(stated, bool) and stated >= 0:
+        return [] if len(found) >= stated else [f"no {what} for {stated - len(found)} of the {stated} seeds ({where})"]
+    labels = [label(x) for x in stated] if isinstance(stated, list) else None
+    if not labels or None in labels:
+        return [f"{where} is unreadable ({text_of(stated, 30)}): whether every seed has {what} cannot be read"]
+    lack = [s for s in dict.fromkeys(labels) if s not in found]
+    return [f"no {what} for seed{'s' if len(lack) != 1 else ''} {', '.join(lack)} ({where})"] if lack else []
+
+
+def text_of(raw, n: int = 60) -> str:
+    """A raw value shown beside a verdict, never judged: its text cut to n characters, each control, format or
+    line-separator character a space (the ledger refuses a line that holds one)."""
+    s = raw if isinstance(raw, str) else repr(raw)
+    s = "".join(" " if unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp", "Cs") else ch for ch in s[:n + 1])
+    return s if len(s) <= n else s[:n - 3] + "..."

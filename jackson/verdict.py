@@ -171,7 +171,7 @@ class Run:
         s = self.config.get("seeds", self.config.get("train", {}).get("seeds"))
         if isinstance(s, list):
             return len(s)
-        return s if isinstance(s, int) and not isinstance(s, bool) else None
+        return s if isinstance(s, int) and not isinstance(s, bool) and s >= 0 else None
 
 
 def _left_out(path: Path, config: dict, summary, command: str, seen: dict | None = None) -> str:

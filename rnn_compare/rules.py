@@ -10,7 +10,7 @@ import math
 import statistics
 from dataclasses import dataclass
 
-from jackson.evidence import missing, number, value
+from jackson.evidence import label, missing, number, seed_gaps, text_of, value, withheld
 from jackson.verdict import (INCONCLUSIVE, NOT_REPRODUCED, ONE_SEED, PARTLY, REPRODUCED, UNTESTED, Claim, Outcome, Run,
     fmt_g, one_of, rule, verdict_of)
 
@@ -37,8 +37,8 @@ def expect(v):
     """The `expect` parameter of the alteration rule: which model the paper says the alteration hurts."""
     if not isinstance(v, dict) or not v:
         raise ValueError('a table of model = "drop" | "no drop", e.g. { rnn = "drop", transformer = "no drop" }')
-    for model, label in v.items():
-        if model not in ("rnn", "transformer") or label not in ("drop", "no drop"):
+    for model, word in v.items():
+        if model not in ("rnn", "transformer") or word not in ("drop", "no drop"):
             raise ValueError('a table of model = "drop" | "no drop", models rnn and transformer')
     return tuple(v.items())
 
@@ -54,11 +54,12 @@ def _mse(run: Run, kernel: str, alteration: str, model: str) -> list[float]:
 class _Arm:
     """One (kernel, alteration, model) arm of results.csv as read: `rows` its members, `mse` the measured held-out
     MSEs, `left_out` diverged or failed members (a training outcome, left out as before), `unmeasured` 'seed S:
-    test_mse is unreadable (NaN)' for each member whose MSE could not be read (counted neither way)."""
+    test_mse is unreadable (NaN)' for each member whose MSE could not be read, `seeds` every member's seed label."""
     rows: int
     mse: list[float]
     left_out: int
     unmeasured: list[str]
+    seeds: set
 
 
 def _arm(run: Run, kernel: str, alteration: str, model: str) -> _Arm:
@@ -69,28 +70,37 @@ def _arm(run: Run, kernel: str, alteration: str, model: str) -> _Arm:
         if str(r.get("status", "")).startswith(("diverged", "failed")):
             left += 1
             continue
-        x = value(r.get("test_mse"), f"seed {r.get('seed', '?')}: test_mse", lo=0)
+        x = value(r.get("test_mse"), f"seed {text_of(r.get('seed', '?'), 8)}: test_mse", lo=0)
         if x.ok:
             mse.append(x.value)
         else:
             bad.append(str(x))
-    return _Arm(len(rows), mse, left, bad)
+    return _Arm(len(rows), mse, left, bad, {label(r.get("seed")) for r in rows})
 
 
-def _arms_problems(arms: dict[tuple[str, str], _Arm], what: dict[str, str]) -> tuple[list[str], list[str]]:
-    """(why the folder cannot judge: an arm with no row or no measured seed; the unmeasured seeds, named) over
-    arms keyed (alteration, model); `what` names each alteration's role (evidence, control)."""
-    cannot, unmeasured = [], []
+def _arms_problems(run: Run, arms: dict[tuple[str, str], _Arm], what: dict[str, str]) -> tuple[list[str], list[str]]:
+    """(why the folder cannot judge: an arm with no row or no measured seed; the gaps: each unmeasured seed, and each
+    seed of config.json's seeds (where it lists them; else of the other arms) an arm has no row for) over arms keyed
+    (alteration, model); `what` names each alteration's role (evidence, control)."""
+    cannot, gaps = [], []
+    listed = run.config.get("seeds")
+    every = set().union(*(a.seeds for a in arms.values())) - {None}
+    expected, where = (listed, "config.json's seeds") if isinstance(listed, list) else \
+        (sorted(every, key=lambda x: (len(x), x)), "the other arms' seeds")
+    if isinstance(listed, int) and not isinstance(listed, bool) and len(every) < listed:   # a count, not labels
+        gaps.append(f"results.csv holds {len(every)} of the {listed} seeds config.json states")
     for (alt, model), a in arms.items():
-        label = f"{model} {alt} arm ({what[alt]})"
+        name = f"{model} {alt} arm ({what[alt]})"
         if not a.rows:
-            cannot.append(f"{label}: no row in results.csv")
+            cannot.append(f"{name}: no row in results.csv")
         elif not a.mse:
-            cannot.append(f"{label}: no measured seed" + (f" ({a.left_out} diverged or failed)" if a.left_out else "")
+            cannot.append(f"{name}: no measured seed" + (f" ({a.left_out} diverged or failed)" if a.left_out else "")
                           + (f" ({'; '.join(a.unmeasured)})" if a.unmeasured else ""))
-        elif a.unmeasured:
-            unmeasured.append(f"{label}: " + "; ".join(a.unmeasured))
-    return cannot, unmeasured
+        else:
+            gaps += [f"{name}: " + "; ".join(a.unmeasured)] if a.unmeasured else []
+            gaps += [f"{name}: {g}" for g in seed_gaps(expected, a.seeds, "row in results.csv", where)]
+            gaps += [f"{name}: a row whose seed is absent or unreadable"] if None in a.seeds else []
+    return cannot, gaps
 
 
 def _ratio(num: list[float], den: list[float]) -> float:
@@ -137,34 +147,40 @@ def _pair_range(num: list[float], den: list[float], what: str) -> tuple[float | 
                     "the other's: min / max to max / min (contains the ratio of medians)")
 
 
-def _budget(fit: dict | None) -> int:
-    """Examples seen in training (steps x batch size) of one model's fit config; 0 where not written."""
-    fit = fit or {}
-    return int(fit.get("steps", 0) or 0) * int(fit.get("batch_size", 0) or 0)
+def _budget(fit) -> int:
+    """Examples seen in training (steps x batch size) of one model's fit config; 0 where not written or unreadable."""
+    fit = fit if isinstance(fit, dict) else {}
+    n = [value(fit.get(k), k, lo=0, whole=True).value or 0 for k in ("steps", "batch_size")]
+    return n[0] * n[1]
 
 
 def _budgets_text(run: Run) -> str:
     """'; budgets (steps x batch): Transformer 24000 x 256, RNN 1500 x 64 (unequal)'."""
-    f, r = run.config.get("fit") or {}, run.config.get("rnn_fit") or {}
-    if not f or not r:
+    f, r = run.config.get("fit"), run.config.get("rnn_fit")
+    if not f or not r or not isinstance(f, dict) or not isinstance(r, dict):
         return ""
     same = _budget(f) == _budget(r)
-    return (f"; budgets (steps x batch): Transformer {f.get('steps')} x {f.get('batch_size')}, RNN {r.get('steps')} x "
-            f"{r.get('batch_size')} ({'equal' if same else 'unequal'})")
+    return (f"; budgets (steps x batch): Transformer {text_of(f.get('steps'), 12)} x {text_of(f.get('batch_size'), 12)}, "
+            f"RNN {text_of(r.get('steps'), 12)} x {text_of(r.get('batch_size'), 12)} ({'equal' if same else 'unequal'})")
 
 
 def _missing_terms(run: Run, alteration: str) -> str:
     """What the run's summary found of a mixed Transformer's drop (rnn_compare missing_terms_check: whether one
     missing block of the coupling's terms explains its hot positions).  Shown beside a verdict, never part of
     its rule."""
-    recs = [r for r in (run.summary or {}).get("missing_terms", []) if r.get("model") == "transformer"]
+    recs = (run.summary or {}).get("missing_terms")
+    recs = [r for r in recs if isinstance(r, dict) and r.get("model") == "transformer"] if isinstance(recs, list) else []
     if alteration != "mixed" or not recs:
         return ""
     one = [r for r in recs if r.get("one_block")]
     if not one:
         return f"; the Transformer's drop is no one missing block of terms in any of {len(recs)} seeds (missing_terms.csv)"
-    words = ", ".join(dict.fromkeys(r["terms"] for r in sorted(one, key=lambda r: (int(r["j1"]), int(r["j2"])))))
-    ratios = [float(r["ratio"]) for r in one]
+    try:            # shown beside the verdict, never judged: a record that does not read is not shown
+        words = ", ".join(dict.fromkeys(text_of(r["terms"], 40) for r in
+                                        sorted(one, key=lambda r: (int(r["j1"]), int(r["j2"])))))
+        ratios = [float(r["ratio"]) for r in one]
+    except (KeyError, TypeError, ValueError):
+        return ""
     lo, hi = fmt_g(min(ratios)), fmt_g(max(ratios))
     return (f"; the Transformer's drop is the loss of {words}, in {len(one)} of {len(recs)} seeds (their MSE / that "
             f"loss's error {lo if lo == hi else f'{lo}-{hi}'}; missing_terms.csv)")
@@ -175,7 +191,7 @@ def _seeds_from_zero(c: dict) -> bool:
     rnn-compare took the seeds themselves, no `first_seed` other than 0)."""
     s = c.get("seeds")
     if isinstance(s, list):
-        return sorted(int(x) for x in s) == list(range(len(s)))
+        return sorted(label(x) or "?" for x in s) == sorted(str(k) for k in range(len(s)))
     return not c.get("first_seed")
 
 
@@ -186,27 +202,26 @@ def _rnn_order(run: Run) -> tuple:
     RNN's: a folder trained longer measures the paper's trained models better (read from config.json, not from
     the outcome, so the choice cannot follow the verdict)."""
     c = run.config
-    papers_filter = not c.get("filter") and c.get("filter_length", PAPER_FILTER_LENGTH) == PAPER_FILTER_LENGTH
+    papers_filter = not c.get("filter") and label(c.get("filter_length", PAPER_FILTER_LENGTH)) == str(PAPER_FILTER_LENGTH)
     return (0 if c.get("mix_direction", "future") == "future" else 1, 0 if papers_filter else 1,
             0 if _seeds_from_zero(c) else 1, -_budget(c.get("fit")), -_budget(c.get("rnn_fit")))
 
 
-@rule("alteration", "rnn_compare", f"""Tables 2-3: which model an alteration of the target hurts (the paper's bold = a drop).
-Evidence: per model, the held-out MSE of each seed on the altered target (results.csv; diverged or failed members
-left out and counted). Control: the same model's original arm, trained alike. Per model, altered against
-original: a drop when the ratio of medians is >= {DROP_FACTOR:g} (above the largest ratio the paper calls
-unaffected, {PAPER_UNAFFECTED_MAX:.3g}; its smallest drop is {PAPER_DROP_MIN:.3g}) and every altered seed lies above
-every original seed; no drop when the ratio is < {DROP_FACTOR:g}; unclear otherwise (the seeds overlap).
-Reproduced when every model the claim names gets the paper's label; partly when some do; not reproduced when
-none; inconclusive when every model with a clear label gets the paper's and the others are unclear. Power
-condition: at least {MIN_SEEDS} measured seeds in each arm of a model (with one, "every altered seed above every
-original seed" is vacuous and the seeds' spread unknown), else that model is unclear. A seed whose MSE is absent or
-unreadable (NaN, inf, not a number) could not be measured: it is named and counted neither way; an arm the folder
-runs with no row or no measured seed for a model the claim names leaves the folder untested, the line naming the
-arm. The row states both models' training budgets (steps x batch size), equal or not. Ties: the paper's mixing
-formula (mix_direction future) before the causal one, then the paper's random length-5 filter before taps given
-with --filter or another --filter-length, then seeds from 0 before inits added beside them (other --seeds), then
-the larger training budget (steps x batch size in config.json; the Transformer's, then the RNN's).""",
+@rule("alteration", "rnn_compare", f"""Tables 2-3: which model an alteration of the target hurts (the paper's bold = a
+drop). Evidence: per model, the held-out MSE of each seed on the altered target (results.csv; diverged or failed
+members left out and counted). Control: the same model's original arm, trained alike. Per model, altered against
+original: a drop when the ratio of medians is >= {DROP_FACTOR:g} (above the largest ratio the paper calls unaffected,
+{PAPER_UNAFFECTED_MAX:.3g}; its smallest drop is {PAPER_DROP_MIN:.3g}) and every altered seed lies above every
+original seed; no drop when the ratio is < {DROP_FACTOR:g}; unclear otherwise (the seeds overlap). Reproduced when
+every model the claim names gets the paper's label; partly when some do; not reproduced when none; inconclusive when
+every model with a clear label gets the paper's and the others are unclear. Power condition: at least {MIN_SEEDS}
+measured seeds in each arm of a model (with one, "every altered seed above every original seed" is vacuous and the
+seeds' spread unknown), else that model is unclear. A seed an arm lacks (config.json's seeds, else the other arms') or
+whose MSE is unreadable: inconclusive, named, with what the rest would read; an arm with no measured seed for a model
+the claim names: untested, named. The row states both models' training budgets (steps x batch size), equal or not.
+Ties: the paper's mixing formula (mix_direction future) before the causal one, then the paper's random length-5 filter
+before taps given with --filter or another --filter-length, then seeds from 0 before inits added beside them (other
+--seeds), then the larger training budget (steps x batch size in config.json; the Transformer's, then the RNN's).""",
       {"kernel": (True, one_of("exp", "uniform")), "alteration": (True, one_of("permuted", "mixed")),
        "expect": (True, expect)})
 def alteration(claim: Claim, run: Run) -> Outcome | None:
@@ -214,7 +229,7 @@ def alteration(claim: Claim, run: Run) -> Outcome | None:
     arms = {(a, model): _arm(run, p["kernel"], a, model) for model, _ in p["expect"] for a in ("original", p["alteration"])}
     if not any(arm.rows for (a, _), arm in arms.items() if a == p["alteration"]):
         return None                   # the folder does not run this alteration
-    cannot, unmeasured = _arms_problems(arms, {"original": "control", p["alteration"]: "evidence"})
+    cannot, unmeasured = _arms_problems(run, arms, {"original": "control", p["alteration"]: "evidence"})
     if cannot:
         return Outcome(UNTESTED, "cannot judge: " + "; ".join(cannot), None, quantity="", tiebreak=_rnn_order(run),
                        interval="none: an arm has no measured seed")
@@ -222,18 +237,19 @@ def alteration(claim: Claim, run: Run) -> Outcome | None:
     for model, want in p["expect"]:
         orig, alt = arms[("original", model)].mse, arms[(p["alteration"], model)].mse
         origs[model] = orig
-        label, ratio = _label(orig, alt)
+        lab, ratio = _label(orig, alt)
         if min(len(orig), len(alt)) < MIN_SEEDS:
             few.append(model)
-        if label == "unclear":
+        if lab == "unclear":
             unclear.append(model)
         else:
-            parts.append(label == want)
+            parts.append(lab == want)
         ratios.append(ratio)
         lo, hi, interval = _pair_range(alt, orig, f"altered, original; {model}")  # the last model's is the value's
-        got.append(f"{model} x{fmt_g(ratio)} ({label}; seeds {fmt_g(min(orig))}-{fmt_g(max(orig))} -> {fmt_g(min(alt))}-{fmt_g(max(alt))})")
+        got.append(f"{model} x{fmt_g(ratio)} ({lab}; seeds {fmt_g(min(orig))}-{fmt_g(max(orig))} -> {fmt_g(min(alt))}-{fmt_g(max(alt))})")
     n = min(len(v) for v in origs.values())
-    extra = f"; mixing {run.config['mix_direction']}" if p["alteration"] == "mixed" and "mix_direction" in run.config else ""
+    extra = f"; mixing {text_of(run.config['mix_direction'], 20)}" \
+        if p["alteration"] == "mixed" and "mix_direction" in run.config else ""
     if lo is not None:
         interval += ("; lo > 1 exactly when every altered seed lies above every original seed (the seed test of the "
                      "rule's drop)")
@@ -241,8 +257,6 @@ def alteration(claim: Claim, run: Run) -> Outcome | None:
     left = sum(arm.left_out for arm in arms.values())
     if left:
         extra += f"; {left} diverged or failed member{'s' if left != 1 else ''} left out"
-    if unmeasured:
-        extra += "; could not be measured, counted neither way: " + "; ".join(unmeasured)
     if unclear and all(parts):        # the decided models agree; the seeds of the others overlap or are too few
         verdict = INCONCLUSIVE
         overlap = [m for m in unclear if m not in few]
@@ -254,27 +268,28 @@ def alteration(claim: Claim, run: Run) -> Outcome | None:
                       "seed cannot show the seeds' spread)")
     else:
         verdict = verdict_of(parts + [False] * len(unclear))
-    return Outcome(verdict, "; ".join(got) + extra, n, ratios[-1], lo, hi,
+    verdict, text = withheld(verdict, "; ".join(got) + extra, unmeasured)
+    return Outcome(verdict, text, n, ratios[-1], lo, hi,
                    f"altered/original, ratio of medians ({p['expect'][-1][0]})", _rnn_order(run), interval)
 
 
-@rule("gap", "rnn_compare", f"""Table 3: the RNN cannot learn the uniform-kernel target, the Transformer can: both halves
-are judged, on the original and on the permuted arm. Evidence: each model's held-out MSE per seed on the uniform
-kernel (results.csv; diverged or failed members left out and counted). Hard for the RNN: the RNN's median is at
-least {GAP_FACTOR:g}x the Transformer's on the same arm (the control: the Transformer trained alike; the paper: at
+@rule("gap", "rnn_compare", f"""Table 3: the RNN cannot learn the uniform-kernel target, the Transformer can: both
+halves are judged, on the original and on the permuted arm. Evidence: each model's held-out MSE per seed on the
+uniform kernel (results.csv; diverged or failed members left out and counted). Hard for the RNN: the RNN's median is
+at least {GAP_FACTOR:g}x the Transformer's on the same arm (the control: the Transformer trained alike; the paper: at
 least {PAPER_GAP:.2g}x). Learnable by the Transformer: its median is within {QUALITY_FACTOR:g}x of the paper's printed
 MSE on that arm (the reference: Table 3, {PAPER_MSE[("uniform", "original", "transformer")]:.3g} original,
 {PAPER_MSE[("uniform", "permuted", "transformer")]:.3g} permuted). Reproduced when all four parts hold; partly when
 some; not reproduced when none. Power condition: at least {MIN_SEEDS} measured seeds per model and arm, else
-inconclusive. A seed whose MSE is absent or unreadable could not be measured: it is named and counted neither way;
-an arm with no row or no measured seed leaves the folder untested, the line naming it. Ties: as for the
-alteration rule (mixing formula, then training budget); the budgets of both models are stated.""")
+inconclusive. A seed an arm lacks or whose MSE is unreadable: inconclusive, named, with what the rest would read; an
+arm with no measured seed: untested, named. Ties: as for the alteration rule (mixing formula, then training budget);
+the budgets of both models are stated.""")
 def gap(claim: Claim, run: Run) -> Outcome | None:
     arms = {(arm, model): _arm(run, "uniform", arm, model) for arm in ("original", "permuted")
             for model in ("rnn", "transformer")}
     if not any(a.rows for a in arms.values()):
         return None                   # the folder does not run the uniform kernel
-    cannot, unmeasured = _arms_problems(arms, {"original": "evidence", "permuted": "evidence"})
+    cannot, unmeasured = _arms_problems(run, arms, {"original": "evidence", "permuted": "evidence"})
     if cannot:
         return Outcome(UNTESTED, "cannot judge: " + "; ".join(cannot), None, tiebreak=_rnn_order(run),
                        interval="none: an arm has no measured seed")
@@ -297,12 +312,11 @@ def gap(claim: Claim, run: Run) -> Outcome | None:
     left = sum(a.left_out for a in arms.values())
     if left:
         text += f"; {left} diverged or failed member{'s' if left != 1 else ''} left out"
-    if unmeasured:
-        text += "; could not be measured, counted neither way: " + "; ".join(unmeasured)
     verdict = verdict_of(parts)
     if n < MIN_SEEDS:
         verdict = INCONCLUSIVE
         text += f"; fewer than {MIN_SEEDS} measured seeds in an arm (the power condition: one seed cannot show the seeds' spread)"
+    verdict, text = withheld(verdict, text, unmeasured)
     g, arm, (lo, hi, interval) = min(gaps)          # the headline: the arm where the gap is smaller
     return Outcome(verdict, text, n, g, lo, hi, f"RNN / Transformer, ratio of medians, on the arm where it is smaller "
                    f"({arm})", _rnn_order(run), interval)
@@ -314,16 +328,16 @@ D3_AFTER = (1.265, 0.5, 0.4)   # App. D.3 as printed: sigma_1..3 of rho(u, u + v
 D3_REL_TOL = 0.05              # "numerically estimate": agreement within 5% (relative) per singular value
 
 
-@rule("d3_mixing", "rnn_compare", f"""App. D.3: mixing the inputs raises the rank of rho = 1 + 2 sin(2 pi u) sin(2 pi v)
-from 2 to 3, with sigma_1..3 = {", ".join(f"{x:g}" for x in D3_AFTER)} after it. From an rnn-mixing-spectrum folder on
-the paper's kernel and mixing (a = b = 1). Evidence: the numerical rank after the mixing (sigma_i > 1e-8 sigma_1,
+@rule("d3_mixing", "rnn_compare", f"""App. D.3: mixing the inputs raises the rank of rho = 1 + 2 sin(2 pi u) sin(2 pi
+v) from 2 to 3, with sigma_1..3 = {", ".join(f"{x:g}" for x in D3_AFTER)} after it. From an rnn-mixing-spectrum folder
+on the paper's kernel and mixing (a = b = 1). Evidence: the numerical rank after the mixing (sigma_i > 1e-8 sigma_1,
 summary.json's rank_after) and sigma_1..3 after it (after). Reference: the paper's printed values. Control: the
-spectrum before mixing, computed the same way (rank_before), whose rank must read 2: a control that reads another
-rank says the quadrature does not resolve the kernel, so the folder cannot decide (inconclusive). Reproduced when
-the rank is 2 before and 3 after and each of sigma_1..3 after is within {D3_REL_TOL:.0%} of the paper's; partly when
-the rank rises but not to 3, or a value is further off; not reproduced when the rank does not rise. Power condition:
-none beyond the control (deterministic quadrature, no seeds and no sampling). An absent or unreadable rank or
-sigma (NaN, inf, not a number) leaves the folder untested, the line naming it.""")
+spectrum before mixing, computed the same way (rank_before), whose rank must read 2: a control that reads another rank
+says the quadrature does not resolve the kernel, so the folder cannot decide (inconclusive). Reproduced when the rank
+is 2 before and 3 after and each of sigma_1..3 after is within {D3_REL_TOL:.0%} of the paper's; partly when the rank
+rises but not to 3, or a value is further off; not reproduced when the rank does not rise. Power condition: none
+beyond the control (deterministic quadrature, no seeds and no sampling). An absent or unreadable rank or sigma:
+untested, named.""")
 def d3_mixing(claim: Claim, run: Run) -> Outcome | None:
     s = run.summary or {}
     if s.get("kind") != "rnn-mixing-spectrum" or not s.get("paper"):
@@ -334,7 +348,7 @@ def d3_mixing(claim: Claim, run: Run) -> Outcome | None:
     rb = number(s, "rank_before", name="the control's rank (summary.json's rank_before)", lo=0, whole=True)
     ra = number(s, "rank_after", name="the rank after the mixing (summary.json's rank_after)", lo=0, whole=True)
     bad = missing([ra, *after, rb])
-    nodes = f"deterministic quadrature ({s.get('quadrature_nodes', '?')} nodes)"
+    nodes = f"deterministic quadrature ({text_of(s.get('quadrature_nodes', '?'), 12)} nodes)"
     if bad:
         return Outcome(UNTESTED, f"cannot judge: {bad}; {nodes}", None,
                        interval="none: deterministic quadrature, no seeds and no sampling")

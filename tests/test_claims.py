@@ -816,13 +816,13 @@ REPRODUCING = {   # claim id -> (folder, summary, config, what else the folder n
                           lambda f: settled_spectra(f, 0.05)),
     "JL-fig3b-fit": ("vit_probe/m", sweep_mh(0.3, 0.05, True, 0.05), {"seeds": [0], "subset_seed": 0}, None),
     "JL-tab1-vit": ("vit_probe/p", {"before": 0.75, "after": 0.76, "control": 0.76, "n_test": 10000}, {"seed": 0}, None),
-    "JL-tab2-ordering": ("rnn_compare/c", {"tables": {}}, {"seeds": 3},
+    "JL-tab2-ordering": ("rnn_compare/c", {"tables": {}}, {"seeds": [0, 1]},
                          lambda f: write_csv(f / "results.csv", "kernel,alteration,model,seed,test_mse,status",
                                              [f"exp,{a},{m},{k},{v * (1 + k / 10)},converged" for k in (0, 1)
                                               for a, m, v in (("original", "rnn", 1e-8), ("permuted", "rnn", 1e-2),
                                                               ("original", "transformer", 1e-3),
                                                               ("permuted", "transformer", 1e-3))])),
-    "JL-tab3-gap": ("rnn_compare/c", {"tables": {}}, {"seeds": 3},
+    "JL-tab3-gap": ("rnn_compare/c", {"tables": {}}, {"seeds": [0, 1]},
                     lambda f: write_csv(f / "results.csv", "kernel,alteration,model,seed,test_mse,status",
                                         [f"uniform,{a},{m},{k},{v},converged" for a in ("original", "permuted")
                                          for m, v in (("rnn", 5.0), ("transformer", 1e-3)) for k in (0, 1)])),

@@ -66,13 +66,13 @@ B1 = [
      REPRODUCED, ["the control: 0.167 (derived from summary.json's coupling levels; the folder records no control entry)"]),
     ("levels unreadable", lambda r: b1(r, control=None, levels=[{"target": 1.0, "n_entries": NAN}]), UNTESTED,
      ["the control (uniform attention's mass on the support", "an entry count or level is absent or not a number"]),
-    ("NaN seed is not a failed seed", lambda r: b1(r, mass=(0.95, NAN, 0.97)), REPRODUCED,
-     ["2 measured of 3 seeds", "attention mass on the support, seed 1 is unreadable (NaN)", "counted neither way",
+    ("a NaN seed withholds the verdict", lambda r: b1(r, mass=(0.95, NAN, 0.97)), INCONCLUSIVE,
+     ["would read reproduced (", "2 measured of 3 seeds", "but attention mass on the support, seed 1 is unreadable (NaN)",
       "0.950-0.970"]),
-    ("inf seed", lambda r: b1(r, fof=(1e-4, math.inf, 1e-4)), REPRODUCED,
-     ["F_hat∘f_hat vs F∘f relative MSE, seed 1 is unreadable (+infinite)"]),
-    ("word seed", lambda r: b1(r, mass=(0.3, "n/a", 0.2), fof=(2.0, 2.0, 2.0)), NOT_REPRODUCED,
-     ["2 measured of 3 seeds", "seed 1 is unreadable (not a number"]),
+    ("inf seed", lambda r: b1(r, fof=(1e-4, math.inf, 1e-4)), INCONCLUSIVE,
+     ["would read reproduced (", "F_hat∘f_hat vs F∘f relative MSE, seed 1 is unreadable (+infinite)"]),
+    ("word seed", lambda r: b1(r, mass=(0.3, "n/a", 0.2), fof=(2.0, 2.0, 2.0)), INCONCLUSIVE,
+     ["would read not reproduced (", "2 measured of 3 seeds", "seed 1 is unreadable (not a number"]),
     ("no seed measured", lambda r: b1(r, mass=(NAN, NAN), fof=(1e-4, 1e-4)), UNTESTED, ["no seed could be measured"]),
     ("evidence absent", lambda r: folder(r, "tasks/np", {"task": "nearest-point", "seeds": [0, 1], "metrics": {},
                                                           "control": {"uniform_support_mass": {"mean": 0.2}}}, {}),
@@ -122,8 +122,8 @@ ALTERATION = [
     ("one seed, 2.1x apart", lambda r: results(r, {("original", "transformer"): [1e-3], ("permuted", "transformer"): [2.1e-3],
                                                    ("original", "rnn"): [1e-8], ("permuted", "rnn"): [1e-2]}),
      INCONCLUSIVE, ["fewer than 2 measured seeds"]),
-    ("NaN seed is not counted", lambda r: results(r, arms(rnn_permuted=[1e-2, NAN, 1.2e-2])), REPRODUCED,
-     ["rnn permuted arm (evidence): seed 1: test_mse is unreadable (NaN)", "counted neither way"]),
+    ("a NaN seed withholds the verdict", lambda r: results(r, arms(rnn_permuted=[1e-2, NAN, 1.2e-2])), INCONCLUSIVE,
+     ["would read reproduced (", "but rnn permuted arm (evidence): seed 1: test_mse is unreadable (NaN)"]),
     ("a NaN leaves one seed", lambda r: results(r, arms(transformer_original=[1e-3, NAN])), INCONCLUSIVE,
      ["transformer: fewer than 2 measured seeds", "seed 1: test_mse is unreadable (NaN)"]),
     ("only: control absent", lambda r: results(r, arms(transformer_original=None)), UNTESTED,
@@ -154,8 +154,8 @@ GAP = [
     ("not reproduced", lambda r: uniform(r, rnn=(1e-3, 1e-3, 1e-3), tr=(0.5, 0.5, 0.5)), NOT_REPRODUCED,
      ["(< 10x)", "NOT learnable"]),
     ("only: power, one seed", lambda r: uniform(r, rnn=(5.0,), tr=(6e-4,)), INCONCLUSIVE, ["fewer than 2 measured seeds"]),
-    ("NaN seed is not counted", lambda r: uniform(r, rnn_original=(5.0, NAN, 6.0)), REPRODUCED,
-     ["rnn original arm (evidence): seed 1: test_mse is unreadable (NaN)"]),
+    ("a NaN seed withholds the verdict", lambda r: uniform(r, rnn_original=(5.0, NAN, 6.0)), INCONCLUSIVE,
+     ["would read reproduced (", "rnn original arm (evidence): seed 1: test_mse is unreadable (NaN)"]),
     ("an arm absent", lambda r: uniform(r, drop=("permuted", "transformer")), UNTESTED,
      ["transformer permuted arm (evidence): no row in results.csv"]),
     ("an arm unreadable", lambda r: uniform(r, transformer_original=(NAN, math.inf, -1.0)), UNTESTED,
@@ -216,10 +216,10 @@ DECAY = [
     ("control absent, flat heads", lambda r: decay(r, [FLAT], control=False), INCONCLUSIVE, ["no control in the folder"]),
     ("untrained: a control, not a test", lambda r: decay(r, [STEEP], trained=False), UNTESTED, ["untrained model"]),
     ("trained unreadable", lambda r: decay(r, [STEEP], trained="yes"), UNTESTED, ["trained is unreadable"]),
-    ("NaN head is not counted", lambda r: decay(r, [STEEP, (-2.0, NAN, True)]), REPRODUCED,
-     ["1 heads:", "layer 0 head 1: exponent_hi is unreadable (NaN)", "counted neither way"]),
-    ("control flag unreadable", lambda r: decay(r, [STEEP, (-2.6, -2.5, "maybe")]), REPRODUCED,
-     ["layer 0 head 1: steeper_than_init is unreadable ('maybe')"]),
+    ("a NaN head withholds the verdict", lambda r: decay(r, [STEEP, (-2.0, NAN, True)]), INCONCLUSIVE,
+     ["would read reproduced (1 heads:", "but layer 0 head 1: exponent_hi is unreadable (NaN)"]),
+    ("control flag unreadable", lambda r: decay(r, [STEEP, (-2.6, -2.5, "maybe")]), INCONCLUSIVE,
+     ["would read reproduced (", "layer 0 head 1: steeper_than_init is unreadable ('maybe')"]),
     ("no head measured", lambda r: decay(r, [(NAN, NAN, True)]), UNTESTED, ["no head could be measured"]),
 ]
 
@@ -264,8 +264,8 @@ CONVERGE = [
     ("spectra.csv unreadable", lambda r: (sweep(r), write(r / "vit_probe/mh/spectra.csv",
                                                           "m_h,seed,layer,head,i,mean\n4,0,x,0,1,1.0\n")),
      INCONCLUSIVE, ["spectra.csv is unreadable (a layer, head, m_h or i that is not a whole number)"]),
-    ("NaN seed spectrum is left out", lambda r: sweep(r, spectra=(0.05, 0.05, NAN)), REPRODUCED,
-     ["left out of the interval: seed 2, m_h 4, sigma_2 is unreadable (NaN)"]),
+    ("a NaN seed spectrum withholds the verdict", lambda r: sweep(r, spectra=(0.05, 0.05, NAN)), INCONCLUSIVE,
+     ["would read reproduced (", "but seed 2, m_h 4, sigma_2 is unreadable (NaN)"]),
 ]
 
 FIT = [
@@ -382,8 +382,9 @@ FLOPS = [
         ("standard", 2, 0.01), ("linear", 2, 0.02), ("standard", 3, ""), ("linear", 3, "")]), REPRODUCED,
      ["1 of 1 judged sizes", "not judged: L 30: no model reaches the target"]),
     ("a value NaN", lambda r: cot(r, {}, gflops=[("standard", 2, 0.01), ("linear", 2, 0.02), ("standard", 3, 0.03),
-                                                 ("linear", 3, NAN)]), REPRODUCED,
-     ["not judged: L 30: could not be measured (linear min_gflops is unreadable (NaN))"]),
+                                                 ("linear", 3, NAN)]), INCONCLUSIVE,
+     ["would read reproduced (", "not judged: L 30: could not be measured (linear min_gflops is unreadable (NaN))",
+      "but L 30 could not be measured"]),
     ("the only size unreadable", lambda r: cot(r, {}, gflops=[("standard", 2, "abc"), ("linear", 2, 0.02)]), UNTESTED,
      ["standard min_gflops is unreadable (not a number"]),
     ("reference absent", lambda r: cot(r, {}, target=None, gflops=[("standard", 2, 0.01), ("linear", 2, 0.02)]),
@@ -518,7 +519,8 @@ def test_referee_folders_from_committed_ones(tmp_path):
     f = copy_of(tmp_path / "d", "tasks/nearest-point")
     edit_json(f / "summary.json", lambda s: s["metrics"]["support_mass"]["per_seed"].__setitem__(1, NAN))
     r = judge(tmp_path / "d", "JL-B1-nearest-point")
-    assert (r.verdict, r.n_seeds) == (REPRODUCED, 2) and "seed 1 is unreadable (NaN)" in r.measured
+    assert (r.verdict, r.n_seeds) == (INCONCLUSIVE, 2) and "seed 1 is unreadable (NaN)" in r.measured
+    assert r.measured.startswith("would read reproduced (")
 
     # Table 3 with a Transformer 5x worse (~9x the paper's MSE): the RNN's gap holds, the "learnable by the Transformer" half does not
     f = copy_of(tmp_path / "e", "rnn_compare/uniform-24k-b256-s3")

@@ -9,7 +9,7 @@ import math
 import re
 import statistics
 
-from jackson.evidence import Reading, missing, number, value
+from jackson.evidence import Reading, label, missing, number, seed_gaps, text_of, value, withheld
 from jackson.verdict import (INCONCLUSIVE, NOT_REPRODUCED, PARTLY, REPRODUCED, UNTESTED, Claim, Outcome, Run, fmt_f,
     fmt_g, rule, seed_bootstrap)
 
@@ -37,55 +37,77 @@ CLASS_SORTED = ("config.json has no subset_seed: training loss and spectra from 
                 "(its summary.md)")
 
 
+def _init_control(run: Run, layers: set[str]) -> tuple[dict[str, dict[str, list[float]]], list[str]]:
+    """The control as init_heads.csv holds it: (layer -> init -> its heads' exponents; the gaps: an unreadable row,
+    a layer of `layers` some init has no readable exponent for, other inits than summary.json's control states)."""
+    rows, gaps, by = run.table("init_heads.csv"), [], {}
+    if not rows:
+        return {}, ["init_heads.csv (the control's exponents) is absent or empty"]
+    inits = {label(r.get("init")) for r in rows} - {None}
+    for r in rows:
+        where = f"init_heads.csv init {text_of(r.get('init'), 8)} layer {text_of(r.get('layer'), 8)}"
+        init, layer, x = label(r.get("init")), label(r.get("layer")), value(r.get("exponent"), f"{where}: exponent")
+        if init is None or layer is None or not x.ok:
+            gaps.append(str(x) if not x.ok else f"{where}: its init or layer is unreadable")
+        else:
+            by.setdefault(layer, {}).setdefault(init, []).append(x.value)
+    for layer in sorted(layers):
+        lack = sorted(inits - set(by.get(layer, {})))
+        if lack or layer not in by:
+            gaps.append(f"init_heads.csv has no readable exponent of layer {layer} at init {', '.join(lack) or 'any'}")
+    ctrl = (run.summary or {}).get("control")
+    n = number(ctrl, "inits", name="summary.json's control inits", lo=1, whole=True) if isinstance(ctrl, dict) else None
+    if n is not None and not n.absent and (not n.ok or n.value != len(inits)):
+        gaps.append(str(n) if not n.ok else f"init_heads.csv holds {len(inits)} inits, summary.json's control {n.value}")
+    return by, gaps
+
+
 @rule("vit_decay", "vit_probe", f"""Fig. 2: the logit matrices rho_hat(x) of a trained ViT, sampled over inputs, have
 decaying singular values (a low-rank structure). Evidence: per head, the decay exponent of sigma_i in i (heads.csv)
-with its bootstrap 95% interval over images; the power condition is that interval: a head counts as decaying only
-when its whole interval lies below {DECAY_MAX:g} (sigma_i ~ i^-alpha with alpha > 1/2, what Theorem 4.1 needs for an
-error that decays in m_h). Control: the same architecture at random inits on the same images (init_heads.csv;
-heads.csv's steeper_than_init: the head's interval lies below the steepest init exponent of its layer); a
-random-init ViT's logits decay too, so a decay alone does not show what training did. Reproduced when every
-measured head decays and lies below its layer's init heads; partly when some heads meet both, or every head decays
-but no faster than at init; not reproduced when no measured head decays. Inconclusive when the folder holds no
-control (nothing to tell training from architecture, whatever the heads show). A head whose exponent, interval
-or control flag is absent or unreadable (NaN, inf, not a number) could not be measured: it is named and counted
-neither way; with no measured head the folder is untested. A folder of an untrained model is a control, not a
-test: untested.""")
+with its bootstrap 95% interval over images; the power condition is that interval: a head counts as decaying only when
+its whole interval lies below {DECAY_MAX:g} (sigma_i ~ i^-alpha with alpha > 1/2, what Theorem 4.1 needs for an error
+that decays in m_h). Control: the same architecture at random inits on the same images (init_heads.csv; a random-init
+ViT's logits decay too): a head is steeper than init when its interval lies below its layer's steepest init exponent,
+recomputed and checked against heads.csv's steeper_than_init. Reproduced when every head decays and lies below its
+layer's init heads; partly when some do, or every head decays but no faster than at init; not reproduced when no head
+decays. Inconclusive when the folder holds no control. Absent or unreadable evidence (a head's exponent, interval or
+flag, an init exponent, fewer heads or inits than summary.json's control states): inconclusive, named, with what the
+rest would read; no readable head: untested. An untrained model's folder is a control, not a test: untested.""")
 def vit_decay(claim: Claim, run: Run) -> Outcome | None:
     s = run.summary or {}
     heads = run.table("heads.csv")
     if "violin" not in s or not heads or "m_h" in heads[0]:
         return None
     has_control = "steeper_than_init" in heads[0]
-    measured, unmeasured = [], []
+    measured, gaps = [], []
     for h in heads:
-        where = f"layer {h.get('layer', '?')} head {h.get('head', '?')}"
+        where = f"layer {text_of(h.get('layer', '?'), 8)} head {text_of(h.get('head', '?'), 8)}"
         ex, hi = value(h.get("exponent"), f"{where}: exponent"), value(h.get("exponent_hi"), f"{where}: exponent_hi")
+        layer = Reading(f"{where}: layer", 0.0) if label(h.get("layer")) else Reading(f"{where}: layer", None, "unreadable")
         flag = str(h.get("steeper_than_init", "")).strip().lower()
         ctrl = Reading(f"{where}: steeper_than_init", 1.0 if flag in ("true", "1") else 0.0) \
             if flag in ("true", "1", "false", "0") or not has_control else \
-            Reading(f"{where}: steeper_than_init", None, "absent" if not flag else f"unreadable ({flag[:20]!r})")
-        bad = missing([ex, hi, ctrl])
+            Reading(f"{where}: steeper_than_init", None, "absent" if not flag else f"unreadable ({text_of(flag, 20)!r})")
+        bad = missing([layer, ex, hi, ctrl])
         if bad:
-            unmeasured.append(bad)
+            gaps.append(bad)
         else:
             er = value(h.get("erank"), "erank", lo=0)
-            measured.append((ex.value, hi.value < DECAY_MAX, ctrl.value == 1.0, er.value))
+            measured.append((where, label(h.get("layer")), ex.value, hi.value, ctrl.value == 1.0, er.value))
     trained = s.get("trained", bool(run.config.get("checkpoint") or run.config.get("pretrained")))
     if not isinstance(trained, bool):
-        return Outcome(UNTESTED, f"cannot judge: summary.json's trained is unreadable ({str(trained)[:20]!r}, not true "
-                                 "or false)", 1, interval="none: no head judged")
+        return Outcome(UNTESTED, f"cannot judge: summary.json's trained is unreadable ({text_of(trained, 20)!r}, not "
+                                 "true or false)", 1, interval="none: no head judged")
     if not measured:
-        return Outcome(UNTESTED, f"cannot judge: no head could be measured ({'; '.join(unmeasured)})", 1,
+        return Outcome(UNTESTED, f"cannot judge: no head could be measured ({'; '.join(gaps)})", 1,
                        interval="none: no head measured")
-    ex = [m[0] for m in measured]
-    ok = [m[1] for m in measured]
-    er = [m[3] for m in measured if m[3] is not None]
+    ex = [m[2] for m in measured]
+    ok = [m[3] < DECAY_MAX for m in measured]
+    er = [m[5] for m in measured if m[5] is not None]
     text = (f"{len(measured)} heads: decay exponent {fmt_f(min(ex))} to {fmt_f(max(ex))}; {sum(ok)} of {len(ok)} with "
             f"the whole 95% interval below {DECAY_MAX:g}; effective rank "
             + (f"{fmt_f(min(er), 1)}-{fmt_f(max(er), 1)}" if er else "n/a")
-            + f"; {s.get('n_images', '?')} images, tau {s.get('tau', '?')}; one model")
-    if unmeasured:
-        text += f"; could not be measured, counted neither way: {'; '.join(unmeasured)}"
+            + f"; {text_of(s.get('n_images', '?'), 12)} images, tau {text_of(s.get('tau', '?'), 12)}; one model")
     interval = (f"range over the {len(measured)} measured heads of one model (min, max head exponent; 1 seed, no "
                 "spread over seeds)")
     if not trained:
@@ -97,14 +119,26 @@ def vit_decay(claim: Claim, run: Run) -> Outcome | None:
         text += ("; no control in the folder (no init_heads.csv): a random-init ViT's logits decay too, so the heads "
                  "alone cannot say what training did")
     else:
-        steeper = [m[2] for m in measured]
+        by, more = _init_control(run, {m[1] for m in measured})
+        gaps += more
+        steeper = []                # per measured head: below every init exponent of its layer
+        for where, layer, _, hi, flag, _ in measured:
+            xs = [x for d in by.get(layer, {}).values() for x in d]
+            steeper.append(hi < min(xs) if xs else flag)        # no readable control: the flag, named below
+            if xs and steeper[-1] != flag:
+                gaps.append(f"{where}: heads.csv's steeper_than_init reads {flag}, init_heads.csv gives {steeper[-1]}")
+        n = number(s.get("control"), "heads", name="summary.json's control heads", lo=1, whole=True)
+        if isinstance(s.get("control"), dict) and not n.absent and (not n.ok or n.value != len(heads)):
+            gaps.append(str(n) if not n.ok else f"heads.csv holds {len(heads)} heads, summary.json's control {n.value}")
+        iex = [x for d in by.values() for xs in d.values() for x in xs]
+        n_init = len({i for d in by.values() for i in d})
         both = [a and b for a, b in zip(ok, steeper)]
-        iex = [x.value for x in (value(h.get("exponent"), "init exponent") for h in run.table("init_heads.csv")) if x.ok]
-        n_init = len({h.get("init") for h in run.table("init_heads.csv")})
         v = NOT_REPRODUCED if not any(ok) else REPRODUCED if all(both) else PARTLY
         text += (f"; control: the same architecture at {n_init} random init{'s' if n_init != 1 else ''}, exponents "
-                 f"{fmt_f(min(iex)) if iex else 'n/a'} to {fmt_f(max(iex)) if iex else 'n/a'}; training made {sum(steeper)} "
-                 f"of {len(measured)} heads decay faster than every init head of their layer")
+                 f"{fmt_f(min(iex)) if iex else 'n/a'} to {fmt_f(max(iex)) if iex else 'n/a'}; training made "
+                 f"{sum(steeper)} of {len(measured)} heads decay faster than every init head of "
+                 "their layer")
+    v, text = withheld(v, text, gaps)
     return Outcome(v, text, 1, max(ex), min(ex), max(ex), "largest (shallowest) head exponent", interval=interval)
 
 
@@ -115,47 +149,45 @@ def _rel_l2(a: list[float], b: list[float]) -> float:
     return math.sqrt(sum((x - y) ** 2 for x, y in zip(ca, cb))) / math.sqrt(sum(y * y for y in cb))
 
 
-def _seed_spectra(run: Run, m_hs: tuple[int, ...]) -> tuple[dict[str, dict[int, list[float]]] | None, str]:
-    """(each seed's mean spectrum, the seeds that could not be measured): spectra.csv's seed column; mean over images
+def _seed_spectra(run: Run, m_hs: tuple[int, ...]) -> tuple[dict[str, dict[int, list[float]]] | None, list[str], set]:
+    """(each seed's mean spectrum, the gaps, the seeds with a row there): spectra.csv's seed column; mean over images
     of sigma_i, i = 1, 2, ..., at the given m_h, on the layer and head the sweep compares (config.json spectra_layer,
-    spectra_head): seed -> m_h -> [sigma_1, ...].  A seed with an absent or unreadable value (or sigma_1 <= 0) is
-    left out and named.  None when spectra.csv has no seed column or its rows are not numbers."""
+    spectra_head): seed -> m_h -> [sigma_1, ...].  A seed with an absent or unreadable value, sigma_1 <= 0 or no row
+    at one of the m_h is left out and named.  None when spectra.csv has no seed column or its rows are not numbers."""
     rows = run.table("spectra.csv")
     if not rows or "seed" not in rows[0]:
-        return None, ""
+        return None, [], set()
     try:
         layer = int(run.config.get("spectra_layer", -1)) % (max(int(r["layer"]) for r in rows) + 1)
         head = int(run.config.get("spectra_head", 0))
         spec: dict[str, dict[int, dict[int, Reading]]] = {}
         for r in rows:
             if int(r["layer"]) == layer and int(r["head"]) == head and int(r["m_h"]) in m_hs:
-                spec.setdefault(r["seed"], {}).setdefault(int(r["m_h"]), {})[int(r["i"])] = \
-                    value(r.get("mean"), f"seed {r['seed']}, m_h {r['m_h']}, sigma_{r['i']}", lo=0)
-    except (KeyError, TypeError, ValueError):
-        return None, "spectra.csv is unreadable (a layer, head, m_h or i that is not a whole number)"
+                spec.setdefault(label(r["seed"]) or "?", {}).setdefault(int(r["m_h"]), {})[int(r["i"])] = \
+                    value(r.get("mean"), f"seed {text_of(r['seed'], 8)}, m_h {r['m_h']}, sigma_{r['i']}", lo=0)
+    except (KeyError, TypeError, ValueError, ZeroDivisionError):
+        return None, ["spectra.csv is unreadable (a layer, head, m_h or i that is not a whole number)"], set()
     out, bad = {}, []
     for seed, by_m in spec.items():
-        if set(by_m) != set(m_hs):
-            continue
         problems = missing(x for v in by_m.values() for x in v.values())
-        if problems or any(v[min(v)].value <= 0 for v in by_m.values()):
-            bad.append(problems or f"seed {seed}: sigma_1 is 0")
+        if set(by_m) != set(m_hs) or problems or any(v[min(v)].value <= 0 for v in by_m.values()):
+            bad.append(problems or (f"seed {seed}: sigma_1 is 0" if set(by_m) == set(m_hs) else
+                                    f"seed {seed}: no spectrum at m_h {', '.join(str(m) for m in m_hs if m not in by_m)}"))
             continue
         out[seed] = {m: [v[i].value for i in sorted(v)] for m, v in by_m.items()}
-    return out, "; ".join(bad)
+    return out, bad, set(spec)
 
 
-@rule("vit_converge", "vit_probe", f"""Fig. 3(a): as m_h grows, the normalised spectrum of rho_hat converges. Evidence:
-the relative L2 distance between the normalised mean spectra of the last pair of successive m_h
-(spectrum_convergence in summary.json); the earlier pairs' distances are printed beside it. Reference: settled
-means <= {SETTLED_L2:g} (this ledger's choice, the sweep's own). Power condition: the distance bootstrapped over the
-folder's seeds (spectra.csv, each seed's spectrum): reproduced when the distance and the whole interval are <=
-{SETTLED_L2:g}; not reproduced when the distance and the whole interval are above it; inconclusive when the interval
-holds {SETTLED_L2:g} (the seeds disagree), or when there is no interval (fewer than 2 measured seeds, or a
-spectra.csv without a seed column): the seeds' spread is unknown. Control: none (a sequence of one model's spectra;
-a spectrum that settles is judged against the fixed bar). An absent or unreadable last distance (NaN, inf, not a
-number) leaves the folder untested, the line naming it; a seed whose spectrum is unreadable is named and left
-out of the interval. A folder whose spectra come from class-sorted test images (config.json without
+@rule("vit_converge", "vit_probe", f"""Fig. 3(a): as m_h grows, the normalised spectrum of rho_hat converges.
+Evidence: the relative L2 distance between the normalised mean spectra of the last pair of successive m_h
+(spectrum_convergence in summary.json); the earlier pairs' are shown. Reference: settled means <= {SETTLED_L2:g} (this
+ledger's choice, the sweep's own). Power condition: the distance bootstrapped over the folder's seeds (spectra.csv,
+each seed's spectrum): reproduced when the distance and the whole interval are <= {SETTLED_L2:g}; not reproduced when
+the distance and the whole interval are above it; inconclusive when the interval holds {SETTLED_L2:g} (the seeds
+disagree), or when there is no interval (fewer than 2 measured seeds, or a spectra.csv without a seed column): the
+seeds' spread is unknown. Control: none (one model's spectra against a fixed bar). An absent or unreadable last
+distance: untested, named; a seed (config.json's seeds) whose spectrum is absent or unreadable: inconclusive, named,
+with what the rest would read. A folder whose spectra come from class-sorted test images (config.json without
 subset_seed) gets at most partly.""")
 def vit_converge(claim: Claim, run: Run) -> Outcome | None:
     s = run.summary or {}
@@ -171,15 +203,16 @@ def vit_converge(claim: Claim, run: Run) -> Outcome | None:
     b = value(lastc.get("m_h_to"), "the last pair's m_h_to", lo=1, whole=True)
     d = value(lastc.get("rel_l2"), "the last pair's relative L2 distance (summary.json's convergence)", lo=0)
     bad = missing([d, a, b])
-    pairs = ", ".join(f"{c.get('m_h_from')}->{c.get('m_h_to')} "
+    pairs = ", ".join(f"{text_of(c.get('m_h_from'), 8)}->{text_of(c.get('m_h_to'), 8)} "
                       f"{fmt_g(x.value, 2) if (x := value(c.get('rel_l2'), '')).ok else 'n/a'}" for c in conv)
     text = f"relative L2 between successive m_h: {pairs}" + (f"; {CLASS_SORTED}" if _class_sorted(run) else "")
     if bad:
         return Outcome(UNTESTED, f"cannot judge: {bad}; {text}", run.seeds(), interval="none: no last distance")
     last, a, b = d.value, a.value, b.value
-    spec, unmeasured = _seed_spectra(run, (a, b))
+    spec, gaps, seen = _seed_spectra(run, (a, b))
+    n = run.seeds()
     if spec is None:
-        lo, hi, interval = None, None, ("none: " + unmeasured if unmeasured else
+        lo, hi, interval = None, None, ("none: " + gaps.pop() if gaps else
                                         "none: spectra.csv has no seed column (a folder made before it had one)")
     else:
         labels = sorted(spec, key=lambda k: (len(k), k))
@@ -194,8 +227,8 @@ def vit_converge(claim: Claim, run: Run) -> Outcome | None:
                                                              "spectra averaged over seeds (spectra.csv)")
         if len(labels) >= 2:
             text += f"; {a}->{b} each seed alone {', '.join(fmt_g(distance([s]), 2) for s in labels)}"
-        if unmeasured:
-            text += f"; could not be measured, left out of the interval: {unmeasured}"
+        gaps += seed_gaps(run.config.get("seeds"), seen, f"spectrum at m_h {a} and {b} in spectra.csv")
+        n = len(labels) if gaps else n
     if lo is None:
         v = INCONCLUSIVE
         text += f" (power: no interval over seeds, {interval[6:]}: the seeds' spread is unknown)"
@@ -206,27 +239,28 @@ def vit_converge(claim: Claim, run: Run) -> Outcome | None:
     else:
         v = INCONCLUSIVE
         text += f" (power: the interval over seeds holds {SETTLED_L2:g}: the seeds disagree)"
-    return Outcome(_cap(v, run), text, run.seeds(), last, lo, hi, "relative L2 distance, last pair of m_h",
-                   interval=interval)
+    v, text = withheld(_cap(v, run), text, gaps)
+    return Outcome(v, text, n, last, lo, hi, "relative L2 distance, last pair of m_h", interval=interval)
 
 
-@rule("vit_fit", "vit_probe", f"""Fig. 3(b): the training error follows a / m_h^gamma + b with gamma = {PAPER_GAMMA:g}.
-Evidence: the sweep's fit (summary.json: gamma and b with their standard errors). Reference: the paper's gamma,
-{PAPER_GAMMA:g}. Reproduced when the data identify the fit and {PAPER_GAMMA:g} lies within gamma +- {Z95:g} s.e.; partly
-when identified with gamma > 0 (a power-law decrease) but {PAPER_GAMMA:g} outside; not reproduced when identified with
-gamma <= 0. Power condition: identification, the sweep's own test recomputed from the standard errors (the s.e.
-of gamma below |gamma| and that of b below |b|); a fit the data do not identify is inconclusive (no rate is
-measured, so none can disagree). Control: none (one curve against the paper's exponent); the log-log slope of the
-training loss is printed beside it, not part of the rule. A fit that failed, or an absent or unreadable gamma,
-b or standard error (NaN, inf, not a number), leaves the folder untested, the line naming it. Class-sorted
-training-loss subsets: at most partly.""")
+@rule("vit_fit", "vit_probe", f"""Fig. 3(b): the training error follows a / m_h^gamma + b with gamma =
+{PAPER_GAMMA:g}. Evidence: the sweep's fit (summary.json: gamma and b with their standard errors). Reference: the
+paper's gamma, {PAPER_GAMMA:g}. Reproduced when the data identify the fit and {PAPER_GAMMA:g} lies within gamma +-
+{Z95:g} s.e.; partly when identified with gamma > 0 (a power-law decrease) but {PAPER_GAMMA:g} outside; not reproduced
+when identified with gamma <= 0. Power condition: identification, the sweep's own test recomputed from the standard
+errors (the s.e. of gamma below |gamma| and that of b below |b|); a fit the data do not identify is inconclusive (no
+rate is measured, so none can disagree). Control: none (one curve against the paper's exponent); the log-log slope of
+the training loss is shown, not judged. A failed fit, or an absent or unreadable gamma, b or s.e.: untested, named;
+results.csv (where present) lacking a readable training loss at an m_h or seed of config.json: inconclusive, named,
+with what the fit would read. Class-sorted training-loss subsets: at most partly.""")
 def vit_fit(claim: Claim, run: Run) -> Outcome | None:
     s = run.summary or {}
     if "fit" not in s:
         return None
     fit = s.get("fit")
     if isinstance(fit, dict) and fit.get("ok") is False:
-        return Outcome(UNTESTED, f"cannot judge: the sweep could not fit a / m_h^gamma + b ({fit.get('why', 'no reason given')})",
+        return Outcome(UNTESTED, "cannot judge: the sweep could not fit a / m_h^gamma + b "
+                                 f"({text_of(fit.get('why', 'no reason given'))})",
                        run.seeds(), interval="none: no fit")
     g = number(fit, "gamma", name="the fit's gamma (summary.json's fit)")
     se = number(fit, "gamma_se", name="the standard error of gamma", lo=0)
@@ -248,12 +282,30 @@ def vit_fit(claim: Claim, run: Run) -> Outcome | None:
         v = NOT_REPRODUCED
     text = (f"gamma {fmt_g(g)} +- {fmt_g(se)} (s.e.), b {fmt_g(b.value)} +- {fmt_g(bse.value)}: "
             + ("identified" if ident else "NOT identified by the data (power: a standard error not below its value)")
-            + f"; log-log slope of training loss {fmt_f(s.get('loglog_slope') if isinstance(s.get('loglog_slope'), (int, float)) else None, 3)}"
-            + f"; training loss {fmt_g(s.get('loss_first'), 4)} -> {fmt_g(s.get('loss_last'), 4)}"
-            + (f"; {CLASS_SORTED}" if _class_sorted(run) else ""))
-    return Outcome(_cap(v, run), text, run.seeds(), g, lo, hi, "gamma",
+            + f"; log-log slope of training loss {fmt_f(value(s.get('loglog_slope'), '').value, 3)}"
+            + f"; training loss {fmt_g(value(s.get('loss_first'), '').value, 4)} -> "
+            + f"{fmt_g(value(s.get('loss_last'), '').value, 4)}" + (f"; {CLASS_SORTED}" if _class_sorted(run) else ""))
+    v, text = withheld(_cap(v, run), text, _fit_gaps(run))
+    return Outcome(v, text, run.seeds(), g, lo, hi, "gamma",
                    interval=f"gamma +- {Z95:g} standard errors of the least-squares fit to the seed-mean training "
                             "loss (normal approximation; from summary.json's fit)")
+
+
+def _fit_gaps(run: Run) -> list[str]:
+    """What the fit's inputs lack: results.csv, where the folder has it, holds a readable train_loss_eval at every
+    m_h of config.json's mh for every seed of its seeds (the fit is to their mean: a seed short at an m_h moves it)."""
+    got, gaps = {}, []
+    for r in run.table("results.csv"):
+        m, where = label(r.get("m_h")), f"results.csv m_h {text_of(r.get('m_h'), 8)} seed {text_of(r.get('seed'), 8)}"
+        x = value(r.get("train_loss_eval"), f"{where}: train_loss_eval")
+        if m is None or not x.ok:
+            gaps.append(str(x) if x.problem else f"{where}: m_h is unreadable")
+        got.setdefault(m, set()).add(label(r.get("seed")))
+    mh = run.config.get("mh")
+    for m in ([label(x) for x in mh] if isinstance(mh, list) else [m for m in got if m]) if got else []:
+        gaps += seed_gaps(run.config.get("seeds"), got.get(m, ()), f"row at m_h {m} in results.csv") \
+            if m in got else [f"results.csv has no row at m_h {m} (config.json's mh)"]
+    return gaps
 
 
 def n_test_images(run: Run) -> Reading:
@@ -277,20 +329,19 @@ def _half(a: float, c: float, n: int) -> float:
     return Z95 * math.sqrt(a * (1 - a) / n + c * (1 - c) / n)
 
 
-@rule("vit_permute", "vit_probe", f"""Table 1 (ViT): permuting the input tokens does not affect the Transformer (the paper:
-0.98 -> 0.96, which it calls unaffected). Evidence: the accuracy after continued training on permuted tokens
-(summary.json's after). Control: the accuracy after the same continued training on the original order
-(control); d = after - control, with a 95% interval from two binomial proportions on the folder's own number of
-test images (summary.json's n_test, else the count its summary.md states; conservative for the paired images).
-Reference: a non-inferiority margin of {PAPER_VIT_DROP:g} (the paper's own unaffected drop): reproduced when the
-interval's lower end is at or above -{PAPER_VIT_DROP:g}; not reproduced when its upper end is below -{PAPER_VIT_DROP:g}
-(a larger drop, beyond sampling error); inconclusive when the interval holds -{PAPER_VIT_DROP:g}. Power conditions,
-each inconclusive when it fails: the control arm gains at most {PAPER_VIT_DROP:g} over the starting model (before;
-a model that has not converged lets the permuted arm lag for that reason alone), and the quality floor: a permuted
-arm at chance (1/{CIFAR10_CLASSES}, CIFAR-10) would read not reproduced, i.e. the control stands far enough above
-chance for the test to fail (a model at chance cannot be hurt by a permutation, having learned nothing). An absent or
-unreadable accuracy or test count (NaN, inf, outside [0, 1], not a number) leaves the folder untested, the line
-naming it. Between folders, the narrower interval first.""")
+@rule("vit_permute", "vit_probe", f"""Table 1 (ViT): permuting the input tokens does not affect the Transformer (the
+paper: 0.98 -> 0.96, which it calls unaffected). Evidence: the accuracy after continued training on permuted tokens
+(summary.json's after). Control: the accuracy after the same continued training on the original order (control); d =
+after - control, with a 95% interval from two binomial proportions on the folder's own number of test images
+(summary.json's n_test, else the count its summary.md states; conservative for the paired images). Reference: a
+non-inferiority margin of {PAPER_VIT_DROP:g} (the paper's own unaffected drop): reproduced when the interval's lower
+end is at or above -{PAPER_VIT_DROP:g}; not reproduced when its upper end is below -{PAPER_VIT_DROP:g} (a larger drop,
+beyond sampling error); inconclusive when the interval holds -{PAPER_VIT_DROP:g}. Power conditions, each inconclusive
+when it fails: the control arm gains at most {PAPER_VIT_DROP:g} over the starting model (before; a model that has not
+converged lets the permuted arm lag for that reason alone), and the quality floor: a permuted arm at chance
+(1/{CIFAR10_CLASSES}, CIFAR-10) would read not reproduced, i.e. the control stands far enough above chance for the
+test to fail (a model at chance cannot be hurt by a permutation, having learned nothing). An absent or unreadable
+accuracy (NaN, inf, outside [0, 1]) or test count: untested, named. Between folders, the narrower interval first.""")
 def vit_permute(claim: Claim, run: Run) -> Outcome | None:
     s = run.summary or {}
     if "after" not in s and "zero_shot_permuted" not in s:
@@ -309,7 +360,7 @@ def vit_permute(claim: Claim, run: Run) -> Outcome | None:
     text = (f"permuted {fmt_f(a, 4)} vs control {fmt_f(c, 4)}: d = {fmt_f(d, 4, True)} [{fmt_f(d - half, 4, True)}, "
             f"{fmt_f(d + half, 4, True)}] on {n:,} test images; before {fmt_f(before.value, 4)}, zero-shot on permuted "
             f"tokens {fmt_f(s.get('zero_shot_permuted') if isinstance(s.get('zero_shot_permuted'), (int, float)) else None, 4)}"
-            f"; {s.get('origin', '')}")
+            f"; {text_of(s.get('origin', ''), 120)}")
     if (chance - c) + _half(chance, c, n) >= -PAPER_VIT_DROP:
         v = INCONCLUSIVE
         text += (f" (the control's accuracy {fmt_f(c, 4)} is too close to chance, {chance:g}: a permuted arm at chance "

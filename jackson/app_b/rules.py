@@ -6,7 +6,7 @@ point (pyproject.toml).  Standard library only: the report never loads torch.
 from __future__ import annotations
 
 
-from ..evidence import Reading, missing, number, per_seed, value
+from ..evidence import Reading, label, missing, number, per_seed, value, withheld
 from ..verdict import (INCONCLUSIVE, NOT_REPRODUCED, PARTLY, REPRODUCED, UNTESTED, Claim, Outcome, Run, fmt_f, fmt_g,
                        one_of, rule, seed_range)
 
@@ -48,23 +48,29 @@ def control_reading(summary: dict) -> Reading:
 
 
 @rule("b1_task", "tasks", f"""App. B.1 (Prop. B.1, Figs. 4-6): the fitted one-layer Transformer recovers the target's
-attention and F_hat∘f_hat recovers F∘f. Evidence, per seed (summary.json's metrics, one value per seed of the
-folder's own seeds list): the attention mass on the target's support >= {SUPPORT_MIN:g}, and the relative MSE of
-F_hat∘f_hat against F∘f <= {FOF_REL_MAX:g}. Reproduced when both hold in every measured seed; not reproduced when
-neither holds in any; partly otherwise. A seed whose value is absent or unreadable (NaN, inf, not a number) could
-not be measured: it is named and counted neither way; with no measured seed the folder is untested. Reference:
-the target's own attention and F∘f (closed form, Prop. B.1). Control: uniform attention, whose mass on the
-support is the support's share of the entries (summary.json's control, drawn from each seed's held-out data; a
-constant predictor's relative MSE is 1 against the {FOF_REL_MAX:g} bar); a folder whose control is absent or
-unreadable is untested. Power condition: where that share is itself >= {SUPPORT_MIN:g}, uniform attention would
-pass the attention test, so the folder cannot decide: inconclusive. Ties: the command with fewer options (the
-task's defaults).""", {"task": (True, one_of("nearest-point", "weighted-average", "selection-average"))})
+attention and F_hat∘f_hat recovers F∘f. Evidence, per seed (summary.json's metrics, one value per seed of the folder's
+own seeds list): the attention mass on the target's support >= {SUPPORT_MIN:g}, and the relative MSE of F_hat∘f_hat
+against F∘f <= {FOF_REL_MAX:g}. Reproduced when both hold in every seed; not reproduced when neither holds in any;
+partly otherwise. A seed's value, or the seeds list (summary.json's, else config.json's), absent or unreadable:
+inconclusive, named, with what the rest would read; no measured seed: untested. Reference: the target's own attention
+and F∘f (closed form, Prop. B.1). Control: uniform attention, whose mass on the support is the support's share of the
+entries (summary.json's control, drawn from each seed's held-out data; a constant predictor's relative MSE is 1
+against the {FOF_REL_MAX:g} bar); a control absent or unreadable: untested. Power condition: where that share is
+itself >= {SUPPORT_MIN:g}, uniform attention would pass the attention test, so the folder cannot decide: inconclusive.
+Ties: the command with fewer options (the task's defaults).""",
+      {"task": (True, one_of("nearest-point", "weighted-average", "selection-average"))})
 def b1_task(claim: Claim, run: Run) -> Outcome | None:
     s = run.summary or {}
     if s.get("task") != claim.p["task"]:
         return None
     seeds = s.get("seeds")
-    labels = seeds if isinstance(seeds, list) and seeds else None
+    if seeds is None:               # a folder whose summary does not list its seeds: its config's, where it does
+        train = run.config.get("train")
+        seeds = run.config.get("seeds", train.get("seeds") if isinstance(train, dict) else None)
+    labels = seeds if isinstance(seeds, list) and seeds and None not in map(label, seeds) else None
+    stated = [] if labels else [f"the folder's seeds list (summary.json's seeds, else config.json's) is "
+                                f"{'absent' if seeds is None else 'unreadable'}: whether every seed has a value "
+                                "cannot be read"]
     mass, bad_mass = per_seed(s, "metrics", "support_mass", "per_seed", name="attention mass on the support",
                               labels=labels, lo=0, hi=1)
     fof, bad_fof = per_seed(s, "metrics", "fof_rel", "per_seed", name="F_hat∘f_hat vs F∘f relative MSE",
@@ -98,12 +104,11 @@ def b1_task(claim: Claim, run: Run) -> Outcome | None:
                if chance.name == FROM_LEVELS else "")
             + f"); F_hat∘f_hat vs F∘f relative MSE {fmt_g(min(f), 2)}-{fmt_g(max(f), 2)} ({sum(ff)} of {of} <= "
             f"{FOF_REL_MAX:g}); held-out MSE / Var(y) {fmt_g(rel, 2)} (mean)")
-    if unmeasured:
-        text += f"; could not be measured, counted neither way: {unmeasured}"
     if not chance.ok:
         v, text = UNTESTED, f"cannot judge: {chance}; {text}"
     elif chance.value >= SUPPORT_MIN:
         v, text = INCONCLUSIVE, text + (f" -- the support holds {chance.value:.0%} of the entries: uniform attention "
                                         "would pass")
+    v, text = withheld(v, text, [unmeasured] + stated)
     lo, hi, interval = seed_range(m, "the per-seed attention mass on the support (measured seeds)")
     return Outcome(v, text, k, min(m), lo, hi, "attention mass on the support, worst measured seed", tiebreak, interval)
