@@ -278,7 +278,8 @@ def _order_folder(root, targets):
 
 def _t(alpha, rank, curve, slope=None, tail=True):
     d = {"alpha": alpha, "rank": rank, "m_ff": 128, "n_seeds": 2, "features": "given",
-         "curve": [{"m_h": m, "test_mse": e} for m, e in curve.items()], "checks": {}}
+         "curve": [{"m_h": m, "test_mse": e, "oracle_mse": 0.0 if rank != "inf" and m >= int(rank) else 1.0 / m}
+                   for m, e in curve.items()], "checks": {"outliers": []}}
     if slope is not None:
         d["exponents"] = {"test": {"slope": slope, "lo": slope - 0.05, "hi": slope + 0.05}}
         d["fit_m_h"] = [1, 2, 4]

@@ -1,7 +1,7 @@
 """The one rule that judges a finite-rank curve's knee (Theorem 4.1: a rank-r target is reached exactly once m_h >= r),
 used by the summary, the printed line and the claims ledger alike, so the three never disagree on a folder.
 
-    judge(t)  ->  {"verdict", "reading", "why", "line", "missing", "drop", "per_seed", "stay", ...}
+    judge(t)  ->  {"verdict", "reading", "why", "evidence", "line", "missing", "drop", "per_seed", "stay", ...}
 
 t is one finite-rank target of a summary.json.  Evidence, all from t:
 
@@ -54,6 +54,17 @@ def _stay(before: float, errors: list[float]) -> float | None:
         return None
     worst = max(errors)
     return float("inf") if worst == 0 else before / worst
+
+
+def _spans(ms) -> str:
+    """Sorted m_h as runs: [3, 4, 6, 7, 8] -> '3-4, 6-8'."""
+    out, ms = [], sorted(ms)
+    for m in ms:
+        if out and m == out[-1][1] + 1:
+            out[-1][1] = m
+        else:
+            out.append([m, m])
+    return ", ".join(f"{a}" if a == b else f"{a}-{b}" for a, b in out)
 
 
 def _named(bad: list[dict]) -> str:
@@ -147,15 +158,16 @@ def judge(t: dict) -> dict:
         if clean is None or clean >= KNEE_MIN:
             verdict = INCONCLUSIVE
             why = (would + f"the climb is only at m_h holding optimisation outliers ({len(above)} members at m_h "
-                   + ", ".join(map(str, sorted(out_ms))) + "; nested models: failed fits, not the rank)")
+                   + _spans(out_ms) + "; nested models: failed fits, not the rank)")
         else:
             why += f" at an m_h free of optimisation outliers (at most {_g(clean)}x below m_h = {r - 1} there)"
     elif reading == REPRODUCED and above:
         why += f"; {len(above)} optimisation outlier{'s' if len(above) > 1 else ''} at m_h > {r} can only raise the error"
     if verdict is None:
         verdict = INCONCLUSIVE
-    line = "; ".join(parts) + f": {verdict} ({why})"
-    return {"verdict": verdict, "reading": reading, "why": why, "line": line, "missing": missing, "drop": drop,
+    evidence = "; ".join(parts)
+    return {"verdict": verdict, "reading": reading, "why": why, "evidence": evidence,
+            "line": f"{evidence}: {verdict} ({why})", "missing": missing, "drop": drop,
             "per_seed": per_seed, "stay": stay, "oracle": ref, "floor": floor, "outliers": knee_bad + above}
 
 

@@ -116,18 +116,16 @@ def _jackson_target(claim: Claim, run: Run, rank: str):
     return t, n, order
 
 
-@rule("knee", "jackson", f"""Theorem 4.1, finite rank r: with m_h >= r the error can reach ~0. Judged by the one knee
-rule the sweep's summary and printed line use (jackson/rate_sweep/knee_rule.py). Evidence: the knee e(r-1)/e(r), the
-median over seeds of each seed's ratio, and the median-over-seeds MSE at every m_h >= r. Reproduced when the knee is
-at least {KNEE_MIN:g}x and every m_h >= r stays at least {KNEE_MIN:g}x below m_h = r - 1; partly when it falls at r
-but climbs back at a larger m_h; not reproduced when it does not fall {KNEE_MIN:g}x at r. Power condition: a
-{KNEE_MIN:g}x knee can show only where the rank-(r-1) oracle is at least {KNEE_MIN:g}x above the trained floor (the
-median over m_h >= r); where it is not, a knee that did not show is inconclusive. Control: the rank-m_h oracle lies
-{KNEE_MIN:g}x below its m_h = r - 1 value at every m_h >= r (0 for a rank-r target), else inconclusive. Absent or
-unreadable evidence (the knee, a seed's knee, an error, the oracle, the outlier check) makes the verdict inconclusive
-and is named; so does an optimisation outlier at m_h r - 1 or r, or a climb only at m_h holding outliers (nested
-models: a failed fit). What the rest would read is shown. Degenerate target, uninformative fit or non-softmax
-attention: not applicable. Ties: features learned before given. """ + BASES_TEXT, {"alpha": (True, positive_number), "rank": (True, finite_rank), "ffn": FFN, "bases": BASES})
+@rule("knee", "jackson", f"""Theorem 4.1, finite rank r: with m_h >= r the error can reach ~0. The one knee rule of
+the summary and printed line (jackson/rate_sweep/knee_rule.py). Reproduced when the knee e(r-1)/e(r) (median over seeds
+of each seed's ratio) is >= {KNEE_MIN:g}x and every m_h >= r stays >= {KNEE_MIN:g}x below m_h = r - 1 (median-over-seeds
+MSE); partly when it climbs back past r; not reproduced when the knee is < {KNEE_MIN:g}x. Power: the rank-(r-1) oracle
+must be >= {KNEE_MIN:g}x the trained floor (median over m_h >= r), else a knee that did not show is inconclusive.
+Control: the rank-m_h oracle lies {KNEE_MIN:g}x below its m_h = r - 1 value at every m_h >= r. Inconclusive, named,
+with what the rest would read: an absent or unreadable piece (the knee, a seed's knee, an error, the oracle, the
+outlier check), a failing control, an optimisation outlier at m_h r - 1 or r, or a climb only at m_h holding outliers
+(nested models: failed fits). Degenerate, uninformative or non-softmax: not applicable. Ties: learned features before
+given. """ + BASES_TEXT, {"alpha": (True, positive_number), "rank": (True, finite_rank), "ffn": FFN, "bases": BASES})
 def knee(claim: Claim, run: Run) -> Outcome | None:
     found = _jackson_target(claim, run, claim.p["rank"])
     if found is None or isinstance(found, Outcome):
@@ -138,7 +136,7 @@ def knee(claim: Claim, run: Run) -> Outcome | None:
         return None                       # not a knee folder at all
     j = judge_knee({**t, "n_seeds": t.get("n_seeds", n)})
     lo, hi, interval = seed_range(j["per_seed"], "the per-seed e(r-1)/e(r)")
-    return Outcome(j["verdict"], f"{_setting(run, t)}: {j['line']}", n, j["drop"], lo, hi,
+    return Outcome(j["verdict"], f"{_setting(run, t)}: {j['evidence']}; {j['why']}", n, j["drop"], lo, hi,
                    "e(r-1)/e(r), median over seeds", order, interval)
 
 
