@@ -10,7 +10,7 @@ import statistics
 from typing import Callable
 
 from jackson.evidence import label, number, text_of, value, withheld
-from jackson.verdict import ONE_SEED, UNTESTED, Claim, Outcome, Run, fmt_g, one_of, rule, seed_bootstrap, verdict_of
+from jackson.verdict import INCONCLUSIVE, ONE_SEED, UNTESTED, Claim, Outcome, Run, fmt_g, one_of, rule, seed_bootstrap, verdict_of
 
 TASK_DP = (True, one_of("arithmetic", "ed", "ed_local", "lis"))   # the task a claim is about
 MODELS = ("standard", "sparse", "linear")                           # the models a cot-dp sweep trains
@@ -236,7 +236,9 @@ seed-mean accuracy of every cell (results.csv), five parts: for sparse and for l
 and > at some; for sparse and for linear, D non-decreasing in size and larger at the largest size than at the
 smallest; some one D at which the standard model reaches the target at every size. Reproduced when all five hold;
 partly when some; not reproduced when none. Control: the standard Transformer on the same grid and budget. Power:
-untested where no model reaches the target at any size (the grid cannot tell the models apart); the share is
+untested where no model reaches the target at any size (the grid cannot tell the models apart); a folder of one size
+cannot show growth: its two growth parts count neither way, and the verdict stands only if they could not change it,
+else inconclusive; the share is
 bootstrapped over seeds where there are several. Evidence: sparse's and linear's smallest D; reference: the folder's
 own target accuracy (summary.json's target_acc, never assumed). An absent or unreadable model entry, target accuracy
 or cell accuracy: untested, named; a size a model lacks, or a cell or seed results.csv lacks: inconclusive, named,
@@ -269,7 +271,16 @@ def dp_fig1(claim: Claim, run: Run) -> Outcome | None:
     text = (base + "; standard reaches it at every size with D " + (", ".join(f"{d:g}" for d in fixed) if fixed
                                                                     else "(none: no one D does)")
             + f"; {sum(parts)} of 5 parts hold")
-    v, text = withheld(verdict_of(parts), text, gaps)
+    v = verdict_of(parts)
+    if len(need["standard"]) < 2:       # one size cannot show growth: parts 2 and 4 count neither way (power)
+        best, worst = (verdict_of([x if i not in (1, 3) else y for i, x in enumerate(parts)]) for y in (True, False))
+        text += "; one size: the two growth parts cannot show"
+        if best != worst:
+            v, text = INCONCLUSIVE, f"would read {worst} ({text}) or {best} with them"
+        else:
+            v = worst
+            text += ", and cannot change the verdict"
+    v, text = withheld(v, text, gaps)
     return Outcome(v, text, n, sum(parts) / 5, lo, hi,
                    quantity="share of the five parts that hold", interval=interval, tiebreak=_dp_order(run, (task,)))
 

@@ -681,6 +681,20 @@ def test_dp_fig1_asks_for_one_fixed_d_that_works_at_every_size_as_the_paper_stat
     assert r.verdict == PARTLY and "4 of 5 parts hold" in r.measured and "no one D does" in r.measured
 
 
+def test_dp_fig1_of_one_size_cannot_show_growth(tmp_path):
+    """One size: the two "growing with size" parts cannot show, so they count neither way. Every other part holding
+    would read reproduced with them and partly without: inconclusive. With one of those failing, partly either way."""
+    def run(linear_d):
+        summ = {"arithmetic": {"standard": need([3], [64]), "sparse": need([3], [128]), "linear": need([3], [linear_d])}}
+        folder(tmp_path, "cot_dp/a", cot(summ), {"seeds": [0], "quick": False})
+        return judge(tmp_path, "Y-fig1-arithmetic")
+    r = run(256)
+    assert r.verdict == INCONCLUSIVE and "one size: the two growth parts cannot show" in r.measured
+    assert r.measured.startswith("would read partly (") and r.measured.endswith("or reproduced with them")
+    r = run(64)                                       # linear needs no more than standard: that part fails
+    assert r.verdict == PARTLY and "cannot change the verdict" in r.measured
+
+
 def test_two_seed_cot_folders_bootstrap_the_share_from_per_seed_accuracy(tmp_path):
     """With 2 seeds the dp rules' interval is the exhaustive bootstrap over seeds, each resample's D read from its
     own mean accuracy (results.csv).  By hand: ED sparse scores 0.95 (seed 0) and 0.80 (seed 1), mean 0.875 < 0.9,
