@@ -75,7 +75,9 @@ def cycle_stops(rows: pd.DataFrame, curve: pd.DataFrame, fit) -> dict:
             own = own[own[k].astype(str) == str(getattr(r, k))]
         last, before = own[own.step == r.steps].train_mse, own[own.step < r.steps].train_mse
         if len(last) and len(before) and last.iloc[-1] >= SETBACK * before.min():
-            setbacks.append([int(r.m_h), int(r.seed), round(float(last.iloc[-1] / before.min()), 3)])
+            # 4 significant digits: the folder's loss_curves table keeps 7 (the cells' keep all), so a ratio read back
+            # from it agrees to about 6 -- more would differ between the summary and its own folder's tables
+            setbacks.append([int(r.m_h), int(r.seed), float(f"{float(last.iloc[-1] / before.min()):.4g}")])
     budget = rows[rows.status == "budget"].sort_values(["m_h", "seed"])
     return {"cycles": fit.cycles, "cycle_steps": fit.steps, "stopped_after": {str(c): n for c, n in stopped.items()},
             "still_falling": [[int(m), int(sd)] for m, sd in zip(budget.m_h, budget.seed)],
