@@ -32,13 +32,10 @@ from __future__ import annotations
 
 import statistics
 
-from .rate_rule import INCONCLUSIVE, NOT_REPRODUCED, PARTLY, REPRODUCED, number, outliers_in
+from ..verdict import fmt_g as _g
+from .rate_rule import INCONCLUSIVE, NOT_REPRODUCED, PARTLY, REPRODUCED, number, outliers_in, span_text
 
 KNEE_MIN = 10.0        # an order of magnitude (the sweep's checks.KNEE_MIN)
-
-
-def _g(v, digits: int = 3) -> str:
-    return "n/a" if v is None else ("inf" if v == float("inf") else f"{v:.{digits}g}")
 
 
 def _knee(v) -> float | None:
@@ -54,17 +51,6 @@ def _stay(before: float, errors: list[float]) -> float | None:
         return None
     worst = max(errors)
     return float("inf") if worst == 0 else before / worst
-
-
-def _spans(ms) -> str:
-    """Sorted m_h as runs: [3, 4, 6, 7, 8] -> '3-4, 6-8'."""
-    out, ms = [], sorted(ms)
-    for m in ms:
-        if out and m == out[-1][1] + 1:
-            out[-1][1] = m
-        else:
-            out.append([m, m])
-    return ", ".join(f"{a}" if a == b else f"{a}-{b}" for a, b in out)
 
 
 def _named(bad: list[dict]) -> str:
@@ -158,7 +144,7 @@ def judge(t: dict) -> dict:
         if clean is None or clean >= KNEE_MIN:
             verdict = INCONCLUSIVE
             why = (would + f"the climb is only at m_h holding optimisation outliers ({len(above)} members at m_h "
-                   + _spans(out_ms) + "; nested models: failed fits, not the rank)")
+                   + span_text(sorted(out_ms)) + "; nested models: failed fits, not the rank)")
         else:
             why += f" at an m_h free of optimisation outliers (at most {_g(clean)}x below m_h = {r - 1} there)"
     elif reading == REPRODUCED and above:

@@ -47,6 +47,17 @@ def label(ms) -> str:
     return f"{ms[0]}..{ms[-1]}"
 
 
+def span_text(ms: list[int]) -> str:
+    """[1, 11, 12, 13] -> "1, 11..13": consecutive m_h as one span."""
+    runs = []
+    for m in ms:
+        if runs and m == runs[-1][-1] + 1:
+            runs[-1].append(m)
+        else:
+            runs.append([m])
+    return ", ".join(f"{r[0]}" + (f"..{r[-1]}" if len(r) > 1 else "") for r in runs)
+
+
 def slope(ms, ys) -> float | None:
     """Least-squares slope of log y against log m (None with fewer than two positive points)."""
     pts = [(math.log(m), math.log(y)) for m, y in zip(ms, ys) if m > 0 and number(y) is not None and y > 0]

@@ -10,7 +10,7 @@ from ..rates import law_text, spectrum_law
 from .checks import FLOOR_SHARE, KNEE_MIN, OUTLIER_FACTOR, OUTLIER_FLOOR, SELF_WEIGHT_MAX, TRACK_SLOPE, TRIVIAL_FACTOR
 from .axes import pair_name
 from .knee_rule import knee_short
-from .rate_rule import EXPONENT_TOL
+from .rate_rule import EXPONENT_TOL, span_text
 from .tables import ATTENTION_TEXT, L1_KINDS, ORACLES, RHO_HAT
 
 
@@ -115,7 +115,7 @@ def rate_short(rate: dict) -> str:
 
 def terms_short(terms: dict) -> str:
     """Which term of Eq. (17) limits the curve, m_h by m_h, in a few words."""
-    from .terms import limiting_runs, span_text
+    from .terms import limiting_runs
     runs = limiting_runs(terms.get("rows") or [])
     lim = "; ".join(f"{w} at m_h {ms[0]}" + (f"..{ms[-1]}" if len(ms) > 1 else "") for w, ms in runs)
     rr = terms.get("ratio_range")

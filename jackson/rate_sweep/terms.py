@@ -37,6 +37,7 @@ from ..runfolder import environment, write_atomic, write_report
 from .blocks import BLOCKS, blocks_path, read_blocks
 from ..config import read_json
 from .axes import families_of
+from .rate_rule import span_text
 
 N_BOOT = 1000             # bootstrap replicates of each ratio
 SHARE_LIMIT = 0.5         # a term "limits" the curve at m_h when it is >= this share of e_full and the other < this x it
@@ -192,17 +193,6 @@ def limiting_runs(rows: list[dict]) -> list[tuple[str, list[int]]]:
         else:
             out.append((r["limiting"], [r["m_h"]]))
     return out
-
-
-def span_text(ms: list[int]) -> str:
-    """[1, 11, 12, 13] -> "1, 11..13": consecutive m_h as one span."""
-    runs = []
-    for m in ms:
-        if runs and m == runs[-1][-1] + 1:
-            runs[-1].append(m)
-        else:
-            runs.append([m])
-    return ", ".join(f"{r[0]}" + (f"..{r[-1]}" if len(r) > 1 else "") for r in runs)
 
 
 def below_attention(rows: list[dict]) -> dict | None:
