@@ -11,6 +11,9 @@
   each numeric tick label is a plain whole number ("2", not "2.5", "2x10^0" or "10^1");
 - **a readable aspect ratio**: each panel's width / height within `PANEL_ASPECT`, the whole figure's within
   `FIGURE_ASPECT` (a row of wide panels reads small on the report's page).
+- **no text over the data**: a text of a panel (a note, an annotation) covers no drawn line, neither a vertex nor a
+  point along a segment between two: a note written over the curves it describes hides them (an in-cell number of a
+  heatmap is not over a line; a label written at a line's vertex names that point, as a graph's node label does).
 
 `problems(fig)` returns one line per broken rule ([] when the figure keeps them all).
 """
@@ -220,6 +223,46 @@ def aspect_problems(fig, where: str) -> list[str]:
     return out
 
 
+SEGMENT_SAMPLES = 8              # points looked at along each segment of a line, its two ends included
+
+
+def text_problems(fig, ax, where: str) -> list[str]:
+    """A text of `ax` whose box covers a point of a drawn line (in display pixels)."""
+    from matplotlib.text import Annotation
+    renderer = fig.canvas.get_renderer()
+    pts, ends = [], []
+    for ln in ax.lines:
+        if not ln.get_visible() or ln.get_linestyle() in ("None", "none", "") and ln.get_marker() in (None, "None", "none", ""):
+            continue
+        xy = np.asarray(ln.get_xydata(), dtype=float)
+        xy = ln.get_transform().transform(xy[np.isfinite(xy).all(axis=1)])
+        ends.append(xy)
+        if len(xy) > 1 and ln.get_linestyle() not in ("None", "none", ""):
+            f = np.linspace(0, 1, SEGMENT_SAMPLES)[:, None, None]
+            xy = (xy[:-1][None] * (1 - f) + xy[1:][None] * f).reshape(-1, 2)
+        pts.append(xy)
+    if not pts:
+        return []
+    pts, ends = np.concatenate(pts), np.concatenate(ends)
+    box = ax.get_window_extent(renderer)
+    pts = pts[(pts[:, 0] >= box.x0) & (pts[:, 0] <= box.x1) & (pts[:, 1] >= box.y0) & (pts[:, 1] <= box.y1)]
+    out = []
+    for t in ax.texts:
+        if not t.get_visible() or not t.get_text().strip():
+            continue
+        if isinstance(t, Annotation):            # a label of a point of the data: the point it annotates
+            at = ax.transData.transform(np.asarray(t.xy, dtype=float)) if t.xycoords == "data" else None
+        else:
+            at = t.get_transform().transform(np.asarray(t.get_position(), dtype=float))
+        if at is not None and len(ends) and (np.abs(ends - at).max(axis=1) <= 1.5).any():
+            continue                             # it names a vertex of a line (a graph's node): a label, not a note
+        b = t.get_window_extent(renderer)
+        n = int(((pts[:, 0] >= b.x0) & (pts[:, 0] <= b.x1) & (pts[:, 1] >= b.y0) & (pts[:, 1] <= b.y1)).sum())
+        if n:
+            out.append(f"{where}: the text {t.get_text()[:40]!r} covers {n} point(s) of the drawn lines")
+    return out
+
+
 def _is_colorbar(ax) -> bool:
     return getattr(ax, "_colorbar", None) is not None or ax.get_label() == "<colorbar>"
 
@@ -244,7 +287,7 @@ def problems(fig, name: str = "figure") -> list[str]:
         if _is_colorbar(ax) or not ax.get_visible():
             continue
         where = f"{name} panel {i} ({ax.get_title()!r})"
-        out += key_problems(fig, ax, where)
+        out += key_problems(fig, ax, where) + text_problems(fig, ax, where)
         if ax.axison:                            # a panel drawn without axes (a graph) has no ticks to read
             out += decade_problems(ax, where) + tick_problems(fig, ax, where)
     return out

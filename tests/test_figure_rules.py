@@ -106,6 +106,28 @@ def test_aspect_ratio_and_legend_title(plt):
     assert any("is a note, not a key" in p for p in problems(fig))
 
 
+def test_a_text_covers_no_drawn_line(plt):
+    fig, ax = plt.subplots(figsize=(5, 4))
+    ax.plot([0.5, 1.5, 2.5], [0.5, 1.5, 2.5], "C0-", label="mine")
+    ax.set(xlim=(0.4, 2.6), ylim=(0.4, 2.6))
+    ax.legend(loc="lower right")
+    note = ax.text(0.45, 0.5, "a note over the line", transform=ax.transAxes, ha="center", va="center")
+    (p,) = problems(fig)
+    assert "'a note over the line' covers" in p
+    note.set_position((0.5, 0.9))                    # above the diagonal's middle, clear of it
+    assert problems(fig) == []
+    y = 0.4 + 0.9 * 2.2                              # the note's height in data units
+    ax.plot([0.5, 2.5], [y, y], "C0-")               # a segment under it whose two ends lie outside it: covered
+    (p,) = problems(fig)
+    assert "'a note over the line' covers" in p
+    fig, ax = plt.subplots(figsize=(5, 4))
+    ax.plot([0.5, 1.5, 2.5], [0.5, 1.5, 2.5], "C0-", label="mine")
+    ax.legend(loc="lower right")
+    ax.annotate("written under the x label", xy=(0.5, 0), xycoords=ax.xaxis.label, xytext=(0, -3),
+                textcoords="offset points", va="top", ha="center")
+    assert problems(fig) == []
+
+
 # ---- the experiments' figures, drawn from tiny tables -------------------------------------------------------
 
 @pytest.fixture
@@ -146,6 +168,33 @@ def test_sweep_figures_keep_the_rules(tiny_sweep, tmp_path, checked):
     plots.plot(tmp_path, tabs, summary)
     assert set(checked) == {"error_vs_mh.png", "learned_spectrum.png", "loss_curves.png"}
     assert checked == {k: [] for k in checked}
+
+
+def test_the_terms_line_is_written_under_its_panel_not_over_the_curves(tiny_sweep, tmp_path, checked, monkeypatch):
+    """Each panel names the term of Eq. (17) that limits each curve (`terms_short`); that text sits under the
+    panel's x label, where it hides no curve, and says what the summary says."""
+    from jackson.rate_sweep import plots
+    from jackson.rate_sweep.summary_text import terms_short
+    kept = {}
+    tabs, summary = plots.folder_tables(tiny_sweep)
+    for t in summary["targets"]:
+        ms = [r["m_h"] for r in t["curve"]]
+        t["terms"] = {"rows": [{"m_h": m, "e_full": 1e-3 / m, "e_attn": 9e-4 / m, "e_ff": 1e-5, "limiting": "attention"}
+                               for m in ms], "ratio_range": [0.9, 1.1]}
+    real_save = plots.save
+    monkeypatch.setattr(plots, "save", lambda fig, path, **kw: (kept.setdefault(Path(path).name, fig),
+                                                                   real_save(fig, path, **kw))[1])
+    plots.plot(tmp_path, tabs, summary)
+    assert checked["error_vs_mh.png"] == []
+    fig = kept["error_vs_mh.png"]
+    r = fig.canvas.get_renderer()
+    panels = [ax for ax in fig.axes if ax.get_visible() and ax.axison]
+    for ax in panels:
+        (note,) = [t for t in ax.texts if "limited by" in t.get_text()]
+        assert note.get_window_extent(r).y1 < ax.get_window_extent(r).y0       # below the drawing area
+        a = float(ax.get_title().split("= ")[1].split("\n")[0])
+        want = [f"r={t['rank']}: " + terms_short(t["terms"]) for t in summary["targets"] if t["alpha"] == a]
+        assert " ".join(note.get_text().split()) == " ".join(" ".join(want).split())
 
 
 def test_the_flag_is_said_in_its_panel_not_as_the_legend_title(tiny_sweep, tmp_path, monkeypatch):

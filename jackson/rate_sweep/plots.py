@@ -117,10 +117,10 @@ def plot(out_dir: Path, tabs: dict, summary: dict) -> list[Path]:
             if "reference" in t:   # --compare-to: the other run's trained curve, hollow markers
                 rc = pd.DataFrame(t["reference"]["curve"])
                 ax.plot(rc.m_h, rc.reference_test_mse, color=col, marker="s", mfc="none", lw=1, alpha=0.7)
-        if lim:
+        if lim:                    # under the panel's x label, never over the curves it describes
             import textwrap
-            ax.text(0.98, 0.98, textwrap.fill("; ".join(lim), 60), transform=ax.transAxes, fontsize=6, va="top", ha="right",
-                    bbox={"facecolor": "white", "alpha": 0.8, "lw": 0})
+            ax.annotate("\n".join(textwrap.fill(x, 78) for x in lim), xy=(0.5, 0), xycoords=ax.xaxis.label,
+                        xytext=(0, -3), textcoords="offset points", fontsize=6.5, va="top", ha="center")
         ms = np.arange(1, rows.m_h.max() + 1)
         anchor = rows[(rows.alpha == a)].oracle_mse.max()
         ax.plot(ms, anchor * ms ** predicted_exponent(a), color="grey", ls=(0, (1, 3)), lw=2)
