@@ -410,6 +410,15 @@ def sweep_mh(gamma, se, identified, last_l2):
             "loglog_slope": -0.1, "loss_first": 2.0, "loss_last": 1.5}
 
 
+def fit_losses(f: Path) -> None:
+    """results.csv of a sweep-mh folder: a training loss at every m_h of its config (1, 2, 4, 8 unless stated) and
+    seed, the rows the summary's fit is made from (the rule checks they are all there)."""
+    cfg = json.loads((f / "config.json").read_text())
+    mh = cfg.setdefault("mh", [1, 2, 4, 8])
+    write_json(f / "config.json", cfg)
+    write_csv(f / "results.csv", "m_h,seed,train_loss_eval", [f"{m},{k},{1.0 / m + 1.0!r}" for m in mh for k in cfg["seeds"]])
+
+
 def settled_spectra(f: Path, d: float) -> None:
     """spectra.csv of seeds 0 and 1, alike, whose m_h 4 and 8 spectra (layer 0, head 0) lie d apart (relative L2 of
     the normalised spectra [1, x] and [1, 0.5]): every resample of the seeds gives d."""
@@ -423,6 +432,7 @@ def test_vit_sweep_fit_and_convergence(tmp_path):
     cfg = {"seeds": [0, 1], "subset_seed": 0, "quick": False}
     f = folder(tmp_path, "vit_probe/mh", sweep_mh(0.3, 0.05, True, 0.05), cfg)
     settled_spectra(f, 0.05)
+    fit_losses(f)
     fit, conv = judge(tmp_path, "JL-fig3b-fit"), judge(tmp_path, "JL-fig3a-converge")
     assert (fit.verdict, fit.n_seeds, conv.verdict) == (REPRODUCED, 2, REPRODUCED)
     assert fit.outcome.lo == pytest.approx(0.3 - 1.96 * 0.05) and "identified" in fit.measured
@@ -828,7 +838,7 @@ REPRODUCING = {   # claim id -> (folder, summary, config, what else the folder n
     "JL-fig2-decay": ("vit_probe/s", {"violin": {}, "trained": True}, {"seed": 0}, _heads),
     "JL-fig3a-converge": ("vit_probe/m", sweep_mh(0.3, 0.05, True, 0.05), {"seeds": [0, 1], "subset_seed": 0},
                           lambda f: settled_spectra(f, 0.05)),
-    "JL-fig3b-fit": ("vit_probe/m", sweep_mh(0.3, 0.05, True, 0.05), {"seeds": [0], "subset_seed": 0}, None),
+    "JL-fig3b-fit": ("vit_probe/m", sweep_mh(0.3, 0.05, True, 0.05), {"seeds": [0], "subset_seed": 0}, fit_losses),
     "JL-tab1-vit": ("vit_probe/p", {"before": 0.75, "after": 0.76, "control": 0.76, "n_test": 10000}, {"seed": 0}, None),
     "JL-tab2-ordering": ("rnn_compare/c", {"tables": {}}, {"seeds": [0, 1]},
                          lambda f: write_csv(f / "results.csv", "kernel,alteration,model,seed,test_mse,status",

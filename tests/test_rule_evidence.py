@@ -226,10 +226,11 @@ DECAY = [
 
 # ---- Fig. 3 (vit_converge, vit_fit) ----------------------------------------------------------------------------
 
-def sweep(root, last=0.05, spectra=(0.05, 0.05), fit=None, sorted_subsets=False, conv=None):
-    """A vit-probe sweep-mh folder: summary.json's fit and convergence (last pair 4 -> 8 at `last`), and spectra.csv
+def sweep(root, last=0.05, spectra=(0.05, 0.05), fit=None, sorted_subsets=False, conv=None, results=True):
+    """A vit-probe sweep-mh folder: summary.json's fit and convergence (last pair 4 -> 8 at `last`), spectra.csv
     with one seed per entry of `spectra` whose m_h 4 and 8 spectra lie that far apart (None: no spectra.csv; a NaN:
-    that seed's spectrum unreadable)."""
+    that seed's spectrum unreadable), and results.csv with a training loss at every m_h (1, 2, 4, 8) and seed
+    (results=False: none)."""
     s = {"fit": {"ok": True, "a": 1.0, "gamma": 0.3, "gamma_se": 0.05, "b": 1.0, "b_se": 0.1, "identified": True,
                  **(fit or {})},
          "convergence": [{"m_h_from": 1, "m_h_to": 2, "rel_l2": NAN}, {"m_h_from": 2, "m_h_to": 4, "rel_l2": 0.3},
@@ -237,9 +238,11 @@ def sweep(root, last=0.05, spectra=(0.05, 0.05), fit=None, sorted_subsets=False,
          "loglog_slope": -0.1, "loss_first": 2.0, "loss_last": 1.5}
     s = {k: v for k, v in s.items() if v != "drop"}
     s["fit"] = {k: v for k, v in s["fit"].items() if v != "drop"}
-    cfg = {"seeds": list(range(max(len(spectra or ()), 1))), "spectra_layer": -1, "spectra_head": 0,
+    cfg = {"seeds": list(range(max(len(spectra or ()), 1))), "spectra_layer": -1, "spectra_head": 0, "mh": [1, 2, 4, 8],
            **({} if sorted_subsets else {"subset_seed": 0})}
     f = folder(root, "vit_probe/mh", s, cfg)
+    if results:
+        csv(f / "results.csv", "m_h,seed,train_loss_eval", [(m, k, 1.0 / m + 1.0) for m in cfg["mh"] for k in cfg["seeds"]])
     if spectra is not None:      # normalised spectra [1, x] and [1, 0.5]: relative L2 |x - 0.5| / sqrt(1.25)
         csv(f / "spectra.csv", "m_h,seed,layer,head,i,mean",
             [(m, k, 0, 0, i, v) for k, d in enumerate(spectra)
@@ -280,6 +283,8 @@ FIT = [
     ("gamma NaN", lambda r: sweep(r, fit={"gamma": NAN}), UNTESTED, ["the fit's gamma", "unreadable (NaN)"]),
     ("s.e. infinite", lambda r: sweep(r, fit={"b_se": math.inf}), UNTESTED, ["the standard error of b", "+infinite"]),
     ("the fit failed", lambda r: sweep(r, fit={"ok": False, "why": "2 points"}), UNTESTED, ["could not fit", "2 points"]),
+    ("no results.csv: the fit's inputs cannot be checked", lambda r: sweep(r, results=False), INCONCLUSIVE,
+     ["would read reproduced (", "results.csv (the training loss per m_h and seed the fit is made from) is absent"]),
 ]
 
 

@@ -251,7 +251,7 @@ when identified with gamma <= 0. Power condition: identification, the sweep's ow
 errors (the s.e. of gamma below |gamma| and that of b below |b|); a fit the data do not identify is inconclusive (no
 rate is measured, so none can disagree). Control: none (one curve against the paper's exponent); the log-log slope of
 the training loss is shown, not judged. A failed fit, or an absent or unreadable gamma, b or s.e.: untested, named;
-results.csv (where present) lacking a readable training loss at an m_h or seed of config.json: inconclusive, named,
+results.csv absent, or lacking a readable training loss at an m_h or seed of config.json: inconclusive, named,
 with what the fit would read. Class-sorted training-loss subsets: at most partly.""")
 def vit_fit(claim: Claim, run: Run) -> Outcome | None:
     s = run.summary or {}
@@ -292,10 +292,14 @@ def vit_fit(claim: Claim, run: Run) -> Outcome | None:
 
 
 def _fit_gaps(run: Run) -> list[str]:
-    """What the fit's inputs lack: results.csv, where the folder has it, holds a readable train_loss_eval at every
-    m_h of config.json's mh for every seed of its seeds (the fit is to their mean: a seed short at an m_h moves it)."""
+    """What the fit's inputs lack: results.csv holds a readable train_loss_eval at every m_h of config.json's mh for
+    every seed of its seeds (the fit is to their mean: a seed short at an m_h moves it).  A folder without it (absent,
+    empty, unreadable) cannot show the summary's fit was made from the whole grid: that is a gap too."""
     got, gaps = {}, []
-    for r in run.table("results.csv"):
+    rows = run.table("results.csv")
+    if not rows:
+        return ["results.csv (the training loss per m_h and seed the fit is made from) is absent, empty or unreadable"]
+    for r in rows:
         m, where = label(r.get("m_h")), f"results.csv m_h {text_of(r.get('m_h'), 8)} seed {text_of(r.get('seed'), 8)}"
         x = value(r.get("train_loss_eval"), f"{where}: train_loss_eval")
         if m is None or not x.ok:
