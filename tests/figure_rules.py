@@ -232,12 +232,13 @@ def text_problems(fig, ax, where: str) -> list[str]:
     renderer = fig.canvas.get_renderer()
     pts, ends = [], []
     for ln in ax.lines:
-        if not ln.get_visible() or ln.get_linestyle() in ("None", "none", "") and ln.get_marker() in (None, "None", "none", ""):
+        joined = ln.get_linestyle() not in ("None", "none", "")
+        if not ln.get_visible() or not joined and ln.get_marker() in (None, "None", "none", ""):
             continue
         xy = np.asarray(ln.get_xydata(), dtype=float)
         xy = ln.get_transform().transform(xy[np.isfinite(xy).all(axis=1)])
         ends.append(xy)
-        if len(xy) > 1 and ln.get_linestyle() not in ("None", "none", ""):
+        if len(xy) > 1 and joined:
             f = np.linspace(0, 1, SEGMENT_SAMPLES)[:, None, None]
             xy = (xy[:-1][None] * (1 - f) + xy[1:][None] * f).reshape(-1, 2)
         pts.append(xy)
@@ -254,7 +255,7 @@ def text_problems(fig, ax, where: str) -> list[str]:
             at = ax.transData.transform(np.asarray(t.xy, dtype=float)) if t.xycoords == "data" else None
         else:
             at = t.get_transform().transform(np.asarray(t.get_position(), dtype=float))
-        if at is not None and len(ends) and (np.abs(ends - at).max(axis=1) <= 1.5).any():
+        if at is not None and (np.abs(ends - at).max(axis=1) <= 1.5).any():
             continue                             # it names a vertex of a line (a graph's node): a label, not a note
         b = t.get_window_extent(renderer)
         n = int(((pts[:, 0] >= b.x0) & (pts[:, 0] <= b.x1) & (pts[:, 1] >= b.y0) & (pts[:, 1] <= b.y1)).sum())

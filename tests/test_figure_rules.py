@@ -182,8 +182,11 @@ def test_the_terms_line_is_written_under_its_panel_not_over_the_curves(tiny_swee
         t["terms"] = {"rows": [{"m_h": m, "e_full": 1e-3 / m, "e_attn": 9e-4 / m, "e_ff": 1e-5, "limiting": "attention"}
                                for m in ms], "ratio_range": [0.9, 1.1]}
     real_save = plots.save
-    monkeypatch.setattr(plots, "save", lambda fig, path, **kw: (kept.setdefault(Path(path).name, fig),
-                                                                   real_save(fig, path, **kw))[1])
+
+    def save(fig, path, **kw):                       # kept for a look, and saved as ever (so `checked` sees it)
+        kept[Path(path).name] = fig
+        return real_save(fig, path, **kw)
+    monkeypatch.setattr(plots, "save", save)
     plots.plot(tmp_path, tabs, summary)
     assert checked["error_vs_mh.png"] == []
     fig = kept["error_vs_mh.png"]

@@ -306,7 +306,7 @@ def _fit_gaps(run: Run) -> list[str]:
             gaps.append(str(x) if x.problem else f"{where}: m_h is unreadable")
         got.setdefault(m, set()).add(label(r.get("seed")))
     mh = run.config.get("mh")
-    for m in ([label(x) for x in mh] if isinstance(mh, list) else [m for m in got if m]) if got else []:
+    for m in [label(x) for x in mh] if isinstance(mh, list) else [m for m in got if m]:
         gaps += seed_gaps(run.config.get("seeds"), got.get(m, ()), f"row at m_h {m} in results.csv") \
             if m in got else [f"results.csv has no row at m_h {m} (config.json's mh)"]
     return gaps
