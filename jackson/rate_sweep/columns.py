@@ -56,6 +56,25 @@ COLUMNS: dict[str, dict[str, str]] = {
         "steps": FIT_STEPS,
         "chosen": "True for the restart reported in results.csv (lowest training MSE among those that did not diverge)",
     },
+    "jackson-sweep doubling.csv": {
+        **{k: _SWEEP_TARGET[k] for k in ("alpha", "rank", "m_ff", "seed")},
+        "term": "what the member was fitted to: `full` (the target) or `ff` (its rank-m_h POD truncation)",
+        "m_h": "attention size m_h of the member",
+        "restart": "index (0-based) of the restart among this m_h's independent initialisations",
+        "init_seed": "seed of this restart's initialisation; the partner's member has the same",
+        "chosen": "True for the restart reported in results.csv (the member a curve reads)",
+        "budget_steps": "the base folder's step budget: steps x cycles",
+        "partner_budget_steps": "the partner folder's step budget (twice budget_steps; empty: no partner cell)",
+        "train_mse": "MSE of this restart on the n_train training sequences, at budget_steps",
+        "partner_train_mse": "the same member's training MSE at twice the budget (empty: no partner member)",
+        "test_mse": "MSE of this restart on the n_test held-out sequences, at budget_steps",
+        "partner_test_mse": "the same member's held-out MSE at twice the budget",
+        "change": "1 - partner_train_mse / train_mse: the share of the training MSE twice the steps removed",
+        "label": "the doubling check (`jackson/rate_sweep/doubling.py` `RULE`): `converged` (change below "
+                 "`DOUBLING_TOL`), `budget` (above: the error is an upper bound), `not checked` (no partner member)",
+        "cell": "the base cell's key, its folder under cells/",
+        "partner_cell": "the partner cell's key, its folder under the partner folder's cells/",
+    },
     "jackson-sweep blocks.csv.gz": {
         **{k: _SWEEP_TARGET[k] for k in ("alpha", "rank", "m_ff", "seed")},
         "m_h": "attention size m_h",
@@ -169,6 +188,7 @@ WRITTEN_BY: dict[str, str] = {
     "jackson-sweep results.csv": "one row per (target, seed, m_FF, m_h), the reported restart: "
                                  "`jackson/rate_sweep/cell.py` `measure` (rows.csv), gathered by `jackson/rate_sweep/tables.py` `collect`",
     "jackson-sweep restarts.csv": "one row per restart of every m_h: `jackson/rate_sweep/cell.py` `measure`",
+    "jackson-sweep doubling.csv": "one row per restart of every member of the base folder: `jackson/rate_sweep/doubling.py` `pair`",
     "jackson-sweep blocks.csv.gz": "one row per (m_h, seed, kind, block): `jackson/rate_sweep/cell.py` `measure`",
     "jackson-sweep loss_curves.csv.gz": "one row per (member, step): `jackson/fit.py` `fit` (curve), "
                                         "`jackson/rate_sweep/cell.py` `measure` (curve.csv.gz)",

@@ -1,0 +1,232 @@
+"""The doubling check: a convergence label that training on can falsify.
+
+The paper's rule is "train until the loss does not decrease" (App. C).  A schedule's own word ("converged",
+`jackson.fit`) is decided inside one budget and cannot see what a longer budget gains (FITTING.md).  This check
+asks the question directly: the same member -- same cell (target, data, model, recipe), same restart, same init
+seed -- trained with twice the step budget.
+
+    converged     twice the steps lowered its training MSE by less than DOUBLING_TOL (10%)
+    budget        twice the steps lowered it by more: its error is an upper bound, the fit was unfinished
+    not checked   no member trained with twice the steps exists
+
+The budget is `steps x cycles` (a `--cycles` folder's cap); a partner must have exactly twice it and differ from
+the base in nothing else the cell records (its m_h list may be a subset or a superset: members pair by m_h,
+restart and init seed).  The label is written beside the base folder's tables (`doubling.csv`, its command and
+partner in `doubling.json`) and read by `labels`.
+
+    python -m jackson.rate_sweep.doubling reports/jackson/default-sin reports/jackson/sin-12k-a1.5-rinf
+
+Standard library and pandas only: no torch, nothing trained.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+DOUBLING_TOL = 0.10      # a member is converged when twice the steps lower its training MSE by less than this share
+FACTOR = 2               # the partner's step budget over the base's
+CONVERGED, BUDGET, NOT_CHECKED = "converged", "budget", "not checked"
+LABELS = (CONVERGED, BUDGET, NOT_CHECKED)
+FILE, META = "doubling.csv", "doubling.json"
+VARIES = ("steps", "cycles")   # the fit fields a partner changes; everything else of the cell must match
+RULE = (f"doubling check: a member is {CONVERGED} when the same member (same cell, restart and init seed) trained "
+        f"with {FACTOR}x the step budget (steps x cycles) lowers its training MSE by less than {DOUBLING_TOL:.0%}; "
+        f"{BUDGET} when it lowers it by more (its error is then an upper bound); {NOT_CHECKED} when no such run exists")
+NOT_CHECKED_NOTE = "fits not checked by training on"
+COLUMNS = ("alpha", "rank", "m_ff", "term", "seed", "m_h", "restart", "init_seed", "chosen", "budget_steps",
+           "partner_budget_steps", "train_mse", "partner_train_mse", "test_mse", "partner_test_mse", "change",
+           "label", "cell", "partner_cell")
+
+
+class DoublingError(ValueError):
+    """A pair that cannot be checked: one line naming why."""
+
+
+def label(train: float, doubled: float, tol: float = DOUBLING_TOL) -> str:
+    """The label of one member from its training MSE at the budget and at twice it; unreadable = not checked."""
+    if not all(isinstance(v, (int, float)) and math.isfinite(v) and v >= 0 for v in (train, doubled)) or train <= 0:
+        return NOT_CHECKED
+    return CONVERGED if (train - doubled) / train < tol else BUDGET
+
+
+def budget_steps(fit: dict) -> int:
+    """A fit's step budget: steps x cycles (folders written before cycles existed ran one)."""
+    return int(fit["steps"]) * int(fit.get("cycles", 1) or 1)
+
+
+def _cells(folder: Path) -> list[tuple[Path, dict]]:
+    cells = folder / "cells"
+    if not cells.is_dir():
+        raise DoublingError(f"{folder}: no cells/ folder (not a jackson-sweep run folder)")
+    out = []
+    for c in sorted(p for p in cells.iterdir() if p.is_dir()):
+        try:
+            meta = json.loads((c / "cell.json").read_text())
+        except (OSError, ValueError):
+            continue            # an unfinished or unreadable cell: its members stay not checked
+        if (c / "restarts.csv").is_file():
+            out.append((c, meta))
+    if not out:
+        raise DoublingError(f"{folder}: no finished cell (cells/*/cell.json and restarts.csv)")
+    return out
+
+
+def _identity(cell: dict) -> dict:
+    """What must match between a member and its partner: the cell without the budget and the m_h list."""
+    fit = {k: v for k, v in cell.get("fit", {}).items() if k not in VARIES}
+    return {**{k: v for k, v in cell.items() if k not in ("fit", "m_hs")}, "fit": fit}
+
+
+def _differences(a: dict, b: dict, prefix: str = "") -> list[str]:
+    out = []
+    for k in sorted(set(a) | set(b)):
+        va, vb = a.get(k), b.get(k)
+        if isinstance(va, dict) and isinstance(vb, dict):
+            out += _differences(va, vb, f"{prefix}{k}.")
+        elif va != vb:
+            out.append(f"{prefix}{k} {va!r} vs {vb!r}")
+    return out
+
+
+def pair(base: Path, partner: Path) -> pd.DataFrame:
+    """Every restart of every member of `base` beside the same restart trained with twice the budget in `partner`
+    (paired by cell, m_h, restart and init seed), labelled by `label`; members without a partner are not checked."""
+    base, partner = Path(base), Path(partner)
+    theirs = _cells(partner)
+    rows, matched = [], 0
+    near: list[str] = []
+    for cdir, meta in _cells(base):
+        cell = meta["cell"]
+        mates = [(d, m) for d, m in theirs if _identity(m["cell"]) == _identity(cell)]
+        if not mates:
+            near += [f"{cdir.name}: " + "; ".join(_differences(_identity(cell), _identity(m["cell"]))[:3])
+                     for _, m in theirs[:1]]
+        mate = next(((d, m) for d, m in mates
+                     if budget_steps(m["cell"]["fit"]) == FACTOR * budget_steps(cell["fit"])), None)
+        if mates and mate is None:
+            have = ", ".join(str(budget_steps(m["cell"]["fit"])) for _, m in mates)
+            near.append(f"{cdir.name}: partner budget {have} steps, need {FACTOR * budget_steps(cell['fit'])}")
+        mine = pd.read_csv(cdir / "restarts.csv")
+        other = pd.read_csv(mate[0] / "restarts.csv") if mate else None
+        width = cell.get("model", {}).get("width")
+        for r in mine.itertuples():
+            twin = None
+            if other is not None:
+                hit = other[(other.m_h == r.m_h) & (other.restart == r.restart) & (other.init_seed == r.init_seed)]
+                twin = hit.iloc[0] if len(hit) else None
+            matched += twin is not None
+            rows.append({
+                "alpha": cell["alpha"], "rank": str(cell["rank"]), "m_ff": width, "term": cell.get("term", "full"),
+                "seed": cell["seed"], "m_h": int(r.m_h), "restart": int(r.restart), "init_seed": int(r.init_seed),
+                "chosen": bool(r.chosen), "budget_steps": budget_steps(cell["fit"]),
+                "partner_budget_steps": budget_steps(mate[1]["cell"]["fit"]) if mate else None,
+                "train_mse": float(r.train_mse), "partner_train_mse": float(twin.train_mse) if twin is not None else None,
+                "test_mse": float(r.test_mse), "partner_test_mse": float(twin.test_mse) if twin is not None else None,
+                "change": (1 - float(twin.train_mse) / float(r.train_mse)) if twin is not None and r.train_mse > 0 else None,
+                "label": label(float(r.train_mse), float(twin.train_mse)) if twin is not None else NOT_CHECKED,
+                "cell": cdir.name, "partner_cell": mate[0].name if mate else None})
+    if not matched:
+        raise DoublingError(f"{partner} holds no member of {base} trained with {FACTOR}x its budget"
+                            + (f" ({near[0]})" if near else ""))
+    return pd.DataFrame(rows, columns=list(COLUMNS))
+
+
+def counts(t: pd.DataFrame) -> dict:
+    """The labels of the chosen restarts (the members a curve reads), counted."""
+    chosen = t[t.chosen]
+    return {k: int((chosen.label == k).sum()) for k in LABELS}
+
+
+def summary_line(t: pd.DataFrame) -> str:
+    """One line: how many members each label holds, the budget ones named with their change."""
+    c = counts(t)
+    chosen = t[t.chosen]
+    moved = chosen[chosen.label == BUDGET]
+    worst = chosen[chosen.label == CONVERGED].change.max() if c[CONVERGED] else None
+    text = (f"doubling check ({FACTOR}x the steps, tolerance {DOUBLING_TOL:.0%}): {c[CONVERGED]} converged, "
+            f"{c[BUDGET]} budget, {c[NOT_CHECKED]} not checked of {len(chosen)} members")
+    if worst is not None:
+        text += f"; the converged moved at most {worst:.1%}"
+    if len(moved):
+        text += "; budget: " + ", ".join(f"seed {r.seed} m_h {r.m_h} ({r.change:.1%})" for r in moved.itertuples())
+    return text
+
+
+def labels(folder: Path) -> dict:
+    """(alpha, rank, m_ff, term, seed, m_h) -> label of the chosen restart, from the folder's doubling.csv; a folder
+    without one (or an unreadable one) gives {}, so every member reads not checked."""
+    path = Path(folder) / FILE
+    try:
+        t = pd.read_csv(path, dtype={"rank": str})
+    except (OSError, ValueError):
+        return {}
+    if not set(COLUMNS) <= set(t.columns):
+        return {}
+    t = t[t.chosen.astype(bool)]
+    return {(float(r.alpha), str(r.rank), int(r.m_ff), str(r.term), int(r.seed), int(r.m_h)):
+            (r.label if r.label in LABELS else NOT_CHECKED) for r in t.itertuples()}
+
+
+def label_of(table: dict, alpha, rank, m_ff, term, seed, m_h) -> str:
+    """One member's label from `labels`' table; a member it does not hold is not checked."""
+    return table.get((float(alpha), str(rank), int(m_ff), str(term), int(seed), int(m_h)), NOT_CHECKED)
+
+
+def write(base: Path, partner: Path, t: pd.DataFrame, command: str) -> None:
+    """doubling.csv and doubling.json into the base folder, each whole or absent; a check against another partner
+    already there is refused, not replaced."""
+    from ..runfolder import write_atomic
+    base = Path(base)
+    meta_path = base / META
+    if meta_path.exists():
+        try:
+            old = json.loads(meta_path.read_text()).get("partner")
+        except (OSError, ValueError):
+            old = None
+        if old != _rel(partner, base):
+            raise DoublingError(f"{meta_path} records a check against {old}, not {_rel(partner, base)}; "
+                                f"move it aside to check against another folder")
+    write_atomic(base / FILE, t.to_csv(index=False, float_format="%.6e"))
+    write_atomic(meta_path, json.dumps({"command": command, "partner": _rel(partner, base), "rule": RULE,
+                                        "tolerance": DOUBLING_TOL, "factor": FACTOR, "counts": counts(t),
+                                        "line": summary_line(t)}, indent=1) + "\n")
+
+
+def _rel(partner: Path, base: Path) -> str:
+    """The partner as a path relative to the base folder, so the pair holds in any checkout."""
+    return os.path.relpath(Path(partner).resolve(), Path(base).resolve())
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m jackson.rate_sweep.doubling",
+                                description="Label each member of a jackson-sweep folder by training on: " + RULE + ". "
+                                "Pairs BASE with PARTNER, a folder of the same cells at twice the step budget (e.g. "
+                                "the same command with --steps doubled), and writes BASE/doubling.csv and "
+                                "doubling.json; trains nothing.")
+    p.add_argument("base", help="the jackson-sweep folder whose members are labelled")
+    p.add_argument("partner", help="a jackson-sweep folder of the same cells at twice the step budget")
+    a = p.parse_args(argv)
+    command = "python -m jackson.rate_sweep.doubling " + " ".join(argv if argv is not None else sys.argv[1:])
+    try:
+        t = pair(Path(a.base), Path(a.partner))
+        write(Path(a.base), Path(a.partner), t, command)
+    except DoublingError as err:
+        sys.stderr.write(f"{p.prog}: error: {err}\n")
+        return 2
+    except OSError as err:
+        sys.stderr.write(f"{p.prog}: error: cannot read or write {getattr(err, 'filename', '') or ''}: "
+                         f"{err.strerror or err}\n")
+        return 1
+    print(summary_line(t))
+    print(f"wrote {Path(a.base) / FILE}, {Path(a.base) / META}")
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())
