@@ -28,7 +28,7 @@ class ModelConfig:
     attention: str = "softmax"  # softmax (Eq. 5) | linear (feature map elu(x) + 1, non-causal) | sparse (two-sided Eq. 6 pattern)
     features: str = "learned"  # learned: f_hat, F_hat are MLPs (Eq. 5) | given: fixed features holding the target's basis, only W_Q, W_K and an affine value map (a, b) trained -- the attention term of Eq. (17) alone
     given_qk_sd: float = 1.0   # given features: initial logit sd (W_Q, W_K scaled by 1/(sqrt(dim) m_h^(1/4)))
-    features_k: int = 16   # given features: the target's phi_i and psi_i for i <= features_k (and f(x) for the value)
+    features_k: int = 16   # given features: the target's phi_i and psi_i for i <= features_k (and f(x) for the value); as the reference for the attention term it is uncapped only up to m_h = features_k / 2, and the summaries say which m_h are capped
 
     @property
     def f_in(self) -> int:
@@ -94,35 +94,40 @@ def schedule_problem(f: FitConfig, o: str = "--") -> str:
     return ""
 
 
+WORDS = ("(the schedule's own word, `converged` in the tables; whether more steps would move the member is the "
+         "doubling check's to say, below)")
+
+
 def stop_rule(cfg: FitConfig) -> str:
-    """The rule by which a member's status was decided, in words with this fit's numbers: what `converged`,
-    `budget` and `diverged` mean under `cfg.schedule` (the summaries quote it; a reader can check it against the
+    """The rule by which the schedule decided a member's status, in words with this fit's numbers: what `converged`
+    (said *stopped*: the schedule's word, not a convergence check -- that is jackson/rate_sweep/doubling.py's),
+    `budget` (said *still improving*) and `diverged` mean under `cfg.schedule` (the summaries quote it; a reader can check it against the
     committed loss curves, which hold every check's training-subset MSE and learning rate)."""
     check = f"every {cfg.eval_every} steps its MSE on {cfg.eval_size} training sequences is measured"
     diverged = (f"*diverged*: non-finite, or above {cfg.explode:g}x the zero predictor's MSE -- excluded from curves "
                 "and fits (jackson/fit.py)")
     if cfg.schedule == "plateau":
-        return (f"*Converged* = trained until its loss stopped decreasing: {check}; {cfg.patience} checks in a row "
+        return (f"*Stopped* {WORDS} = the schedule judged its loss to have stopped decreasing: {check}; {cfg.patience} checks in a row "
                 f"without a fall of {cfg.min_improve:.0%} below its best cut its learning rate by {cfg.lr_decay:g}x, and "
                 f"the member stops once the rate is below {cfg.min_lr:g} (the loss had stopped decreasing at every rate "
-                f"from {cfg.lr:g} down); *budget*: still training at the cap of {cfg.steps:,} steps; {diverged}.")
+                f"from {cfg.lr:g} down); *still improving*: still training at the cap of {cfg.steps:,} steps; {diverged}.")
     flat = (f"its last {cfg.patience} checks while the cosine learning rate was still >= {cfg.converged_lr_frac:.0%} of "
             f"its peak improved its best by less than {cfg.min_improve:.0%}")
     if cfg.check_steps:
         rate = cfg.converged_lr_frac * cfg.lr
-        return (f"*Converged* = trained until its loss stopped decreasing: {check}; {flat}, or, still improving when "
+        return (f"*Stopped* {WORDS} = the schedule judged its loss to have stopped decreasing: {check}; {flat}, or, still improving when "
                 f"the {cfg.steps:,}-step budget ended, a further {cfg.check_steps:,} steps (a second cosine cycle from "
                 f"{rate:g}, {cfg.converged_lr_frac:.0%} of the peak, down to {cfg.min_lr:g}) lowered its best training-subset MSE by less than "
-                f"{cfg.min_improve:.0%} below its value at step {cfg.steps:,}; *budget*: those steps lowered it by more "
+                f"{cfg.min_improve:.0%} below its value at step {cfg.steps:,}; *still improving*: those steps lowered it by more "
                 f"(still improving at the cap of {cfg.steps + cfg.check_steps:,} steps); {diverged}.")
     if cfg.cycles > 1:
-        return (f"*Converged* = trained until its loss stopped decreasing: the schedule is a {cfg.steps:,}-step cosine "
+        return (f"*Stopped* {WORDS} = the schedule judged its loss to have stopped decreasing: the schedule is a {cfg.steps:,}-step cosine "
                 f"cycle (warm-up over {cfg.warmup} steps to {cfg.lr:g}, down to {cfg.min_lr:g}), repeated from the peak rate "
                 f"up to {cfg.cycles} times; at the end of each cycle from the second on, its MSE on {cfg.eval_size} "
                 f"training sequences is compared with its best earlier cycle end, and a member whose loss did not fall "
-                f"by {cfg.min_improve:.0%} stops there, with the weights of its best cycle end; *budget*: still falling at "
+                f"by {cfg.min_improve:.0%} stops there, with the weights of its best cycle end; *still improving*: still falling at "
                 f"the end of cycle {cfg.cycles} (the cap, {cfg.steps * cfg.cycles:,} steps); {diverged}.")
-    return (f"*Converged*: {check}; {flat}; *budget*: still improving then (the {cfg.steps:,}-step budget ended the "
+    return (f"*Stopped* {WORDS}: {check}; {flat}; *still improving*: still improving then (the {cfg.steps:,}-step budget ended the "
             f"schedule); {diverged}.")
 
 

@@ -128,7 +128,9 @@ def test_an_optimisation_outlier_in_a_range_keeps_that_range_from_deciding():
     assert rate_rule.judge(t)["verdict"] == "partly"
     t["checks"]["outliers"] = [{"m_h": 16, "seed": 2, "test_mse": 7e-3, "best_smaller": 1e-4}]
     j = rate_rule.judge(t)
-    assert [r["verdict"] for r in j["ranges"]] == ["reproduced", "inconclusive"] and j["verdict"] == "reproduced"
+    # never better than the weakest promised range: 1..8 reproduced, 1..16 unresolved -> inconclusive, both named
+    assert [r["verdict"] for r in j["ranges"]] == ["reproduced", "inconclusive"] and j["verdict"] == "inconclusive"
+    assert "would read reproduced over m_h 1..8, but m_h 1..16 is inconclusive" in j["line"]
     assert j["ranges"][1]["d"] == pytest.approx(-0.8 + 1.6, abs=0.05)
     assert "would read not reproduced" in j["line"] and "m_h 16 seed 2 at 70x its best smaller m_h" in j["line"]
     t["checks"]["outliers"].append({"m_h": 2, "seed": 0, "test_mse": 1.0, "best_smaller": 0.1})
@@ -143,7 +145,8 @@ def test_an_optimisation_outlier_in_a_range_keeps_that_range_from_deciding():
 
 def test_a_range_of_one_m_h_says_so_and_decides_nothing():
     """A fit range holding one m_h (a run of m_h 4, 12, 16 with the fit range 1..8) has no slope: the line says that,
-    not that a tail or an exponent is missing; the other range is still judged."""
+    not that a tail or an exponent is missing; the other range is still judged, and a range that cannot hold a slope
+    is no promised range, so it does not hold the claim back."""
     tail = {m: m ** -1.6 for m in (4, 12, 16)}
     t = t_range(-1.6, {4: tail[4]})
     t["exponents"] = {}
@@ -374,7 +377,7 @@ def test_every_committed_terms_line_is_what_the_code_says_of_its_stored_numbers(
         tm = t["terms"]
         e_attn = {r["m_h"]: r["e_attn"] for r in tm["rows"] if r.get("e_attn") is not None}
         e_ff = {r["m_h"]: r["e_ff"] for r in tm["rows"] if r.get("e_ff") is not None}
-        again = explain(t["curve"], e_ff, tm["folder"], e_attn, tm["attn_folder"])
+        again = explain(t["curve"], e_ff, tm["folder"], e_attn, tm["attn_folder"], tm.get("attn_note", ""))
         assert again["line"] == tm["line"], f"{name} alpha {t['alpha']} rank {t['rank']}: summary.json's terms line is stale"
         seen += 1
     assert seen >= 20

@@ -59,16 +59,24 @@ def test_committed_pair_replayed():
 
 
 def test_committed_check_is_fresh():
-    """The doubling.csv committed beside default-sin is what the rule gives today."""
-    t = d.pair(BASE, PARTNER)
+    """The doubling.csv committed beside default-sin (and the card's) is what the rule gives today."""
+    meta = json.loads((BASE / d.META).read_text())
+    t = d.pair(BASE, *[(BASE / p).resolve() for p in meta["partners"]])
     kept = pd.read_csv(BASE / d.FILE, dtype={"rank": str})
     assert list(kept.label) == list(t.label)
     assert kept.change.fillna(0).tolist() == pytest.approx(t.change.astype(float).fillna(0).tolist(), rel=1e-5)
-    meta = json.loads((BASE / d.META).read_text())
-    assert meta["partner"] == "../sin-12k-a1.5-rinf" and meta["line"] == d.summary_line(t)
+    assert meta["partners"] == ["../sin-12k-a1.5-rinf", "../card-12k-a1.5-rinf"] and meta["line"] == d.summary_line(t)
     table = d.labels(BASE)
     assert d.label_of(table, 1.5, "inf", 128, "full", 1, 16) == d.BUDGET
-    assert d.label_of(table, 1.5, "inf", 128, "full", 0, 16) == d.NOT_CHECKED
+    assert d.label_of(table, 1.5, "inf", 128, "full", 2, 16) == d.NOT_CHECKED     # no seed-2 partner
+    # the card (default-sin's seed-0 cell, the same key) against its 12,000-step partner, read straight from results.csv
+    card = ROOT / "reports/jackson/sweep-a1.5-rinf"
+    a, b = (pd.read_csv(ROOT / f"reports/jackson/{f}/results.csv") for f in ("sweep-a1.5-rinf", "card-12k-a1.5-rinf"))
+    change = 1 - b.set_index("m_h").train_mse / a.set_index("m_h").train_mse
+    labels = d.labels(card)
+    for m_h, c in change.items():
+        want = d.CONVERGED if c < d.DOUBLING_TOL else d.BUDGET
+        assert d.label_of(labels, 1.5, "inf", 128, "full", 0, m_h) == want == d.label_of(table, 1.5, "inf", 128, "full", 0, m_h)
 
 
 def test_labels_without_a_check(tmp_path):
@@ -97,6 +105,8 @@ def test_partner_must_differ_in_budget_alone(tmp_path):
     same = _copy(BASE, tmp_path / "same")
     with pytest.raises(d.DoublingError, match="need 12000"):
         d.pair(base, same)
+    with pytest.raises(d.DoublingError, match="lr.* holds no member|holds no member"):
+        d.pair(base, PARTNER, other)                            # every partner named must hold a member
     # cycles count in the budget: 6,000 steps x 2 cycles is twice 6,000 x 1
     cyc = _copy(BASE, tmp_path / "cyc", edit=lambda c: c["fit"].update(cycles=2))
     assert set(d.pair(base, cyc).label) == {d.CONVERGED}       # the same numbers: nothing moved
@@ -113,12 +123,17 @@ def test_command_refuses_in_one_line(tmp_path, capsys):
     assert d.main([str(base), str(PARTNER)]) == 0
     out = capsys.readouterr().out
     assert "7 budget" in out and "32 not checked of 48" in out
-    # a check against another partner is not replaced
+    # a check against another partner is not replaced; one that reads every earlier partner too is
     other = _copy(PARTNER, tmp_path / "other")
     assert d.main([str(base), str(other)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "records a check against" in err[0] and "sin-12k-a1.5-rinf, not ../other" in err[0]
-    assert json.loads((base / d.META).read_text())["partner"].endswith("reports/jackson/sin-12k-a1.5-rinf")
+    assert len(err) == 1 and "records a check against" in err[0] and "not all among ../other" in err[0]
+    kept = json.loads((base / d.META).read_text())["partners"]
+    assert len(kept) == 1 and kept[0].endswith("reports/jackson/sin-12k-a1.5-rinf")
+    assert d.main([str(base), str(PARTNER), str(other)]) == 0
+    assert "7 budget" in capsys.readouterr().out           # the first partner holding a member pairs it
+    t = pd.read_csv(base / d.FILE)
+    assert set(t[t.label != d.NOT_CHECKED].partner) == {kept[0]}
 
 
 def test_trained_pair_end_to_end(tmp_path):

@@ -82,7 +82,7 @@ def test_a_member_called_converged_while_its_loss_still_fell_fails_the_replay(fi
 
 def test_the_stated_rule_carries_the_runs_numbers_for_either_schedule():
     words = stop_rule(RULE)
-    for part in ("trained until its loss stopped decreasing", "every 4 steps", "64 training sequences", "2 checks",
+    for part in ("the schedule judged its loss to have stopped decreasing", "every 4 steps", "64 training sequences", "2 checks",
                  "20%", "0.3x", "0.0002", "cap of 42 steps"):
         assert part in words, part
     cos = stop_rule(FitConfig())
@@ -169,7 +169,7 @@ def test_a_sweep_under_the_rule_states_it_in_its_summary(tmp_path, sweep_exe, su
     cfg = json.loads((out / "config.json").read_text())["fit"]
     assert summary["stop_rule"] == stop_rule(fit_config(cfg))
     assert summary["stop_rule"] in (out / "summary.md").read_text()
-    assert "trained until its loss stopped decreasing" in summary["stop_rule"]
+    assert "the schedule judged its loss to have stopped decreasing" in summary["stop_rule"]
 
 
 # the cosine cycle repeated from the peak rate until the loss stops falling, on the same tiny problem: a cap by which
@@ -220,7 +220,7 @@ def test_the_cycles_rule_replays_from_the_curve_says_both_verdicts_and_keeps_the
             assert lrs == pytest.approx(first[:len(lrs)], rel=1e-12), (i, c)
     assert {"converged", "budget"} <= set(said), said
     words = stop_rule(CYCLES)
-    for part in ("trained until its loss stopped decreasing", "24-step cosine cycle", "up to 4 times", "3%",
+    for part in ("the schedule judged its loss to have stopped decreasing", "24-step cosine cycle", "up to 4 times", "3%",
                  "best earlier cycle end", "cap, 96 steps"):
         assert part in words, part
 
@@ -276,7 +276,7 @@ def test_a_sweep_under_the_cycles_rule_says_whom_it_stopped_and_who_was_still_fa
                 setbacks.append((m.m_h, m.seed))
         assert sorted(setbacks) == sorted((m, sd) for m, sd, _ in c["setbacks"])
         if len(falling):            # the printed line of this target
-            assert f"{len(falling)} of {len(own)} members still falling at the cap of 3 cycles (budget)" in r.stdout
+            assert f"{len(falling)} of {len(own)} members still falling at the cap of 3 cycles" in r.stdout
         ms = sorted(set(falling.m_h))
         assert ("Cycles: Of the" + cycle_text(c).split("Of the", 1)[1]) in text
         if ms:

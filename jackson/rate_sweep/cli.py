@@ -30,8 +30,9 @@ def _sweep(argv: list[str]):
 
 def exponent_lines(summary: dict) -> list[str]:
     """One line per target: its fitted exponent, and on the same line what would make it untrustworthy
-    (members not converged or diverged, a degenerate target, the finite-rank knee verdict)."""
-    from .summary_text import format_exponent as _fmt_exp, knee_short, not_power_law, rate_short, target_law   # here: --help loads no pandas
+    (members still improving at the schedule's end or diverged, the doubling check's labels, a degenerate target,
+    the finite-rank knee verdict)."""
+    from .summary_text import format_exponent as _fmt_exp, knee_short, members_text, not_power_law, rate_short, target_law   # here: --help loads no pandas
     out = []
     for t in summary["targets"]:
         e = t["exponents"].get("test")
@@ -78,7 +79,8 @@ def exponent_lines(summary: dict) -> list[str]:
         if st.get("budget"):
             cap = summary.get("cycle_stops")
             notes.append(f"{st['budget']} of {n} members "
-                         + (f"still falling at the cap of {cap['cycles']} cycles (budget)" if cap else "not converged (budget)"))
+                         + (f"still falling at the cap of {cap['cycles']} cycles" if cap else "still improving at the schedule's end"))
+        notes.append(members_text(t))
         if st.get("diverged"):
             notes.append(f"{st['diverged']} diverged, excluded: " + ", ".join(f"m_h={d['m_h']} seed {d['seed']}" for d in t["diverged"]))
         if t.get("degenerate", {}).get("flag"):

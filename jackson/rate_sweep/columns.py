@@ -73,6 +73,7 @@ COLUMNS: dict[str, dict[str, str]] = {
         "label": "the doubling check (`jackson/rate_sweep/doubling.py` `RULE`): `converged` (change below "
                  "`DOUBLING_TOL`), `budget` (above: the error is an upper bound), `not checked` (no partner member)",
         "cell": "the base cell's key, its folder under cells/",
+        "partner": "the partner folder that holds this member at twice the budget, relative to the base folder",
         "partner_cell": "the partner cell's key, its folder under the partner folder's cells/",
     },
     "jackson-sweep blocks.csv.gz": {

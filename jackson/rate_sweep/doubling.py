@@ -12,11 +12,11 @@ seed -- trained with twice the step budget.
 The budget is `steps x cycles` (a `--cycles` folder's cap); a partner must have exactly twice it and differ from
 the base in nothing else the cell records (its m_h list may be a subset or a superset: members pair by m_h,
 restart and init seed).  The label is written beside the base folder's tables (`doubling.csv`, its command and
-partner in `doubling.json`) and read by `labels`.
+partners in `doubling.json`) and read by `labels`.
 
     python -m jackson.rate_sweep.doubling reports/jackson/default-sin reports/jackson/sin-12k-a1.5-rinf
 
-Standard library and pandas only: no torch, nothing trained.
+Standard library at import (pandas where a table is read): no torch, nothing trained.
 """
 from __future__ import annotations
 
@@ -26,13 +26,17 @@ import math
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pandas as pd
+
+if TYPE_CHECKING:                # pandas is imported where a table is read: the rules import the words alone
+    import pandas as pd
 
 DOUBLING_TOL = 0.10      # a member is converged when twice the steps lower its training MSE by less than this share
 FACTOR = 2               # the partner's step budget over the base's
 CONVERGED, BUDGET, NOT_CHECKED = "converged", "budget", "not checked"
 LABELS = (CONVERGED, BUDGET, NOT_CHECKED)
+UNCHECKED = "not_checked"       # the key of the not-checked members in a summary target's `doubling` entry
 FILE, META = "doubling.csv", "doubling.json"
 VARIES = ("steps", "cycles")   # the fit fields a partner changes; everything else of the cell must match
 RULE = (f"doubling check: a member is {CONVERGED} when the same member (same cell, restart and init seed) trained "
@@ -41,7 +45,7 @@ RULE = (f"doubling check: a member is {CONVERGED} when the same member (same cel
 NOT_CHECKED_NOTE = "fits not checked by training on"
 COLUMNS = ("alpha", "rank", "m_ff", "term", "seed", "m_h", "restart", "init_seed", "chosen", "budget_steps",
            "partner_budget_steps", "train_mse", "partner_train_mse", "test_mse", "partner_test_mse", "change",
-           "label", "cell", "partner_cell")
+           "label", "cell", "partner", "partner_cell")
 
 
 class DoublingError(ValueError):
@@ -78,9 +82,14 @@ def _cells(folder: Path) -> list[tuple[Path, dict]]:
 
 
 def _identity(cell: dict) -> dict:
-    """What must match between a member and its partner: the cell without the budget and the m_h list."""
-    fit = {k: v for k, v in cell.get("fit", {}).items() if k not in VARIES}
-    return {**{k: v for k, v in cell.items() if k not in ("fit", "m_hs")}, "fit": fit}
+    """What must match between a member and its partner: the cell without the budget and the m_h list, its fit and
+    model read as a run of today reads them (a field written before it existed takes its default, the value it ran
+    with: jackson.hparams.fit_config)."""
+    import dataclasses
+    from ..hparams import ModelConfig, fit_config
+    fit = {k: v for k, v in dataclasses.asdict(fit_config(cell.get("fit", {}))).items() if k not in VARIES}
+    model = {**dataclasses.asdict(ModelConfig()), **cell.get("model", {})} if "model" in cell else None
+    return {**{k: v for k, v in cell.items() if k not in ("fit", "m_hs", "model")}, "fit": fit, "model": model}
 
 
 def _differences(a: dict, b: dict, prefix: str = "") -> list[str]:
@@ -94,46 +103,53 @@ def _differences(a: dict, b: dict, prefix: str = "") -> list[str]:
     return out
 
 
-def pair(base: Path, partner: Path) -> pd.DataFrame:
-    """Every restart of every member of `base` beside the same restart trained with twice the budget in `partner`
-    (paired by cell, m_h, restart and init seed), labelled by `label`; members without a partner are not checked."""
-    base, partner = Path(base), Path(partner)
-    theirs = _cells(partner)
-    rows, matched = [], 0
-    near: list[str] = []
+def pair(base: Path, *partners: Path) -> pd.DataFrame:
+    """Every restart of every member of `base` beside the same restart trained with twice the budget in one of
+    `partners` (paired by cell, m_h, restart and init seed; the first partner holding it), labelled by `label`;
+    members without a partner are not checked.  A partner holding no cell of `base` at twice its budget is refused,
+    named."""
+    import pandas as pd
+    base = Path(base)
+    theirs = [(Path(p), d, m) for p in partners for d, m in _cells(Path(p))]
+    rows, used = [], set()
+    near: dict[Path, str] = {}
     for cdir, meta in _cells(base):
         cell = meta["cell"]
-        mates = [(d, m) for d, m in theirs if _identity(m["cell"]) == _identity(cell)]
-        if not mates:
-            near += [f"{cdir.name}: " + "; ".join(_differences(_identity(cell), _identity(m["cell"]))[:3])
-                     for _, m in theirs[:1]]
-        mate = next(((d, m) for d, m in mates
-                     if budget_steps(m["cell"]["fit"]) == FACTOR * budget_steps(cell["fit"])), None)
-        if mates and mate is None:
-            have = ", ".join(str(budget_steps(m["cell"]["fit"])) for _, m in mates)
-            near.append(f"{cdir.name}: partner budget {have} steps, need {FACTOR * budget_steps(cell['fit'])}")
+        mates = [(p, d, m) for p, d, m in theirs if _identity(m["cell"]) == _identity(cell)]
+        for p, d, m in theirs:
+            if p not in near and _identity(m["cell"]) != _identity(cell):
+                near[p] = f"{cdir.name}: " + "; ".join(_differences(_identity(cell), _identity(m["cell"]))[:3])
+        doubled = [x for x in mates if budget_steps(x[2]["cell"]["fit"]) == FACTOR * budget_steps(cell["fit"])]
+        for p, d, m in mates:
+            if (p, d, m) not in doubled:
+                near[p] = (f"{cdir.name}: partner budget {budget_steps(m['cell']['fit'])} steps, "
+                           f"need {FACTOR * budget_steps(cell['fit'])}")
         mine = pd.read_csv(cdir / "restarts.csv")
-        other = pd.read_csv(mate[0] / "restarts.csv") if mate else None
+        others = [(p, d, m, pd.read_csv(d / "restarts.csv")) for p, d, m in doubled]
+        used.update(p for p, _, _ in doubled)
         width = cell.get("model", {}).get("width")
         for r in mine.itertuples():
-            twin = None
-            if other is not None:
+            twin = mate = None
+            for p, d, m, other in others:
                 hit = other[(other.m_h == r.m_h) & (other.restart == r.restart) & (other.init_seed == r.init_seed)]
-                twin = hit.iloc[0] if len(hit) else None
-            matched += twin is not None
+                if len(hit):
+                    twin, mate = hit.iloc[0], (p, d, m)
+                    break
             rows.append({
                 "alpha": cell["alpha"], "rank": str(cell["rank"]), "m_ff": width, "term": cell.get("term", "full"),
                 "seed": cell["seed"], "m_h": int(r.m_h), "restart": int(r.restart), "init_seed": int(r.init_seed),
                 "chosen": bool(r.chosen), "budget_steps": budget_steps(cell["fit"]),
-                "partner_budget_steps": budget_steps(mate[1]["cell"]["fit"]) if mate else None,
+                "partner_budget_steps": budget_steps(mate[2]["cell"]["fit"]) if mate else None,
                 "train_mse": float(r.train_mse), "partner_train_mse": float(twin.train_mse) if twin is not None else None,
                 "test_mse": float(r.test_mse), "partner_test_mse": float(twin.test_mse) if twin is not None else None,
                 "change": (1 - float(twin.train_mse) / float(r.train_mse)) if twin is not None and r.train_mse > 0 else None,
                 "label": label(float(r.train_mse), float(twin.train_mse)) if twin is not None else NOT_CHECKED,
-                "cell": cdir.name, "partner_cell": mate[0].name if mate else None})
-    if not matched:
-        raise DoublingError(f"{partner} holds no member of {base} trained with {FACTOR}x its budget"
-                            + (f" ({near[0]})" if near else ""))
+                "cell": cdir.name, "partner": _rel(mate[0], base) if mate else None,
+                "partner_cell": mate[1].name if mate else None})
+    for p in (Path(x) for x in partners):
+        if p not in used:
+            raise DoublingError(f"{p} holds no member of {base} trained with {FACTOR}x its budget"
+                                + (f" ({near[p]})" if p in near else ""))
     return pd.DataFrame(rows, columns=list(COLUMNS))
 
 
@@ -161,6 +177,7 @@ def summary_line(t: pd.DataFrame) -> str:
 def labels(folder: Path) -> dict:
     """(alpha, rank, m_ff, term, seed, m_h) -> label of the chosen restart, from the folder's doubling.csv; a folder
     without one (or an unreadable one) gives {}, so every member reads not checked."""
+    import pandas as pd
     path = Path(folder) / FILE
     try:
         t = pd.read_csv(path, dtype={"rank": str})
@@ -178,22 +195,66 @@ def label_of(table: dict, alpha, rank, m_ff, term, seed, m_h) -> str:
     return table.get((float(alpha), str(rank), int(m_ff), str(term), int(seed), int(m_h)), NOT_CHECKED)
 
 
-def write(base: Path, partner: Path, t: pd.DataFrame, command: str) -> None:
-    """doubling.csv and doubling.json into the base folder, each whole or absent; a check against another partner
-    already there is refused, not replaced."""
+def target_entry(folder: Path, rows: pd.DataFrame) -> dict:
+    """A summary target's doubling labels: its members (rows of results.csv that did not diverge) split into
+    converged, budget ([m_h, seed, change]) and not checked, with the partner folder; summary.json stores it."""
+    import pandas as pd
+    table, meta = labels(folder), {}
+    try:
+        meta = json.loads((Path(folder) / META).read_text()) if table else {}
+    except (OSError, ValueError):
+        table = {}
+    changes = {}
+    if table:
+        t = pd.read_csv(Path(folder) / FILE, dtype={"rank": str})
+        t = t[t.chosen.astype(bool)]
+        changes = {(int(r.seed), int(r.m_h)): float(r.change) for r in t.itertuples() if r.change == r.change}
+    out = {"partners": meta.get("partners"), CONVERGED: [], BUDGET: [], UNCHECKED: []}
+    for r in rows.sort_values(["m_h", "seed"]).itertuples():
+        lab = label_of(table, r.alpha, r.rank, r.m_ff, getattr(r, "term", "full"), r.seed, r.m_h)
+        key = UNCHECKED if lab == NOT_CHECKED else lab
+        item = [int(r.m_h), int(r.seed)] + ([changes.get((int(r.seed), int(r.m_h)))] if lab == BUDGET else [])
+        out[key].append(item)
+    return out
+
+
+def members(t: dict) -> dict:
+    """A summary target's labels: its stored `doubling` entry, or -- a summary written before the check existed --
+    every member not checked."""
+    d = t.get("doubling")
+    if d is not None:
+        return d
+    n = sum(v for k, v in (t.get("statuses") or {}).items() if not str(k).startswith(("diverged", "failed")))
+    return {"partners": None, CONVERGED: [], BUDGET: [], UNCHECKED: [None] * n}
+
+
+def m_h_labels(t: dict, m_h: int) -> tuple[int, int, int]:
+    """(converged, budget, not checked) among one m_h's members of a summary target (all not checked without an
+    entry: then the count is the curve's members at that m_h)."""
+    d = t.get("doubling")
+    if d is None:
+        row = next((r for r in t.get("curve", []) if int(r["m_h"]) == int(m_h)), {})
+        return 0, 0, int(row.get("n_converged", 0)) + int(row.get("n_budget", 0))
+    return tuple(sum(1 for x in d[k] if int(x[0]) == int(m_h)) for k in (CONVERGED, BUDGET, UNCHECKED))
+
+
+def write(base: Path, partners: list[Path], t: pd.DataFrame, command: str) -> None:
+    """doubling.csv and doubling.json into the base folder, each whole or absent.  A check already there is replaced
+    only by one that reads every partner it read (nothing it measured is lost); else refused, named."""
     from ..runfolder import write_atomic
     base = Path(base)
     meta_path = base / META
+    names = [_rel(p, base) for p in partners]
     if meta_path.exists():
         try:
-            old = json.loads(meta_path.read_text()).get("partner")
+            old = json.loads(meta_path.read_text()).get("partners")
         except (OSError, ValueError):
             old = None
-        if old != _rel(partner, base):
-            raise DoublingError(f"{meta_path} records a check against {old}, not {_rel(partner, base)}; "
-                                f"move it aside to check against another folder")
+        if not isinstance(old, list) or not set(old) <= set(names):
+            raise DoublingError(f"{meta_path} records a check against {', '.join(map(str, old or ['an unreadable partner']))}"
+                                f", not all among {', '.join(names)}; name them too, or move the file aside")
     write_atomic(base / FILE, t.to_csv(index=False, float_format="%.6e"))
-    write_atomic(meta_path, json.dumps({"command": command, "partner": _rel(partner, base), "rule": RULE,
+    write_atomic(meta_path, json.dumps({"command": command, "partners": names, "rule": RULE,
                                         "tolerance": DOUBLING_TOL, "factor": FACTOR, "counts": counts(t),
                                         "line": summary_line(t)}, indent=1) + "\n")
 
@@ -210,12 +271,15 @@ def main(argv: list[str] | None = None) -> int:
                                 "the same command with --steps doubled), and writes BASE/doubling.csv and "
                                 "doubling.json; trains nothing.")
     p.add_argument("base", help="the jackson-sweep folder whose members are labelled")
-    p.add_argument("partner", help="a jackson-sweep folder of the same cells at twice the step budget")
+    p.add_argument("partners", nargs="+", metavar="PARTNER",
+                   help="a jackson-sweep folder of (some of) the same cells at twice the step budget; several may be "
+                        "given (e.g. one per seed): each member pairs with the first that holds it")
     a = p.parse_args(argv)
     command = "python -m jackson.rate_sweep.doubling " + " ".join(argv if argv is not None else sys.argv[1:])
     try:
-        t = pair(Path(a.base), Path(a.partner))
-        write(Path(a.base), Path(a.partner), t, command)
+        partners = [Path(x) for x in a.partners]
+        t = pair(Path(a.base), *partners)
+        write(Path(a.base), partners, t, command)
     except DoublingError as err:
         sys.stderr.write(f"{p.prog}: error: {err}\n")
         return 2

@@ -20,11 +20,16 @@ Then what may not decide:
   * Absent or unreadable evidence -- the knee, a seed's knee (fewer readable than t["n_seeds"], or no seed count),
     the error at m_h = r - 1 or at any m_h >= r, the power reference, the control, the outlier check -- makes the
     verdict inconclusive, names the piece, and shows what the readable evidence would read.
-  * An optimisation outlier (t["checks"]["outliers"]: a member more than checks.OUTLIER_FACTOR x above the best smaller
+  * An optimisation outlier (t["checks"]["outliers"]: a member more than checks.outlier_factor x above the best smaller
     m_h of its seed) at m_h = r - 1 or r: the models are nested, so that member measures a failed fit, not the knee;
     inconclusive, with the reading shown.
   * Outliers at m_h > r can only raise the median error there.  A "reproduced" stands with them; a "partly" stands only
     if the climb shows at an m_h that holds no outlier -- a climb made of outliers is a failed fit: inconclusive.
+
+The doubling check's budget members (jackson/rate_sweep/doubling.py; t["doubling"]) are read by direction, each
+error an upper bound (`by_direction`): at m_h = r - 1 a passing knee becomes inconclusive, at m_h = r a failing one,
+above r a climb made only of budget members.  A verdict read from members no doubling run checked keeps its word,
+its line saying "fits not checked by training on" (`checked` False).
 
 Standard library only: the report imports this without numpy or torch.
 """
@@ -33,6 +38,7 @@ from __future__ import annotations
 import statistics
 
 from ..verdict import fmt_g as _g
+from . import doubling
 from .rate_rule import INCONCLUSIVE, NOT_REPRODUCED, PARTLY, REPRODUCED, number, outliers_in, span_text
 
 KNEE_MIN = 10.0        # an order of magnitude (the sweep's checks.KNEE_MIN)
@@ -151,10 +157,49 @@ def judge(t: dict) -> dict:
         why += f"; {len(above)} optimisation outlier{'s' if len(above) > 1 else ''} at m_h > {r} can only raise the error"
     if verdict is None:
         verdict = INCONCLUSIVE
+    verdict, why, checked, budget = by_direction(t, r, reading, verdict, why, before, after)
     evidence = "; ".join(parts)
+    line = f"{evidence}: {verdict} ({why})" + ("" if checked or reading in (None, INCONCLUSIVE) else "; " + doubling.NOT_CHECKED_NOTE)
     return {"verdict": verdict, "reading": reading, "why": why, "evidence": evidence,
-            "line": f"{evidence}: {verdict} ({why})", "missing": missing, "drop": drop,
+            "line": line, "missing": missing, "drop": drop, "checked": checked, "budget": budget,
             "per_seed": per_seed, "stay": stay, "oracle": ref, "floor": floor, "outliers": knee_bad + above}
+
+
+def by_direction(t: dict, r: int, reading, verdict: str, why: str, before, after: dict):
+    """The doubling check's budget members (t["doubling"]), each error only an upper bound, read by the way each
+    bound cuts: at m_h = r - 1 the true knee may be smaller, so a passing knee (reproduced, partly) cannot stand; at
+    m_h = r it may be larger, so a failing one (not reproduced) cannot; above r the errors can only fall, so staying
+    down stands and a climb back made only of budget members cannot.  Returns (verdict, why, checked, budget)."""
+    d = t.get("doubling")
+    if d is None:
+        return verdict, why, False, []
+    lists = [d.get(k) if isinstance(d, dict) else None for k in (doubling.CONVERGED, doubling.BUDGET, doubling.UNCHECKED)]
+    if not all(isinstance(x, list) and all(isinstance(i, list) and i and isinstance(i[0], int) for i in x) for x in lists):
+        if verdict != INCONCLUSIVE:
+            verdict, why = INCONCLUSIVE, f"would read {verdict} ({why}), but its doubling-check labels are unreadable"
+        return verdict, why, False, []
+    conv, bud, unchecked = lists
+    members = [i for x in lists for i in x if i[0] >= r - 1]
+    checked = bool(members) and all(i in conv for i in members)
+    budget = [b[:2] for b in bud if b[0] >= r - 1]
+    if verdict == INCONCLUSIVE or not budget:
+        return verdict, why, checked, budget
+    at = {m: [b for b in budget if b[0] == m] for m in (r - 1, r)}
+    name = lambda bs: ", ".join(f"m_h {m} seed {sd}" for m, sd in bs)   # noqa: E731
+    bound = f"twice the steps lowered the training MSE by more than {doubling.DOUBLING_TOL:.0%}: an upper bound"
+    if at[r - 1] and verdict in (REPRODUCED, PARTLY):
+        return (INCONCLUSIVE, f"would read {verdict} ({why}), but a budget member at m_h = {r - 1} ({name(at[r - 1])}; "
+                f"{bound}) can only make the knee smaller", checked, budget)
+    if at[r] and verdict == NOT_REPRODUCED:
+        return (INCONCLUSIVE, f"would read {verdict} ({why}), but a budget member at m_h = {r} ({name(at[r])}; {bound}) "
+                f"can only make the knee larger", checked, budget)
+    high = sorted({m for m, _ in budget if m > r})
+    if verdict == PARTLY and high:
+        clean = _stay(before, [e for m, e in after.items() if m not in high])
+        if clean is None or clean >= KNEE_MIN:
+            return (INCONCLUSIVE, f"would read {verdict} ({why}), but the climb is only at m_h holding budget members "
+                    f"(m_h {span_text(high)}; {bound})", checked, budget)
+    return verdict, why + f"; budget members {name(budget)} (upper bounds) cannot change it", checked, budget
 
 
 def knee_short(k: dict) -> str:

@@ -11,6 +11,7 @@ import pandas as pd
 from ..figures import figure_style, integer_ticks, pyplot, save
 from ..runfolder import table_path
 from ..rates import predicted_exponent
+from . import doubling
 from .summary_text import ffn_title, target_title, terms_short
 from .tables import attention_of, ff_width, rank_sort_key, spectrum_wide, target_curve
 from ..config import read_json
@@ -84,7 +85,7 @@ def plot(out_dir: Path, tabs: dict, summary: dict) -> list[Path]:
     flat = list(panels.flat)
     for ax in flat[n_a + 1:]:
         ax.set_visible(False)
-    clipped_any = near_floor = False
+    clipped_any = near_floor = hollow_any = unchecked_any = False
     drawn_terms = set()
     for ax, a in zip(flat, alphas):
         lim = []
@@ -98,6 +99,13 @@ def plot(out_dir: Path, tabs: dict, summary: dict) -> list[Path]:
             med, low = c.test_median.clip(lower=ROUNDOFF_FLOOR), c.test_median < ROUNDOFF_FLOOR
             ax.plot(c.m_h, med, color=col, marker="o",     # the legend is built from keys below; the label names the line
                     label=f"{name(t)} trained, " + (f"median of {n} seeds" if n > 1 else "1 seed"))
+            bud = sorted({int(b[0]) for b in (t.get("doubling") or {}).get(doubling.BUDGET, [])})
+            if bud:                  # a budget member: its error only an upper bound -- drawn hollow, over the dot
+                hollow_any = True
+                at = c.m_h.isin(bud)
+                ax.plot(c.m_h[at], med[at], ls="none", marker="o", ms=7, mfc="white", mew=1.6, color=col, zorder=4)
+            unchecked_any = unchecked_any or not (t.get("doubling") or {}).get(doubling.CONVERGED) \
+                or bool((t.get("doubling") or {}).get(doubling.UNCHECKED))
             if low.any():
                 clipped_any = True
                 ax.plot(c.m_h[low], med[low], ls="none", marker="v", ms=6, mfc="white", color=col)
@@ -137,12 +145,16 @@ def plot(out_dir: Path, tabs: dict, summary: dict) -> list[Path]:
     n_max = max(t.get("n_seeds", 1) for t in summary["targets"])
     keys = [Line2D([], [], color=colors[k], marker="o", label=name({"rank": k[0], "m_ff": k[1]})) for k in lines]
     keys += [Line2D([], [], color="0.3", marker="o", label="trained" + (f", median of {n_max} seeds (band: min-max)"
-                                                                       if n_max > 1 else "")),
+                                                                       if n_max > 1 else "")
+                    + (f"\n({doubling.NOT_CHECKED_NOTE})" if unchecked_any else "")),
              Line2D([], [], color="0.3", ls="--", lw=1, label="rank-$m_h$ oracle"),
              Line2D([], [], color="0.3", ls=":", lw=1, label="oracle, $s = t$ part exact"),
              Line2D([], [], color="grey", ls=(0, (1, 3)), lw=2, label=r"$m_h^{-(2\alpha-1)}$")]
     keys += [Line2D([], [], color="0.3", lw=1.2, ms=4, mfc="white", label=TERM_LABEL[k], **TERM_STYLE[k])
              for k in TERM_STYLE if k in drawn_terms]
+    if hollow_any:
+        keys.append(Line2D([], [], color="0.3", marker="o", ms=7, mfc="white", mew=1.6, ls="none",
+                           label="holds a budget member\n(twice the steps moved it: an upper bound)"))
     if any("reference" in t for t in summary["targets"]):
         keys.append(Line2D([], [], color="0.3", marker="s", mfc="none", lw=1, label="trained, the reference run"))
     if near_floor:

@@ -19,17 +19,25 @@ d = measured - reference.  A range is reproduced when the whole interval of d li
 the interval only reaches that band, not reproduced otherwise.  Any piece of evidence that is absent or unreadable
 (NaN, inf, not a number) makes that range inconclusive and is named -- it is never read as agreement or as failure.
 So does an optimisation outlier inside the range (t["checks"]["outliers"]: a member that ended more than
-checks.OUTLIER_FACTOR x above the best smaller m_h of its seed).  The models are nested -- a larger m_h can copy a
+checks.outlier_factor x above (OUTLIER_FACTOR; STUCK_FACTOR with given features) the best smaller m_h of its seed).  The models are nested -- a larger m_h can copy a
 smaller one -- so such a member measures a failed optimisation, not the rate, and it moves the fitted exponent
 either way: at the end of a range it flattens the slope, at its start it steepens it.  The range's d is still
 shown.  A summary without that check (an older one) cannot show its range is free of outliers, so that range is
 inconclusive as well.
+The doubling check's labels (jackson/rate_sweep/doubling.py; t["doubling"]): a range holding a *budget* member
+(twice the steps lowered its training MSE by more than 10%: its error is an upper bound) is inconclusive and names it.
 Over the ranges judged: reproduced when all are, not reproduced when all are, partly otherwise; inconclusive when
-none could be judged.  Standard library only: the report imports this without numpy or torch.
+none could be judged.  A claim is never judged better than its weakest promised range: where one range is
+inconclusive, the verdict is inconclusive (the line says what the others would read), unless every judged range is
+not reproduced (a range of one m_h holds no slope and is no promised range).  A verdict read from members that no
+doubling run checked keeps its word but its line says "fits not
+checked by training on" (`checked` False).  Standard library only: the report imports this without numpy or torch.
 """
 from __future__ import annotations
 
 import math
+
+from . import doubling      # the labels' words (standard library at import)
 
 EXPONENT_TOL = 0.25    # exponents agree when they differ by <= this: over m_h 1..8 it moves e(8)/e(1) by 8^0.25 = 1.7x
 
@@ -122,7 +130,7 @@ def judge_range(t: dict, ms) -> dict:
                attention=_control(t, ms, "attention"))
     if len(set(ms)) < 2:                  # one m_h has no slope: that, not a missing piece, is why
         out["missing"].append(f"the range m_h {label(ms)} holds one m_h: no slope to fit")
-        out["verdict"], out["why"] = INCONCLUSIVE, out["missing"][0]
+        out["verdict"], out["why"], out["single"] = INCONCLUSIVE, out["missing"][0], True
         return out
     if e is None:
         out["missing"].append(f"no measured exponent over m_h {label(ms)}")
@@ -158,6 +166,39 @@ def judge_range(t: dict, ms) -> dict:
                       + ("an optimisation outlier" if len(bad) == 1 else f"{len(bad)} optimisation outliers")
                       + f" ({named}; nested models: a failed fit, not the rate)")
         out["verdict"] = INCONCLUSIVE
+    return budget_clause(t, ms, out)
+
+
+def budget_clause(t: dict, ms, out: dict) -> dict:
+    """The doubling check's labels over a judged range: a budget member (twice the steps lowered its training MSE by
+    more than doubling.DOUBLING_TOL) makes the range inconclusive -- its error is only an upper bound, so the slope
+    is partly the budget's -- and is named, its d still shown; unreadable labels are a named gap. `checked`: every
+    member of the range was trained on and labelled converged."""
+    d = t.get("doubling")
+    if d is None:                          # a summary written before the check: every member not checked
+        out["checked"] = False
+        return out
+    lists = [d.get(k) if isinstance(d, dict) else None for k in (doubling.CONVERGED, doubling.BUDGET, doubling.UNCHECKED)]
+    if not all(isinstance(x, list) and all(isinstance(i, list) and i and isinstance(i[0], int) for i in x) for x in lists):
+        out["checked"] = False
+        out["missing"].append(f"unreadable doubling-check labels for m_h {label(ms)} in summary.json")
+        if out["verdict"] != INCONCLUSIVE:
+            out["why"] = f"would read {out['verdict']} ({out['why']}), but its doubling-check labels are unreadable"
+            out["verdict"] = INCONCLUSIVE
+        return out
+    conv, bud, unchecked = ([i for i in x if i[0] in ms] for x in lists)
+    out["checked"] = bool(conv) and not bud and not unchecked
+    if bud:
+        named = ", ".join(f"m_h {b[0]} seed {b[1]}" + (f" ({number(b[2]):.0%})" if len(b) > 2 and number(b[2]) is not None
+                                                          else "") for b in bud)
+        out["budget"] = [b[:2] for b in bud]
+        if out["verdict"] != INCONCLUSIVE:
+            out["why"] = (f"would read {out['verdict']} ({out['why']}), but holds budget member{'s' if len(bud) > 1 else ''} "
+                          f"({named}: twice the steps lowered the training MSE by more than "
+                          f"{doubling.DOUBLING_TOL:.0%}, so the error is an upper bound)")
+            out["verdict"] = INCONCLUSIVE
+        else:
+            out["why"] += f"; budget member{'s' if len(bud) > 1 else ''}: {named}"
     return out
 
 
@@ -199,9 +240,8 @@ def judge(t: dict) -> dict:
     """Every range judged, then together: see the module docstring."""
     rs = [judge_range(t, ms) for ms in ranges_of(t)]
     judged = [r["verdict"] for r in rs if r["verdict"] != INCONCLUSIVE]
-    if not rs:
-        v = INCONCLUSIVE
-    elif not judged:
+    unresolved = [r["range"] for r in rs if r["verdict"] == INCONCLUSIVE and not r.get("single")]   # one m_h: no slope
+    if not judged:
         v = INCONCLUSIVE
     elif all(x == REPRODUCED for x in judged):
         v = REPRODUCED
@@ -210,5 +250,12 @@ def judge(t: dict) -> dict:
     else:
         v = PARTLY
     line = "; ".join(range_text(r) for r in rs) if rs else "no range of m_h to judge (fewer than two m_h)"
-    return {"verdict": v, "ranges": rs, "line": line, "tol": EXPONENT_TOL,
+    if judged and unresolved and v != NOT_REPRODUCED:     # never better than its weakest promised range
+        line += (f"; together: would read {v} over m_h {', '.join(r['range'] for r in rs if r['verdict'] != INCONCLUSIVE)}, "
+                 f"but m_h {', '.join(unresolved)} {'is' if len(unresolved) == 1 else 'are'} inconclusive")
+        v = INCONCLUSIVE
+    checked = bool(rs) and all(r.get("checked") for r in rs if r["verdict"] != INCONCLUSIVE) and bool(judged)
+    if judged and not checked:
+        line += "; " + doubling.NOT_CHECKED_NOTE
+    return {"verdict": v, "ranges": rs, "line": line, "tol": EXPONENT_TOL, "checked": checked,
             "missing": [m for r in rs for m in r["missing"]] or ([] if rs else ["fewer than two m_h"])}

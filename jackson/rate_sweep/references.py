@@ -68,15 +68,52 @@ def _get(cfg: dict, k: str):
 
 
 
+UNCAPPED = 2      # a given-features run is an uncapped reference up to m_h = features_k / UNCAPPED: with fewer features
+                  # than that the rank-m_h member has no spare ones to choose from (FITTING.md: at features_k 16 the card's
+                  # m_h 16 member stays at 1.11e-5 whatever the recipe; with 64, 5.7e-6)
+
+
+def features_k(config: dict) -> int:
+    """The given features a --features given run's config.json records (16 before the option existed)."""
+    return int((config.get("model") or {}).get("features_k", 16))
+
+
+def capped(config: dict, m_h_max: int, rank: str = "inf") -> bool:
+    """Whether a given-features run (its config.json) is capped below a curve up to m_h_max: fewer than UNCAPPED x
+    m_h_max features, where the target has more terms than that (a rank-r target needs only r)."""
+    need_k = UNCAPPED * m_h_max if rank == "inf" else min(UNCAPPED * m_h_max, int(float(rank)))
+    return features_k(config) < need_k
+
+
+def attn_note(folder: str, m_h_max: int, rank: str = "inf", stuck=None) -> str:
+    """How the summary names a reference run's feature count, which way a cap cuts, and its stuck members left out."""
+    left = ("; stuck members left out of e_attn (nested models: a failed fit of the reference): "
+            + ", ".join(f"m_h {m} seed {sd}" for m, sd in stuck)) if stuck else ""
+    try:
+        cfg = read_json(Path(folder) / "config.json")
+    except (OSError, ValueError):
+        return "its feature count unreadable" + left
+    k = features_k(cfg)
+    if capped(cfg, m_h_max, rank):
+        return (f"features_k {k}, capped: fewer than {UNCAPPED} x m_h {m_h_max} given features, so e_attn is too high "
+                f"at the largest m_h and e_full / (e_attn + e_FF) too low there") + left
+    return f"features_k {k}" + left
+
+
 def find_attn_run(config: dict, targets, root: Path = Path("reports/jackson"), recipe: tuple | None = None) -> str:
     """A finished --features given folder under `root` on this run's targets and data (SAME_TARGET equal, the same
     (phi, psi) after --construction, the same quick flag) holding one of its (alpha, rank) targets: the attention term
-    of Eq. (17) alone, measured.  A term is the infimum over its model class, so a folder trained with `recipe`
-    ((FitConfig, restarts), e.g. the given-features recipe: jackson-sweep passes GIVEN's) comes first; then by name.
-    '' when there is none."""
+    of Eq. (17) alone, measured.  A reference must not be capped below the curve it is compared with, so a folder with
+    at least UNCAPPED x this run's largest m_h features (`capped`) comes first; among those, one trained with `recipe`
+    ((FitConfig, restarts), e.g. the given-features recipe: jackson-sweep passes GIVEN's); then by name.  A capped one
+    is used only where there is no other, and the summary says so (`attn_note`).  '' when there is none."""
     found = _attn_runs(config, targets, root)
-    best = [c for c, other in found if recipe and recipe_of(other) == tuple(recipe)]
-    return (best or [c for c, _ in found] or [""])[0]
+    m_max = max((int(m) for m in config.get("m_h") or []), default=0)
+    ranks = {str(r) for _, r in targets}
+    rank = "inf" if "inf" in ranks or not ranks else str(max(int(float(r)) for r in ranks))
+    pool = [(c, o) for c, o in found if not capped(o, m_max, rank)] or found
+    best = [c for c, other in pool if recipe and recipe_of(other) == tuple(recipe)]
+    return (best or [c for c, _ in pool] or [""])[0]
 
 
 def _setting(config: dict, k: str):
@@ -124,10 +161,26 @@ def _attn_runs(config: dict, targets, root: Path) -> list[tuple[str, dict]]:
     return found
 
 
-def attn_curves(folder: Path) -> dict:
-    """A --features given folder's e_attn per target: {(alpha, rank): {m_h: median over seeds}}."""
+def attn_stuck(folder: Path) -> dict:
+    """A --features given folder's stuck members, by the nested models' control (checks.outliers at
+    checks.STUCK_FACTOR): {(alpha, rank): [(m_h, seed), ...]}; a failed fit of the reference, not the attention term."""
+    from .checks import STUCK_FACTOR, outliers
     res = pd.read_csv(Path(folder) / "results.csv", dtype={"rank": str})
-    return {(float(a), str(r)): g.groupby("m_h").test_mse.median().to_dict() for (a, r), g in res.groupby(["alpha", "rank"])}
+    return {(float(a), str(r)): sorted((o["m_h"], o["seed"]) for o in outliers(g, STUCK_FACTOR))
+            for (a, r), g in res.groupby(["alpha", "rank"])}
+
+
+def attn_curves(folder: Path) -> dict:
+    """A --features given folder's e_attn per target: {(alpha, rank): {m_h: median over seeds}}, its stuck members
+    (`attn_stuck`) left out of the median; an m_h whose every member is stuck has no e_attn."""
+    res = pd.read_csv(Path(folder) / "results.csv", dtype={"rank": str})
+    stuck = attn_stuck(folder)
+    out = {}
+    for (a, r), g in res.groupby(["alpha", "rank"]):
+        bad = set(stuck.get((float(a), str(r)), []))
+        keep = g[[(int(m), int(s)) not in bad for m, s in zip(g.m_h, g.seed)]]
+        out[(float(a), str(r))] = keep.groupby("m_h").test_mse.median().to_dict()
+    return out
 
 
 def check_ff_from(cfg) -> None:

@@ -13,6 +13,7 @@ from ..verdict import (INCONCLUSIVE, NOT_APPLICABLE, NOT_REPRODUCED, PARTLY, REP
     finite_rank, fmt_f, fmt_g, one_of, positive_number, rule, same, seed_bootstrap, seed_range)
 
 from .axes import CONSTRUCTIONS, families_of, pair_name
+from .doubling import DOUBLING_TOL, NOT_CHECKED_NOTE
 from .knee_rule import KNEE_MIN, judge as judge_knee
 from .rate_rule import EXPONENT_TOL, judge as judge_rate, number, outliers_in, tail_exponent as _tail_exponent
 FFN = (False, one_of("gelu", "relu", "sin"))   # the FFN class a claim is about (optional; default gelu)
@@ -124,7 +125,10 @@ must be >= {KNEE_MIN:g}x the trained floor (median over m_h >= r), else a knee t
 Control: the rank-m_h oracle lies {KNEE_MIN:g}x below its m_h = r - 1 value at every m_h >= r. Inconclusive, named,
 with what the rest would read: an absent or unreadable piece (the knee, a seed's knee, an error, the oracle, the
 outlier check), a failing control, an optimisation outlier at m_h r - 1 or r, or a climb only at m_h holding outliers
-(nested models: failed fits). Degenerate, uninformative or non-softmax: not applicable. Ties: learned features before
+(nested models: failed fits). The doubling check's budget members (twice the steps lowered their training MSE by more
+than {DOUBLING_TOL:.0%}: upper bounds) by direction: at m_h r - 1 a passing knee is inconclusive, at m_h r a failing
+one, above r a climb made only of them; a verdict from members no doubling run checked says "{NOT_CHECKED_NOTE}".
+Degenerate, uninformative or non-softmax: not applicable. Ties: learned features before
 given. """ + BASES_TEXT, {"alpha": (True, positive_number), "rank": (True, finite_rank), "ffn": FFN, "bases": BASES})
 def knee(claim: Claim, run: Run) -> Outcome | None:
     found = _jackson_target(claim, run, claim.p["rank"])
@@ -136,7 +140,8 @@ def knee(claim: Claim, run: Run) -> Outcome | None:
         return None                       # not a knee folder at all
     j = judge_knee({**t, "n_seeds": t.get("n_seeds", n)})
     lo, hi, interval = seed_range(j["per_seed"], "the per-seed e(r-1)/e(r)")
-    return Outcome(j["verdict"], f"{_setting(run, t)}: {j['evidence']}; {j['why']}", n, j["drop"], lo, hi,
+    note = "" if j.get("checked") or j.get("reading") in (None, INCONCLUSIVE) else "; " + NOT_CHECKED_NOTE
+    return Outcome(j["verdict"], f"{_setting(run, t)}: {j['evidence']}; {j['why']}{note}", n, j["drop"], lo, hi,
                    "e(r-1)/e(r), median over seeds", order, interval)
 
 
@@ -152,9 +157,13 @@ otherwise, steeper or shallower (an upper bound with an unknown constant is met 
 curve is no evidence of this rate). Power condition: a range whose reference falls by less than {EXPONENT_TOL:g} in
 exponent is inconclusive. Absent or unreadable evidence (no exponent, a NaN or infinite one, no interval, no exact
 tail, no outlier check) makes that range inconclusive and is named; it never decides. So does an optimisation outlier
-in the range (a member above its seed's best smaller m_h by more than the summary's OUTLIER_FACTOR: the models are
-nested, so it is a failed fit); its d is shown. Over the ranges judged: reproduced when all are,
-not reproduced when all are, partly otherwise. Controls, shown: the rank-m_h oracle's exponent and the attention term
+in the range (a member above its seed's best smaller m_h by more than the summary's OUTLIER_FACTOR, STUCK_FACTOR with given features: the models are
+nested, so it is a failed fit); its d is shown. So does a budget member of the doubling check (twice the steps
+lowered its training MSE by more than {DOUBLING_TOL:.0%}: its error is an upper bound). Over the ranges judged:
+reproduced when all are, not reproduced when all are, partly otherwise; never better than the weakest promised range:
+with one range inconclusive the claim is inconclusive (its line says what the rest would read) unless every judged
+range is not reproduced. A verdict from members no doubling run checked keeps its word and says "{NOT_CHECKED_NOTE}".
+Controls, shown: the rank-m_h oracle's exponent and the attention term
 alone's (features given). A floor is reported, not judged. Flagged targets or non-softmax attention: not applicable.
 Ties: features learned before given. """ + BASES_TEXT, {"alpha": (True, positive_number), "ffn": FFN, "bases": BASES})
 def rate(claim: Claim, run: Run) -> Outcome | None:
@@ -240,7 +249,7 @@ partly when more than half hold; not reproduced otherwise. Control: the rank-m_h
 (a rank-r target loses no more than a rank-r' one at the same m_h): checked at every comparison made; absent or
 failing, inconclusive. Power: the share of comparisons is bootstrapped over seeds and each seed's own share is
 printed. A comparison is not made where either error is unreadable (NaN, inf), or holds an optimisation outlier (a
-member above its seed's best smaller m_h by the summary's OUTLIER_FACTOR: nested models, a failed fit) or no
+member above its seed's best smaller m_h by the summary's OUTLIER_FACTOR (STUCK_FACTOR with given features): nested models, a failed fit) or no
 readable outlier check; those are named, and decide nothing: the verdict stands only if it is the same whatever they
 would read, else inconclusive, with what the comparisons made read. Ties: features learned before given. Fig. 1's
 sin/cos constructions only: a folder of other bases is not evidence.""")

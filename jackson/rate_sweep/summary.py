@@ -10,12 +10,13 @@ import pandas as pd
 from ..runfolder import write_atomic
 from ..config import RunFailed
 from ..rates import bound_terms, fit_power_law, predicted_exponent
+from . import doubling
 from .blocks import read_blocks
 from .knee_rule import judge as judge_knee
 from .rate_rule import judge as judge_rate, label
-from .references import attn_curves, ff_curves
+from .references import attn_curves, attn_note, attn_stuck, ff_curves
 from .terms import explain
-from .checks import KNEE_MIN, LINE_REF, degenerate, outliers, per_seed_knee, rule_values, tracking
+from .checks import KNEE_MIN, LINE_REF, degenerate, outlier_factor, outliers, per_seed_knee, rule_values, tracking
 from .summary_text import explicit_fields, markdown, not_power_law
 from .tables import L1_KINDS, ORACLES, attention_of, block_exponent, failed_members, target_curve, targets_of
 from ..config import read_json
@@ -106,7 +107,7 @@ def summarize(out_dir: Path, tabs: dict, fit_range: tuple[int, int], command: st
     widths = sorted(rows.m_ff.unique().tolist())
     summary = {"command": command, "attention": ", ".join(kinds), "features": ", ".join(feats),
                "fit_range": list(fit_range), "m_ff": [int(w) for w in widths],
-               "rules": rule_values(), "targets": []}
+               "rules": rule_values(), "doubling_rule": doubling.RULE, "targets": []}
     fits = {json.dumps(m["cell"].get("fit", {}), sort_keys=True) for m in tabs["meta"].values()}
     fit = None
     if len(fits) == 1:                    # one recipe (a folder mixing recipes states none rather than one of them)
@@ -169,7 +170,9 @@ def summarize(out_dir: Path, tabs: dict, fit_range: tuple[int, int], command: st
         sig = meta["cell"].get("sigma") or []
         if sig and len(fit_ms) >= 2:    # an explicit spectrum: its curve below the rank against the fitted decay's rate
             checks["tracking"] = tracking(curve[curve.m_h.isin(fit_ms)], fit_ms, alpha)
-        outl = outliers(sel)
+        factor = outlier_factor(meta["cell"].get("model", {}).get("features", "learned"))
+        outl = outliers(sel, factor)
+        checks["outlier_factor"] = factor
         checks["optimisation_outliers"] = sorted({o["m_h"] for o in outl})
         checks["outliers"] = outl
         d = diags[(diags.alpha == alpha) & (diags["rank"] == rank) & (diags.m_ff == width)] if len(diags) else diags
@@ -184,6 +187,8 @@ def summarize(out_dir: Path, tabs: dict, fit_range: tuple[int, int], command: st
             "activation": meta["cell"].get("model", {}).get("activation", "gelu"),
             "in_scale": meta["cell"].get("model", {}).get("in_scale", 3.0),
             "term": meta["cell"].get("term", "full"),
+            **({"features_k": int(meta["cell"].get("model", {}).get("features_k", 16))}
+               if meta["cell"].get("model", {}).get("features", "learned") == "given" else {}),
             "phi": meta["cell"].get("phi", "sin"), "psi": meta["cell"].get("psi", "sin"), "K": meta["target"]["K"],
             "tail_beyond_K": meta["target"]["tail_energy"], "tail_tol_met": meta["target"]["tail_tol_met"],
             "C0": comp["C0"], "C1": comp["C1"], "predicted_exponent": predicted_exponent(alpha),
@@ -194,6 +199,7 @@ def summarize(out_dir: Path, tabs: dict, fit_range: tuple[int, int], command: st
             "curve": curve.to_dict(orient="records"), "bound": bounds,
             **explicit_fields(meta["cell"], source, meta["sigma_head"])})
         t = summary["targets"][-1]
+        t["doubling"] = doubling.target_entry(out_dir, sel)     # each member's label: training on checked it or not
         if cycled:                      # whom the cycles' rule stopped, and who was still falling at its cap
             t["cycle_stops"] = cycle_stops(all_sel, tabs.get("curve", pd.DataFrame()), fit)
         if not_power_law(t) and "tracking" in checks:   # no power law: no m_h^-(2a-1) line to track
@@ -203,6 +209,7 @@ def summarize(out_dir: Path, tabs: dict, fit_range: tuple[int, int], command: st
         summary["cycle_stops"] = cycle_totals([t["cycle_stops"] for t in summary["targets"]])
     ffc = ff_curves(Path(ff_from)) if ff_from else {}
     atc = attn_curves(Path(attn_from)) if attn_from else {}
+    stuck = attn_stuck(Path(attn_from)) if attn_from else {}
     attn_blocks = read_blocks(Path(attn_from)) if attn_from else None
     for t in summary["targets"]:
         if t["features"] != "learned" or t.get("term", "full") != "full":
@@ -210,7 +217,9 @@ def summarize(out_dir: Path, tabs: dict, fit_range: tuple[int, int], command: st
         e = ffc.get((t["alpha"], t["rank"], t["m_ff"]))      # e_FF at this width only
         a = atc.get((t["alpha"], t["rank"]))
         if e or a:
-            t["terms"] = explain(t["curve"], e, ff_from if e else "", a, attn_from if a else "")
+            m_max = max(int(r["m_h"]) for r in t["curve"])
+            t["terms"] = explain(t["curve"], e, ff_from if e else "", a, attn_from if a else "",
+                                 attn_note(attn_from, m_max, t["rank"], stuck.get((t["alpha"], t["rank"]))) if a else "")
         elif t["checks"].get("tracking", {}).get("floor"):
             t["terms"] = {"line": NO_TERMS, "rows": []}
         if a and attn_blocks is not None:     # the attention term alone's own exponent over each range: a control

@@ -7,8 +7,11 @@ import math
 import numpy as np
 
 from ..rates import law_text, spectrum_law
-from .checks import FLOOR_SHARE, KNEE_MIN, OUTLIER_FACTOR, OUTLIER_FLOOR, SELF_WEIGHT_MAX, TRACK_SLOPE, TRIVIAL_FACTOR
+from .checks import (FLOOR_SHARE, KNEE_MIN, OUTLIER_FACTOR, OUTLIER_FLOOR, SELF_WEIGHT_MAX, STUCK_FACTOR, TRACK_SLOPE,
+                     TRIVIAL_FACTOR)
+from . import doubling
 from .axes import pair_name
+from .references import UNCAPPED
 from .knee_rule import knee_short
 from .rate_rule import EXPONENT_TOL, span_text
 from .tables import ATTENTION_TEXT, L1_KINDS, ORACLES, RHO_HAT
@@ -156,10 +159,7 @@ def verdict_lines(s: dict) -> list[str]:
                 verdict += "; " + terms_short(t["terms"])
         else:
             verdict = "n/a"
-        st = t.get("statuses", {})
-        bad = [f"{v} {k}" for k, v in st.items() if k != "converged"]
-        if bad:
-            verdict += "; members: " + ", ".join(bad)
+        verdict += "; " + members_short(t)
         d = t.get("diagnostics", {})
         dg = (f"self-weight {d['self_weight']:.2f}, copy/uniform/mean MSE {d['mse_copy']:.2g}/{d['mse_uniform']:.2g}/{d['mse_mean']:.2g}"
               if d else "n/a")
@@ -178,9 +178,35 @@ def verdict_lines(s: dict) -> list[str]:
 
 # what a summary written before the stopping rule was recorded (no `stop_rule`) ran under: the cosine schedule's
 # default numbers (jackson/hparams.py: stop_rule(FitConfig()) words the same rule)
-COSINE_RULE = ("*Converged*: the member's training-subset MSE stopped improving by 5% per check while the learning rate "
-               "was still >= 10% of its peak; *budget*: still improving then; *diverged*: non-finite, or above 10x the "
+COSINE_RULE = ("*Stopped* (the schedule's own word, `converged` in the tables): the member's training-subset MSE stopped "
+               "improving by 5% per check while the learning rate was still >= 10% of its peak; *still improving*: still "
+               "improving then; *diverged*: non-finite, or above 10x the "
                "zero predictor's MSE -- excluded from curves and fits (see jackson/fit.py).")
+
+
+SCHEDULE_WORDS = {"budget": "still improving at the schedule's end"}   # fit.py's status -> the summary's words
+
+
+def members_text(t: dict) -> str:
+    """The one phrase the summary, the printed line and the ledger give of a target's labels."""
+    d = doubling.members(t)
+    n_c, n_b, n_n = len(d[doubling.CONVERGED]), len(d[doubling.BUDGET]), len(d[doubling.UNCHECKED])
+    if not (n_c or n_b):
+        return doubling.NOT_CHECKED_NOTE
+    parts = [f"{n_c} converged"] if n_c else []
+    if n_b:
+        parts.append(f"{n_b} budget (m_h {span_text(sorted({b[0] for b in d[doubling.BUDGET]}))})")
+    if n_n:
+        parts.append(f"{n_n} not checked")
+    return "doubling check: " + ", ".join(parts)
+
+
+def members_short(t: dict) -> str:
+    """What the members are: the schedule's record where it is not 'stopped' (still improving, diverged), then the
+    doubling check's labels (or "fits not checked by training on")."""
+    st = t.get("statuses", {})
+    bad = [f"{v} {SCHEDULE_WORDS.get(k, k)}" for k, v in st.items() if k != "converged"]
+    return "members: " + ", ".join(bad + [members_text(t)])
 
 
 def cycle_text(c: dict | None) -> str:
@@ -231,7 +257,8 @@ def markdown(s: dict) -> str:
          "held-out sequences, and the slope of each seed alone. "
          "The oracle is a reference, not a lower bound: softmax ignores any added function of x_t alone and "
          "f_hat, F_hat are learned, so a rank-m_h attention can beat the rank-m_h POD truncation. "
-         + s.get("stop_rule", COSINE_RULE) + cycle_text(folder_cycles(s)) + " The Eq. (17) attention term is "
+         + s.get("stop_rule", COSINE_RULE) + cycle_text(folder_cycles(s)) + " The label each member carries is the "
+         + s.get("doubling_rule", doubling.RULE) + " (jackson/rate_sweep/doubling.py). The Eq. (17) attention term is "
          "tau^2 C0 C1 m_h^-(2alpha-1) for the L1 error summed over t (the feed-forward term needs beta and C2, which a "
          "target does not determine).", "",
          "Rules behind the verdicts (jackson/rate_sweep/checks.py): finite rank r -- the knee rule (jackson/rate_sweep/"
@@ -242,7 +269,7 @@ def markdown(s: dict) -> str:
          f"than {FLOOR_SHARE:g}x the predicted one; a target is *degenerate* when its mean self-attention weight exceeds "
          f"{SELF_WEIGHT_MAX:g}; a fit is *uninformative* when a trivial predictor (the mean, copy y_t = F(f(x_t)), uniform "
          f"attention) is within {TRIVIAL_FACTOR:g}x of its best trained error -- neither's exponent is read as agreement; "
-         f"an *outlier* is a member > {OUTLIER_FACTOR:g}x above the best smaller m_h of the same seed (both above "
+         f"an *outlier* is a member > {OUTLIER_FACTOR:g}x (given features: > {STUCK_FACTOR:g}x, their seeds' noise staying below 1x) above the best smaller m_h of the same seed (both above "
          f"{OUTLIER_FLOOR:g}).", "", "## Verdicts", ""] + verdict_lines(s) + [""]
     for t in s["targets"]:
         L += [f"## {target_title(t, widths)} ({t.get('attention', 'softmax')} attention, {t.get('features', 'learned')} features)", ""]
@@ -264,6 +291,8 @@ def markdown(s: dict) -> str:
         c0 = "" if math.isfinite(t["C0"]) else C0_UNKNOWN
         if t.get("features", "learned") == "learned":
             L += [ffn_text(t), ""]
+        elif t.get("features_k") is not None:
+            L += [given_text(t), ""]
         if t.get("cycle_stops") and len(s["targets"]) > 1:     # one target: the paragraph above names them
             L += ["Cycles:" + cycle_text(t["cycle_stops"]), ""]
         L += [f"phi = {phis[0]}, psi = {phis[1]}; K = {t['K']} terms, tail beyond K = "
@@ -280,8 +309,8 @@ def markdown(s: dict) -> str:
                                                    else "Neither degenerate nor uninformative by the rules above."), ""]
         L += ["| m_h | train MSE | held-out MSE (mean) | median [min, max] over seeds | restarts: min / median | oracle | "
               "oracle, s=t exact | held-out / oracle | tail sum_{i>m_h} sigma_i^2 (Eq. 47) | Eq. 17 attention term | "
-              "converged / budget / diverged |",
-              "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+              "schedule: stopped / still improving / diverged | doubling check: converged / budget / not checked |",
+              "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
         bound = {b["m_h"]: b for b in t["bound"]}
         for r in t["curve"]:
             ratio = f"{r['test_mse'] / r['oracle_mse']:.2f}" if r["oracle_mse"] > 0 else "n/a (oracle exact)"
@@ -292,7 +321,8 @@ def markdown(s: dict) -> str:
             L.append(f"| {r['m_h']} | {r['train_mse']:.3e} | {r['test_mse']:.3e} | {r['test_median']:.3e} "
                      f"[{r['test_min']:.2e}, {r['test_max']:.2e}] | {rs} | {r['oracle_mse']:.3e} | "
                      f"{r['oracle_self_exact_mse']:.3e} | {ratio} | {bt} | "
-                     f"{r['n_converged']} / {r['n_budget']} / {r.get('n_diverged', 0)} |")
+                     f"{r['n_converged']} / {r['n_budget']} / {r.get('n_diverged', 0)} | "
+                     + " / ".join(map(str, doubling.m_h_labels(t, r["m_h"]))) + " |")
         L.append("")
         if t.get("diverged"):
             L.append("Diverged members (excluded): " + "; ".join(f"m_h = {d['m_h']}, seed {d['seed']}: {d['status']}"
@@ -334,12 +364,12 @@ def markdown(s: dict) -> str:
             L.append(f"For comparison, from m_h = {t['rank']} to m_h = {int(t['rank']) + 1} it drops "
                      f"{ch['drop_r_to_r_plus_1']:.3g}x (mean curve).")
         if ch.get("outliers"):
-            L.append("Optimisation outliers (more than 3x above the best smaller m_h of the same seed, although a larger "
+            L.append(f"Optimisation outliers (more than {ch.get('outlier_factor', OUTLIER_FACTOR):g}x above the best smaller m_h of the same seed, although a larger "
                      "m_h can represent everything a smaller one can; kept in the tables and fits): "
                      + "; ".join(f"m_h = {o['m_h']}, seed {o['seed']}: {o['test_mse']:.3g} vs {o['best_smaller']:.3g} "
                                  f"(init seed {o['init_seed']}, best of {o['restarts']} restart(s))" for o in ch["outliers"]) + ".")
         elif "outliers" in ch:
-            L.append("No optimisation outliers: no member ended more than 3x above the best smaller m_h of its seed.")
+            L.append(f"No optimisation outliers: no member ended more than {ch.get('outlier_factor', OUTLIER_FACTOR):g}x above the best smaller m_h of its seed.")
         if "tracking" in ch:
             tr = ch["tracking"]
             rat = "; ".join(f"{k}: trained/reference {v['min']:.3g}-{v['max']:.3g}, exponent difference "
@@ -382,14 +412,25 @@ def ffn_title(summary: dict) -> str:
     """', FFN: sin (in-scale 60), width 128; term: feed-forward alone' for a figure's title: what the learned-features
     targets' f_hat and F_hat were ('' with given features)."""
     ts = [t for t in summary["targets"] if t.get("features", "learned") == "learned"]
+    ks = sorted({int(t["features_k"]) for t in summary["targets"] if t.get("features_k") is not None})
     if not ts:
-        return ""
+        return f", features_k {', '.join(map(str, ks))}" if ks else ""
     classes = sorted({t.get("activation", "gelu") + (f" (in-scale {t.get('in_scale', 3.0):g})"
                                                      if t.get("activation", "gelu") == "sin" else "") for t in ts})
     widths = sorted({t["m_ff"] for t in ts})
     terms = sorted({t.get("term", "full") for t in ts})
     return (f", FFN: {' / '.join(classes)}, width {', '.join(map(str, widths))}"
             + ("; term: the feed-forward term alone" if terms == ["ff"] else ""))
+
+
+def given_text(t: dict) -> str:
+    """How many given features a --features given target had, and up to which m_h that leaves it uncapped."""
+    k, m_max = int(t["features_k"]), max(int(r["m_h"]) for r in t["curve"])
+    free = k // UNCAPPED
+    return (f"Given features: features_k = {k} (phi_i, psi_i for i <= {k}): an uncapped reference for m_h up to {free} "
+            f"(at least {UNCAPPED} x m_h features to choose from)"
+            + (f"; capped at m_h {free + 1}..{m_max} of this run, where its e_attn is too high." if m_max > free
+               else f", every m_h of this run."))
 
 
 def ffn_text(t: dict) -> str:

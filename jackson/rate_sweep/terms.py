@@ -214,7 +214,8 @@ def below_attention(rows: list[dict]) -> dict | None:
 LIMIT_NAME = {"feed-forward": "e_FF", "attention": "the attention term", "both": "both terms", "neither": "neither term"}
 
 
-def explain(curve: list[dict], e_ff: dict | None, ff_folder: str, e_attn: dict | None = None, attn_folder: str = "") -> dict:
+def explain(curve: list[dict], e_ff: dict | None, ff_folder: str, e_attn: dict | None = None, attn_folder: str = "",
+            attn_note: str = "") -> dict:
     """Eq. (17) term by term at every m_h of a learned-features curve: e_full beside the attention term alone (e_attn:
     a --features given run of the same target) and the feed-forward term alone (e_FF: a --term ff run), their sum,
     e_full / (e_attn + e_FF), and the term that limits the curve there (`limiting_term`).  Where e_attn is not measured
@@ -239,7 +240,8 @@ def explain(curve: list[dict], e_ff: dict | None, ff_folder: str, e_attn: dict |
         else:
             row.update(limiting="attention" if attn >= SHARE_LIMIT * full else "not measured")
         rows.append(row)
-    sources = "; ".join(x for x in (f"e_attn from {attn_folder}" if attn_folder and e_attn else "",
+    sources = "; ".join(x for x in (f"e_attn from {attn_folder}" + (f", {attn_note}" if attn_note else "")
+                                    if attn_folder and e_attn else "",
                                     f"e_FF from {ff_folder}" if ff_folder and e_ff else "") if x)
     if not rows:
         return {"folder": ff_folder, "attn_folder": attn_folder, "rows": [],
@@ -272,7 +274,7 @@ def explain(curve: list[dict], e_ff: dict | None, ff_folder: str, e_attn: dict |
     line = ("Eq. (17) terms: " + within + "; ".join((["limited by " + "; by ".join(parts)] if parts else []) + open_)
             + (f" ({sources})" if sources else "") + ("; " + "; ".join(missing) if missing else ""))
     top = [r for r in rows if r["m_h"] >= max(x["m_h"] for x in rows) / 2] or rows[-1:]
-    return {"folder": ff_folder, "attn_folder": attn_folder, "rows": rows, "limiting": top[-1]["limiting"],
+    return {"folder": ff_folder, "attn_folder": attn_folder, "attn_note": attn_note, "rows": rows, "limiting": top[-1]["limiting"],
             "below_attention": under, "m_h_from": top[0]["m_h"], "ratio_range": [min(ratios), max(ratios)] if ratios else None,
             "within": {"factor": WITHIN, "n": len(ratios), "outside_m_h": off} if ratios else None,
             "missing": missing, "line": line}
