@@ -377,7 +377,8 @@ def test_every_committed_terms_line_is_what_the_code_says_of_its_stored_numbers(
         tm = t["terms"]
         e_attn = {r["m_h"]: r["e_attn"] for r in tm["rows"] if r.get("e_attn") is not None}
         e_ff = {r["m_h"]: r["e_ff"] for r in tm["rows"] if r.get("e_ff") is not None}
-        again = explain(t["curve"], e_ff, tm["folder"], e_attn, tm["attn_folder"], tm.get("attn_note", ""))
+        again = explain(t["curve"], e_ff, tm["folder"], e_attn, tm["attn_folder"], tm.get("attn_note", ""),
+                        tm.get("budget", ()))
         assert again["line"] == tm["line"], f"{name} alpha {t['alpha']} rank {t['rank']}: summary.json's terms line is stale"
         seen += 1
     assert seen >= 20

@@ -197,3 +197,16 @@ def test_the_committed_reference_leaves_its_stuck_members_out():
     assert all(curve[m] == e.loc[m].median() for m in e.index if m != 2)
     note = ref.attn_note(str(folder), 16, "inf", ref.attn_stuck(folder)[(1.5, "inf")])
     assert note.startswith("features_k 64; stuck members left out") and "m_h 2 seed 0, m_h 2 seed 2" in note
+
+
+def test_a_term_ratio_over_a_budget_member_is_named_an_upper_bound():
+    from jackson.rate_sweep.terms import explain
+    curve = [{"m_h": m, "test_median": 2e-5 / m, "test_mse": 2e-5 / m, "oracle_mse": 1e-3 / m,
+              "oracle_self_exact_mse": 1.5e-5 / m} for m in (1, 2, 4, 8)]
+    e_attn = {m: 1.6e-5 / m for m in (1, 2, 4, 8)}
+    e_ff = {m: 1e-7 for m in (1, 2, 4, 8)}
+    clean = explain(curve, e_ff, "ff", e_attn, "attn")
+    assert "upper bound" not in clean["line"] and clean["budget"] == []
+    bounded = explain(curve, e_ff, "ff", e_attn, "attn", budget=[4, 8, 16])     # 16: not a row, not named
+    assert bounded["budget"] == [4, 8]
+    assert "at m_h 4, 8 e_full holds a budget member" in bounded["line"] and "is an upper bound" in bounded["line"]

@@ -219,7 +219,8 @@ def summarize(out_dir: Path, tabs: dict, fit_range: tuple[int, int], command: st
         if e or a:
             m_max = max(int(r["m_h"]) for r in t["curve"])
             t["terms"] = explain(t["curve"], e, ff_from if e else "", a, attn_from if a else "",
-                                 attn_note(attn_from, m_max, t["rank"], stuck.get((t["alpha"], t["rank"]))) if a else "")
+                                 attn_note(attn_from, m_max, t["rank"], stuck.get((t["alpha"], t["rank"]))) if a else "",
+                                 budget=[b[0] for b in t["doubling"][doubling.BUDGET]])
         elif t["checks"].get("tracking", {}).get("floor"):
             t["terms"] = {"line": NO_TERMS, "rows": []}
         if a and attn_blocks is not None:     # the attention term alone's own exponent over each range: a control

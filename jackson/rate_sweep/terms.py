@@ -215,7 +215,7 @@ LIMIT_NAME = {"feed-forward": "e_FF", "attention": "the attention term", "both":
 
 
 def explain(curve: list[dict], e_ff: dict | None, ff_folder: str, e_attn: dict | None = None, attn_folder: str = "",
-            attn_note: str = "") -> dict:
+            attn_note: str = "", budget=()) -> dict:
     """Eq. (17) term by term at every m_h of a learned-features curve: e_full beside the attention term alone (e_attn:
     a --features given run of the same target) and the feed-forward term alone (e_FF: a --term ff run), their sum,
     e_full / (e_attn + e_FF), and the term that limits the curve there (`limiting_term`).  Where e_attn is not measured
@@ -271,10 +271,14 @@ def explain(curve: list[dict], e_ff: dict | None, ff_folder: str, e_attn: dict |
                        "jackson-sweep --features given measures it)")
     if not e_ff:
         missing.append("the feed-forward term is not measured for this target (jackson-sweep --term ff measures it)")
+    bounded = sorted({int(m) for m in budget} & {r["m_h"] for r in rows if "ratio" in r})
+    if bounded:      # the doubling check's budget members: e_full only an upper bound, and so the ratio
+        open_.append(f"at m_h {span_text(bounded)} e_full holds a budget member (twice the steps lowered it by more "
+                     f"than the doubling check's tolerance): there e_full / (e_attn + e_FF) is an upper bound")
     line = ("Eq. (17) terms: " + within + "; ".join((["limited by " + "; by ".join(parts)] if parts else []) + open_)
             + (f" ({sources})" if sources else "") + ("; " + "; ".join(missing) if missing else ""))
     top = [r for r in rows if r["m_h"] >= max(x["m_h"] for x in rows) / 2] or rows[-1:]
-    return {"folder": ff_folder, "attn_folder": attn_folder, "attn_note": attn_note, "rows": rows, "limiting": top[-1]["limiting"],
+    return {"folder": ff_folder, "attn_folder": attn_folder, "attn_note": attn_note, "budget": bounded, "rows": rows, "limiting": top[-1]["limiting"],
             "below_attention": under, "m_h_from": top[0]["m_h"], "ratio_range": [min(ratios), max(ratios)] if ratios else None,
             "within": {"factor": WITHIN, "n": len(ratios), "outside_m_h": off} if ratios else None,
             "missing": missing, "line": line}
