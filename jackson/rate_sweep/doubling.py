@@ -228,6 +228,17 @@ def members(t: dict) -> dict:
     return {"partners": None, CONVERGED: [], BUDGET: [], UNCHECKED: [None] * n}
 
 
+def entry_lists(t: dict):
+    """A summary target's labels as three lists of [m_h, seed, ...] (converged, budget, not checked); None without an
+    entry (a summary written before the check: every member not checked), False where the entry is unreadable."""
+    d = t.get("doubling")
+    if d is None:
+        return None
+    lists = [d.get(k) if isinstance(d, dict) else None for k in (CONVERGED, BUDGET, UNCHECKED)]
+    ok = all(isinstance(x, list) and all(isinstance(i, list) and i and isinstance(i[0], int) for i in x) for x in lists)
+    return tuple(lists) if ok else False
+
+
 def m_h_labels(t: dict, m_h: int) -> tuple[int, int, int]:
     """(converged, budget, not checked) among one m_h's members of a summary target (all not checked without an
     entry: then the count is the curve's members at that m_h)."""

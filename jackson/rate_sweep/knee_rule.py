@@ -170,11 +170,10 @@ def by_direction(t: dict, r: int, reading, verdict: str, why: str, before, after
     bound cuts: at m_h = r - 1 the true knee may be smaller, so a passing knee (reproduced, partly) cannot stand; at
     m_h = r it may be larger, so a failing one (not reproduced) cannot; above r the errors can only fall, so staying
     down stands and a climb back made only of budget members cannot.  Returns (verdict, why, checked, budget)."""
-    d = t.get("doubling")
-    if d is None:
+    lists = doubling.entry_lists(t)
+    if lists is None:
         return verdict, why, False, []
-    lists = [d.get(k) if isinstance(d, dict) else None for k in (doubling.CONVERGED, doubling.BUDGET, doubling.UNCHECKED)]
-    if not all(isinstance(x, list) and all(isinstance(i, list) and i and isinstance(i[0], int) for i in x) for x in lists):
+    if lists is False:
         if verdict != INCONCLUSIVE:
             verdict, why = INCONCLUSIVE, f"would read {verdict} ({why}), but its doubling-check labels are unreadable"
         return verdict, why, False, []

@@ -174,12 +174,11 @@ def budget_clause(t: dict, ms, out: dict) -> dict:
     more than doubling.DOUBLING_TOL) makes the range inconclusive -- its error is only an upper bound, so the slope
     is partly the budget's -- and is named, its d still shown; unreadable labels are a named gap. `checked`: every
     member of the range was trained on and labelled converged."""
-    d = t.get("doubling")
-    if d is None:                          # a summary written before the check: every member not checked
+    lists = doubling.entry_lists(t)
+    if lists is None:                      # a summary written before the check: every member not checked
         out["checked"] = False
         return out
-    lists = [d.get(k) if isinstance(d, dict) else None for k in (doubling.CONVERGED, doubling.BUDGET, doubling.UNCHECKED)]
-    if not all(isinstance(x, list) and all(isinstance(i, list) and i and isinstance(i[0], int) for i in x) for x in lists):
+    if lists is False:
         out["checked"] = False
         out["missing"].append(f"unreadable doubling-check labels for m_h {label(ms)} in summary.json")
         if out["verdict"] != INCONCLUSIVE:

@@ -10,6 +10,7 @@ import pandas as pd
 
 from ..config import UsageError, need, read_json
 from ..hparams import ModelConfig, fit_config
+from . import doubling
 from .axes import families_of, rank_str
 
 
@@ -104,7 +105,8 @@ def find_attn_run(config: dict, targets, root: Path = Path("reports/jackson"), r
     """A finished --features given folder under `root` on this run's targets and data (SAME_TARGET equal, the same
     (phi, psi) after --construction, the same quick flag) holding one of its (alpha, rank) targets: the attention term
     of Eq. (17) alone, measured.  A reference must not be capped below the curve it is compared with, so a folder with
-    at least UNCAPPED x this run's largest m_h features (`capped`) comes first; among those, one trained with `recipe`
+    at least UNCAPPED x this run's largest m_h features (`capped`) comes first, and among those one whose members a
+    doubling check labelled (doubling.py: its doubling.json); then one trained with `recipe`
     ((FitConfig, restarts), e.g. the given-features recipe: jackson-sweep passes GIVEN's); then by name.  A capped one
     is used only where there is no other, and the summary says so (`attn_note`).  '' when there is none."""
     found = _attn_runs(config, targets, root)
@@ -112,6 +114,7 @@ def find_attn_run(config: dict, targets, root: Path = Path("reports/jackson"), r
     ranks = {str(r) for _, r in targets}
     rank = "inf" if "inf" in ranks or not ranks else str(max(int(float(r)) for r in ranks))
     pool = [(c, o) for c, o in found if not capped(o, m_max, rank)] or found
+    pool = [(c, o) for c, o in pool if (Path(c) / doubling.META).is_file()] or pool    # checked by training on first
     best = [c for c, other in pool if recipe and recipe_of(other) == tuple(recipe)]
     return (best or [c for c, _ in pool] or [""])[0]
 
