@@ -4,6 +4,7 @@ direction each upper bound cuts, the rate range by range and never better than i
 from __future__ import annotations
 
 import copy
+import shutil
 from pathlib import Path
 
 from jackson.rate_sweep import doubling
@@ -161,6 +162,13 @@ def test_an_uncapped_given_reference_is_preferred_and_a_capped_one_named(tmp_pat
     got = ref.find_attn_run(cfg, [(1.5, "inf")], root=tmp_path, recipe=recipe)
     assert Path(got).name == "b-k64"                                   # uncapped beats the given recipe
     assert ref.attn_note(got, 16) == "features_k 64"
+    # among uncapped references, one whose members a doubling check labelled comes first, whatever its name
+    c = tmp_path / "0-k64-unchecked"
+    shutil.copytree(tmp_path / "b-k64", c)
+    assert Path(ref.find_attn_run(cfg, [(1.5, "inf")], root=tmp_path, recipe=recipe)).name == "0-k64-unchecked"
+    (tmp_path / "b-k64" / "doubling.json").write_text("{}")
+    assert Path(ref.find_attn_run(cfg, [(1.5, "inf")], root=tmp_path, recipe=recipe)).name == "b-k64"
+    shutil.rmtree(c)
     (tmp_path / "b-k64" / "SUPERSEDED.md").write_text("x")
     got = ref.find_attn_run(cfg, [(1.5, "inf")], root=tmp_path, recipe=recipe)
     assert Path(got).name == "a-k16" and "capped" in ref.attn_note(got, 16)   # only a capped one: used, and named
