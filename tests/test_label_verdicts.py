@@ -173,6 +173,13 @@ def test_an_uncapped_given_reference_is_preferred_and_a_capped_one_named(tmp_pat
     got = ref.find_attn_run(cfg, [(1.5, "inf")], root=tmp_path, recipe=recipe)
     assert Path(got).name == "a-k16" and "capped" in ref.attn_note(got, 16)   # only a capped one: used, and named
     assert not ref.capped({"model": {"features_k": 16}}, 16, rank="6")     # a rank-6 target needs 6 features
+    # one folder serves every target of a run: the capped one holding both of a run's targets beats an uncapped one
+    # holding one (each target it lacks would have no attention term at all)
+    (tmp_path / "a-k16" / "results.csv").write_text("alpha,rank\n1.5,inf\n1.0,inf\n")
+    (tmp_path / "b-k64" / "SUPERSEDED.md").unlink(missing_ok=True)
+    two = {**cfg, "alpha": [1.5, 1.0]}
+    assert Path(ref.find_attn_run(two, [(1.5, "inf"), (1.0, "inf")], root=tmp_path, recipe=recipe)).name == "a-k16"
+    assert Path(ref.find_attn_run(cfg, [(1.5, "inf")], root=tmp_path, recipe=recipe)).name == "b-k64"
 
 
 # ---- stuck members: the nested models' control -----------------------------------------------------------------

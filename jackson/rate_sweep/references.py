@@ -104,12 +104,16 @@ def attn_note(folder: str, m_h_max: int, rank: str = "inf", stuck=None) -> str:
 def find_attn_run(config: dict, targets, root: Path = Path("reports/jackson"), recipe: tuple | None = None) -> str:
     """A finished --features given folder under `root` on this run's targets and data (SAME_TARGET equal, the same
     (phi, psi) after --construction, the same quick flag) holding one of its (alpha, rank) targets: the attention term
-    of Eq. (17) alone, measured.  A reference must not be capped below the curve it is compared with, so a folder with
+    of Eq. (17) alone, measured.  One folder serves the whole run, so the folders holding the most of its targets come
+    first.  A reference must not be capped below the curve it is compared with, so among them a folder with
     at least UNCAPPED x this run's largest m_h features (`capped`) comes first, and among those one whose members a
     doubling check labelled (doubling.py: its doubling.json); then one trained with `recipe`
     ((FitConfig, restarts), e.g. the given-features recipe: jackson-sweep passes GIVEN's); then by name.  A capped one
     is used only where there is no other, and the summary says so (`attn_note`).  '' when there is none."""
     found = _attn_runs(config, targets, root)
+    want = {(float(a), str(r)) for a, r in targets}
+    most = max((len(want & _held(c)) for c, _ in found), default=0)     # one folder serves every target it holds:
+    found = [(c, o) for c, o in found if len(want & _held(c)) == most]  # the one holding the most of them first
     m_max = max((int(m) for m in config.get("m_h") or []), default=0)
     ranks = {str(r) for _, r in targets}
     rank = "inf" if "inf" in ranks or not ranks else str(max(int(float(r)) for r in ranks))
@@ -135,6 +139,12 @@ def recipe_of(config: dict) -> tuple:
     that field's default (hparams.fit_config), so an older folder still matches the recipe it ran."""
     fit = config.get("fit")
     return (fit_config(fit) if isinstance(fit, dict) else None, config.get("restarts"))
+
+
+def _held(folder: str) -> set:
+    """The (alpha, rank) targets a finished folder's results.csv holds."""
+    rows = pd.read_csv(Path(folder) / "results.csv", dtype={"rank": str}, usecols=lambda c: c in ("alpha", "rank"))
+    return {(float(a), str(r)) for a, r in zip(rows.alpha, rows["rank"])}
 
 
 def _attn_runs(config: dict, targets, root: Path) -> list[tuple[str, dict]]:
