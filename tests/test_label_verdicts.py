@@ -225,3 +225,16 @@ def test_a_term_ratio_over_a_budget_member_is_named_an_upper_bound():
     bounded = explain(curve, e_ff, "ff", e_attn, "attn", budget=[4, 8, 16])     # 16: not a row, not named
     assert bounded["budget"] == [4, 8]
     assert "at m_h 4, 8 e_full holds a budget member" in bounded["line"] and "is an upper bound" in bounded["line"]
+
+
+def test_the_cap_is_one_rule_for_the_pick_and_the_summary():
+    from jackson.rate_sweep import references as ref
+    from jackson.rate_sweep.summary_text import given_text
+    assert ref.uncapped_to(64) == 32 and ref.uncapped_to(16, "6") == float("inf") and ref.uncapped_to(4, "6") == 2
+    curve = [{"m_h": m} for m in range(1, 17)]
+    assert "capped at m_h 9..16" in given_text({"features_k": 16, "rank": "inf", "curve": curve})
+    assert "every term of this rank-6 target" in given_text({"features_k": 16, "rank": "6", "curve": curve})
+    assert given_text({"features_k": 64, "rank": "inf", "curve": curve}).endswith("every m_h of this run.")
+    for k, rank in ((16, "inf"), (64, "inf"), (16, "6"), (4, "6")):
+        assert ref.capped({"model": {"features_k": k}}, 16, rank) == ("capped at" in given_text(
+            {"features_k": k, "rank": rank, "curve": curve}))

@@ -92,15 +92,15 @@ def _identity(cell: dict) -> dict:
     return {**{k: v for k, v in cell.items() if k not in ("fit", "m_hs", "model")}, "fit": fit, "model": model}
 
 
-def _differences(a: dict, b: dict, prefix: str = "") -> list[str]:
-    out = []
-    for k in sorted(set(a) | set(b)):
-        va, vb = a.get(k), b.get(k)
-        if isinstance(va, dict) and isinstance(vb, dict):
-            out += _differences(va, vb, f"{prefix}{k}.")
-        elif va != vb:
-            out.append(f"{prefix}{k} {va!r} vs {vb!r}")
-    return out
+def _differences(a: dict, b: dict) -> list[str]:
+    """Each field in which two identities differ, with both values (jackson.checkpoint.differs names them)."""
+    from ..checkpoint import differs
+
+    def at(d, name):
+        for k in name.split("."):
+            d = d.get(k) if isinstance(d, dict) else None
+        return d
+    return [f"{n} {at(a, n)!r} vs {at(b, n)!r}" for n in differs(a, b)]
 
 
 def pair(base: Path, *partners: Path) -> pd.DataFrame:
@@ -110,15 +110,16 @@ def pair(base: Path, *partners: Path) -> pd.DataFrame:
     named."""
     import pandas as pd
     base = Path(base)
-    theirs = [(Path(p), d, m) for p in partners for d, m in _cells(Path(p))]
+    theirs = [(Path(p), d, m, _identity(m["cell"])) for p in partners for d, m in _cells(Path(p))]
     rows, used = [], set()
     near: dict[Path, str] = {}
     for cdir, meta in _cells(base):
         cell = meta["cell"]
-        mates = [(p, d, m) for p, d, m in theirs if _identity(m["cell"]) == _identity(cell)]
-        for p, d, m in theirs:
-            if p not in near and _identity(m["cell"]) != _identity(cell):
-                near[p] = f"{cdir.name}: " + "; ".join(_differences(_identity(cell), _identity(m["cell"]))[:3])
+        mine_id = _identity(cell)
+        mates = [(p, d, m) for p, d, m, ident in theirs if ident == mine_id]
+        for p, d, m, ident in theirs:
+            if p not in near and ident != mine_id:
+                near[p] = f"{cdir.name}: " + "; ".join(_differences(mine_id, ident)[:3])
         doubled = [x for x in mates if budget_steps(x[2]["cell"]["fit"]) == FACTOR * budget_steps(cell["fit"])]
         for p, d, m in mates:
             if (p, d, m) not in doubled:
@@ -174,20 +175,32 @@ def summary_line(t: pd.DataFrame) -> str:
     return text
 
 
+def read(folder: Path) -> dict:
+    """A folder's check as read once: {"partners": doubling.json's list (None when it is absent or unreadable),
+    "members": {(alpha, rank, m_ff, term, seed, m_h): (label, change)} of the chosen restarts from doubling.csv ({}
+    when it is absent, unreadable or lacks a column)}."""
+    import pandas as pd
+    folder = Path(folder)
+    try:
+        partners = json.loads((folder / META).read_text()).get("partners")
+    except (OSError, ValueError, AttributeError):
+        partners = None
+    try:
+        t = pd.read_csv(folder / FILE, dtype={"rank": str})
+    except (OSError, ValueError):
+        return {"partners": partners, "members": {}}
+    if not set(COLUMNS) <= set(t.columns):
+        return {"partners": partners, "members": {}}
+    t = t[t.chosen.astype(bool)]
+    return {"partners": partners,
+            "members": {(float(r.alpha), str(r.rank), int(r.m_ff), str(r.term), int(r.seed), int(r.m_h)):
+                        (r.label if r.label in LABELS else NOT_CHECKED, float(r.change)) for r in t.itertuples()}}
+
+
 def labels(folder: Path) -> dict:
     """(alpha, rank, m_ff, term, seed, m_h) -> label of the chosen restart, from the folder's doubling.csv; a folder
     without one (or an unreadable one) gives {}, so every member reads not checked."""
-    import pandas as pd
-    path = Path(folder) / FILE
-    try:
-        t = pd.read_csv(path, dtype={"rank": str})
-    except (OSError, ValueError):
-        return {}
-    if not set(COLUMNS) <= set(t.columns):
-        return {}
-    t = t[t.chosen.astype(bool)]
-    return {(float(r.alpha), str(r.rank), int(r.m_ff), str(r.term), int(r.seed), int(r.m_h)):
-            (r.label if r.label in LABELS else NOT_CHECKED) for r in t.itertuples()}
+    return {k: lab for k, (lab, _) in read(folder)["members"].items()}
 
 
 def label_of(table: dict, alpha, rank, m_ff, term, seed, m_h) -> str:
@@ -195,26 +208,19 @@ def label_of(table: dict, alpha, rank, m_ff, term, seed, m_h) -> str:
     return table.get((float(alpha), str(rank), int(m_ff), str(term), int(seed), int(m_h)), NOT_CHECKED)
 
 
-def target_entry(folder: Path, rows: pd.DataFrame) -> dict:
-    """A summary target's doubling labels: its members (rows of results.csv that did not diverge) split into
-    converged, budget ([m_h, seed, change]) and not checked, with the partner folder; summary.json stores it."""
-    import pandas as pd
-    table, meta = labels(folder), {}
-    try:
-        meta = json.loads((Path(folder) / META).read_text()) if table else {}
-    except (OSError, ValueError):
-        table = {}
-    changes = {}
-    if table:
-        t = pd.read_csv(Path(folder) / FILE, dtype={"rank": str})
-        t = t[t.chosen.astype(bool)]
-        changes = {(int(r.seed), int(r.m_h)): float(r.change) for r in t.itertuples() if r.change == r.change}
-    out = {"partners": meta.get("partners"), CONVERGED: [], BUDGET: [], UNCHECKED: []}
+def target_entry(check: dict, rows: pd.DataFrame) -> dict:
+    """A summary target's doubling labels from its folder's `read` check: its members (rows of results.csv that did
+    not diverge) split into converged, budget ([m_h, seed, change]) and not checked, with the partner folders;
+    summary.json stores it.  A check whose doubling.json is unreadable labels nothing."""
+    table = check["members"] if check.get("partners") is not None else {}
+    out = {"partners": check.get("partners"), CONVERGED: [], BUDGET: [], UNCHECKED: []}
     for r in rows.sort_values(["m_h", "seed"]).itertuples():
-        lab = label_of(table, r.alpha, r.rank, r.m_ff, getattr(r, "term", "full"), r.seed, r.m_h)
-        key = UNCHECKED if lab == NOT_CHECKED else lab
-        item = [int(r.m_h), int(r.seed)] + ([changes.get((int(r.seed), int(r.m_h)))] if lab == BUDGET else [])
-        out[key].append(item)
+        lab, change = table.get((float(r.alpha), str(r.rank), int(r.m_ff), str(getattr(r, "term", "full")),
+                                 int(r.seed), int(r.m_h)), (NOT_CHECKED, None))
+        if lab == NOT_CHECKED:
+            out[UNCHECKED].append([int(r.m_h), int(r.seed)])
+        else:
+            out[lab].append([int(r.m_h), int(r.seed)] + ([None if change != change else change] if lab == BUDGET else []))
     return out
 
 

@@ -4,6 +4,7 @@ key -- the settings that define what it measured -- and read as a curve over m_h
 from __future__ import annotations
 
 import dataclasses
+import math
 from pathlib import Path
 
 import pandas as pd
@@ -79,11 +80,15 @@ def features_k(config: dict) -> int:
     return int((config.get("model") or {}).get("features_k", 16))
 
 
+def uncapped_to(k: int, rank: str = "inf") -> float:
+    """The largest m_h up to which k given features leave a reference uncapped: k / UNCAPPED, or every m_h where the
+    target has no more than k terms (a rank-r target needs only r)."""
+    return math.inf if rank != "inf" and int(float(rank)) <= k else k // UNCAPPED
+
+
 def capped(config: dict, m_h_max: int, rank: str = "inf") -> bool:
-    """Whether a given-features run (its config.json) is capped below a curve up to m_h_max: fewer than UNCAPPED x
-    m_h_max features, where the target has more terms than that (a rank-r target needs only r)."""
-    need_k = UNCAPPED * m_h_max if rank == "inf" else min(UNCAPPED * m_h_max, int(float(rank)))
-    return features_k(config) < need_k
+    """Whether a given-features run (its config.json) is capped below a curve up to m_h_max (`uncapped_to`)."""
+    return m_h_max > uncapped_to(features_k(config), rank)
 
 
 def attn_note(folder: str, m_h_max: int, rank: str = "inf", stuck=None) -> str:
@@ -111,9 +116,8 @@ def find_attn_run(config: dict, targets, root: Path = Path("reports/jackson"), r
     ((FitConfig, restarts), e.g. the given-features recipe: jackson-sweep passes GIVEN's); then by name.  A capped one
     is used only where there is no other, and the summary says so (`attn_note`).  '' when there is none."""
     found = _attn_runs(config, targets, root)
-    want = {(float(a), str(r)) for a, r in targets}
-    most = max((len(want & _held(c)) for c, _ in found), default=0)     # one folder serves every target it holds:
-    found = [(c, o) for c, o in found if len(want & _held(c)) == most]  # the one holding the most of them first
+    most = max((n for _, _, n in found), default=0)     # one folder serves every target it holds:
+    found = [(c, o) for c, o, n in found if n == most]  # the one holding the most of them first
     m_max = max((int(m) for m in config.get("m_h") or []), default=0)
     ranks = {str(r) for _, r in targets}
     rank = "inf" if "inf" in ranks or not ranks else str(max(int(float(r)) for r in ranks))
@@ -141,15 +145,9 @@ def recipe_of(config: dict) -> tuple:
     return (fit_config(fit) if isinstance(fit, dict) else None, config.get("restarts"))
 
 
-def _held(folder: str) -> set:
-    """The (alpha, rank) targets a finished folder's results.csv holds."""
-    rows = pd.read_csv(Path(folder) / "results.csv", dtype={"rank": str}, usecols=lambda c: c in ("alpha", "rank"))
-    return {(float(a), str(r)) for a, r in zip(rows.alpha, rows["rank"])}
-
-
-def _attn_runs(config: dict, targets, root: Path) -> list[tuple[str, dict]]:
+def _attn_runs(config: dict, targets, root: Path) -> list[tuple[str, dict, int]]:
     """Every finished --features given folder under `root` that measures the attention term of one of this run's
-    targets, by name: (folder, its config.json)."""
+    targets, by name: (folder, its config.json, how many of the run's targets it holds)."""
     if not root.is_dir():
         return []
     found = []
@@ -169,25 +167,30 @@ def _attn_runs(config: dict, targets, root: Path) -> list[tuple[str, dict]]:
             continue
         if families_of(other) != families_of(config) or any(_get(other, k) != _get(config, k) for k in SAME_TARGET):
             continue
-        if want & {(float(a), str(r)) for a, r in zip(rows.alpha, rows["rank"])}:
-            found.append((str(cand), other))
+        held = want & {(float(a), str(r)) for a, r in zip(rows.alpha, rows["rank"])}
+        if held:
+            found.append((str(cand), other, len(held)))
     return found
+
+
+def _stuck(res: pd.DataFrame) -> dict:
+    from .checks import STUCK_FACTOR, outliers
+    return {(float(a), str(r)): sorted((o["m_h"], o["seed"]) for o in outliers(g, STUCK_FACTOR))
+            for (a, r), g in res.groupby(["alpha", "rank"])}
 
 
 def attn_stuck(folder: Path) -> dict:
     """A --features given folder's stuck members, by the nested models' control (checks.outliers at
     checks.STUCK_FACTOR): {(alpha, rank): [(m_h, seed), ...]}; a failed fit of the reference, not the attention term."""
-    from .checks import STUCK_FACTOR, outliers
-    res = pd.read_csv(Path(folder) / "results.csv", dtype={"rank": str})
-    return {(float(a), str(r)): sorted((o["m_h"], o["seed"]) for o in outliers(g, STUCK_FACTOR))
-            for (a, r), g in res.groupby(["alpha", "rank"])}
+    return _stuck(pd.read_csv(Path(folder) / "results.csv", dtype={"rank": str}))
 
 
-def attn_curves(folder: Path) -> dict:
+def attn_curves(folder: Path, stuck: dict | None = None) -> dict:
     """A --features given folder's e_attn per target: {(alpha, rank): {m_h: median over seeds}}, its stuck members
-    (`attn_stuck`) left out of the median; an m_h whose every member is stuck has no e_attn."""
+    (`attn_stuck`, or `stuck` when the caller has them) left out of the median; an m_h whose every member is stuck
+    has no e_attn."""
     res = pd.read_csv(Path(folder) / "results.csv", dtype={"rank": str})
-    stuck = attn_stuck(folder)
+    stuck = _stuck(res) if stuck is None else stuck
     out = {}
     for (a, r), g in res.groupby(["alpha", "rank"]):
         bad = set(stuck.get((float(a), str(r)), []))

@@ -117,6 +117,7 @@ def summarize(out_dir: Path, tabs: dict, fit_range: tuple[int, int], command: st
     diags = tabs.get("diagnostics", pd.DataFrame())
     run_cfg = out_dir / "config.json"
     source = (read_json(run_cfg).get("sigma_source", "--sigma") if run_cfg.exists() else "--sigma")
+    check = doubling.read(out_dir)        # the folder's doubling check, read once for every target
     for alpha, rank, width in targets_of(rows):
         all_sel = rows[(rows.alpha == alpha) & (rows["rank"] == rank) & (rows.m_ff == width)]
         div = failed_members(all_sel)
@@ -199,7 +200,7 @@ def summarize(out_dir: Path, tabs: dict, fit_range: tuple[int, int], command: st
             "curve": curve.to_dict(orient="records"), "bound": bounds,
             **explicit_fields(meta["cell"], source, meta["sigma_head"])})
         t = summary["targets"][-1]
-        t["doubling"] = doubling.target_entry(out_dir, sel)     # each member's label: training on checked it or not
+        t["doubling"] = doubling.target_entry(check, sel)     # each member's label: training on checked it or not
         if cycled:                      # whom the cycles' rule stopped, and who was still falling at its cap
             t["cycle_stops"] = cycle_stops(all_sel, tabs.get("curve", pd.DataFrame()), fit)
         if not_power_law(t) and "tracking" in checks:   # no power law: no m_h^-(2a-1) line to track
@@ -208,8 +209,8 @@ def summarize(out_dir: Path, tabs: dict, fit_range: tuple[int, int], command: st
     if cycled and summary["targets"]:
         summary["cycle_stops"] = cycle_totals([t["cycle_stops"] for t in summary["targets"]])
     ffc = ff_curves(Path(ff_from)) if ff_from else {}
-    atc = attn_curves(Path(attn_from)) if attn_from else {}
     stuck = attn_stuck(Path(attn_from)) if attn_from else {}
+    atc = attn_curves(Path(attn_from), stuck) if attn_from else {}
     attn_blocks = read_blocks(Path(attn_from)) if attn_from else None
     for t in summary["targets"]:
         if t["features"] != "learned" or t.get("term", "full") != "full":

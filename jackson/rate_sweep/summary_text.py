@@ -11,7 +11,7 @@ from .checks import (FLOOR_SHARE, KNEE_MIN, OUTLIER_FACTOR, OUTLIER_FLOOR, SELF_
                      TRIVIAL_FACTOR)
 from . import doubling
 from .axes import pair_name
-from .references import UNCAPPED
+from .references import UNCAPPED, uncapped_to
 from .knee_rule import knee_short
 from .rate_rule import EXPONENT_TOL, span_text
 from .tables import ATTENTION_TEXT, L1_KINDS, ORACLES, RHO_HAT
@@ -426,7 +426,9 @@ def ffn_title(summary: dict) -> str:
 def given_text(t: dict) -> str:
     """How many given features a --features given target had, and up to which m_h that leaves it uncapped."""
     k, m_max = int(t["features_k"]), max(int(r["m_h"]) for r in t["curve"])
-    free = k // UNCAPPED
+    free = uncapped_to(k, str(t["rank"]))
+    if free == math.inf:
+        return f"Given features: features_k = {k} (phi_i, psi_i for i <= {k}): every term of this rank-{t['rank']} target."
     return (f"Given features: features_k = {k} (phi_i, psi_i for i <= {k}): an uncapped reference for m_h up to {free} "
             f"(at least {UNCAPPED} x m_h features to choose from)"
             + (f"; capped at m_h {free + 1}..{m_max} of this run, where its e_attn is too high." if m_max > free
