@@ -7,7 +7,7 @@ naming the estimate and the limit, what is past the limit:
 
     budget.check("jackson-sweep: one cell", {"the training sequences": 8 * n * tau, ...})
 
-The limit (`limit`) is `--max-memory SIZE` (every command takes it; `jackson.command.split_global` sets
+The limit (`limit`) is `--max-memory SIZE` (every command takes it; `jackson.command.cli_run` sets
 `GIVEN`), else `$JACKSON_MAX_MEMORY`, else this machine's physical memory.  An estimate counts the arrays a
 run holds at its peak (float64 data, float32 activations kept for the backward pass, weights with their
 gradients and Adam's two moments); it is a floor, not a measurement of the allocator's peak: a request it
@@ -17,11 +17,11 @@ Time: `check_time` prices the work of a training request (its steps x the FLOPs 
 at PEAK_FLOPS, the fastest rate measured on this machine, so its estimate is a floor; past `--max-hours H`, else
 `$JACKSON_MAX_HOURS`, else DEFAULT_HOURS (48 h), it refuses in one line naming the estimate, the rate and the limit.
 
-Waits: `scheduler_handshake` reads a Dask scheduler's opening message within `SCHEDULER_TIMEOUT_S` seconds (a
-server that accepts and says nothing, or says something else, is not a scheduler: one line naming the seconds
-waited); `regular_file` refuses a FIFO, a device or a folder before it is opened (an open of a FIFO waits for
+Waits: `scheduler_handshake` runs Dask's own handshake (distributed.comm.connect) within `SCHEDULER_TIMEOUT_S`
+seconds (a server that accepts and says nothing, or says something else, is not a scheduler: one line naming the
+seconds waited); `regular_file` refuses a FIFO, a device or a folder before it is opened (an open of a FIFO waits for
 a writer forever); `deadline` bounds a block of code that waits on nothing it could give a timeout to (a plugin
-rule's loop: jackson.verdict.call_rule).  Standard library only.
+rule's loop: jackson.verdict.call_rule).
 """
 from __future__ import annotations
 
@@ -32,7 +32,6 @@ import re
 import signal
 import socket
 import stat
-import struct
 import threading
 import time
 from pathlib import Path
@@ -41,7 +40,7 @@ from .config import UsageError
 
 ENV = "JACKSON_MAX_MEMORY"       # the environment setting that raises (or lowers) the limit
 OPTION = "--max-memory"          # the option every command takes for it
-GIVEN: int | None = None         # --max-memory of this command line, in bytes (set by jackson.command.split_global)
+GIVEN: int | None = None         # --max-memory of this command line, in bytes (set by jackson.command.cli_run)
 FALLBACK = 16 * 2 ** 30          # the limit where the machine's memory cannot be read
 F64, F32 = 8, 4                  # bytes of a float64 array element, of a float32 tensor element
 
@@ -130,7 +129,7 @@ def transformer_bytes(batch: float, tokens: float, dim: float, depth: float, hea
 
 HOURS_ENV = "JACKSON_MAX_HOURS"  # the environment setting that raises (or lowers) the time limit
 HOURS_OPTION = "--max-hours"     # the option every command takes for it
-HOURS_GIVEN: float | None = None  # --max-hours of this command line (set by jackson.command.split_global)
+HOURS_GIVEN: float | None = None  # --max-hours of this command line (set by jackson.command.cli_run)
 DEFAULT_HOURS = 48.0             # the limit when neither is given: two days of compute
 # The fastest rate measured on this lab's 2-core machine: a 2048 x 2048 float32 matmul at 180.4 GFLOP/s
 # (reports/benchmarks.md, "hardware efficiency"; `python benchmarks/bench_jackson.py efficiency bank`).  A training
@@ -210,68 +209,81 @@ def transformer_step_flops(members: float, batch: float, tau: float, width: floa
 # ---- waits ------------------------------------------------------------------------------------
 
 SCHEDULER_TIMEOUT_S = 5.0        # a Dask scheduler's connect and opening message, each at most this long
-HANDSHAKE_MAX_BYTES = 1 << 20    # a Dask handshake is a few hundred bytes; a longer opening message is not one
 
 
-def _recv_exactly(sock: socket.socket, n: int, deadline: float) -> bytes:
-    buf = b""
-    while len(buf) < n:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            raise TimeoutError
-        sock.settimeout(left)
-        chunk = sock.recv(n - len(buf))
-        if not chunk:
-            raise ConnectionResetError
-        buf += chunk
-    return buf
+def _first_bytes(host: str, port: int, wait: float, ask: bytes = b"") -> bytes | None:
+    """What a server sends first on a fresh connection within `wait` seconds (after `ask`, if given): up to 16
+    bytes, b"" when it closes or stays silent, None when the connection fails.  Used only to name what a
+    server that failed Dask's handshake is."""
+    deadline = time.monotonic() + wait
+    try:
+        with socket.create_connection((host, port), timeout=wait) as sock:
+            if ask:
+                sock.sendall(ask)
+            buf = b""
+            while len(buf) < 16:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                sock.settimeout(left)
+                try:
+                    chunk = sock.recv(16 - len(buf))
+                except TimeoutError:
+                    break
+                if not chunk:
+                    break
+                buf += chunk
+            return buf
+    except OSError:
+        return None
+
+
+def _dask_connect(address: str, timeout: float) -> None:
+    """Dask's own connect and handshake (distributed.comm.connect) to `address`, all of it within `timeout`
+    seconds; raises what it raised, or TimeoutError.  Run on a thread of its own, so it works where an event
+    loop is already running (a notebook).  distributed.Client is not used: against a server that accepts and
+    stays silent, Client(address, timeout=0.5) had not returned after 40 s, and connect's own timeout covers
+    the connection but not the handshake's read."""
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+    from distributed.comm import connect
+
+    async def probe():
+        comm = await asyncio.wait_for(connect(address, timeout=timeout), timeout)
+        await comm.close()
+
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(asyncio.run, probe()).result()
 
 
 def scheduler_handshake(host: str, port: int, timeout: float = SCHEDULER_TIMEOUT_S) -> str:
-    """'' when a Dask scheduler answers at host:port (TCP): it accepts within `timeout` seconds and then sends
-    its opening message (distributed's comm handshake: a frame count, the frame lengths, a msgpack map naming
-    its "compression", "python" and "pickle-protocol") within `timeout` seconds more; else why not, in words
-    that name the seconds waited.  Nothing is written to the server: a Dask scheduler speaks first."""
+    """'' when a Dask scheduler answers at host:port (TCP): it accepts within `timeout` seconds and then completes
+    Dask's own handshake (distributed.comm.connect) within `timeout` seconds more; else why not, in words that
+    name the seconds waited.  What a server that fails the handshake is (silent, an HTTP server, one that closes,
+    one that opens with something else) is named from what it sends on a fresh connection."""
     try:
-        sock = socket.create_connection((host, port), timeout=timeout)
+        socket.create_connection((host, port), timeout=timeout).close()
     except socket.timeout:
         return f"no answer to a connection within {timeout:g} s"
     except OSError as e:
         return f"no Dask scheduler answers there ({e.strerror or e})"
-    with sock:
-        deadline = time.monotonic() + timeout
-        try:
-            head = _recv_exactly(sock, 16, deadline)
-            size, nframes = struct.unpack("<QQ", head)
-            if not (1 <= nframes <= 64 and 8 * (nframes + 1) <= size <= HANDSHAKE_MAX_BYTES):
-                return f"the server there is not a Dask scheduler: it opened with {_shown(head)}"
-            body = _recv_exactly(sock, size - 8, deadline)
-        except (TimeoutError, socket.timeout):
-            if _answers_http(sock):
-                return (f"the server there is an HTTP server, not a Dask scheduler: it sent no Dask opening message "
-                        f"in {timeout:g} s and answered an HTTP request within {HTTP_PROBE_S:g} s more")
-            return (f"the server there accepted the connection but sent no Dask scheduler's opening message in "
-                    f"{timeout:g} s (and nothing to an HTTP request in {HTTP_PROBE_S:g} s more): not a Dask scheduler")
-        except ConnectionResetError:
+    try:
+        _dask_connect(f"tcp://{host}:{port}", timeout)
+        return ""
+    except TimeoutError:
+        if (_first_bytes(host, port, HTTP_PROBE_S, b"GET / HTTP/1.0\r\n\r\n") or b"").startswith(b"HTTP/"):
+            return (f"the server there is an HTTP server, not a Dask scheduler: it sent no Dask opening message "
+                    f"in {timeout:g} s and answered an HTTP request within {HTTP_PROBE_S:g} s more")
+        return (f"the server there accepted the connection but sent no Dask scheduler's opening message in "
+                f"{timeout:g} s (and nothing to an HTTP request in {HTTP_PROBE_S:g} s more): not a Dask scheduler")
+    except Exception:  # noqa: BLE001 -- whatever Dask's reader raised on bytes that are not its handshake
+        head = _first_bytes(host, port, min(timeout, HTTP_PROBE_S))
+        if not head:
             return "the server there closed the connection without a Dask scheduler's opening message"
-        except OSError as e:
-            return f"the connection failed before a Dask scheduler's opening message ({e.strerror or e})"
-    if b"pickle-protocol" not in body or b"compression" not in body:
-        return f"the server there is not a Dask scheduler: its opening message is not a Dask handshake ({_shown(head)})"
-    return ""
+        return f"the server there is not a Dask scheduler: it opened with {_shown(head)}"
 
 
 HTTP_PROBE_S = 1.0     # after a silent opening: how long an HTTP server is given to answer "GET /"
-
-
-def _answers_http(sock: socket.socket) -> bool:
-    """Whether the silent server answers an HTTP request (a dashboard or web port given as the scheduler)."""
-    try:
-        sock.settimeout(HTTP_PROBE_S)
-        sock.sendall(b"GET / HTTP/1.0\r\n\r\n")
-        return _recv_exactly(sock, 5, time.monotonic() + HTTP_PROBE_S) == b"HTTP/"
-    except (OSError, TimeoutError):
-        return False
 
 
 def _shown(data: bytes) -> str:

@@ -1,5 +1,5 @@
-"""The shape every command shares: the shared options (--config, --threads, --force, --status) taken out of
-argv, the config built from the defaults, a --quick preset, a config.json and the command line, and the
+"""The shape every command shares: the shared options (--config, --threads, --force, --status, --max-memory,
+--max-hours) parsed by argparse beside the command's own, the config built from the defaults, a --quick preset, a config.json and the command line, and the
 run inside the lab's exit contract (jackson.config.guarded).
 
     cfg, result = cli_run("jackson-sweep", SweepConfig, "...", QUICK, run, argv, grid=grid)
@@ -14,7 +14,7 @@ import dataclasses
 from pathlib import Path
 
 from . import budget, runfolder
-from .config import (ConfigParser, UsageError, build_parser, fail, from_args, guarded, need,
+from .config import (ConfigParser, UsageError, build_parser, from_args, guarded, need,
                      read_config)
 from .runfolder import folder_kind, same_kind
 from .sweep import format_status, grid_status
@@ -38,55 +38,30 @@ GLOBAL_HELP = {
 }
 
 
-def _named(a: str, option: str) -> bool:
-    return a == option or a.startswith(option + "=")
+def _threads(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"cannot read '{text}'") from None
+    if not 1 <= n <= 4096:
+        raise argparse.ArgumentTypeError(f"must be in 1..4096, got {n}")
+    return n
 
 
-def _value(prog: str, argv: list[str], i: int, option: str) -> tuple[str, int]:
-    """The value of the option at argv[i] (--opt=V or --opt V) and the index of the last word it used."""
-    if "=" in argv[i]:
-        return argv[i].split("=", 1)[1], i
-    if i + 1 < len(argv):
-        return argv[i + 1], i + 1
-    fail(prog, f"argument {option}: expected one argument")
+def _converter(parse, option: str):
+    """budget's parser for `option` as an argparse type: its message, without the option argparse already names."""
+    def convert(text: str):
+        try:
+            return parse(text)
+        except UsageError as e:
+            raise argparse.ArgumentTypeError(str(e).removeprefix(f"{option}: ")) from None
+    return convert
 
 
-def split_global(prog: str, argv: list[str], own: frozenset = frozenset()) -> tuple[dict, list[str]]:
-    """Take the options every command shares (--threads N, --force, --config FILE, --status, --max-memory SIZE,
-    --max-hours H) out
-    of argv; one that the command's config declares itself (a field in `own`, e.g. cot-dp data's `force`) is left
-    to it."""
-    opts = {"threads": None, "force": False, "config": None, "status": False, "max_memory": None, "max_hours": None}
-    rest: list[str] = []
-    i = 0
-    while i < len(argv):
-        a = argv[i]
-        if a.lstrip("-").split("=", 1)[0] in own:
-            rest.append(a)
-        elif a == "--force":
-            opts["force"] = True
-        elif a == "--status":
-            opts["status"] = True
-        elif _named(a, "--config"):
-            opts["config"], i = _value(prog, argv, i, "--config")
-        elif _named(a, "--max-memory"):
-            v, i = _value(prog, argv, i, "--max-memory")
-            opts["max_memory"] = budget.parse_size(v)
-        elif _named(a, "--max-hours"):
-            v, i = _value(prog, argv, i, "--max-hours")
-            opts["max_hours"] = budget.parse_hours(v)
-        elif _named(a, "--threads"):
-            v, i = _value(prog, argv, i, "--threads")
-            try:
-                opts["threads"] = int(v)
-            except ValueError:
-                fail(prog, f"argument --threads: cannot read '{v}'")
-            if not 1 <= opts["threads"] <= 4096:
-                fail(prog, f"argument --threads: must be in 1..4096, got {opts['threads']}")
-        else:
-            rest.append(a)
-        i += 1
-    return opts, rest
+GLOBAL_TYPES = {"--config": str, "--threads": _threads, "--max-memory": _converter(budget.parse_size, "--max-memory"),
+                "--max-hours": _converter(budget.parse_hours, "--max-hours")}
+GLOBAL_DEFAULTS = {"threads": None, "force": False, "config": None, "status": False, "max_memory": None,
+                   "max_hours": None}
 
 
 SHARED_OPTIONS = ("--config", "--threads", "--force", "--max-memory", "--max-hours")
@@ -101,19 +76,18 @@ def shared_options(cls) -> tuple[str, ...]:
 def command_parser(cls, prog: str, description: str = "", status: bool = False) -> ConfigParser:
     """The parser a command built by `cli_run` reads its options with: the config's options, then the
     shared --config, --threads and --force (where the config does not declare one itself), and --status for
-    a command that runs a grid of cells.  The shared ones are only listed here for --help: split_global takes
-    them out of argv first."""
+    a command that runs a grid of cells (the others refuse it in one line), each with its converter."""
     parser = build_parser(cls, prog, description)
     own = frozenset(f.name for f in dataclasses.fields(cls))
     takes = shared_options(cls)
     for opt, text in GLOBAL_HELP.items():
-        if opt[2:] in own or (opt == "--status" and not status) or (opt != "--status" and opt not in takes):
+        if opt[2:].replace("-", "_") in own or (opt != "--status" and opt not in takes):
             continue
         flag = opt in ("--force", "--status")
         metavar = {"--config": "FILE", "--max-memory": "SIZE", "--max-hours": "H"}.get(opt, "N")
         parser.add_argument(opt, action="store_true" if flag else None, default=argparse.SUPPRESS,
-                            **({} if flag else {"metavar": metavar}),
-                            help=text)
+                            **({} if flag else {"metavar": metavar, "type": GLOBAL_TYPES[opt]}),
+                            help=text if status or opt != "--status" else argparse.SUPPRESS)
     return parser
 
 
@@ -127,14 +101,10 @@ def cli_run(prog: str, cls, description: str, quick: dict, run, argv: list[str],
 
     def body():
         own = frozenset(f.name for f in dataclasses.fields(cls))
-        refused = frozenset(o[2:] for o in SHARED_OPTIONS if o not in shared_options(cls))   # left to argparse,
-        opts, rest = split_global(prog, argv, own | refused)                                  # which refuses them
+        given = vars(command_parser(cls, prog, description, status=grid is not None).parse_args(argv))
+        opts = {k: d if k in own else given.pop(k, d) for k, d in GLOBAL_DEFAULTS.items()}   # a config's own --force: its
         if opts["status"] and grid is None:
             raise UsageError("--status: this command runs no grid of cells; its run folder's summary says what it did")
-        given = vars(command_parser(cls, prog, description, status=grid is not None).parse_args(rest))
-        for k in ("threads", "force", "config", "status", "max_memory", "max_hours"):
-            if k not in own:
-                given.pop(k, None)
         budget.GIVEN = opts["max_memory"]     # this command line's, never a previous call's (in-process runs)
         budget.HOURS_GIVEN = opts["max_hours"]
         apply_threads(opts["threads"])

@@ -425,9 +425,9 @@ def _known_keys(cls) -> set[str]:
 
 
 def from_dict(cls, d: dict, base=None, where: str = "config"):
-    """The dataclass `cls` from a nested dict such as config.json holds (lists -> tuples, "inf" -> inf).
-    A key that is neither a field nor a value a run derives (`_known_keys`) is one line naming it, and so is a
-    field of the wrong type or outside the command line's limits: a typo never runs the defaults."""
+    """The dataclass `cls` from a nested dict such as config.json holds (lists -> tuples, "inf" -> inf); an unknown key
+    (`_known_keys`), a wrong type or a value past the command line's limits is one line.  Not cattrs or dacite: tried,
+    cattrs 26.2 read true as 1, 1e30 as int, "12" as seeds (1, 2); dacite 1.9's hook errors lost the field's name."""
     import difflib
     base = cls() if base is None else base
     hints = typing.get_type_hints(cls)

@@ -235,7 +235,6 @@ def test_every_command_of_the_real_plan_parses_and_its_parts_fit_the_deadline():
     for p in pieces:
         prog = p.argv[0] + ("" if p.argv[0] == "jackson-device-check" else " " + p.argv[1])
         rest = p.argv[1:] if p.argv[0] == "jackson-device-check" else p.argv[2:]
-        _, rest = C.split_global(prog, rest)
         seen[prog].parse_args(rest)                                 # SystemExit (the test fails) on a bad option
     assert [p.name for p in pieces if p.part == "cot_dp"][:12] == [
         f"cot-lis-{s}-{m}-d{d}" for s in (20, 35) for d in (64, 128) for m in dp.COT_MODELS]   # LIS first

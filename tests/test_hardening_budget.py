@@ -734,8 +734,8 @@ def RELIABILITY_SECTION() -> tuple[str, str]:
         ("`--checkpoint`", f"at most {f(models.MAX_CHECKPOINT_BYTES)}, a regular file, read weights-only (no code runs, torch's warnings kept off)"),
         ("cot-dp's meta.json, split lines", f"meta.json at most {f(cot_data.MAX_META_BYTES)} and {MAX_JSON_DEPTH} levels; a line at most "
          f"{f(cot_data.MAX_LINE_BYTES)}; files regular; a file linked outside its dataset folder is read but never quoted"),
-        ("`--dask-scheduler`", f"a TCP connect within {budget.SCHEDULER_TIMEOUT_S:g} s, then a Dask scheduler's opening message "
-         f"within {budget.SCHEDULER_TIMEOUT_S:g} s more (at most {f(budget.HANDSHAKE_MAX_BYTES)}), checked before the run folder is opened"),
+        ("`--dask-scheduler`", f"a TCP connect within {budget.SCHEDULER_TIMEOUT_S:g} s, then Dask's own handshake "
+         f"(distributed.comm.connect) within {budget.SCHEDULER_TIMEOUT_S:g} s more, checked before the run folder is opened"),
         ("`--normalize`", f"every std at least {normalize.MIN_STD:g}, every mean and std within +-{normalize.MAX_SCALE:g}"),
         ("`--download`", f"each network wait at most {DOWNLOAD_TIMEOUT_S:g} s"),
         ("subprocesses", "git (the commit in environment.json) at most 5 s a call"),
