@@ -429,6 +429,21 @@ class RunLock:
             self.fh.close()
 
 
+def _state(out: Path) -> dict:
+    """What a run folder holds, to tell whether an invocation changed it: its top-level files by content (a
+    summary rewritten as it was is unchanged), files below by size and modification time (a cell that trained
+    again is changed); its environment record and lock left out."""
+    import hashlib
+    state = {}
+    for p in sorted(out.rglob("*")):
+        if p.name in ("environment.json", LOCK) and p.parent == out or not p.is_file():
+            continue
+        st = p.stat()
+        state[str(p.relative_to(out))] = (hashlib.sha256(p.read_bytes()).hexdigest() if p.parent == out
+                                          else (st.st_size, st.st_mtime_ns))
+    return state
+
+
 @contextlib.contextmanager
 def open_run(out: str | os.PathLike, kind: str, command: str, config: dict | None, *, scheduler: str = "",
              device: str | None = None, force: bool | None = None, record: bool = True):
@@ -452,7 +467,11 @@ def open_run(out: str | os.PathLike, kind: str, command: str, config: dict | Non
         PROTECTED.update(foreign)
     lock = RunLock(out)
     try:
+        before = held_env = None
         if record:
+            before = _state(out)
+            with contextlib.suppress(OSError, UnicodeDecodeError):
+                held_env = (out / "environment.json").read_text() if (out / "environment.json").is_file() else None
             # before this run writes into its folder: a rerun into a committed folder must not call the code "dirty"
             env = environment(kind, command, device)
             earlier = earlier_environments(out / "environment.json", kind)   # before command.txt is rewritten
@@ -469,6 +488,8 @@ def open_run(out: str | os.PathLike, kind: str, command: str, config: dict | Non
             env["earlier"] = earlier
             write_atomic(out / "environment.json", json.dumps(env, indent=1) + "\n")
         yield out
+        if held_env is not None and _state(out) == before:   # it trained nothing and rewrote every output as it
+            write_atomic(out / "environment.json", held_env)  # was: no record of it (a committed folder stays as is)
     except OSError as e:      # one that names no file (a full disk fails inside a write): name the run folder
         if not e.filename:
             raise OSError(e.errno, e.strerror or str(e), str(out)) from None

@@ -147,6 +147,26 @@ def test_a_resumed_run_keeps_the_earlier_environment_records(tmp_path):
     assert json.loads((out / "environment.json").read_text())["earlier"] == []
 
 
+@case("rerun-changes-nothing", "jackson-sweep ...   # again, into its own finished folder (README command 1 twice)",
+      "the outputs rewritten as they were and environment.json left as it was: a committed folder stays committed")
+def test_an_invocation_that_changes_nothing_leaves_the_folder_as_it_was(tmp_path, capsys):
+    out = tmp_path / "run"
+    rc, so, se = sweep([*QUICK, "--out", str(out)], capsys)
+    assert rc == 0, se
+    files = {p: p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+    rc, so, se = sweep([*QUICK, "--out", str(out)], capsys)           # every cell finished: a re-summary
+    assert rc == 0 and "already finished" in so + se, se
+    assert {p: p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()} == files
+    # the control: an invocation that changes an output, or a file below, is recorded
+    for change in (lambda o: (o / "summary.md").write_text("changed\n"),
+                   lambda o: os.utime(next((o / "cells").rglob("cell.json")), ns=(1, 1))):
+        held = json.loads((out / "environment.json").read_text())
+        with open_run(out, "jackson-sweep", held["command"], json.loads((out / "config.json").read_text())) as o:
+            change(o)
+        assert json.loads((out / "environment.json").read_text())["earlier"][-1] == {
+            k: v for k, v in held.items() if k != "earlier"}
+
+
 def test_a_rebuild_of_a_folder_older_than_environment_json_keeps_its_git_provenance(tmp_path):
     """A folder written before runs recorded environment.json has a provenance.json derived from git history; a
     rebuild into it records that as its first earlier invocation (with the old command), so the report does not

@@ -19,6 +19,7 @@ from jackson.lab_report.entries import counts_text, interval_text, key_number
 from jackson.lab_report.words import OPERATORS, short
 from jackson.lab_report.html_page import glance_html
 from jackson.lab_report.tables import claims_tex
+from tools import needs, tool
 from jackson.verdict import (BRACKETS, CI95, FAILED, HEAD_RANGE, LAB, ONE_SEED, PAIR_RANGE, PAPER, SEED_RANGE, STATUSES,
                              UNLABELLED, Claim, Outcome, bracket_of, seed_bootstrap, seed_range)
 
@@ -135,10 +136,6 @@ def test_a_short_text_never_cuts_a_formula():
     assert short("the error decays like m_h^-(2 alpha - 1)", 35) == "the error decays like …"
 
 
-def _chromium() -> str | None:
-    return shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
-
-
 PROBE = """<script>window.addEventListener('load', () => {
   const g = document.getElementById('at-a-glance');
   const rows = [...g.querySelectorAll('table.glance tr')].map(r => r.getBoundingClientRect().height);
@@ -150,14 +147,14 @@ PROBE = """<script>window.addEventListener('load', () => {
 });</script>"""
 
 
-@pytest.mark.skipif(_chromium() is None, reason="no Chromium here")
+@needs("chromium")
 def test_the_first_screen_is_one_screen_at_1280_by_1000(tmp_path, lab_rows):
     """The lab's ledger, rendered, in headless Chromium at 1280x1000: every paper's block and the brackets' legend
     end above the fold, each claim on one line, nothing wider than the window."""
     from jackson.lab_report.html_page import render_html
     page = render_html(tmp_path, [], [], lab_rows).replace("</body>", PROBE + "</body>")
     (tmp_path / "index.html").write_text(page)
-    p = subprocess.run([_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+    p = subprocess.run([tool("chromium"), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
                         f"--user-data-dir={tmp_path}/profile", "--window-size=1280,1000", "--virtual-time-budget=5000",
                         "--dump-dom", (tmp_path / "index.html").as_uri()], capture_output=True, text=True, timeout=120)
     m = re.search(r'<pre id="probe">(.*?)</pre>', p.stdout, re.S)

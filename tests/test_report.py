@@ -15,9 +15,10 @@ from pathlib import Path
 import pytest
 
 from jackson.lab_report.claims import VERDICTS
-from jackson.lab_report.check import browser_check, browser_report, check_html, chromium
+from jackson.lab_report.check import browser_check, browser_report, check_html
 from jackson.lab_report.page import ReportConfig, build_report, main
 from conftest import png, reports_copy_ignore
+from tools import needs, tool
 
 REPO_REPORTS = Path(__file__).resolve().parent.parent / "reports"
 
@@ -253,22 +254,11 @@ def test_checker_catches_broken_pages(tmp_path):
         assert len(problems) == 1 and why in problems[0], (src, problems)
 
 
-def _cannot_install_chromium() -> bool:
-    """Only where installing is impossible may the browser tests skip: .ci/run installs Debian's chromium
-    as root (`apt-get install -y chromium`); a root machine with apt-get and no Chromium fails them."""
-    return chromium() is None and (os.geteuid() != 0 or shutil.which("apt-get") is None)
-
-
-needs_chromium = pytest.mark.skipif(
-    _cannot_install_chromium(),
-    reason="no Chromium, and this machine cannot install it (not root, or no apt-get): as root, "
-           "`apt-get install -y chromium` (what .ci/run does) makes the headless-browser tests run")
+needs_chromium = needs("chromium")
 
 
 def _chromium() -> str:
-    exe = chromium()
-    assert exe, "no Chromium on this root machine: `apt-get update && apt-get install -y chromium` (.ci/run does)"
-    return exe
+    return tool("chromium")
 
 
 def _embedded_pngs(page: str) -> list[str]:
@@ -680,20 +670,19 @@ def test_committed_latex_is_current():
         _tex_well_formed((REPO_REPORTS / name).read_text())
 
 
-@pytest.mark.skipif(shutil.which("pdflatex") is None, reason="no pdflatex here (Debian: texlive-latex-base, "
-                    "texlive-latex-recommended); the well-formedness test above runs everywhere")
 def _pdflatex(tmp_path, name: str, geometry: str, inputs: list[Path]) -> str:
     """Compile the inputs in an article with the given geometry; the log."""
     doc = tmp_path / f"{name}.tex"
     doc.write_text(f"\\documentclass{{article}}\\usepackage[{geometry}]{{geometry}}"
                    "\\usepackage{booktabs,longtable,array}\\begin{document}"
                    + "".join(f"\\input{{{p}}}" for p in inputs) + "\\end{document}\n")
-    p = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", doc.name], cwd=tmp_path,
+    p = subprocess.run([tool("pdflatex"), "-interaction=nonstopmode", "-halt-on-error", doc.name], cwd=tmp_path,
                        capture_output=True, text=True, timeout=120)
     assert p.returncode == 0 and (tmp_path / f"{name}.pdf").stat().st_size > 1000, p.stdout[-800:]
     return (tmp_path / f"{name}.log").read_text(errors="replace")
 
 
+@needs("pdflatex")        # the well-formedness test above runs everywhere
 def test_latex_compiles_with_pdflatex_without_overfull_boxes(tmp_path):
     """The committed folders' tables: claims.tex and tables.tex in portrait on a 6.5 in text width (letter, 1 in
     margins), claims-full.tex on a landscape page; pdfLaTeX reports no overfull box in either."""
