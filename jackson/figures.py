@@ -22,6 +22,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from .config import need
+from . import quick
 from .runfolder import replace_via_temp
 
 DPI = 200
@@ -114,6 +115,8 @@ def save(fig, path: Path | str, **kwargs) -> list[Path]:
     The figure is closed even when writing fails (the OSError propagates)."""
     path = Path(path)
     kwargs["dpi"] = max(int(kwargs.get("dpi") or DPI), DPI)
+    if quick.figure_of_quick_run(path):   # a quick run's figure says so in its title
+        _mark_quick(fig)
     try:
         with figure_style():
             if path.suffix.lower() in VECTOR:
@@ -125,6 +128,13 @@ def save(fig, path: Path | str, **kwargs) -> list[Path]:
             return [path, vec]
     finally:
         _close(fig)
+
+
+def _mark_quick(fig) -> None:
+    """"[quick run]" in front of the figure's title (its suptitle, else its first panel's)."""
+    title = fig._suptitle if fig._suptitle is not None else (fig.axes[0].title if fig.axes else None)
+    if title is not None and not title.get_text().startswith(quick.TAG):
+        title.set_text(f"{quick.TAG} {title.get_text()}".strip())
 
 
 def _atomic(fig, path: Path, fmt: str, kwargs: dict) -> None:

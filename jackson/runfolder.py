@@ -37,6 +37,7 @@ import sys
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from . import quick
 from .config import COMMON, UsageError, check_out_dir, need
 from .config import config_change, read_json
 
@@ -430,9 +431,8 @@ class RunLock:
 
 
 def _state(out: Path) -> dict:
-    """What a run folder holds, to tell whether an invocation changed it: its top-level files by content (a
-    summary rewritten as it was is unchanged), files below by size and modification time (a cell that trained
-    again is changed); its environment record and lock left out."""
+    """What a run folder holds: top-level files by content (a summary rewritten as it was is unchanged), files below
+    by size and modification time (a cell trained again is changed); its environment record and lock left out."""
     import hashlib
     state = {}
     for p in sorted(out.rglob("*")):
@@ -487,7 +487,8 @@ def open_run(out: str | os.PathLike, kind: str, command: str, config: dict | Non
             write_atomic(out / "command.txt", command + "\n")
             env["earlier"] = earlier
             write_atomic(out / "environment.json", json.dumps(env, indent=1) + "\n")
-        yield out
+        with quick.marking(out, config):          # a quick run's figures and summary say so
+            yield out
         if held_env is not None and _state(out) == before:   # it trained nothing and rewrote every output as it
             write_atomic(out / "environment.json", held_env)  # was: no record of it (a committed folder stays as is)
     except OSError as e:      # one that names no file (a full disk fails inside a write): name the run folder

@@ -22,7 +22,7 @@ DOC = ROOT / "ARCHITECTURE.md"
 CORE = ("jackson.config", "jackson.runfolder", "jackson.checkpoint", "jackson.sweep", "jackson.progress", "jackson.expr",
         "jackson.fit", "jackson.schedule", "jackson.models", "jackson.attention", "jackson.pod", "jackson.rates",
         "jackson.figures", "jackson.verdict", "jackson.command", "jackson.column_words", "jackson.hparams", "jackson.threads",
-        "jackson.evidence", "jackson.budget")
+        "jackson.evidence", "jackson.budget", "jackson.quick")
 # experiment packages the core must not import (a name or anything under it)
 EXPERIMENTS = ("jackson.rate_sweep", "jackson.app_b", "jackson.lab_report", "rnn_compare", "vit_probe", "cot_dp")
 LIBRARY = ("jackson", "synthetic", "rnn_compare", "vit_probe", "cot_dp")   # packages whose modules need a line

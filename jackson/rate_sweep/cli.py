@@ -16,7 +16,7 @@ def sweep_main(argv: list[str] | None = None) -> int:
     print(f"summary: {out}/summary.md")
     print(f"figures: {out}/error_vs_mh.png, {out}/learned_spectrum.png, {out}/loss_curves.png")
     for line in exponent_lines(summary):
-        print(line)
+        print(f"[quick run] {line}" if cfg.quick else line)
     return 0
 
 
