@@ -1,19 +1,17 @@
-"""The card's printed line that the README quotes, generated: `python tests/readme_card.py` rebuilds the line command 1
+"""The card's printed result that the README quotes, generated: `python tests/readme_card.py` rebuilds what command 1
 prints from the committed folder the README names (its summary.json, through the same function the command prints
-with) and writes it, wrapped, into the README's card-output block.  tests/test_readme.py fails when the quoted line
+with) and writes it into the README's card-output block.  tests/test_readme.py fails when the quoted line
 and the folder disagree (a reference run re-measured, a rule reworded)."""
 from __future__ import annotations
 
 import json
 import re
 import sys
-import textwrap
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"
 BEGIN, END = "<!-- card-output", "<!-- /card-output -->"
-WIDTH = 112          # the text of a wrapped line; with its 4-space indent at most 116 characters
 
 
 def block(text: str) -> str:
@@ -29,27 +27,30 @@ def folder(text: str) -> Path:
 
 
 def quoted(text: str) -> str:
-    """The printed line as the README quotes it: the indented lines of the block, unwrapped."""
-    lines = [ln[4:] for ln in block(text).splitlines() if ln.startswith("    ")]
-    return " ".join(lines)
+    """The printed result as the README quotes it: the indented lines of the block, each as printed."""
+    return _fenced(block(text))[1]
+
+
+def _fenced(body: str) -> tuple[str, str]:
+    """(the fenced block with its fences, its text) of the card-output block: the printed result, as printed."""
+    m = re.search(r"^```text\n(.*?)\n```$", body, re.M | re.S)
+    if not m:
+        raise SystemExit("readme_card: the card-output block holds no ```text block to fill")
+    return m.group(0), m.group(1)
 
 
 def printed(run: Path) -> str:
-    """The line command 1 printed for the folder's (first) target, rebuilt from its summary.json."""
-    from jackson.rate_sweep.cli import exponent_lines
-    return exponent_lines(json.loads((run / "summary.json").read_text()))[0]
+    """What command 1 prints for the folder, rebuilt from its summary.json through the function the command prints
+    with (the folder named as the command names it: relative to the checkout)."""
+    from jackson.rate_sweep.cli import result_block
+    return "\n".join(result_block(json.loads((run / "summary.json").read_text()), run.relative_to(REPO)))
 
 
 def main() -> int:
     text = README.read_text()
-    line = printed(folder(text))
-    wrapped = "\n".join("    " + ln for ln in textwrap.wrap(line, WIDTH, break_on_hyphens=False, break_long_words=False))
-    body = block(text)
-    old = "\n".join(ln for ln in body.splitlines() if ln.startswith("    "))
-    if not old:
-        raise SystemExit("readme_card: the card-output block holds no indented line to replace")
-    README.write_text(text.replace(old, wrapped, 1))
-    print(f"README.md: the card's line from {folder(text).relative_to(REPO)}")
+    fence, _ = _fenced(block(text))
+    README.write_text(text.replace(fence, f"```text\n{printed(folder(text))}\n```", 1))
+    print(f"README.md: the card's result from {folder(text).relative_to(REPO)}")
     return 0
 
 

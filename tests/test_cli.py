@@ -127,7 +127,7 @@ def test_quick_linear_attention_is_named_everywhere(tmp_path, sweep_exe, sub_env
     proc = run_sweep_cli(sweep_exe, ["--quick", "--attention", "linear", "--compare-to", str(soft),
                                      "--out", str(out)], sub_env)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert "(linear attention, learned features)" in proc.stdout
+    assert f"results: {out}/results.csv, summary.md (linear, learned features)" in proc.stdout
     cfg = json.loads((out / "config.json").read_text())
     assert cfg["model"]["attention"] == "linear" and cfg["model"]["n"] == QUICK["model"].n
     s = json.loads((out / "summary.json").read_text())

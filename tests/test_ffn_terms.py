@@ -3,6 +3,7 @@ Theorem 4.1's L1 error, each against an independent computation."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 from pathlib import Path
 
@@ -323,18 +324,23 @@ def test_a_full_run_finds_the_matching_ff_run_and_says_which_term_limits_it(tmp_
         return out
     run("--term", "ff", "--out", "reports/jackson/q-ff")
     out = run("--out", "reports/jackson/q-full")
-    assert "Eq. (17) terms:" in out and "limited by" in out and "e_FF from reports/jackson/q-ff" in out
-    assert "the attention term alone is not measured" in out                     # no given-features run yet: said
+    assert "Eq. (17) terms at m_h " in out and "limited by" in out          # printed; the folders: in the summary
+    line = json.loads((tmp_path / "reports/jackson/q-full/summary.json").read_text())["targets"][0]["terms"]["line"]
+    assert "e_FF from reports/jackson/q-ff" in line
+    assert "the attention term alone is not measured" in line                    # no given-features run yet: said
     run("--features", "given", "--out", "reports/jackson/q-given")
     out = run("--out", "reports/jackson/q-full2")
-    assert "e_attn from reports/jackson/q-given" in out and "e_FF from reports/jackson/q-ff" in out
-    assert "e_full / (e_attn + e_FF)" in out
+    line = json.loads((tmp_path / "reports/jackson/q-full2/summary.json").read_text())["targets"][0]["terms"]["line"]
+    assert "e_attn from reports/jackson/q-given" in line and "e_FF from reports/jackson/q-ff" in line
+    assert "e_full / (e_attn + e_FF)" in line and "Eq. (17) terms at m_h " in out
     md = (tmp_path / "reports/jackson/q-full2/summary.md").read_text()
     assert "e_attn (attention term alone)" in md and "e_FF (feed-forward term alone)" in md
-    other = run("--activation", "relu", "--out", "reports/jackson/q-relu")
-    assert "e_FF from" not in other
-    given = run("--activation", "relu", "--ff-from", "reports/jackson/q-ff", "--out", "reports/jackson/q-relu2")
-    assert "e_FF from reports/jackson/q-ff" in given       # named by the user: used, whatever its class
+    def terms_line(name):
+        return json.loads((tmp_path / f"reports/jackson/{name}/summary.json").read_text())["targets"][0]["terms"]["line"]
+    run("--activation", "relu", "--out", "reports/jackson/q-relu")
+    assert "e_FF from" not in terms_line("q-relu")
+    run("--activation", "relu", "--ff-from", "reports/jackson/q-ff", "--out", "reports/jackson/q-relu2")
+    assert "e_FF from reports/jackson/q-ff" in terms_line("q-relu2")      # named by the user: used, whatever its class
 
 
 def test_ff_targets_from_a_precomputed_oracle_are_the_same():
@@ -402,7 +408,8 @@ def test_terms_measures_both_terms_where_no_committed_run_holds_them(tmp_path, m
     assert rc == 0, err[-2000:]
     for sub in ("t-full-ff", "t-full-given"):
         assert (tmp_path / "reports/jackson" / sub / "summary.json").is_file()
-    assert "e_attn from reports/jackson/t-full-given" in out and "e_FF from reports/jackson/t-full-ff" in out
+    line = json.loads((tmp_path / "reports/jackson/t-full/summary.json").read_text())["targets"][0]["terms"]["line"]
+    assert "e_attn from reports/jackson/t-full-given" in line and "e_FF from reports/jackson/t-full-ff" in line
     assert out.count("--terms: measuring") == 2 and out.count(" done (") == 3      # the run, its -ff and -given
     rc, again, err = sweep("--tau", "8", "--terms", "--out", "reports/jackson/t-full")
     assert rc == 0 and "--terms: measuring" not in again and " done (" not in again, err[-2000:]

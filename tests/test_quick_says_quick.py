@@ -43,9 +43,10 @@ def test_jackson_sweep_quick_says_quick_where_it_is_read(tmp_path, capsys):
     out = tmp_path / "q"
     assert sweep_main(["--quick", "--m-h", "1,2", "--steps", "6", "--threads", "1", "--out", str(out)]) == 0
     printed = capsys.readouterr().out.splitlines()
-    assert printed.index(quick.NOTE) < printed.index(f"summary: {out}/summary.md")      # before the result
+    assert printed.index(quick.NOTE) < printed.index(f"results: {out}/results.csv, summary.md (softmax, learned "
+                                                    "features)")      # before the result
     results = [line for line in printed if line.startswith(f"{quick.TAG} alpha=")]
-    assert results and all("fitted exponent" in line for line in results)
+    assert results and all(": exponent " in line for line in results)
     assert (out / "summary.md").read_text().split("\n")[:3] == ["# jackson-sweep summary (softmax attention, "
                                                                 "learned features)", "", f"> {quick.NOTE}"]
     # run again: the note is not doubled, and the folder is as it was

@@ -98,9 +98,9 @@ def test_the_first_screen_orients():
     assert "(reports/index.md)" in head and "reports/index.html" in head
     assert "jackson-sweep" in head and "<!-- card-output" in head and "<!-- /card-output -->" in text
     # the card's own output, from a committed run: its line begins, and names the terms of Eq. (17), on the first screen
-    assert "alpha=1.5 rank=inf (softmax attention, learned features): fitted exponent" in head
-    flat = " ".join(ln.strip() for ln in head.splitlines())       # the wrapped line read as one
-    assert "Eq. (17) terms:" in flat and "limited by" in flat
+    assert "\nalpha=1.5 rank=inf: exponent " in head and "Theorem 4.1 -2.00; rate " in head
+    assert "\nresults: reports/jackson/sweep-a1.5-rinf/results.csv, summary.md (softmax, learned features)" in head
+    assert re.search(r"\n  Eq. \(17\) terms at m_h 16: limited by ", head)
     two = text[text.index("## Two commands"):text.index("\n## ", text.index("## Two commands") + 3)]
     assert "&& python -m pytest tests" in two
     ci = (README.parent / ".ci" / "run").read_text()

@@ -11,13 +11,69 @@ def sweep_main(argv: list[str] | None = None) -> int:
     install_signals()     # before the heavy imports: Ctrl-C during start-up is one line too
     cfg, result = guarded("jackson-sweep", lambda: _sweep(sys.argv[1:] if argv is None else argv))
     summary = result.summary
-    out = cfg.resolved_out()
-    print(f"results: {out}/results.csv")
-    print(f"summary: {out}/summary.md")
-    print(f"figures: {out}/error_vs_mh.png, {out}/learned_spectrum.png, {out}/loss_curves.png")
-    for line in exponent_lines(summary):
-        print(f"[quick run] {line}" if cfg.quick else line)
+    for line in result_block(summary, cfg.resolved_out()):
+        headline = not line.startswith((" ", "results: ", "figures: "))
+        print(f"[quick run] {line}" if cfg.quick and headline else line)
     return 0
+
+
+WIDTH = 96    # a printed result line's most characters (quoted in the README with a 4-space indent: 100)
+
+
+def result_block(summary: dict, folder) -> list[str]:
+    """What jackson-sweep prints, target by target, headline first: a target judged by the rate rule gets its exponent
+    against Theorem 4.1, one line per promised range (against the exact tail), the limiting term at its largest m_h
+    and what its members are; any other target its one line (exponent_lines); then the files it wrote.
+    Lines of at most WIDTH characters (a long --out aside); summary.md holds the rest."""
+    import textwrap
+    out = []
+    for t, line in zip(summary["targets"], exponent_lines(summary)):
+        if t.get("rate", {}).get("ranges") and t["exponents"].get("test") and not t.get("kernel") and not t.get("explicit"):
+            out += _rate_block(t, len(summary.get("m_ff", [])) > 1, summary.get("cycle_stops"))
+        else:
+            out.append(line)
+    t0 = summary["targets"][0] if summary["targets"] else {}
+    model = f"{t0.get('attention', 'softmax')}, {t0.get('features', 'learned')} features" if t0 else "all of it"
+    out.append(f"results: {folder}/results.csv, summary.md ({model})")
+    out.append(f"figures: {folder}/error_vs_mh.png, learned_spectrum.png, loss_curves.png")
+    return out
+
+
+def _rate_block(t: dict, by_mff: bool, cap: dict | None) -> list[str]:
+    import textwrap
+    from .summary_text import format_exponent, members_text
+    from .terms import LIMIT_NAME
+    rate, w = t["rate"], f" m_FF={t['m_ff']}" if by_mff else ""
+    lines = [f"alpha={t['alpha']:g} rank={t['rank']}{w}: exponent {format_exponent(t['exponents']['test'])}, "
+             f"Theorem 4.1 {t['predicted_exponent']:+.2f}; rate {rate['verdict']}"]
+    for r in rate["ranges"]:
+        if r.get("d") is None:
+            lines.append(f"  m_h {r['range']}: {r['verdict']} ({r['why']})")
+            continue
+        lines.append(f"  m_h {r['range']}: {r['measured']:+.2f} vs exact tail {r['reference']:+.2f}, d {r['d']:+.2f} "
+                     f"[{r['d_lo']:+.2f}, {r['d_hi']:+.2f}]: {r['verdict']}" + (", budget members" if r.get("budget") else ""))
+    rows = (t.get("terms") or {}).get("rows") or []
+    if rows:
+        top = rows[-1]
+        nums = ", ".join(f"{k.replace('e_ff', 'e_FF')} {top[k]:.2g}" for k in ("e_full", "e_attn", "e_ff")
+                         if top.get(k) is not None)
+        lines.append(f"  Eq. (17) terms at m_h {top['m_h']}: limited by {LIMIT_NAME.get(top['limiting'], top['limiting'])} "
+                     f"({nums})")
+    else:
+        lines.append("  which term limits it: not measured (a --term ff and a --features given run measure them)")
+    checked = members_text(t).removeprefix("doubling check: ")
+    notes = [f"{checked} (doubling check)" if checked != members_text(t) or not t.get("doubling") else checked]
+    st = t.get("statuses", {})
+    if st.get("budget"):
+        notes.append(f"{st['budget']} of {sum(st.values())} " + (f"members still falling at the cap of {cap['cycles']} cycles"
+                                                               if cap else "still improving"))
+    if st.get("diverged"):
+        notes.append(f"{st['diverged']} diverged")
+    if t.get("degenerate", {}).get("flag"):
+        notes.append(t["degenerate"]["why"])
+    lines += textwrap.wrap("members: " + "; ".join(notes), WIDTH, initial_indent="  ", subsequent_indent="    ",
+                           break_on_hyphens=False)
+    return lines
 
 
 def _sweep(argv: list[str]):
