@@ -40,6 +40,6 @@ def marking(out: Path, config):
     if f"> {NOTE}" in text:
         return
     head, sep, rest = text.partition("\n") if text.startswith("#") else ("", "", text)
-    tmp = summary.with_name(f".{summary.name}.tmp-{os.getpid()}")
-    tmp.write_text(f"{head}{sep}\n> {NOTE}\n\n{rest}" if head else f"> {NOTE}\n\n{rest}")
+    tmp = summary.with_name(f".{summary.name}.tmp-{os.getpid()}")   # runfolder.write_atomic's way: runfolder imports
+    tmp.write_text(f"{head}{sep}\n> {NOTE}\n\n{rest}" if head else f"> {NOTE}\n\n{rest}")   # this module (no circle)
     os.replace(tmp, summary)

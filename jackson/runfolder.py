@@ -469,9 +469,9 @@ def open_run(out: str | os.PathLike, kind: str, command: str, config: dict | Non
     try:
         before = held_env = None
         if record:
-            before = _state(out)
             with contextlib.suppress(OSError, UnicodeDecodeError):
                 held_env = (out / "environment.json").read_text() if (out / "environment.json").is_file() else None
+            before = _state(out) if held_env is not None else None   # a folder without a record has none to keep
             # before this run writes into its folder: a rerun into a committed folder must not call the code "dirty"
             env = environment(kind, command, device)
             earlier = earlier_environments(out / "environment.json", kind)   # before command.txt is rewritten

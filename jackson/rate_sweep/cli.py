@@ -25,7 +25,6 @@ def result_block(summary: dict, folder) -> list[str]:
     against Theorem 4.1, one line per promised range (against the exact tail), the limiting term at its largest m_h
     and what its members are; any other target its one line (exponent_lines); then the files it wrote.
     Lines of at most WIDTH characters (a long --out aside); summary.md holds the rest."""
-    import textwrap
     out = []
     for t, line in zip(summary["targets"], exponent_lines(summary)):
         if t.get("rate", {}).get("ranges") and t["exponents"].get("test") and not t.get("kernel") and not t.get("explicit"):
@@ -61,8 +60,9 @@ def _rate_block(t: dict, by_mff: bool, cap: dict | None) -> list[str]:
                      f"({nums})")
     else:
         lines.append("  which term limits it: not measured (a --term ff and a --features given run measure them)")
-    checked = members_text(t).removeprefix("doubling check: ")
-    notes = [f"{checked} (doubling check)" if checked != members_text(t) or not t.get("doubling") else checked]
+    labels = members_text(t)        # "doubling check: 10 converged, ..." or the not-checked note
+    notes = [f"{labels.removeprefix('doubling check: ')} (doubling check)" if labels.startswith("doubling check: ")
+             else labels]
     st = t.get("statuses", {})
     if st.get("budget"):
         notes.append(f"{st['budget']} of {sum(st.values())} " + (f"members still falling at the cap of {cap['cycles']} cycles"
