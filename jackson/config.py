@@ -40,6 +40,7 @@ import re
 import signal
 import stat
 import sys
+import types
 import typing
 from pathlib import Path
 
@@ -119,11 +120,7 @@ def parse_float_list(s: str) -> tuple[float, ...]:
 
 
 def parse_rank_list(s: str) -> tuple[float, ...]:
-    out = []
-    for p in s.split(","):
-        p = p.strip().lower()
-        out.append(math.inf if p in ("inf", "infinity") else float(int(p)))
-    return tuple(out)
+    return tuple(math.inf if p.strip().lower() in ("inf", "infinity") else float(int(p)) for p in s.split(","))
 
 
 PARSERS = {"rank": parse_rank_list}  # per-field overrides of the type-based parser
@@ -137,8 +134,9 @@ def _parser_for(name, tp):
         return parse_int_list if args[0] is int else parse_float_list
     if tp is bool:
         return None
-    if origin is typing.Union or str(origin) == "types.UnionType":
-        return str
+    if origin in (typing.Union, types.UnionType):
+        kinds = [a for a in args if a is not type(None)]    # `float | None` (unset: derived) parses as a float
+        return _parser_for(name, kinds[0]) if len(kinds) == 1 else str
     return {float: parse_float, int: parse_int}.get(tp, tp)
 
 
@@ -384,6 +382,8 @@ def read_config(cls, path: str):
 
 def _coerce(v, tp, where: str):
     origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if origin in (typing.Union, types.UnionType) and type(None) in args and len(args) == 2:
+        return None if v is None else _coerce(v, next(a for a in args if a is not type(None)), where)
     if origin is tuple:
         need(isinstance(v, (list, tuple)), f"{where}: expected a list, got {v!r}")
         return tuple(_coerce(x, args[0], where) for x in v)

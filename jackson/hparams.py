@@ -20,8 +20,8 @@ class ModelConfig:
     width: int = 128       # hidden width of both MLPs (App. C)
     depth: int = 3         # linear layers per MLP (App. C "depth 3"): 2 hidden GELU layers
     qk_init: float = 3.0   # W_Q, W_K init scale x PyTorch default; >1 leaves the uniform-attention saddle sooner
-    in_scale: float = 3.0  # f_hat first-layer init scale x PyTorch default; >1 spreads GELU kinks over [0, 1] (sin: the first layer's frequencies, U(-in_scale, in_scale) for scalar inputs)
-    activation: str = "gelu"  # the FFN class of f_hat and F_hat, between layers: gelu (App. C's dense network) | relu | sin (periodic: represents the sin/cos POD bases; jackson-sweep's default, at --in-scale 60; gelu and relu take 3 unless --in-scale is given)
+    in_scale: float | None = None  # f_hat first-layer init scale x PyTorch default; >1 spreads GELU kinks over [0, 1] (sin: the first layer's frequencies, U(-in_scale, in_scale) for scalar inputs); unset: the class's own (IN_SCALES: sin 60, gelu and relu 3)
+    activation: str = "sin"   # the FFN class of f_hat and F_hat, between layers: sin (periodic: represents the sin/cos POD bases; chosen by measurement, see IN_SCALES) | gelu (App. C's dense network) | relu
     pos: str = "none"      # positional encoding x(t) -> A x(t) + e(t) (Sec. 4.1): none | learned | sinusoidal
     d_pos: int = 16        # d', the width of A x(t) + e(t) when pos != none
     tau_max: int = 64      # longest sequence the positional table e(t) covers
@@ -29,6 +29,16 @@ class ModelConfig:
     features: str = "learned"  # learned: f_hat, F_hat are MLPs (Eq. 5) | given: fixed features holding the target's basis, only W_Q, W_K and an affine value map (a, b) trained -- the attention term of Eq. (17) alone
     given_qk_sd: float = 1.0   # given features: initial logit sd (W_Q, W_K scaled by 1/(sqrt(dim) m_h^(1/4)))
     features_k: int = 16   # given features: the target's phi_i and psi_i for i <= features_k (and f(x) for the value); as the reference for the attention term it is uncapped only up to m_h = features_k / 2, and the summaries say which m_h are capped
+
+    # What a model record meant for a field it lacks, and what cell keys are hashed against (jackson.sweep.non_default):
+    # the value the field held before the default moved to the sine class.  A cell.json keeps only the fields that
+    # differ from these, and a config.json written before --activation existed has no class: both held GELU models,
+    # so every finished cell keeps its key and every old folder reads as what it ran.
+    RECORD_DEFAULTS = {"activation": "gelu", "in_scale": 3.0}
+
+    def __post_init__(self):
+        if self.in_scale is None:        # each class with its own first-layer scale (an unknown class: validate_m_h)
+            object.__setattr__(self, "in_scale", IN_SCALES.get(self.activation, IN_SCALES["gelu"]))
 
     @property
     def f_in(self) -> int:
@@ -50,11 +60,33 @@ class ModelConfig:
 
 FEATURES = ("learned", "given")
 
+
+def model_config(d: dict) -> ModelConfig:
+    """A ModelConfig from a recorded dict (a cell.json's model, which keeps only the fields that differ from
+    RECORD_DEFAULTS): the fields it names, RECORD_DEFAULTS' values for the others, the defaults for the rest."""
+    names = {f.name for f in fields(ModelConfig)}
+    return ModelConfig(**{**ModelConfig.RECORD_DEFAULTS, **{k: tuple(v) if isinstance(v, list) else v
+                                                             for k, v in d.items() if k in names}})
+
+
+def recorded(model: dict, name: str):
+    """A model field as a record holds it (a summary's target, a cell.json or config.json model): a field the record
+    lacks ran with its ModelConfig.RECORD_DEFAULTS value."""
+    return model.get(name, ModelConfig.RECORD_DEFAULTS[name])
+
 # The FFN class F^(m_FF) of Sec. 4 (the activation between the layers of f_hat and F_hat; jackson.models.ACTIVATION_FNS
-# holds the functions).  The theorem allows any class, with its own beta; App. C's "dense network" is read as GELU
-# (ModelConfig's default).  jackson-sweep fits the sine class unless told otherwise (rate_sweep.config.DEFAULT_MODEL,
-# chosen by measurement); a model with no class of its own (given features, an old config.json) keeps GELU's fields.
+# holds the functions).  The theorem allows any class, with its own beta; App. C's "dense network" is read as GELU.
+# ModelConfig's default is the sine class, its first layer's frequencies U(-60, 60) for scalar inputs, chosen by
+# measurement (reports/jackson/FITTING.md, "The default FFN class"): on the card's target (3 seeds) the sine full model
+# sits at 0.79-0.99x e_attn + e_FF at every m_h 1..16, limited by its attention term (its e_FF is 3.5x-7,400x
+# smaller), where GELU's floors at its own e_FF (~8e-5) from m_h 6; on shifted-Legendre bases it is again the lower
+# curve.  In-scale 60 was measured at 3,000 steps on the trace-free target, alpha 1.5: m_h 16 at 1.5x its rank-16
+# oracle with 60, 2.6x with 30 (../shared/notes/training-observations.md).  GELU and ReLU take App. C's scale 3.
+# A model with no class of its own (given features, a config.json older than --activation) keeps GELU's fields
+# (ModelConfig.RECORD_DEFAULTS).  The App. B tasks and the RNN comparison fit GELU, as their committed runs did.
 ACTIVATIONS = ("gelu", "relu", "sin")
+IN_SCALES = {"gelu": 3.0, "relu": 3.0, "sin": 60.0}   # each class's first-layer init scale unless one is given
+DENSE_MODEL = ModelConfig(activation="gelu")   # App. C's dense network at App. C's sizes: the App. B tasks' model
 
 
 MAX_LR = 1.0         # Adam moves every weight by up to lr a step: past 1 (measured: jackson-sweep --quick at --lr 3) every fit diverges

@@ -31,8 +31,10 @@ def non_default(cfg) -> dict:
     """A dataclass config as a dict of the fields that differ from their defaults (recursively).
 
     Cell keys hash this, so adding a config field with a default later leaves every existing key,
-    and so every finished cell folder, valid."""
+    and so every finished cell folder, valid.  A class whose defaults moved says what they were in
+    `RECORD_DEFAULTS` (hparams.ModelConfig): its fields are compared with those."""
     out = {}
+    recorded = getattr(type(cfg), "RECORD_DEFAULTS", {})
     for f in dataclasses.fields(cfg):
         v = getattr(cfg, f.name)
         if dataclasses.is_dataclass(v):
@@ -40,7 +42,9 @@ def non_default(cfg) -> dict:
             if sub:
                 out[f.name] = sub
             continue
-        if f.default is not dataclasses.MISSING:
+        if f.name in recorded:
+            d = recorded[f.name]
+        elif f.default is not dataclasses.MISSING:
             d = f.default
         elif f.default_factory is not dataclasses.MISSING:
             d = f.default_factory()

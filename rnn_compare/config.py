@@ -84,7 +84,7 @@ class CompareConfig:
 
 QUICK = {"seeds": (0, 1), "tau": 12, "n_train": 256, "n_test": 128, "swap": 3,
          "rnn": RNNConfig(hidden=16),
-         "transformer": ModelConfig(n=8, d_v=8, width=16, pos="learned", d_pos=8, tau_max=12),
+         "transformer": dataclasses.replace(transformer_default(), n=8, d_v=8, width=16, d_pos=8, tau_max=12),
          "fit": FitConfig(steps=40, batch_size=32, warmup=5, eval_every=10, eval_size=64),
          "rnn_fit": FitConfig(steps=40, batch_size=32, warmup=5, eval_every=10, eval_size=64),
          # a smoke run never lands in reports/ (where the committed tables live); --out still wins

@@ -26,7 +26,7 @@ from jackson.fit import FitConfig  # noqa: E402
 from jackson.models import ModelConfig  # noqa: E402
 from jackson.rate_sweep.cell import RateCell  # noqa: E402
 
-TINY_MODEL = ModelConfig(n=8, d_v=8, width=16)
+TINY_MODEL = ModelConfig(n=8, d_v=8, width=16, activation="gelu")   # App. C's GELU class, as the fixtures were built
 TINY_FIT = FitConfig(steps=12, batch_size=32, warmup=2, eval_every=4, eval_size=64)
 
 

@@ -158,8 +158,8 @@ def test_quick_linear_attention_is_named_everywhere(tmp_path, sweep_exe, sub_env
 
 
 def test_non_softmax_runs_get_their_own_default_folder():
-    from jackson.rate_sweep.config import DEFAULT_MODEL
-    linear, sparse = (dataclasses.replace(DEFAULT_MODEL, attention=a) for a in ("linear", "sparse"))
+    from jackson.hparams import ModelConfig
+    linear, sparse = (ModelConfig(attention=a) for a in ("linear", "sparse"))
     assert SweepConfig(model=linear).resolved_out() == Path("reports/jackson/sweep-a1.5-rinf-linear")
     assert SweepConfig(model=sparse, quick=True).resolved_out().name == "sweep-a1.5-rinf-sparse-quick"
     gelu = dataclasses.replace(linear, activation="gelu")          # and another FFN class its own again

@@ -1,4 +1,4 @@
-"""jackson-sweep's default FFN class is the sine class (rate_sweep.config.DEFAULT_MODEL), chosen by measurement
+"""jackson-sweep's default FFN class is the sine class (ModelConfig's own default), chosen by measurement
 (reports/jackson/FITTING.md, "The default FFN class"); GELU and ReLU are one option away; and every folder made
 before the switch keeps its meaning: its recorded command resolves to the model its config.json holds and to the
 cell keys its cells/ folder holds (so a rerun trains nothing), a bare rerun into a folder of another class is
@@ -12,8 +12,7 @@ from pathlib import Path
 import pytest
 
 from jackson.hparams import ModelConfig
-from jackson.rate_sweep.config import (CLASSLESS_MODEL, DEFAULT_MODEL, SINE_IN_SCALE, SweepConfig, presets,
-                                       sweep_config)
+from jackson.rate_sweep.config import CLASSLESS_MODEL, SINE_IN_SCALE, SweepConfig, presets, sweep_config
 
 ROOT = Path(__file__).resolve().parents[1]
 JACKSON = ROOT / "reports" / "jackson"
@@ -43,10 +42,11 @@ def sweep_folders() -> list[Path]:
 
 def test_the_default_class_is_sine_and_the_others_are_one_option_away():
     cfg = sweep_config()
-    assert (cfg.model.activation, cfg.model.in_scale) == ("sin", SINE_IN_SCALE) == (DEFAULT_MODEL.activation, 60.0)
-    assert SweepConfig().model == DEFAULT_MODEL                     # Python and the command line agree
+    assert (cfg.model.activation, cfg.model.in_scale) == ("sin", SINE_IN_SCALE) == (ModelConfig().activation, 60.0)
+    assert SweepConfig().model == ModelConfig()                     # Python and the command line agree
     gelu = sweep_config(model={"activation": "gelu"})
-    assert (gelu.model.activation, gelu.model.in_scale) == ("gelu", 3.0) == (ModelConfig().activation, ModelConfig().in_scale)
+    assert (gelu.model.activation, gelu.model.in_scale) == ("gelu", 3.0) == (CLASSLESS_MODEL.activation, CLASSLESS_MODEL.in_scale)
+    assert ModelConfig(activation="gelu").in_scale == ModelConfig(activation="relu").in_scale == 3.0   # each class its own
     assert sweep_config(model={"activation": "relu"}).model.in_scale == 3.0
     assert sweep_config(model={"activation": "gelu", "in_scale": 5.0}).model.in_scale == 5.0      # a given scale wins
     assert sweep_config(model={"in_scale": 30.0}).model == ModelConfig(activation="sin", in_scale=30.0)

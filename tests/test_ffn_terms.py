@@ -50,8 +50,9 @@ def test_activation_is_the_one_between_the_layers_of_both_mlps(act):
     assert torch.allclose(got, y, atol=1e-5), (got - y).abs().max()
 
 
-def test_default_activation_is_gelu_and_the_classes_differ():
-    assert ModelConfig().activation == "gelu"
+def test_default_activation_is_sine_and_the_classes_differ():
+    assert (ModelConfig().activation, ModelConfig().in_scale) == ("sin", 60.0)
+    assert TINY_MODEL.activation == "gelu"
     x = torch.rand(2, 5, generator=torch.Generator().manual_seed(2))
     outs = {a: TransformerBank(dataclasses.replace(TINY_MODEL, activation=a), (1,), (3,))(x) for a in ACTS}
     assert torch.equal(outs["gelu"], TransformerBank(TINY_MODEL, (1,), (3,))(x))   # bit-for-bit the old model

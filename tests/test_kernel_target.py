@@ -312,7 +312,7 @@ def test_new_fields_at_their_defaults_keep_every_committed_cell_key():
     """Every committed jackson-sweep cell (fig1-full is being written by a live run: left alone) rebuilt from its
     cell.json hashes to its folder's name (old v1 folders lack only the scheme tag, not the hash)."""
     from jackson.hparams import FitConfig
-    from jackson.hparams import ModelConfig
+    from jackson.hparams import model_config
     from jackson.rate_sweep.cell import RateCell
     names = {f.name for f in dataclasses.fields(RateCell)}
     seen = 0
@@ -321,7 +321,7 @@ def test_new_fields_at_their_defaults_keep_every_committed_cell_key():
             continue
         c = {k: v for k, v in json.loads(cj.read_text())["cell"].items() if k in names}
         c.update(rank=float(c["rank"]), m_hs=tuple(c["m_hs"]), fit=FitConfig(**c["fit"]),
-                 model=ModelConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in c["model"].items()}))
+                 model=model_config(c["model"]))
         if "sigma" in c:
             c["sigma"] = tuple(c["sigma"])
         assert config_hash(RateCell(**c)) == cj.parent.name.rsplit("_", 1)[1], cj

@@ -183,7 +183,7 @@ def test_bank_needs_matching_seeds():
 
 # ---- positional encoding (Sec. 4.1): x(t) -> A x(t) + e(t) ----------------------------------------
 
-POS = dict(n=8, d_v=8, width=16, d_pos=6, tau_max=20)
+POS = dict(n=8, d_v=8, width=16, d_pos=6, tau_max=20, activation="gelu")   # the hand references use GELU
 
 
 @pytest.mark.parametrize("pos", ["learned", "sinusoidal"])
@@ -238,8 +238,8 @@ def test_positional_encoding_options_and_limits():
 
 # ---- attention kinds beyond the paper: linear and sparse (non-causal) --------------------------
 
-LINEAR = ModelConfig(n=8, d_v=8, width=16, attention="linear")
-SPARSE = ModelConfig(n=8, d_v=8, width=16, attention="sparse")
+LINEAR = ModelConfig(n=8, d_v=8, width=16, attention="linear", activation="gelu")   # the references below use GELU
+SPARSE = ModelConfig(n=8, d_v=8, width=16, attention="sparse", activation="gelu")
 
 
 def phi_ref(a):

@@ -115,3 +115,34 @@ def test_the_quoted_card_line_is_what_its_folder_prints():
     run = readme_card.folder(text)
     assert (run / "summary.json").is_file(), run
     assert readme_card.quoted(text) == readme_card.printed(run)
+
+
+def code_lines(text: str) -> list[tuple[int, str]]:
+    """(line number, line) of every line of the README's code: fenced blocks and indented (4-space) blocks."""
+    out, fenced, prev_blank = [], False, True
+    for n, line in enumerate(text.splitlines(), 1):
+        if line.startswith("```"):
+            fenced = not fenced
+            continue
+        if fenced or (line.startswith("    ") and (prev_blank or (out and out[-1][0] == n - 1))):
+            out.append((n, line))
+        prev_blank = not line.strip()
+    return out
+
+
+def test_the_readme_code_fits_a_page_and_its_commands_are_whole():
+    """Each line of the README's code fits in 100 characters (a 1280 px page cuts longer ones); a command wrapped with
+    line continuations is still one shell command: bash reads each of the two commands, joined, without error."""
+    text = README.read_text()
+    long = [(n, len(line)) for n, line in code_lines(text) if len(line) > 100]
+    assert not long, f"README code lines over 100 characters (line, length): {long}"
+    two = text[text.index("## Two commands"):text.index("\n## ", text.index("## Two commands") + 3)]
+    commands = re.findall(r"\n\n((?:    .*\n)+)", two)
+    assert len(commands) >= 2, commands
+    for block in commands[:2]:
+        joined = re.sub(r"\\\n\s*", "", block).strip()
+        assert "\n" not in joined and joined.startswith("python3 -m venv .venv"), joined
+        assert subprocess.run(["bash", "-n", "-c", joined]).returncode == 0, joined
+    # the control: the detector finds an over-long line and a fenced one
+    assert [n for n, _ in code_lines("text\n\n    " + "x" * 101 + "\n")] == [3]
+    assert [n for n, _ in code_lines("```text\nabc\n```\n")] == [2]

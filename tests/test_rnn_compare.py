@@ -559,10 +559,10 @@ def test_diverged_members_are_left_out_of_the_tables_and_named(tmp_path):
 
 def _cell_from_json(c: dict):
     from jackson.hparams import FitConfig
-    from jackson.hparams import ModelConfig
+    from jackson.hparams import model_config
     from rnn_compare.cell import CompareCell
     from rnn_compare.settings import RNNConfig
-    c = dict(c, seeds=tuple(c["seeds"]), rnn=RNNConfig(**c["rnn"]), transformer=ModelConfig(**c["transformer"]),
+    c = dict(c, seeds=tuple(c["seeds"]), rnn=RNNConfig(**c["rnn"]), transformer=model_config(c["transformer"]),
              fit=FitConfig(**c["fit"]), rnn_fit=FitConfig(**c["rnn_fit"]))
     return CompareCell(**c)
 

@@ -68,9 +68,9 @@ def test_default_cell_key_unchanged_by_the_attention_option():
     independent per target), so no v2 run resumes from a folder of v1 cells."""
     from jackson.rate_sweep.experiment import SweepConfig
     from jackson.hparams import ModelConfig
-    key = SweepConfig(model=ModelConfig()).cells()[0].key()       # ModelConfig's own fields: GELU
+    key = SweepConfig(model=ModelConfig(activation="gelu")).cells()[0].key()   # GELU: keys hash against it
     assert key.startswith("a1.5_rinf_s0_v2_") and key.endswith("_54d44d4497")   # same hash as the v1 default cell
-    assert SweepConfig(model=ModelConfig(attention="softmax")).cells()[0].key() == key
+    assert SweepConfig(model=ModelConfig(activation="gelu", attention="softmax")).cells()[0].key() == key
     assert "attention" not in sweep.non_default(SweepConfig().cells()[0])
     # the sweep's default class (sine, scale 60): the committed card cell's key
     assert SweepConfig().cells()[0].key() == "a1.5_rinf_s0_v2_fc6db1cae2"
@@ -501,8 +501,10 @@ def test_cell_keys_ignore_fields_left_at_their_defaults():
     from jackson.hparams import FitConfig
     from jackson.hparams import ModelConfig
     from jackson.sweep import config_hash, non_default
-    assert non_default(ModelConfig()) == {} and non_default(FitConfig()) == {}
-    assert non_default(ModelConfig(n=8)) == {"n": 8}
+    assert non_default(ModelConfig(activation="gelu")) == {} and non_default(FitConfig()) == {}
+    assert non_default(ModelConfig(activation="gelu", n=8)) == {"n": 8}
+    # a default that moved is hashed against what it was (ModelConfig.RECORD_DEFAULTS): the sine default shows
+    assert non_default(ModelConfig()) == {"activation": "sin", "in_scale": 60.0}
     cell = tiny_cell()
     nd = non_default(cell)
     assert nd["model"] == {"n": 8, "d_v": 8, "width": 16} and nd["rank"] == "inf" and "phi" not in nd

@@ -168,7 +168,7 @@ def test_task_validation_names_the_option(bad, option):
 
 # ---- the Eq. (53) bank -------------------------------------------------------------------------------
 
-CFG = ModelConfig(d_in=4, n=8, d_v=6, width=16)
+CFG = ModelConfig(d_in=4, n=8, d_v=6, width=16, activation="gelu")   # App. C's class, as the tasks fit it
 
 
 def test_bank_with_one_output_is_the_core_bank():

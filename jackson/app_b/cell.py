@@ -17,7 +17,7 @@ from synthetic.selection_average import SelectionAverage
 from synthetic.weighted_average import WeightedAverage
 from ..runfolder import write_table
 from ..fit import evaluate, fit
-from ..hparams import FitConfig, ModelConfig
+from ..hparams import DENSE_MODEL, FitConfig, ModelConfig
 from ..models import Internals, TransformerBank, _mlp_params
 from ..schedule import derive_seeds, member_seed, seeded_generator
 from ..sweep import config_hash
@@ -83,7 +83,7 @@ class TaskCell:
     n_test: int = 4096                                         # held-out sequences
     m_h: int = 32                                              # attention size
     n_probe: int = 4096                                        # tokens for the F_hat∘f_hat check
-    model: ModelConfig = field(default_factory=ModelConfig)    # d_in is the task's
+    model: ModelConfig = field(default_factory=lambda: DENSE_MODEL)    # d_in is the task's
     fit: FitConfig = field(default_factory=FitConfig)          # the training budget and schedule
 
     def key(self) -> str:

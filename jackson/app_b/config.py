@@ -12,10 +12,12 @@ from synthetic.selection_average import SelectionAverage
 from synthetic.weighted_average import WeightedAverage
 from ..config import UsageError, need
 from ..runfolder import check_run_folder
-from ..hparams import ACTIVATIONS, FitConfig, ModelConfig, schedule_problem
+from ..hparams import ACTIVATIONS, DENSE_MODEL, FitConfig, ModelConfig, schedule_problem
 
 
 TASKS = {c.name: c for c in (NearestPoint, WeightedAverage, SelectionAverage)}
+# The App. B tasks fit App. C's dense network (hparams.DENSE_MODEL: the GELU class at its first-layer scale 3), as their
+# committed runs did; ModelConfig's own default is the sine class the rate sweeps chose (hparams.IN_SCALES).
 
 
 @dataclass(frozen=True)
@@ -31,7 +33,7 @@ class TrainConfig:
 class NearestPointRun:
     task: NearestPoint = field(default_factory=NearestPoint)   # the task's own options (synthetic/)
     train: TrainConfig = field(default_factory=TrainConfig)      # seeds and data sizes
-    model: ModelConfig = field(default_factory=ModelConfig)      # Eq. (53) sizes; d_in comes from the task
+    model: ModelConfig = field(default_factory=lambda: DENSE_MODEL)   # Eq. (53) sizes; d_in comes from the task
     fit: FitConfig = field(default_factory=lambda: FitConfig(steps=10000))  # budget: see reports/tasks/README.md
     out: str = ""         # output folder (default: reports/tasks/nearest-point; with --quick runs/tasks/nearest-point-quick)
     quick: bool = False   # seconds-long smoke run: tiny data, model and budget
@@ -41,7 +43,7 @@ class NearestPointRun:
 class WeightedAverageRun:
     task: WeightedAverage = field(default_factory=WeightedAverage)   # the task's own options (synthetic/)
     train: TrainConfig = field(default_factory=TrainConfig)      # seeds and data sizes
-    model: ModelConfig = field(default_factory=ModelConfig)      # Eq. (53) sizes; d_in comes from the task
+    model: ModelConfig = field(default_factory=lambda: DENSE_MODEL)   # Eq. (53) sizes; d_in comes from the task
     fit: FitConfig = field(default_factory=lambda: FitConfig(steps=15000))  # budget: see reports/tasks/README.md
     out: str = ""         # output folder (default: reports/tasks/weighted-average; with --quick runs/tasks/weighted-average-quick)
     quick: bool = False   # seconds-long smoke run: tiny data, model and budget
@@ -51,7 +53,7 @@ class WeightedAverageRun:
 class SelectionAverageRun:
     task: SelectionAverage = field(default_factory=SelectionAverage)   # the task's own options (synthetic/)
     train: TrainConfig = field(default_factory=TrainConfig)      # seeds and data sizes
-    model: ModelConfig = field(default_factory=ModelConfig)      # Eq. (53) sizes; d_in comes from the task
+    model: ModelConfig = field(default_factory=lambda: DENSE_MODEL)   # Eq. (53) sizes; d_in comes from the task
     fit: FitConfig = field(default_factory=lambda: FitConfig(steps=10000))  # budget: see reports/tasks/README.md
     out: str = ""         # output folder (default: reports/tasks/selection-average; with --quick runs/tasks/selection-average-quick)
     quick: bool = False   # seconds-long smoke run: tiny data, model and budget
@@ -69,7 +71,7 @@ RUNS = {"nearest-point": NearestPointRun, "weighted-average": WeightedAverageRun
 
 # --quick: every size shrunk so a whole task runs in seconds (smoke tests, first tries)
 QUICK = {"train": TrainConfig(seeds=(0,), n_train=256, n_test=64, m_h=8, n_probe=256),
-         "model": ModelConfig(n=8, d_v=8, width=16),
+         "model": dataclasses.replace(DENSE_MODEL, n=8, d_v=8, width=16),
          "fit": FitConfig(steps=40, batch_size=32, warmup=5, eval_every=10, eval_size=128)}
 
 

@@ -16,7 +16,7 @@ from ..config import UsageError, need
 from ..hparams import ACTIVATIONS, ATTENTIONS, FEATURES, MAX_LR, MAX_SEED, FitConfig, ModelConfig, schedule_problem
 from ..runfolder import check_run_folder, check_scheduler
 from ..sweep import function_id
-from .axes import CLASSLESS_MODEL, CONSTRUCTIONS, DEFAULT_MODEL, SINE_IN_SCALE, TERMS, rank_str   # noqa: F401
+from .axes import CLASSLESS_MODEL, CONSTRUCTIONS, SINE_IN_SCALE, TERMS, rank_str   # noqa: F401
 from .inputs import check_device, check_same_class, check_sigma, read_sigma_file   # noqa: F401 (re-exported)
 
 if TYPE_CHECKING:
@@ -49,7 +49,7 @@ class SweepConfig:
     m_ff: tuple[int, ...] = ()                 # the m_FF axis: hidden widths of f_hat and F_hat, one cell per width (empty: --width alone)
     restarts: int = 1                          # independent initialisations per (target, seed, m_h); the best by training MSE is reported
     device: str = "cpu"                        # torch device: cpu | cuda | cuda:N (agreement with the CPU: jackson-device-check, tolerance 1e-4)
-    model: ModelConfig = field(default_factory=lambda: DEFAULT_MODEL)   # FFN class: DEFAULT_MODEL (sine)
+    model: ModelConfig = field(default_factory=ModelConfig)
     fit: FitConfig = field(default_factory=FitConfig)
     out: str = ""                              # output folder (default: reports/jackson/sweep-a<alphas>-r<ranks>; with --quick runs/jackson/...-quick)
     scheduler: str = ""                        # Dask scheduler address; empty runs in-process
@@ -88,7 +88,7 @@ class SweepConfig:
         att = "" if self.model.attention == "softmax" else f"-{self.model.attention}"   # never mixed into a softmax folder
         if self.model.features == "given":           # the attention term alone: no FFN class, its own folder
             att += "-given"
-        elif self.model.activation != DEFAULT_MODEL.activation:   # nor another FFN class into the default class's folder
+        elif self.model.activation != ModelConfig().activation:   # nor another FFN class into the default class's folder
             att += f"-{self.model.activation}"
         if self.term != "full":
             att += f"-{self.term}"
@@ -190,7 +190,7 @@ def explicit_alpha(sigma) -> float:
 
 # --quick: every size shrunk so the whole pipeline runs in seconds (smoke tests, first tries)
 QUICK = {"m_h": (1, 2, 3), "n_train": 256, "n_test": 128, "k_max": 128, "fit_range": (1, 3),
-         "model": dataclasses.replace(DEFAULT_MODEL, n=8, d_v=8, width=16),
+         "model": ModelConfig(n=8, d_v=8, width=16),
          "fit": FitConfig(steps=40, batch_size=32, warmup=5, eval_every=10, eval_size=128)}
 
 
@@ -298,8 +298,7 @@ def presets(given: dict) -> dict:
     if act is None and given.get("model.features") == "given":    # no FFN class: ModelConfig's own (its cells' keys)
         act = CLASSLESS_MODEL.activation
     if act is not None and "model.in_scale" not in given:       # each class with its own first-layer scale
-        scale = SINE_IN_SCALE if act == "sin" else CLASSLESS_MODEL.in_scale
-        out["model"] = dataclasses.replace(out.get("model", DEFAULT_MODEL), activation=act, in_scale=scale)
+        out["model"] = dataclasses.replace(out.get("model", ModelConfig()), activation=act, in_scale=None)
     return out
 
 

@@ -88,7 +88,7 @@ def _identity(cell: dict) -> dict:
     import dataclasses
     from ..hparams import ModelConfig, fit_config
     fit = {k: v for k, v in dataclasses.asdict(fit_config(cell.get("fit", {}))).items() if k not in VARIES}
-    model = {**dataclasses.asdict(ModelConfig()), **cell.get("model", {})} if "model" in cell else None
+    model = {**dataclasses.asdict(ModelConfig()), **ModelConfig.RECORD_DEFAULTS, **cell.get("model", {})} if "model" in cell else None
     return {**{k: v for k, v in cell.items() if k not in ("fit", "m_hs", "model")}, "fit": fit, "model": model}
 
 

@@ -7,7 +7,8 @@ import json
 from pathlib import Path
 
 from ..config import UsageError, need, read_capped
-from .axes import CLASSLESS_MODEL, DEFAULT_MODEL
+from ..hparams import ModelConfig
+from .axes import CLASSLESS_MODEL
 
 
 def read_sigma_file(path: str) -> tuple[float, ...]:
@@ -64,7 +65,7 @@ def check_same_class(cfg) -> None:
     held = model.get("activation", CLASSLESS_MODEL.activation)     # absent: written before --activation existed
     need(held == cfg.model.activation,
          f"--out: {cfg.resolved_out()} holds a run of the {held} FFN class and this command fits the "
-         f"{cfg.model.activation} class (jackson-sweep's default is {DEFAULT_MODEL.activation}); add --activation {held} "
+         f"{cfg.model.activation} class (jackson-sweep's default is {ModelConfig().activation}); add --activation {held} "
          "to rerun or extend it, pick another --out, or give --force to add this class's cells beside it")
 
 

@@ -134,7 +134,7 @@ def _setting(config: dict, k: str):
     if k == "fit" and isinstance(v, dict):
         return fit_config(v)
     if k == "model" and isinstance(v, dict):
-        return {**dataclasses.asdict(ModelConfig()), **v}
+        return {**dataclasses.asdict(ModelConfig()), **ModelConfig.RECORD_DEFAULTS, **v}
     return v
 
 

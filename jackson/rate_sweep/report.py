@@ -8,6 +8,7 @@ from pathlib import Path
 from .config import CONSTRUCTIONS
 from .summary_text import PREDICTED_EXPLICIT, PREDICTED_KERNEL, explicit_text, kernel_text, not_power_law
 from ..config import read_json
+from ..hparams import recorded
 
 
 # ---- the lab report's entry (report.json) ---------------------------------------------------------
@@ -69,8 +70,8 @@ def report_hook(folder: Path) -> dict:
                  f"{', ...' if e['K'] > 16 else ''}), alpha_hat = {e['alpha_hat']:g} fitted to it")
     elif cfg.get("c", 1.0) != 1.0:
         data += f"; scale c = {cfg['c']:g} (sigma_i = c i^-alpha)"
-    if t0.get("activation", "gelu") != "gelu":
-        data += f"; FFN class: {t0['activation']} activations, first-layer init scale {t0.get('in_scale', 3.0):g}"
+    if recorded(t0, "activation") != "gelu":
+        data += f"; FFN class: {t0['activation']} activations, first-layer init scale {recorded(t0, 'in_scale'):g}"
     if t0.get("term", "full") == "ff":
         data += "; each member fitted to the rank-m_h truncation of its target (the feed-forward term alone)"
     tail = f" Data: {data}. Seeds: {seeds_text(seeds)}. Command: `{command}`."
@@ -156,7 +157,7 @@ def report_hook(folder: Path) -> dict:
             "title": head
                      + (f"; {kind} attention" if kind != "softmax" else "")
                      + ("; given features" if feats == "given" else "")
-                     + (f"; {t0['activation']} FFN" if t0.get("activation", "gelu") != "gelu" else "")
+                     + (f"; {t0['activation']} FFN" if recorded(t0, "activation") != "gelu" else "")
                      + ("; feed-forward term alone" if t0.get("term", "full") == "ff" else "") + f" ({folder.name})",
             "data": data, "command": command, "seeds": seeds, "paper": paper, "text": text.strip(),
             "figures": [{"file": f, "caption": c + tail} for f, c in figs]}

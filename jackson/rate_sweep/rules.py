@@ -16,6 +16,7 @@ from .axes import CONSTRUCTIONS, families_of, pair_name
 from .doubling import DOUBLING_TOL, NOT_CHECKED_NOTE
 from .knee_rule import KNEE_MIN, judge as judge_knee
 from .rate_rule import EXPONENT_TOL, judge as judge_rate, number, outliers_in, tail_exponent as _tail_exponent
+from ..hparams import recorded
 FFN = (False, one_of("gelu", "relu", "sin"))   # the FFN class a claim is about (optional; default gelu)
 BASES = (False, one_of("fourier", "legendre"))   # the POD bases a claim is about (optional; default fourier: the paper's)
 BASES_TEXT = ("Bases: a claim is about one family of POD bases, the paper's sin/cos constructions (`fourier`, the "
@@ -41,8 +42,8 @@ def _ffn_matches(t: dict, ffn: str) -> bool:
     if t.get("term", "full") != "full":
         return False
     if ffn == "gelu":
-        return t.get("activation", "gelu") == "gelu"
-    return t.get("activation", "gelu") == ffn and t.get("features", "learned") == "learned"
+        return recorded(t, "activation") == "gelu"
+    return recorded(t, "activation") == ffn and t.get("features", "learned") == "learned"
 
 
 def _target(run: Run, alpha, rank: str, ffn: str = "gelu") -> dict | None:
@@ -55,8 +56,8 @@ def _features(run: Run, t: dict) -> str:
 
 
 def _setting(run: Run, t: dict) -> str:
-    ffn = t.get("activation", "gelu")
-    cls = f" ({ffn} FFN, first-layer init scale {t.get('in_scale', 3.0):g})" if ffn != "gelu" else ""
+    ffn = recorded(t, "activation")
+    cls = f" ({ffn} FFN, first-layer init scale {recorded(t, 'in_scale'):g})" if ffn != "gelu" else ""
     return f"{_features(run, t)} features{cls}, {_bases(run.config)}"
 
 

@@ -21,6 +21,7 @@ from .summary_text import explicit_fields, markdown, not_power_law
 from .tables import L1_KINDS, ORACLES, attention_of, block_exponent, failed_members, target_curve, targets_of
 from ..config import read_json
 from ..hparams import fit_config, stop_rule
+from ..hparams import recorded
 from synthetic.pod_target import Spectrum, TargetError
 
 
@@ -185,8 +186,8 @@ def summarize(out_dir: Path, tabs: dict, fit_range: tuple[int, int], command: st
         summary["targets"].append({
             "alpha": alpha, "rank": rank, "m_ff": int(width), "attention": attention_of(meta),
             "features": meta["cell"].get("model", {}).get("features", "learned"),
-            "activation": meta["cell"].get("model", {}).get("activation", "gelu"),
-            "in_scale": meta["cell"].get("model", {}).get("in_scale", 3.0),
+            "activation": recorded(meta["cell"].get("model", {}), "activation"),
+            "in_scale": recorded(meta["cell"].get("model", {}), "in_scale"),
             "term": meta["cell"].get("term", "full"),
             **({"features_k": int(meta["cell"].get("model", {}).get("features_k", 16))}
                if meta["cell"].get("model", {}).get("features", "learned") == "given" else {}),

@@ -15,6 +15,7 @@ from .references import UNCAPPED, uncapped_to
 from .knee_rule import knee_short
 from .rate_rule import EXPONENT_TOL, span_text
 from .tables import ATTENTION_TEXT, L1_KINDS, ORACLES, RHO_HAT
+from ..hparams import recorded
 
 
 def format_exponent(e: dict | None) -> str:
@@ -415,8 +416,8 @@ def ffn_title(summary: dict) -> str:
     ks = sorted({int(t["features_k"]) for t in summary["targets"] if t.get("features_k") is not None})
     if not ts:
         return f", features_k {', '.join(map(str, ks))}" if ks else ""
-    classes = sorted({t.get("activation", "gelu") + (f" (in-scale {t.get('in_scale', 3.0):g})"
-                                                     if t.get("activation", "gelu") == "sin" else "") for t in ts})
+    classes = sorted({recorded(t, "activation") + (f" (in-scale {recorded(t, 'in_scale'):g})"
+                                                     if recorded(t, "activation") == "sin" else "") for t in ts})
     widths = sorted({t["m_ff"] for t in ts})
     terms = sorted({t.get("term", "full") for t in ts})
     return (f", FFN: {' / '.join(classes)}, width {', '.join(map(str, widths))}"
@@ -437,9 +438,9 @@ def given_text(t: dict) -> str:
 
 def ffn_text(t: dict) -> str:
     """The FFN class and the term a learned-features target was fitted for."""
-    act = t.get("activation", "gelu")
+    act = recorded(t, "activation")
     return (f"FFN class of f_hat and F_hat: {act} between layers, width m_FF = {t['m_ff']}, f_hat's first layer drawn "
-            f"U(-{t.get('in_scale', 3.0):g}, {t.get('in_scale', 3.0):g})/sqrt(fan_in). Term: "
+            f"U(-{recorded(t, 'in_scale'):g}, {recorded(t, 'in_scale'):g})/sqrt(fan_in). Term: "
             f"{TERM_TEXT.get(t.get('term', 'full'), t.get('term'))}.")
 
 

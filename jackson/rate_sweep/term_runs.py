@@ -19,7 +19,7 @@ def given_config(cfg: SweepConfig, out: Path) -> SweepConfig:
     if cfg.quick:
         preset = {"fit": dataclasses.replace(QUICK["fit"], lr=GIVEN["fit"].lr)}
     model = dataclasses.replace(cfg.model, features="given", features_k=max(cfg.model.features_k, max(cfg.m_h)),
-                                activation=CLASSLESS_MODEL.activation, in_scale=CLASSLESS_MODEL.in_scale)   # no FFN:
+                                **CLASSLESS_MODEL.RECORD_DEFAULTS)   # no FFN:
     # the class-free fields `jackson-sweep --features given` runs with, so either finds the other's cells by key
     return dataclasses.replace(cfg, **preset, model=model, out=str(out), terms=False, ff_from="", compare_to="")
 

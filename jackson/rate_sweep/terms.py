@@ -38,6 +38,7 @@ from .blocks import BLOCKS, blocks_path, read_blocks
 from ..config import read_json
 from .axes import families_of
 from .rate_rule import span_text
+from ..hparams import recorded
 
 N_BOOT = 1000             # bootstrap replicates of each ratio
 SHARE_LIMIT = 0.5         # a term "limits" the curve at m_h when it is >= this share of e_full and the other < this x it
@@ -62,7 +63,7 @@ def describe(folder: Path) -> dict:
     phi, psi = families_of(cfg)
     cmd = (folder / "command.txt").read_text().strip() if (folder / "command.txt").is_file() else ""
     return {"folder": str(folder), "features": model.get("features", "learned"), "term": cfg.get("term", "full"),
-            "activation": model.get("activation", "gelu"), "in_scale": float(model.get("in_scale", 3.0)),
+            "activation": recorded(model, "activation"), "in_scale": float(recorded(model, "in_scale")),
             "phi": phi, "psi": psi, "tau": cfg.get("tau"), "n_test": cfg.get("n_test"), "command": cmd}
 
 

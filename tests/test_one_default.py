@@ -1,0 +1,94 @@
+"""One default per setting: jackson-sweep's nested configs (the model, the fit) resolve the same from Python's
+dataclass form (`sweep_config(model=ModelConfig(width=32))`), Python's dict form (`model={"width": 32}`) and the
+command line (`--width 32`), field by field, each field set on its own to a value other than its default; and every
+other field keeps the default the bare command has.  The App. B tasks and the RNN comparison pin their own class
+(GELU, as their committed runs did), so moving ModelConfig's default did not move them."""
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from jackson.command import cli_run
+from jackson.config import options
+from jackson.hparams import IN_SCALES, FitConfig, ModelConfig
+from jackson.rate_sweep.config import SweepConfig, presets, sweep_config
+
+# A valid value other than the default for each field (the test fails on a field added without one here, so a new
+# setting is checked too).
+OTHER = {
+    "model": {"d_in": 2, "n": 16, "d_v": 8, "width": 32, "depth": 2, "qk_init": 2.0, "in_scale": 5.0,
+              "activation": "gelu", "pos": "learned", "d_pos": 8, "tau_max": 32, "attention": "linear",
+              "features": "given", "given_qk_sd": 0.5, "features_k": 32},
+    "fit": {"steps": 100, "batch_size": 16, "lr": 1e-2, "warmup": 10, "schedule": "plateau", "eval_every": 50,
+            "patience": 3, "min_improve": 0.1, "lr_decay": 0.5, "min_lr": 1e-6, "eval_size": 256,
+            "converged_lr_frac": 0.2, "explode": 20.0, "cycles": 2, "check_steps": 100},
+}
+CLASSES = {"model": ModelConfig, "fit": FitConfig}
+
+
+def from_cli(argv: list[str]) -> SweepConfig:
+    cfg, _ = cli_run("jackson-sweep", SweepConfig, "", presets, lambda c, cmd: None, argv)
+    return cfg
+
+
+def cli_words(group: str, name: str, value) -> list[str]:
+    opt = next(o for dotted, o, _ in options(SweepConfig) if dotted == f"{group}.{name}")
+    return [opt, str(value)]
+
+
+def every_field():
+    for group, cls in CLASSES.items():
+        for f in dataclasses.fields(cls):
+            yield group, f.name
+
+
+def test_every_field_has_a_value_to_try():
+    for group, cls in CLASSES.items():
+        assert set(OTHER[group]) == {f.name for f in dataclasses.fields(cls)}, group
+        default = cls()
+        for name, v in OTHER[group].items():
+            assert getattr(default, name) != v, f"{group}.{name}: the value to try is the default"
+
+
+def test_the_three_forms_of_the_bare_default_agree():
+    assert sweep_config() == from_cli([]) == SweepConfig()
+    assert SweepConfig().model == ModelConfig() and SweepConfig().fit == FitConfig()
+
+
+@pytest.mark.parametrize("group,name", list(every_field()), ids=lambda x: x)
+def test_one_field_given_three_ways_gives_one_config(group, name):
+    v = OTHER[group].get(name)
+    assert v is not None, f"{group}.{name}: give it a value to try in OTHER"
+    as_object = sweep_config(**{group: CLASSES[group](**{name: v})})
+    as_dict = sweep_config(**{group: {name: v}})
+    as_cli = from_cli(cli_words(group, name, v))
+    assert as_object == as_dict == as_cli, name
+    # the field given has its value, every field the user did not name is what a bare command has -- except those a
+    # preset derives from it (--features given takes the given-features recipe, an FFN class its own in-scale)
+    got, bare = getattr(as_object, group), getattr(sweep_config(), group)
+    assert getattr(got, name) == v
+    derived = {("model", "activation"): {"in_scale"}, ("model", "features"): {"activation", "in_scale"}}
+    for f in dataclasses.fields(got):
+        if f.name != name and f.name not in derived.get((group, name), set()):
+            assert getattr(got, f.name) == getattr(bare, f.name), (name, f.name)
+
+
+def test_a_class_takes_its_own_first_layer_scale_in_every_form():
+    for act, scale in IN_SCALES.items():
+        assert ModelConfig(activation=act).in_scale == scale
+        assert sweep_config(model=ModelConfig(activation=act)).model.in_scale == scale
+        assert sweep_config(model={"activation": act}).model.in_scale == scale
+        assert from_cli(["--activation", act]).model.in_scale == scale
+    assert from_cli(["--activation", "gelu", "--in-scale", "7"]).model.in_scale == 7.0       # a given scale wins
+
+
+def test_the_other_experiments_pin_their_own_class():
+    """App. B and the RNN comparison fit GELU at scale 3 (their committed runs), whatever ModelConfig's default is."""
+    from jackson.app_b.config import QUICK as APP_B_QUICK, RUNS
+    from rnn_compare.config import QUICK as RNN_QUICK, CompareConfig
+    for run in RUNS.values():
+        assert (run().model.activation, run().model.in_scale) == ("gelu", 3.0), run.__name__
+    assert (APP_B_QUICK["model"].activation, APP_B_QUICK["model"].in_scale) == ("gelu", 3.0)
+    assert (CompareConfig().transformer.activation, CompareConfig().transformer.in_scale) == ("gelu", 3.0)
+    assert RNN_QUICK["transformer"].activation == "gelu"
