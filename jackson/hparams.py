@@ -6,7 +6,7 @@ importing torch (jackson.models and jackson.fit build and train what they descri
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 
 MAX_SEED = 2 ** 63 - 1   # every seed: torch.Generator.manual_seed and numpy take a non-negative int64
 ATTENTIONS = ("softmax", "sparse", "linear")
@@ -28,13 +28,13 @@ class ModelConfig:
     attention: str = "softmax"  # softmax (Eq. 5) | linear (feature map elu(x) + 1, non-causal) | sparse (two-sided Eq. 6 pattern)
     features: str = "learned"  # learned: f_hat, F_hat are MLPs (Eq. 5) | given: fixed features holding the target's basis, only W_Q, W_K and an affine value map (a, b) trained -- the attention term of Eq. (17) alone
     given_qk_sd: float = 1.0   # given features: initial logit sd (W_Q, W_K scaled by 1/(sqrt(dim) m_h^(1/4)))
-    features_k: int = 16   # given features: the target's phi_i and psi_i for i <= features_k (and f(x) for the value); as the reference for the attention term it is uncapped only up to m_h = features_k / 2, and the summaries say which m_h are capped
+    features_k: int | None = None   # given features: the target's phi_i and psi_i for i <= features_k (and f(x) for the value); as the reference for the attention term it is uncapped only up to m_h = features_k / 2, and the summaries say which m_h are capped (default: 4 x the largest m_h, hparams.GIVEN_K_FACTOR, or the target's rank when smaller; learned features do not use it)
 
     # What a model record meant for a field it lacks, and what cell keys are hashed against (jackson.sweep.non_default):
     # the value the field held before the default moved to the sine class.  A cell.json keeps only the fields that
     # differ from these, and a config.json written before --activation existed has no class: both held GELU models,
     # so every finished cell keeps its key and every old folder reads as what it ran.
-    RECORD_DEFAULTS = {"activation": "gelu", "in_scale": 3.0}
+    RECORD_DEFAULTS = {"activation": "gelu", "in_scale": 3.0, "features_k": 16}
 
     def __post_init__(self):
         if self.in_scale is None:        # each class with its own first-layer scale (an unknown class: validate_m_h)
@@ -86,6 +86,27 @@ def recorded(model: dict, name: str):
 # (ModelConfig.RECORD_DEFAULTS).  The App. B tasks and the RNN comparison fit GELU, as their committed runs did.
 ACTIVATIONS = ("gelu", "relu", "sin")
 IN_SCALES = {"gelu": 3.0, "relu": 3.0, "sin": 60.0}   # each class's first-layer init scale unless one is given
+# --features given without --features-k: this many times the largest m_h given features (the target's rank when
+# smaller), so the attention term's reference is uncapped (rate_sweep.references.UNCAPPED: 2x) with room to spare; at
+# features_k 16 the card's m_h 9..16 members had too few to choose from (reports/jackson/FITTING.md).
+GIVEN_K_FACTOR = 4
+
+
+def given_features_k(m_h_max: int, rank: float = math.inf) -> int:
+    """The given features a bank of sizes up to m_h_max takes unless told: GIVEN_K_FACTOR x m_h_max, or the target's
+    rank when smaller (no basis function past it carries weight), never below m_h_max."""
+    return int(max(m_h_max, min(GIVEN_K_FACTOR * m_h_max, rank)))
+
+
+def with_features_k(model: ModelConfig, m_h_max: int, rank: float = math.inf) -> ModelConfig:
+    """`model` as a bank runs it: an unset features_k derived -- given features take given_features_k; learned
+    features do not use it and keep its recorded value, 16 (so their cells keep their keys)."""
+    if model.features_k is not None:
+        return model
+    k = given_features_k(m_h_max, rank) if model.features == "given" else ModelConfig.RECORD_DEFAULTS["features_k"]
+    return replace(model, features_k=k)
+
+
 DENSE_MODEL = ModelConfig(activation="gelu")   # App. C's dense network at App. C's sizes: the App. B tasks' model
 
 

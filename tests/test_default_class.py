@@ -54,7 +54,7 @@ def test_the_default_class_is_sine_and_the_others_are_one_option_away():
     assert (quick.model.activation, quick.model.in_scale, quick.model.width) == ("sin", 60.0, 16)
     # the given-features model has no FFN: its model keeps ModelConfig's fields, so its cells keep their keys
     given = sweep_config(model={"features": "given"})
-    assert dataclass_fields_but(given.model, "features") == dataclass_fields_but(CLASSLESS_MODEL, "features")
+    assert dataclass_fields_but(given.model, "features", "features_k") == dataclass_fields_but(CLASSLESS_MODEL, "features", "features_k")
     # folders: the default class has none of its own suffix; another class, or the attention term alone, does
     assert str(cfg.resolved_out()) == "reports/jackson/sweep-a1.5-rinf"
     assert str(gelu.resolved_out()) == "reports/jackson/sweep-a1.5-rinf-gelu"
@@ -83,6 +83,13 @@ def test_every_committed_sweep_command_resolves_to_its_recorded_model_and_cells(
     cmd = (folder / "command.txt").read_text().splitlines()[0]
     recorded = json.loads((folder / "config.json").read_text())["model"]
     cfg = resolve(cmd)
+    k = recorded.get("features_k", ModelConfig.RECORD_DEFAULTS["features_k"])
+    if cfg.model.features == "given" and "--features-k" not in cmd and cfg.resolved_model().features_k != k:
+        # a default that moved since the folder was made (--features given: 16, now uncapped): the command with the
+        # old value pinned is the folder's, and its summary says its reference is capped
+        assert k == ModelConfig.RECORD_DEFAULTS["features_k"], cmd
+        cmd += f" --features-k {k}"
+        cfg = resolve(cmd)
     assert cfg.model.activation == recorded.get("activation", CLASSLESS_MODEL.activation), cmd
     assert cfg.model.in_scale == recorded["in_scale"], cmd
     assert cfg.model.features == recorded.get("features", "learned"), cmd

@@ -92,3 +92,29 @@ def test_the_other_experiments_pin_their_own_class():
     assert (APP_B_QUICK["model"].activation, APP_B_QUICK["model"].in_scale) == ("gelu", 3.0)
     assert (CompareConfig().transformer.activation, CompareConfig().transformer.in_scale) == ("gelu", 3.0)
     assert RNN_QUICK["transformer"].activation == "gelu"
+
+
+def test_given_features_default_to_an_uncapped_reference():
+    """--features given without --features-k takes GIVEN_K_FACTOR x the largest m_h features, the target's rank when
+    smaller (never below the largest m_h), in every form; a given value wins, 16 included; learned features keep the
+    recorded 16 they do not use, so their cells keep their keys; --help gives the factor."""
+    import subprocess
+    import sys
+    from jackson.hparams import GIVEN_K_FACTOR, given_features_k
+    from jackson.rate_sweep.references import UNCAPPED
+    assert GIVEN_K_FACTOR >= UNCAPPED                       # the default is an uncapped reference
+    assert [given_features_k(16), given_features_k(16, 6.0), given_features_k(16, 40.0), given_features_k(3)] == \
+        [16 * GIVEN_K_FACTOR, 16, 40, 3 * GIVEN_K_FACTOR]
+    k = lambda cfg: cfg.resolved_model().features_k
+    for cfg in (sweep_config(model={"features": "given"}), sweep_config(model=ModelConfig(features="given")),
+                from_cli(["--features", "given"])):
+        assert k(cfg) == GIVEN_K_FACTOR * 16 and cfg.as_dict()["model"]["features_k"] == GIVEN_K_FACTOR * 16
+        assert all(c.model.features_k == GIVEN_K_FACTOR * 16 for c in cfg.cells())
+    assert k(from_cli(["--features", "given", "--m-h", "1-8"])) == GIVEN_K_FACTOR * 8
+    assert k(from_cli(["--features", "given", "--rank", "2,6"])) == 16           # rank 6 < 4 x 16: the largest m_h
+    assert k(from_cli(["--features", "given", "--features-k", "16"])) == 16      # a given value wins
+    assert k(sweep_config(model=ModelConfig(features="given", features_k=16))) == 16
+    assert k(sweep_config()) == ModelConfig.RECORD_DEFAULTS["features_k"] == 16  # learned: unused, keys unchanged
+    assert sweep_config().cells()[0].key() == "a1.5_rinf_s0_v2_fc6db1cae2"      # the committed card cell's key
+    out = subprocess.run([sys.executable, "-m", "jackson.rate_sweep.cli", "--help"], capture_output=True, text=True).stdout
+    assert f"(default: {GIVEN_K_FACTOR} x the largest m_h" in " ".join(out.split())

@@ -67,6 +67,11 @@ def test_one_version_named_everywhere_and_a_license():
     cff = (REPO / "CITATION.cff").read_text()
     assert re.search(r'^version:\s*"?([^"\n]+)"?$', cff, re.M).group(1) == v
     assert re.search(r"^cff-version: 1\.2\.0$", cff, re.M) and "Jiang" in cff and "Do Efficient Transformers" in cff
+    # a release date, and each paper with its year and venue (Jiang & Li also with its OpenReview id)
+    assert re.search(r'^date-released: "\d{4}-\d{2}-\d{2}"$', cff, re.M)
+    papers = cff.split("\n  - type: ")[1:]
+    assert len(papers) == 2 and all(re.search(r"^    year: 20\d\d$", p, re.M) and "conference:" in p for p in papers)
+    assert "NeurIPS 2024" in papers[0] and "ZwS2y21mZV" in papers[0] and "ICML 2024" in papers[1]
     assert environment("jackson-sweep", "jackson-sweep --quick", "cpu")["lab_version"] == v
     assert (REPO / "LICENSE").read_text().startswith("MIT License")
 

@@ -501,10 +501,10 @@ def test_cell_keys_ignore_fields_left_at_their_defaults():
     from jackson.hparams import FitConfig
     from jackson.hparams import ModelConfig
     from jackson.sweep import config_hash, non_default
-    assert non_default(ModelConfig(activation="gelu")) == {} and non_default(FitConfig()) == {}
-    assert non_default(ModelConfig(activation="gelu", n=8)) == {"n": 8}
+    assert non_default(ModelConfig(**ModelConfig.RECORD_DEFAULTS)) == {} and non_default(FitConfig()) == {}
+    assert non_default(ModelConfig(**ModelConfig.RECORD_DEFAULTS, n=8)) == {"n": 8}
     # a default that moved is hashed against what it was (ModelConfig.RECORD_DEFAULTS): the sine default shows
-    assert non_default(ModelConfig()) == {"activation": "sin", "in_scale": 60.0}
+    assert non_default(ModelConfig(features_k=16)) == {"activation": "sin", "in_scale": 60.0}
     cell = tiny_cell()
     nd = non_default(cell)
     assert nd["model"] == {"n": 8, "d_v": 8, "width": 16} and nd["rank"] == "inf" and "phi" not in nd

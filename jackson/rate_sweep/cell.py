@@ -37,7 +37,7 @@ import torch
 from synthetic.kernel_target import KernelTarget
 from synthetic.pod_target import PODTarget, Spectrum
 from ..fit import evaluate, fit
-from ..hparams import FitConfig, ModelConfig
+from ..hparams import FitConfig, ModelConfig, with_features_k
 from ..models import TransformerBank
 from ..pod import learned_spectrum
 from ..runfolder import write_table
@@ -75,6 +75,10 @@ class RateCell:
     term: str = "full"               # what each member fits: full (the target) | ff (its rank-m_h truncation: the feed-forward term alone)
 
     INIT_SCHEME = "v2"               # in the key: v2 = inits independent per target (init_seed); v1 = member_seed
+
+    def __post_init__(self):             # an unset --features-k, as the sweep derives it (hparams.with_features_k)
+        if self.model.features_k is None and self.m_hs:
+            object.__setattr__(self, "model", with_features_k(self.model, max(self.m_hs), float(self.rank)))
 
     def target(self) -> PODTarget:
         if self.kernel:

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING
 
 from synthetic.pod_target import TargetError
 from ..config import UsageError, need
-from ..hparams import ACTIVATIONS, ATTENTIONS, FEATURES, MAX_LR, MAX_SEED, FitConfig, ModelConfig, schedule_problem
+from ..hparams import (ACTIVATIONS, ATTENTIONS, FEATURES, MAX_LR, MAX_SEED, FitConfig, ModelConfig, schedule_problem,
+                       with_features_k)
 from ..runfolder import check_run_folder, check_scheduler
 from ..sweep import function_id
 from .axes import CLASSLESS_MODEL, CONSTRUCTIONS, SINE_IN_SCALE, TERMS, rank_str   # noqa: F401
@@ -64,6 +65,14 @@ class SweepConfig:
     ff_from: str = ""                          # a --term ff run of the same targets: its e_FF beside this run's curve, and the summary says which term of Eq. (17) limits it; empty: none
     terms: bool = False                        # also measure the attention term alone (--features given) and the FFN term alone (--term ff) where no committed run of these settings holds them: two more runs, <out>-given and <out>-ff
     compare_to: str = ""                       # another jackson-sweep folder (e.g. the softmax run of the same targets): its held-out curve beside this one in summary.md and error_vs_mh.png
+
+    def resolved_model(self) -> ModelConfig:
+        """The model as the cells run it and config.json records it: an unset --features-k derived -- given features
+        take hparams.given_features_k of the largest m_h and rank; learned features do not use it and keep its
+        recorded value, 16 (so their cells keep their keys)."""
+        if not self.m_h:                   # refused by validate
+            return self.model
+        return with_features_k(self.model, max(self.m_h), len(self.sigma) if self.sigma else max(self.rank or (math.inf,)))
 
     def __repr__(self) -> str:
         """The dataclass's repr; an explicit spectrum's without the alpha, rank and c it does not use."""
@@ -143,13 +152,15 @@ class SweepConfig:
         return [RateCell(alpha=a, rank=r, seed=s, m_hs=tuple(self.m_h), phi=phi, psi=psi,
                          F=self.F, f=self.f, tau=self.tau, tail_tol=self.tail_tol, k_max=self.k_max,
                          n_train=self.n_train, n_test=self.n_test,
-                         model=self.model if w == self.model.width else dataclasses.replace(self.model, width=w),
+                         model=self.resolved_model() if w == self.model.width else
+                         dataclasses.replace(self.resolved_model(), width=w),
                          fit=self.fit, restarts=self.restarts, device=self.device,
                          **({"term": self.term} if self.term != "full" else {}), **sp)
                 for w in self.widths() for a, r, sp in self.targets() for s in self.seeds]
 
     def as_dict(self) -> dict:
         d = dataclasses.asdict(self)
+        d["model"] = dataclasses.asdict(self.resolved_model())
         d["rank"] = [rank_str(r) for r in self.rank]
         d["out"] = str(self.resolved_out())
         if self.sigma or self.sigma_file:    # the values themselves, so `--config` reruns without the file
@@ -320,7 +331,8 @@ def validate(cfg: SweepConfig) -> None:
          "--terms: measures the two terms of a learned-features --term full run; this run is itself one term "
          f"(--term {cfg.term}, --features {cfg.model.features})")
     if cfg.model.features == "given":
-        need(cfg.model.features_k >= max(cfg.m_h), f"--features-k: must be >= the largest m_h ({max(cfg.m_h)}), got {cfg.model.features_k}")
+        k = cfg.resolved_model().features_k
+        need(k >= max(cfg.m_h), f"--features-k: must be >= the largest m_h ({max(cfg.m_h)}), got {k}")
         need(cfg.model.attention == "softmax", f"--features given: softmax attention only, got {cfg.model.attention}")
         need(not cfg.m_ff, "--m-ff: the given-features model has no f_hat/F_hat to widen")
         from .given import TORCH_F
@@ -361,7 +373,7 @@ def validate(cfg: SweepConfig) -> None:
             for a in cfg.alpha:
                 need(a > 0.5, f"--alpha: rank inf needs alpha > 0.5 (sum of sigma_i^2 = sum i^-2alpha diverges), got {a:g}")
     need(len(cfg.m_h) > 0 and len(set(cfg.m_h)) == len(cfg.m_h), f"--m-h: give distinct values, got {cfg.m_h}")
-    limit, what = ((cfg.model.features_k, "--features-k, the given features") if cfg.model.features == "given"
+    limit, what = ((cfg.resolved_model().features_k, "--features-k, the given features") if cfg.model.features == "given"
                    else (cfg.model.n, "--n, the embedding width"))
     for m in cfg.m_h:
         need(1 <= m <= limit, f"--m-h: each m_h must be in 1..{limit} ({what}), got {m}")

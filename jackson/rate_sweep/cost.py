@@ -43,7 +43,7 @@ def terms(cfg, alpha: float, rank: float) -> int:
 
 def cell_bytes(cfg, k: int, width: int) -> dict[str, float]:
     """The memory of one cell of `cfg` whose target has K = k terms and whose MLPs are `width` wide, by part."""
-    m, ft, tau = cfg.model, cfg.fit, cfg.tau
+    m, ft, tau = cfg.resolved_model(), cfg.fit, cfg.tau
     n_tr, n_te = cfg.n_train, cfg.n_test
     members = len(cfg.m_h) * cfg.restarts
     feats = 1 + 2 * m.features_k if m.features == "given" else m.d_in
@@ -94,7 +94,7 @@ def member_params(m, m_h: int, width: int) -> int:
 def step_work(cfg, width: int) -> float:
     """The FLOPs of one training step of a cell's bank (len(m_h) x restarts members, MLPs `width` wide): what the
     bank's own `step_work` gives (jackson.models.TransformerBank, jackson.rate_sweep.given.GivenFeatureBank)."""
-    m, tau, batch = cfg.model, cfg.tau, min(cfg.fit.batch_size, cfg.n_train)
+    m, tau, batch = cfg.resolved_model(), cfg.tau, min(cfg.fit.batch_size, cfg.n_train)
     m_hs = [mh for mh in cfg.m_h for _ in range(cfg.restarts)]
     M = len(m_hs)
     if m.features == "given":

@@ -20,6 +20,7 @@ largest m_h is checked by the sweep).
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -28,7 +29,7 @@ from torch import nn
 
 from synthetic.pod_target import basis_matrix, f_map
 from ..models import Internals, _uniform
-from ..hparams import ModelConfig
+from ..hparams import ModelConfig, given_features_k
 from ..threads import step_flops
 
 # F in torch (the target's F_MAPS are numpy): the given read-out applies the target's own F
@@ -69,6 +70,8 @@ class GivenFeatureBank(nn.Module):
             raise ValueError("a bank needs one seed per member and at least one member")
         if cfg.attention != "softmax":
             raise ValueError(f"--features given: implemented for softmax attention only, got {cfg.attention}")
+        if cfg.features_k is None:           # unset: as a sweep derives it (hparams.given_features_k)
+            cfg = dataclasses.replace(cfg, features_k=given_features_k(max(m_hs)))
         if cfg.features_k < max(m_hs):
             raise ValueError(f"--features-k: must be >= the largest m_h ({max(m_hs)}), got {cfg.features_k}")
         self.cfg, self.phi, self.psi, self.f, self.F = cfg, phi, psi, f, F

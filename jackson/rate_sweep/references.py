@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..config import UsageError, need, read_json
-from ..hparams import ModelConfig, fit_config
+from ..hparams import ModelConfig, fit_config, recorded
 from . import doubling
 from .axes import families_of, rank_str
 
@@ -77,7 +77,7 @@ UNCAPPED = 2      # a given-features run is an uncapped reference up to m_h = fe
 
 def features_k(config: dict) -> int:
     """The given features a --features given run's config.json records (16 before the option existed)."""
-    return int((config.get("model") or {}).get("features_k", 16))
+    return int(recorded(config.get("model") or {}, "features_k"))
 
 
 def uncapped_to(k: int, rank: str = "inf") -> float:

@@ -189,7 +189,7 @@ def summarize(out_dir: Path, tabs: dict, fit_range: tuple[int, int], command: st
             "activation": recorded(meta["cell"].get("model", {}), "activation"),
             "in_scale": recorded(meta["cell"].get("model", {}), "in_scale"),
             "term": meta["cell"].get("term", "full"),
-            **({"features_k": int(meta["cell"].get("model", {}).get("features_k", 16))}
+            **({"features_k": int(recorded(meta["cell"].get("model", {}), "features_k"))}
                if meta["cell"].get("model", {}).get("features", "learned") == "given" else {}),
             "phi": meta["cell"].get("phi", "sin"), "psi": meta["cell"].get("psi", "sin"), "K": meta["target"]["K"],
             "tail_beyond_K": meta["target"]["tail_energy"], "tail_tol_met": meta["target"]["tail_tol_met"],

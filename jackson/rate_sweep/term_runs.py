@@ -18,8 +18,8 @@ def given_config(cfg: SweepConfig, out: Path) -> SweepConfig:
     preset = dict(GPU_GIVEN if cfg.gpu else GIVEN)
     if cfg.quick:
         preset = {"fit": dataclasses.replace(QUICK["fit"], lr=GIVEN["fit"].lr)}
-    model = dataclasses.replace(cfg.model, features="given", features_k=max(cfg.model.features_k, max(cfg.m_h)),
-                                **CLASSLESS_MODEL.RECORD_DEFAULTS)   # no FFN:
+    model = dataclasses.replace(cfg.model, features="given", features_k=None,   # derived: uncapped (hparams.given_features_k)
+                                activation=CLASSLESS_MODEL.activation, in_scale=CLASSLESS_MODEL.in_scale)   # no FFN:
     # the class-free fields `jackson-sweep --features given` runs with, so either finds the other's cells by key
     return dataclasses.replace(cfg, **preset, model=model, out=str(out), terms=False, ff_from="", compare_to="")
 
