@@ -26,7 +26,8 @@ GLOBAL_HELP = {
     "--threads": "torch threads for this process, training steps included (default: the cores it may use, or "
                  f"$OMP_NUM_THREADS if smaller; a training step below {SMALL_STEP_FLOPS / 1e9:g} GFLOP runs on one thread "
                  "unless --threads or $OMP_NUM_THREADS is given)",
-    "--force": "write into a non-empty --out that holds no run of this command (nothing there is deleted)",
+    "--force": "write into a non-empty --out that holds no run of this command, or (jackson-sweep) a run of another "
+              "config over that run's summary (nothing there is deleted)",
     "--max-memory": "the memory this run may plan to use, e.g. 64G (K, M, G, T: powers of 1024); a request whose "
                     "estimate is larger is refused before anything runs (default: $JACKSON_MAX_MEMORY, else this "
                     "machine's memory)",

@@ -134,7 +134,7 @@ def test_a_committed_folder_opens_as_the_result_its_run_made():
     from jackson.rate_sweep.tables import block_exponent
     folder = Path(__file__).resolve().parents[1] / "reports" / "jackson" / "fig1-full"
     res = SweepResult.load(folder)
-    pd.testing.assert_frame_equal(res.results, pd.read_csv(folder / "results.csv", dtype={"rank": str}))
+    pd.testing.assert_frame_equal(res.results, pd.read_csv(folder / "results.csv"))
     assert len(res.targets) == 9 and len(res.blocks) and len(res.loss_curves) and len(res.learned_spectrum)
     fitted = 0
     for t in res.targets:
@@ -175,3 +175,29 @@ def test_an_explicit_spectrums_config_shows_what_it_is():
     r = repr(sweep_config(quick=True, sigma=(1.0, 0.5, 0.25)))
     assert "sigma=(1.0, 0.5, 0.25)" in r and not {"alpha=", "rank=", " c="} & {w for w in ("alpha=", "rank=", " c=") if w in r}
     assert repr(sweep_config(quick=True)).startswith("SweepConfig(alpha=(1.5,), rank=(inf,), m_h=(1, 2, 3)")
+
+
+def test_the_tables_keep_the_dtypes_pandas_reads():
+    """Each table of a result is what pd.read_csv gives of its file, dtypes included: rank is a float column (inf for
+    rank inf), so df.query("rank == 2") finds the rank-2 rows, as on the file itself; and the fitted exponents
+    recomputed from the loaded blocks still match (block_exponent takes a rank as text or as a number)."""
+    import math
+    import pandas as pd
+    from pathlib import Path
+    from jackson import SweepResult
+    from jackson.runfolder import table_path
+    from jackson.rate_sweep.tables import block_exponent
+    folder = Path(__file__).resolve().parents[1] / "reports" / "jackson" / "fig1-full"
+    res = SweepResult.load(folder)
+    for name, df in (("results.csv", res.results), ("blocks.csv", res.blocks), ("loss_curves.csv", res.loss_curves),
+                     ("learned_spectrum.csv", res.learned_spectrum)):
+        pd.testing.assert_frame_equal(df, pd.read_csv(table_path(folder, name)), obj=name)
+        if "rank" in df:
+            assert df["rank"].dtype == float, name
+    assert len(res.results.query("rank == 2")) and len(res.results.query("rank == inf"))
+    assert set(res.results["rank"]) == {2.0, 6.0, math.inf}
+    t = next(t for t in res.targets if t["rank"] == "6" and len(t["fit_m_h"]) >= 2)
+    as_text = block_exponent(pd.read_csv(table_path(folder, "blocks.csv"), dtype={"rank": str}), t["alpha"], "6",
+                             t["fit_m_h"], "test", m_ff=t["m_ff"])
+    as_number = block_exponent(res.blocks, t["alpha"], 6.0, t["fit_m_h"], "test", m_ff=t["m_ff"])
+    assert as_text["slope"] == as_number["slope"] == pytest.approx(t["exponents"]["test"]["slope"], abs=1e-9)

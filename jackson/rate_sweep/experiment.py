@@ -18,7 +18,6 @@ from ..sweep import run_cells
 from .config import (CONSTRUCTIONS, GIVEN, GIVEN_RECIPE, GPU, GPU_GIVEN, MAX_ALPHA, QUICK, SweepConfig, check_device,
                      check_kernel, check_sigma, explicit_alpha, kernel_text, presets, read_sigma_file,
                      sweep_config, validate)
-from .blocks import read_blocks
 from .axes import rank_str
 from .plots import plot
 from .report import write_report_json
@@ -187,15 +186,13 @@ def _result(folder: Path, summary: dict) -> SweepResult:
              "learned_spectrum": table_path(folder, "learned_spectrum.csv"), "report": folder / "report.json",
              "config": folder / "config.json", "figures": figs}
 
-    def table(name):
+    def table(name):          # as pd.read_csv gives it (rank a float column, inf for rank inf): one dtype per column
         p = paths[name]
-        return pd.read_csv(p, dtype={"rank": str}) if p.is_file() else pd.DataFrame()
+        return pd.read_csv(p) if p is not None and p.is_file() else pd.DataFrame()
 
     config = read_json(paths["config"]) if paths["config"].is_file() else {}
-    blocks = read_blocks(folder)
-    return SweepResult(folder, summary, pd.read_csv(folder / "results.csv", dtype={"rank": str}),
-                       pd.DataFrame() if blocks is None else blocks, table("loss_curves"), table("learned_spectrum"),
-                       paths, config)
+    return SweepResult(folder, summary, table("results"), table("blocks"), table("loss_curves"),
+                       table("learned_spectrum"), paths, config)
 
 
 def run_sweep(target=None, command: str | None = None, progress: bool = True, **options) -> SweepResult:

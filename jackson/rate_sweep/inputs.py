@@ -69,6 +69,50 @@ def check_same_class(cfg) -> None:
          "to rerun or extend it, pick another --out, or give --force to add this class's cells beside it")
 
 
+# What a second command into a folder may change without --force: where and how it runs, and what its summary is
+# compared with (its cells are the same either way).  Any other difference would put a second config over the first.
+RUN_ONLY = ("out", "scheduler", "device", "terms", "ff_from", "compare_to")
+
+
+def check_same_config(cfg) -> None:
+    """A folder that holds a run of another config is not rerun as this one: its summary, tables and config.json
+    would describe this config, over the first (the cells of both stay).  One line naming the first field that
+    differs, unless --force.  The same config resumes or re-summarizes the folder.  Only the fields config.json
+    names are compared; one that cannot be read as today's config says nothing here (the run's own checks name it)."""
+    import dataclasses
+    from .. import runfolder
+    from ..config import read_config
+    old_file = cfg.resolved_out() / "config.json"
+    if runfolder.FORCE or not old_file.is_file():
+        return
+    try:
+        old = read_config(type(cfg), str(old_file))
+        named = set(json.loads(read_capped(old_file, "--out")))
+    except (UsageError, TypeError, ValueError, OSError):
+        return
+    for f in dataclasses.fields(cfg):
+        if f.name in RUN_ONLY or f.name not in named:
+            continue
+        a, b = getattr(old, f.name), getattr(cfg, f.name)
+        if f.name == "model":
+            a, b = old.resolved_model(), cfg.resolved_model()
+        elif f.name in ("sigma", "sigma_file"):      # config.json holds a file's values as --sigma: compare values
+            a, b = old.explicit(), cfg.explicit()
+        if a != b:
+            if dataclasses.is_dataclass(a):
+                name = next(g.name for g in dataclasses.fields(a) if getattr(a, g.name) != getattr(b, g.name))
+                a, b, where = getattr(a, name), getattr(b, name), f"{f.name}.{name}"
+            else:
+                where = f.name
+            need(False, f"--out: {cfg.resolved_out()} holds a run of another config ({where} {_shown(a)} there, "
+                        f"{_shown(b)} here); give the options it was run with to resume or re-summarize it (its "
+                        "config.json), pick another --out, or give --force to write this config's results over its summary")
+
+
+def _shown(v) -> str:
+    return ",".join(_shown(x) for x in v) if isinstance(v, tuple) else f"{v:g}" if isinstance(v, float) else str(v)
+
+
 def check_device(device: str) -> None:
     """cpu, or a CUDA device that exists here; one line otherwise (torch is asked only about a device other than cpu)."""
     if device == "cpu":

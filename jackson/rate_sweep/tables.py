@@ -144,7 +144,8 @@ def block_exponent(blocks: pd.DataFrame, alpha: float, rank: str, fit_ms, kind: 
     """Slope of log MSE vs log m_h over fit_ms with its bootstrap interval, from a blocks table
     (one row per m_h, seed, kind and block of held-out sequences)."""
     fit_ms = [int(m) for m in fit_ms]
-    b = blocks[(blocks.alpha == alpha) & (blocks["rank"].astype(str) == str(rank)) & blocks.m_h.isin(fit_ms)]
+    ranks = pd.to_numeric(blocks["rank"].astype(str))      # "2", "inf" (read as text) or 2.0, inf (as pandas reads)
+    b = blocks[(blocks.alpha == alpha) & (ranks == float(rank)) & blocks.m_h.isin(fit_ms)]
     if m_ff is not None and "m_ff" in b:
         b = b[b.m_ff == m_ff]
     t = b[b.kind == kind].pivot_table(index=["seed", "block"], columns="m_h", values="mse")[fit_ms]
