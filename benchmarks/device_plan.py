@@ -4,10 +4,13 @@
     python benchmarks/device_plan.py --device cpu --tiny --work DIR      # the dry run (tests/test_device_plan.py)
     python benchmarks/device_plan.py --unpack DIR --work DIR             # a call's bundle, back into run folders
 
-Four parts, run side by side as subprocesses (one process per resumable piece), each with a deadline, all of them
+Five parts, run side by side as subprocesses (one process per resumable piece), each with a deadline, all of them
 stopped (SIGTERM: finished cells kept, the in-flight cell's checkpoint on disk) before the plan's own deadline so
 that what finished and what can resume is packed into at most 8 files under --out ($OUT on the device machine):
 
+  card          first: the card (jackson-sweep --alpha 1.5 --rank inf) at 3 seeds and CARD["steps"], beside its
+                doubling partner at doubling.FACTOR x the steps (one piece per seed and budget), each combined into
+                one folder, then the doubling check (python -m jackson.rate_sweep.doubling) labels its members;
   device_check  jackson-device-check --device cuda: the CPU/GPU difference against the stated tolerance;
   sweep_mh      vit-probe sweep-mh (Fig. 3a/3b): one piece per seed, combined into one folder when all finish;
   permute       vit-probe permute (Table 1, ViT): trained on the original data, then the permuted and control arms;
@@ -40,8 +43,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 ENTRY = {"jackson-device-check": "jackson.rate_sweep.device_check:main", "vit-probe": "vit_probe.cli:main",
-         "cot-dp": "cot_dp.entry:main"}
-PARTS = ("device_check", "sweep_mh", "permute", "cot_dp")
+         "cot-dp": "cot_dp.entry:main", "jackson-sweep": "jackson.rate_sweep.cli:sweep_main",
+         "jackson-doubling": "jackson.rate_sweep.doubling:main"}
+PARTS = ("card", "device_check", "sweep_mh", "permute", "cot_dp")
 # where the CIFAR-10 archive is looked for, in order: the copy a device call carries inside the checkout (the tool
 # sends `shared/` of the checkout, never the `../shared` beside it), then the lab machine's shared folder
 DATA_PLACES = ("shared/data/cifar10-jpeg/cifar10-jpeg-q75.tar.gz", "../shared/data/cifar10-jpeg/cifar10-jpeg-q75.tar.gz")
@@ -54,6 +58,10 @@ BUNDLE_MIB = 20         # the bundle's cap: a second call carries it back beside
 
 # ---- the plan's settings -----------------------------------------------------------------------------------
 
+# The card at the budget its largest members need (reports/jackson/FITTING.md, TIME_TO_QUALITY.md: m_h 16 is still
+# moving at 24,000 steps), checked by training on at twice that: the 3-seed converged card the CPU cannot afford.
+CARD = dict(seeds=(0, 1, 2), steps=48000)
+TINY_CARD = dict(seeds=(0,), steps=20)
 VIT = dict(arch="vit_p4_d128_l4_h1", groups=("1,4,16,64", "2,8,32"), seeds=(0, 1), epochs=40, batch=512)
 PERMUTE = dict(arch="vit_p4_d128_l4_h4", original_epochs=200, finetune_epochs=20, batch=512)
 COT_STEPS = 10000
@@ -72,6 +80,10 @@ TINY_COT = (("lis", "lis", (4,), (16,)), ("ed", "ed", (4,), (16,)), ("arithmetic
 # run side by side, so the plan's wall time is the longest lane, cut at the deadline (reports/benchmarks.md, "The GPU
 # plan", gives the arithmetic).  A part cut at the deadline resumes in the next call.
 ESTIMATES = {
+    "card": (510, "a call's whole budget, and more: unmeasured on a GPU: the 16-member bank ran 6.4-9.5 steps/s on one thread of the lab CPU "
+                  "(48,000 steps of seed 0, 2026-12-07), so 3 seeds at 48,000 plus their 96,000-step partners are "
+                  "432,000 bank steps; a rate cell keeps no mid-training checkpoint, so a piece cut at the deadline "
+                  "starts again in the next call: one that cannot finish inside a call needs --steps split, not retried"),
     "device_check": (60, "two CPU trainings of each feature mode (float64 reference, float32): the whole check with "
                          "--device cpu took 174 s wall at 33% of a core on the loaded 2-core lab CPU (2026-11-28), "
                          "~58 s of CPU time for three trainings per mode; the GPU training unmeasured"),
@@ -93,6 +105,7 @@ class Piece:
     argv: list[str]            # console-script name first
     folder: str = ""           # its run folder, relative to the work folder ("" when it writes none)
     group: str = ""            # the combined folder it feeds (sweep_mh, cot_dp grids)
+    after: tuple = ()          # the pieces that must be done before it starts (the card's doubling check)
     combine: bool = False      # the whole command over the group's finished pieces
     status: str = "not started"   # done | stopped at deadline | failed (rc N) | not started | skipped: why
     wall_s: float = 0.0
@@ -124,10 +137,35 @@ sys.exit(0 if all(r["agrees"] for r in rows) else 1)
 """
 
 
+def card_pieces(device: str, tiny: bool) -> list[Piece]:
+    """The card part: per seed a piece at CARD's steps and its partner at FACTOR x them, each budget combined into
+    one folder under jackson/ (the ledger reads it as the card's target), then the doubling check."""
+    from jackson.rate_sweep.doubling import FACTOR
+    c = TINY_CARD if tiny else CARD
+    common = ["jackson-sweep", "--device", device, "--alpha", "1.5", "--rank", "inf", "--threads", "1",
+              *(["--quick"] if tiny else [])]
+    pieces, folders = [], []
+    for steps in (c["steps"], FACTOR * c["steps"]):
+        group = f"jackson/card-a1.5-rinf-{steps}steps"
+        folders.append(group)
+        budget = ["--steps", str(steps)]
+        for s in c["seeds"]:
+            name = f"card-{steps}-s{s}"
+            pieces.append(Piece(name, "card", [*common, *budget, "--seeds", str(s), "--out", f"pieces/{name}"],
+                                f"pieces/{name}", group))
+        # the combination's folder starts as the first piece's run (one seed): --force lets the whole command's
+        # config (every seed) be written over it
+        pieces.append(Piece(f"card-{steps}", "card", [*common, *budget, "--seeds", ",".join(map(str, c["seeds"])),
+                                                      "--force", "--out", group], group, group, combine=True))
+    pieces.append(Piece("card-doubling", "card", ["jackson-doubling", *folders], after=(f"card-{c['steps']}",
+                                                                                      f"card-{FACTOR * c['steps']}")))
+    return pieces
+
+
 def plan(device: str, tiny: bool, data: str, work: Path) -> list[Piece]:
     """Every piece of the four parts, in the order they start."""
     cache = str(work / "cache")
-    pieces = []
+    pieces = card_pieces(device, tiny)
     if tiny:
         pieces.append(Piece("device_check", "device_check", ["python", "-c", TINY_CHECK, device]))
     else:
@@ -239,6 +277,11 @@ def run_pieces(pieces: list[Piece], work: Path, end: float, t0: float, tiny: boo
                 p.status = "not started: the deadline came first"
             todo = []
         for p in list(todo):
+            if p.after and any(by_name[n].status != "done" for n in p.after):
+                if all(n not in running and by_name[n] not in todo for n in p.after):
+                    p.status = "not started: " + ", ".join(n for n in p.after if by_name[n].status != "done") + " unfinished"
+                    todo.remove(p)
+                continue
             members = [q for q in pieces if q.group == p.group and not q.combine] if p.combine else []
             if p.combine and any(q.status != "done" for q in members):
                 if all(q.name not in running and q not in todo for q in members):
@@ -366,6 +409,8 @@ def results(work: Path) -> dict:
     """What the finished folders say, for plan.json and the closing lines: the device check's numbers, each ViT
     m_h's accuracy, the permutation's accuracies, each cot-dp cell's accuracy."""
     res: dict = {}
+    for f in sorted(work.glob("jackson/*/doubling.json")):
+        res.setdefault("card", {})[f.parent.relative_to(work).as_posix()] = json.loads(f.read_text()).get("line", "")
     log = work / "logs" / "device_check.log"
     if log.is_file():
         res["device_check"] = device_check_rows(log.read_text(errors="replace"))
@@ -386,7 +431,8 @@ def results(work: Path) -> dict:
 
 def summary_lines(res: dict) -> list[str]:
     """The numbers of a call in a few lines (the end of its output is what a device call shows first)."""
-    lines = [f"device check, {r['features']} features: {r['device_deviation']:.2g} from the float64 reference "
+    lines = [f"{folder}: {line}" for folder, line in res.get("card", {}).items()]
+    lines += [f"device check, {r['features']} features: {r['device_deviation']:.2g} from the float64 reference "
              f"(CPU float32 {r['cpu_float32_deviation']:.2g}), tolerance {r['tolerance']:g}: "
              + ("agrees" if r["agrees"] else "DOES NOT agree") for r in res.get("device_check", [])]
     for folder, rows in res.get("sweep_mh", {}).items():

@@ -70,8 +70,37 @@ def test_the_dry_run_plans_every_folder_the_real_plan_makes():
     real = {p.folder for p in dp.plan("cuda", False, "DATA", Path("W")) if p.combine or p.part == "permute"}
     tiny = {p.folder for p in dp.plan("cpu", True, "DATA", Path("W")) if p.combine or p.part == "permute"}
     assert {_kind(f) for f in real} == {_kind(f) for f in tiny}
-    assert {f.split("/")[0] for f in real} == {"vit_probe", "cot_dp"}    # the sections the ledger's rules read
-    assert set(ROW_PART) == set(ROWS) and set(ROW_PART.values()) == set(dp.PARTS) - {"device_check"}
+    assert {f.split("/")[0] for f in real} == {"jackson", "vit_probe", "cot_dp"}   # the sections the ledger's rules read
+    assert set(ROW_PART) == set(ROWS) and set(ROW_PART.values()) == set(dp.PARTS) - {"device_check", "card"}
+
+
+def test_the_card_part_comes_first_with_its_partner_and_doubling_check():
+    """The card at 3 seeds and CARD's steps, each seed's partner at doubling.FACTOR x the steps, each budget combined
+    into one folder under jackson/ (--force: the combination is written over its first piece's one-seed run), and
+    the doubling check after both combinations; the part is the plan's first."""
+    from jackson.rate_sweep.doubling import FACTOR
+    pieces = dp.plan("cuda", False, "DATA", Path("W"))
+    card = [p for p in pieces if p.part == "card"]
+    assert pieces[:len(card)] == card and dp.PARTS[0] == "card"
+    runs = [p for p in card if not p.combine and p.argv[0] == "jackson-sweep"]
+    steps = sorted({int(p.argv[p.argv.index("--steps") + 1]) for p in runs})
+    assert steps == [dp.CARD["steps"], FACTOR * dp.CARD["steps"]] and len(runs) == 2 * len(dp.CARD["seeds"]) == 6
+    assert all(p.argv[p.argv.index("--device") + 1] == "cuda" for p in runs)
+    combos = [p for p in card if p.combine]
+    assert len(combos) == 2 and all("--force" in p.argv and p.folder.startswith("jackson/") for p in combos)
+    doubling = next(p for p in card if p.argv[0] == "jackson-doubling")
+    assert set(doubling.after) == {p.name for p in combos} and doubling.argv[1:] == [p.folder for p in combos]
+
+
+def test_a_piece_after_others_waits_and_is_not_started_when_one_failed(tmp_path):
+    (tmp_path / "logs").mkdir()
+    ok = dp.Piece("ok", "card", ["python", "-c", "import time; time.sleep(0.5)"])
+    bad = dp.Piece("bad", "card", ["python", "-c", "raise SystemExit(3)"])
+    then = dp.Piece("then", "card", ["python", "-c", "open('then.txt', 'w').write('ran')"], after=("ok",))
+    never = dp.Piece("never", "card", ["python", "-c", "open('never.txt', 'w').write('ran')"], after=("ok", "bad"))
+    dp.run_pieces([then, never, ok, bad], tmp_path, time.time() + 30, time.time(), tiny=False)
+    assert ok.status == then.status == "done" and (tmp_path / "then.txt").read_text() == "ran"
+    assert never.status == "not started: bad unfinished" and not (tmp_path / "never.txt").exists()
 
 
 @pytest.mark.slow
@@ -126,6 +155,9 @@ def test_the_record_holds_the_numbers_the_report_quotes(dry):
         assert set(res["permute"]) >= {"before", "after", "control", "reaches_0.9"}
     if "cot_dp" in parts:
         assert {k.split("_")[0] for k in res["cot_dp"]} == {"lis-4", "ed-4", "arithmetic-2"}
+    if "card" in parts:       # the doubling check labelled the tiny card's members against their partner
+        assert list(res["card"]) == ["jackson/card-a1.5-rinf-20steps"] and "doubling check" in res["card"][
+            "jackson/card-a1.5-rinf-20steps"]
 
 
 @pytest.mark.slow
@@ -217,6 +249,7 @@ def test_every_command_of_the_real_plan_parses_and_its_parts_fit_the_deadline():
     import io
     import jackson.command as C
     from cot_dp.cli import main as cot_main
+    from jackson.rate_sweep.cli import sweep_main
     from jackson.rate_sweep.device_check import main as check_main
     from vit_probe.cli import main as vit_main
     seen = {}
@@ -228,13 +261,17 @@ def test_every_command_of_the_real_plan_parses_and_its_parts_fit_the_deadline():
 
     with pytest.MonkeyPatch.context() as mp, contextlib.redirect_stdout(io.StringIO()):
         mp.setattr(C, "command_parser", watched)
-        for main, argv in ((cot_main, ["sweep"]), (check_main, []), (vit_main, ["sweep-mh"]), (vit_main, ["permute"])):
+        for main, argv in ((cot_main, ["sweep"]), (check_main, []), (vit_main, ["sweep-mh"]), (vit_main, ["permute"]),
+                           (sweep_main, [])):
             with pytest.raises(SystemExit):
                 main(argv + ["--help"])
     pieces = dp.plan("cuda", False, "DATA", Path("W"))
+    single = ("jackson-device-check", "jackson-sweep")         # commands without subcommands
     for p in pieces:
-        prog = p.argv[0] + ("" if p.argv[0] == "jackson-device-check" else " " + p.argv[1])
-        rest = p.argv[1:] if p.argv[0] == "jackson-device-check" else p.argv[2:]
+        if p.argv[0] == "jackson-doubling":                       # its own argparse: two folders (the card test)
+            continue
+        prog = p.argv[0] + ("" if p.argv[0] in single else " " + p.argv[1])
+        rest = p.argv[1:] if p.argv[0] in single else p.argv[2:]
         seen[prog].parse_args(rest)                                 # SystemExit (the test fails) on a bad option
     assert [p.name for p in pieces if p.part == "cot_dp"][:12] == [
         f"cot-lis-{s}-{m}-d{d}" for s in (20, 35) for d in (64, 128) for m in dp.COT_MODELS]   # LIS first
