@@ -82,8 +82,8 @@ TINY_COT = (("lis", "lis", (4,), (16,)), ("ed", "ed", (4,), (16,)), ("arithmetic
 ESTIMATES = {
     "card": (510, "a call's whole budget, and more: unmeasured on a GPU: the 16-member bank ran 6.4-9.5 steps/s on one thread of the lab CPU "
                   "(48,000 steps of seed 0, 2026-12-07), so 3 seeds at 48,000 plus their 96,000-step partners are "
-                  "432,000 bank steps; a rate cell keeps no mid-training checkpoint, so a piece cut at the deadline "
-                  "starts again in the next call: one that cannot finish inside a call needs --steps split, not retried"),
+                  "432,000 bank steps; a piece cut at the deadline resumes its cell in the next call from the "
+                  "checkpoint it saves every 120 s (cells/.ckpt-<key>.pt), so the part takes as many calls as it needs"),
     "device_check": (60, "two CPU trainings of each feature mode (float64 reference, float32): the whole check with "
                          "--device cpu took 174 s wall at 33% of a core on the loaded 2-core lab CPU (2026-11-28), "
                          "~58 s of CPU time for three trainings per mode; the GPU training unmeasured"),

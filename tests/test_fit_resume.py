@@ -173,6 +173,30 @@ def test_a_stopped_rnn_compare_cell_resumes_and_cleans_up(tmp_path, monkeypatch,
     assert "ckpt_dir" not in (b / "cell.json").read_text()    # no machine's path in a committed file
 
 
+def test_a_stopped_rate_cell_resumes_and_cleans_up(tmp_path, monkeypatch, capsys):
+    """A jackson-sweep cell stopped in its fit keeps cells/.ckpt-<key>.pt (no cell folder); the rerun resumes from it
+    (a line says so), writes the numbers of a cell never stopped, and removes it once the results are written."""
+    from jackson.rate_sweep import cell as rc
+    from jackson.rate_sweep.config import sweep_config
+    from jackson.sweep import run_cell
+    monkeypatch.setattr(rc, "CKPT_EVERY_S", 0.0)             # a checkpoint every step (a real run: every 120 s)
+    cell = sweep_config(quick=True, m_h=(1, 2), fit={"steps": 20}).cells()[0]
+    run_cell(cell, tmp_path / "a", progress=False)
+    ckpt = tmp_path / "b" / f".ckpt-{cell.key()}.pt"
+    with monkeypatch.context() as m:
+        _stop_at(m, 12)
+        with pytest.raises(Stop):
+            run_cell(cell, tmp_path / "b", progress=False)
+    assert ckpt.is_file() and not (tmp_path / "b" / cell.key()).exists()
+    capsys.readouterr()
+    run_cell(cell, tmp_path / "b", progress=True)
+    assert "resuming from" in capsys.readouterr().err
+    a, b = tmp_path / "a" / cell.key(), tmp_path / "b" / cell.key()
+    for name in ("rows.csv", "restarts.csv"):
+        pd.testing.assert_frame_equal(pd.read_csv(a / name), pd.read_csv(b / name))
+    assert not ckpt.exists() and sorted(p.name for p in (tmp_path / "b").iterdir()) == [cell.key()]
+
+
 FAULT_CASES = [
     {"id": "rnn-compare-stopped-mid-fit-resumes",
      "command": "rnn-compare --quick --table ordering --ckpt-every-s 0 --out s   # rerun after Ctrl-C at step 25 "

@@ -34,7 +34,7 @@ ROW_COLS = ["alpha", "rank", "m_h", "seed", "train_mse", "test_mse", "oracle_mse
 
 
 def finished(cells_dir: Path) -> list[str]:
-    return sorted(p.name for p in cells_dir.iterdir() if not p.name.startswith(".tmp-"))
+    return sorted(p.name for p in cells_dir.iterdir() if not p.name.startswith("."))   # not .tmp-*, .ckpt-*
 
 
 def count_fit_calls(monkeypatch) -> list:

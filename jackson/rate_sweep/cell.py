@@ -153,8 +153,12 @@ def _inputs(cell: RateCell, x: np.ndarray) -> torch.Tensor:
     return _t(x)
 
 
+CKPT_EVERY_S = 120.0   # a cell's resume checkpoint (cells/.ckpt-<key>.pt, jackson.fit) is saved this often: a killed
+                       # run resumes its in-flight cell from there; removed once the cell's results are written
+
+
 def train_bank(cell: RateCell, x_tr: np.ndarray, y_tr: np.ndarray, x_te: np.ndarray, y_te: np.ndarray,
-               dtype: torch.dtype = torch.float32, progress: bool = True):
+               dtype: torch.dtype = torch.float32, progress: bool = True, ckpt: Path | None = None):
     """The cell's bank trained on (x_tr, y_tr) on `cell.device`: (bank, moved to the CPU; FitResult; the
     per-member squared errors on the training and held-out sequences, float64 arrays (members, n)).
     The data reach the bank as float32, whatever `dtype`; another `dtype` (float64: the reference of
@@ -169,7 +173,8 @@ def train_bank(cell: RateCell, x_tr: np.ndarray, y_tr: np.ndarray, x_te: np.ndar
     h_tr, h_te = put(_inputs(cell, x_tr)), put(_inputs(cell, x_te))
     yt_tr, yt_te = put(_t(y_tr)), put(_t(y_te))
     res = fit(bank, h_tr, yt_tr, cell.fit, seed=cell.seed, progress=progress,
-              desc=f"alpha={cell.alpha:g} rank={rank_str(cell.rank)} seed={cell.seed}")
+              desc=f"alpha={cell.alpha:g} rank={rank_str(cell.rank)} seed={cell.seed}", ckpt=ckpt,
+              ckpt_every_s=CKPT_EVERY_S, ident=cell.key())
     err_tr = evaluate(bank, h_tr, yt_tr).double().cpu().numpy()   # (members, n_train)
     err_te = evaluate(bank, h_te, yt_te).double().cpu().numpy()   # (members, n_test)
     return bank.cpu(), res, err_tr, err_te
@@ -209,7 +214,8 @@ def measure(cell: RateCell, folder: Path, progress: bool = True) -> None:
 
     fit_tr = member_targets(cell, target, x_tr, y_tr)
     fit_te = member_targets(cell, target, x_te, y_te, oracle["truncated"])   # the held-out oracle is computed above
-    bank, res, err_tr, err_te = train_bank(cell, x_tr, fit_tr, x_te, fit_te, progress=progress)
+    ckpt = Path(folder).parent / f".ckpt-{cell.key()}.pt"      # beside the cell's temporary folder: kept if killed
+    bank, res, err_tr, err_te = train_bank(cell, x_tr, fit_tr, x_te, fit_te, progress=progress, ckpt=ckpt)
     abs_te = evaluate(bank, _inputs(cell, x_te), _t(fit_te), absolute=True).double().numpy() * cell.tau  # sum over t
     members = cell.members()
     dev = torch.device(cell.device)
@@ -263,3 +269,4 @@ def measure(cell: RateCell, folder: Path, progress: bool = True) -> None:
             "fit_wall_s": res.wall_s, "cell_wall_s": time.perf_counter() - t0,
             "torch_threads": res.threads, "device": str(dev)}
     (tmp / "cell.json").write_text(json.dumps(meta, indent=1))
+    ckpt.unlink(missing_ok=True)           # every result is written: the folder is renamed into place next
