@@ -81,12 +81,13 @@ def command_parser(cls, prog: str, description: str = "", status: bool = False) 
     parser = build_parser(cls, prog, description)
     own = frozenset(f.name for f in dataclasses.fields(cls))
     takes = shared_options(cls)
+    run = parser.add_argument_group("run options (shared by the lab's commands)")
     for opt, text in GLOBAL_HELP.items():
         if opt[2:].replace("-", "_") in own or (opt != "--status" and opt not in takes):
             continue
         flag = opt in ("--force", "--status")
         metavar = {"--config": "FILE", "--max-memory": "SIZE", "--max-hours": "H"}.get(opt, "N")
-        parser.add_argument(opt, action="store_true" if flag else None, default=argparse.SUPPRESS,
+        run.add_argument(opt, action="store_true" if flag else None, default=argparse.SUPPRESS,
                             **({} if flag else {"metavar": metavar, "type": GLOBAL_TYPES[opt]}),
                             help=text if status or opt != "--status" else argparse.SUPPRESS)
     return parser

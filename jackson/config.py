@@ -50,8 +50,7 @@ class UsageError(ValueError):
 
 
 def need(ok: bool, message: str) -> None:
-    """Validation step: raise UsageError(message) unless ok."""
-    if not ok:
+    if not ok:                      # a validation step: raise UsageError(message) unless ok
         raise UsageError(message)
 
 
@@ -71,8 +70,7 @@ class OneLineParser(argparse.ArgumentParser):
 
 
 def fail(prog: str, message: str) -> typing.NoReturn:
-    """Bad input: each line of message (one per fault: a claims file names every bad claim) as
-    "prog: error: line", then exit 2."""
+    """Bad input: each line of message (one per fault) as "prog: error: line", then exit 2."""
     sys.stderr.write("".join(f"{prog}: error: {line}\n" for line in str(message).splitlines() or [""]))
     raise SystemExit(2)
 
@@ -227,7 +225,7 @@ def _default_text(note: str, dflt, shown) -> str:
 
 def build_parser(cls, prog: str, description: str) -> ConfigParser:
     p = ConfigParser(prog=prog, description=description)
-    defaults = cls()
+    defaults, groups = cls(), {}              # a nested config's options under its own heading in --help
     fields = list(_flat_fields(cls))
     names = [path[-1] for path, *_ in fields]
     for (path, tp, note, f, group), (dotted, opt, old) in zip(fields, options(cls)):
@@ -239,16 +237,18 @@ def build_parser(cls, prog: str, description: str) -> ConfigParser:
         shown = ",".join("inf" if (isinstance(v, float) and math.isinf(v)) else f"{v:g}" if isinstance(v, float) else str(v)
                          for v in dflt) if isinstance(dflt, tuple) else dflt
         conv = _parser_for(path[-1], tp)
+        at = p if len(path) == 1 else groups.get(path[0]) or groups.setdefault(path[0], p.add_argument_group(
+            f"{path[0]} options" + (f" ({re.sub(r' [(][^()]*[)]$', '', re.split('[;:]', group)[0])})" if group else "")))
         for o in old:
             p.deprecated[o] = opt
             if conv is None:
                 p.deprecated["--no-" + o[2:]] = "--no-" + opt[2:]
         if conv is None:
             # --flag / --no-flag, so a switch that defaults to on can be turned off
-            p.add_argument(opt, dest=dotted, action=argparse.BooleanOptionalAction,
+            at.add_argument(opt, dest=dotted, action=argparse.BooleanOptionalAction,
                            default=argparse.SUPPRESS, help=f"{note} (default: {'on' if dflt else 'off'})")
         else:
-            p.add_argument(opt, dest=dotted, type=_named(conv, opt), default=argparse.SUPPRESS,
+            at.add_argument(opt, dest=dotted, type=_named(conv, opt), default=argparse.SUPPRESS,
                            metavar=opt[2:].replace("-", "_").upper(), help=note + _default_text(note, dflt, shown))
     return p
 

@@ -118,3 +118,22 @@ def test_given_features_default_to_an_uncapped_reference():
     assert sweep_config().cells()[0].key() == "a1.5_rinf_s0_v2_fc6db1cae2"      # the committed card cell's key
     out = subprocess.run([sys.executable, "-m", "jackson.rate_sweep.cli", "--help"], capture_output=True, text=True).stdout
     assert f"(default: {GIVEN_K_FACTOR} x the largest m_h" in " ".join(out.split())
+
+
+def test_help_groups_the_options_by_what_they_set():
+    """--help lists the sweep's own options, then the model's, the fit's and the run's under their own headings, each
+    option once."""
+    import re
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, "-m", "jackson.rate_sweep.cli", "--help"], capture_output=True, text=True).stdout
+    heads = [line for line in out.splitlines() if re.fullmatch(r"[a-z].*:", line)]
+    assert heads == ["options:", "model options (the Eq. (5) Transformer):", "fit options (the optimiser):",
+                     "run options (shared by the lab's commands):"], heads
+    body = out.split("\n\n", 2)[2]
+    section = {h: body.split(h, 1)[1].split("\n\n", 1)[0] for h in heads}
+    own = {h: re.findall(r"^  (--[a-z-]+)", section[h], re.M) for h in heads}
+    assert "--width" in own[heads[1]] and "--steps" in own[heads[2]] and "--threads" in own[heads[3]]
+    assert "--alpha" in own[heads[0]] and "--width" not in own[heads[0]]
+    opts = re.findall(r"^  (--[a-z-]+)", body, re.M)
+    assert len(opts) == len(set(opts)) >= 60

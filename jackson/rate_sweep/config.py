@@ -50,8 +50,8 @@ class SweepConfig:
     m_ff: tuple[int, ...] = ()                 # the m_FF axis: hidden widths of f_hat and F_hat, one cell per width (empty: --width alone)
     restarts: int = 1                          # independent initialisations per (target, seed, m_h); the best by training MSE is reported
     device: str = "cpu"                        # torch device: cpu | cuda | cuda:N (agreement with the CPU: jackson-device-check, tolerance 1e-4)
-    model: ModelConfig = field(default_factory=ModelConfig)
-    fit: FitConfig = field(default_factory=FitConfig)
+    model: ModelConfig = field(default_factory=ModelConfig)   # the Eq. (5) Transformer: its sizes, FFN class, attention and features
+    fit: FitConfig = field(default_factory=FitConfig)        # the optimiser: its budget and schedule
     out: str = ""                              # output folder (default: reports/jackson/sweep-a<alphas>-r<ranks>; with --quick runs/jackson/...-quick)
     scheduler: str = ""                        # Dask scheduler address; empty runs in-process
     quick: bool = False                        # seconds-long run: tiny data, model and budget
