@@ -107,7 +107,9 @@ def with_features_k(model: ModelConfig, m_h_max: int, rank: float = math.inf) ->
     return replace(model, features_k=k)
 
 
-DENSE_MODEL = ModelConfig(activation="gelu")   # App. C's dense network at App. C's sizes: the App. B tasks' model
+# App. C's dense network at App. C's sizes, as the App. B tasks and the RNN comparison ran it: every field whose
+# default moved at its recorded value (GELU, scale 3, features_k 16), so their cells keep their keys
+DENSE_MODEL = ModelConfig(**ModelConfig.RECORD_DEFAULTS)
 
 
 MAX_LR = 1.0         # Adam moves every weight by up to lr a step: past 1 (measured: jackson-sweep --quick at --lr 3) every fit diverges

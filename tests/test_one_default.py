@@ -137,3 +137,31 @@ def test_help_groups_the_options_by_what_they_set():
     assert "--alpha" in own[heads[0]] and "--width" not in own[heads[0]]
     opts = re.findall(r"^  (--[a-z-]+)", body, re.M)
     assert len(opts) == len(set(opts)) >= 60
+
+
+def _resolved(prog: str, cls, argv: list[str]):
+    return cli_run(prog, cls, "", {}, lambda c, cmd: None, argv)[0]
+
+
+@pytest.mark.parametrize("folder", ["rnn_compare/default", "rnn_compare/causal_mixing", "tasks/nearest-point",
+                                    "tasks/selection-average", "tasks/weighted-average",
+                                    "tasks/weighted-average-position-none"])
+def test_the_other_experiments_committed_commands_find_their_cells(folder):
+    """Moving ModelConfig's defaults moved no other experiment: each committed folder's own command resolves to the
+    keys of the cells it holds, so a rerun trains nothing (a model with a field left unset would hash differently)."""
+    import shlex
+    from pathlib import Path
+    from jackson.app_b.cell import cells as task_cells
+    from jackson.app_b.config import RUNS
+    d = Path(__file__).resolve().parents[1] / "reports" / folder
+    argv = shlex.split((d / "command.txt").read_text().splitlines()[0])
+    if "--threads" in argv:
+        i = argv.index("--threads")
+        del argv[i:i + 2]
+    if argv[0] == "rnn-compare":
+        from rnn_compare.config import CompareConfig
+        keys = {c.key() for c in _resolved("rnn-compare", CompareConfig, argv[1:]).cells()}
+    else:
+        keys = {c.key() for c in task_cells(_resolved(f"jackson-tasks {argv[1]}", RUNS[argv[1]], argv[2:]))}
+    held = {p.name for p in (d / "cells").iterdir()}
+    assert keys and keys <= held, sorted(keys - held)[:3]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from ..hparams import IN_SCALES, ModelConfig
+from ..hparams import DENSE_MODEL, IN_SCALES
 
 CONSTRUCTIONS = {"paper": ("sin", "sin"), "trace-free": ("sin", "cos")}   # --construction: a named (phi, psi) pair
 TERMS = ("full", "ff")   # full: the target itself (Theorem 4.1's error); ff: its rank-m_h truncation (the FFN term)
@@ -30,4 +30,4 @@ SINE_IN_SCALE = IN_SCALES["sin"]      # the sine class's first-layer scale (hpar
 # A run's model without an FFN class of its own keeps GELU's fields (ModelConfig.RECORD_DEFAULTS): the given-features
 # model (no f_hat or F_hat), and a config.json written before --activation existed.  So their cell keys, and
 # what their folders mean, are what they were.
-CLASSLESS_MODEL = ModelConfig(**ModelConfig.RECORD_DEFAULTS)
+CLASSLESS_MODEL = DENSE_MODEL

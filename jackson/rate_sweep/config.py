@@ -18,7 +18,7 @@ from ..hparams import (ACTIVATIONS, ATTENTIONS, FEATURES, MAX_LR, MAX_SEED, FitC
 from ..runfolder import check_run_folder, check_scheduler
 from ..sweep import function_id
 from .axes import CLASSLESS_MODEL, CONSTRUCTIONS, SINE_IN_SCALE, TERMS, rank_str   # noqa: F401
-from .inputs import check_device, check_same_class, check_same_config, check_sigma, read_sigma_file   # noqa: F401 (re-exported)
+from .inputs import check_device, check_same_config, check_sigma, read_sigma_file   # noqa: F401 (re-exported)
 
 if TYPE_CHECKING:
     from .cell import RateCell
@@ -417,7 +417,6 @@ def validate(cfg: SweepConfig) -> None:
     except TargetError as e:
         raise UsageError(str(e)) from None
     check_run_folder(cfg.resolved_out(), "jackson-sweep")
-    check_same_class(cfg)
     check_same_config(cfg)
     check_scheduler(cfg.scheduler)
     if cfg.ff_from:

@@ -86,9 +86,9 @@ def _identity(cell: dict) -> dict:
     model read as a run of today reads them (a field written before it existed takes its default, the value it ran
     with: jackson.hparams.fit_config)."""
     import dataclasses
-    from ..hparams import ModelConfig, fit_config
+    from ..hparams import fit_config, model_config
     fit = {k: v for k, v in dataclasses.asdict(fit_config(cell.get("fit", {}))).items() if k not in VARIES}
-    model = {**dataclasses.asdict(ModelConfig()), **ModelConfig.RECORD_DEFAULTS, **cell.get("model", {})} if "model" in cell else None
+    model = dataclasses.asdict(model_config(cell["model"])) if "model" in cell else None
     return {**{k: v for k, v in cell.items() if k not in ("fit", "m_hs", "model")}, "fit": fit, "model": model}
 
 

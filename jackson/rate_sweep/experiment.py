@@ -188,7 +188,7 @@ def _result(folder: Path, summary: dict) -> SweepResult:
 
     def table(name):          # as pd.read_csv gives it (rank a float column, inf for rank inf): one dtype per column
         p = paths[name]
-        return pd.read_csv(p) if p is not None and p.is_file() else pd.DataFrame()
+        return pd.read_csv(p) if p.is_file() else pd.DataFrame()
 
     config = read_json(paths["config"]) if paths["config"].is_file() else {}
     return SweepResult(folder, summary, table("results"), table("blocks"), table("loss_curves"),

@@ -1,6 +1,6 @@
 """The sweep's inputs checked beyond each option's range, one line each (`jackson.config.UsageError`): an explicit
 spectrum (`read_sigma_file`, `check_sigma`), the device (`check_device`) and a run folder
-that holds another FFN class (`check_same_class`).  `config.validate` calls them; nothing here writes."""
+that holds another config (`check_same_config`).  `config.validate` calls them; nothing here writes."""
 from __future__ import annotations
 
 import json
@@ -8,7 +8,6 @@ from pathlib import Path
 
 from ..config import UsageError, need, read_capped
 from ..hparams import ModelConfig
-from .axes import CLASSLESS_MODEL
 
 
 def read_sigma_file(path: str) -> tuple[float, ...]:
@@ -48,27 +47,6 @@ def check_sigma(sigma: tuple[float, ...], m_h) -> None:
                         f"(pad the list with zeros to go past the rank), got {big}")
 
 
-def check_same_class(cfg) -> None:
-    """A folder that holds a run of another FFN class is not rerun as this one (its cells would stay, but its config,
-    summary and figures would change class): one line naming the class it holds, unless --force.  Say the class:
-    a folder made when GELU was the default, rerun by its bare command, would otherwise turn into a sine folder."""
-    from .. import runfolder
-    old = cfg.resolved_out() / "config.json"
-    if runfolder.FORCE or cfg.model.features == "given" or not old.is_file():
-        return
-    try:
-        model = json.loads(read_capped(old, "--out")).get("model")
-    except (OSError, UnicodeDecodeError, ValueError, AttributeError, UsageError):
-        return                        # unreadable: the run's own checks say so when it rewrites it
-    if not isinstance(model, dict) or model.get("features", "learned") == "given":
-        return
-    held = model.get("activation", CLASSLESS_MODEL.activation)     # absent: written before --activation existed
-    need(held == cfg.model.activation,
-         f"--out: {cfg.resolved_out()} holds a run of the {held} FFN class and this command fits the "
-         f"{cfg.model.activation} class (jackson-sweep's default is {ModelConfig().activation}); add --activation {held} "
-         "to rerun or extend it, pick another --out, or give --force to add this class's cells beside it")
-
-
 # What a second command into a folder may change without --force: where and how it runs, and what its summary is
 # compared with (its cells are the same either way).  Any other difference would put a second config over the first.
 RUN_ONLY = ("out", "scheduler", "device", "terms", "ff_from", "compare_to")
@@ -77,25 +55,33 @@ RUN_ONLY = ("out", "scheduler", "device", "terms", "ff_from", "compare_to")
 def check_same_config(cfg) -> None:
     """A folder that holds a run of another config is not rerun as this one: its summary, tables and config.json
     would describe this config, over the first (the cells of both stay).  One line naming the first field that
-    differs, unless --force.  The same config resumes or re-summarizes the folder.  Only the fields config.json
-    names are compared; one that cannot be read as today's config says nothing here (the run's own checks name it)."""
+    differs, unless --force; another FFN class of learned features is named as such, with the option that reruns
+    it (a folder made when GELU was the default, rerun by its bare command, would otherwise turn into a sine folder;
+    a config.json older than --activation held GELU).  The same config resumes or re-summarizes the folder.  Only the
+    fields config.json names are compared; one that cannot be read as today's config says nothing here (the run's
+    own checks name it)."""
     import dataclasses
     from .. import runfolder
-    from ..config import read_config
+    from ..config import from_dict
     old_file = cfg.resolved_out() / "config.json"
     if runfolder.FORCE or not old_file.is_file():
         return
     try:
-        old = read_config(type(cfg), str(old_file))
-        named = set(json.loads(read_capped(old_file, "--out")))
-    except (UsageError, TypeError, ValueError, OSError):
+        named = json.loads(read_capped(old_file, "--out"))
+        old = from_dict(type(cfg), named, where=f"--out {old_file}") if isinstance(named, dict) else None
+    except (UsageError, TypeError, ValueError, OSError, AttributeError):
         return
-    for f in dataclasses.fields(cfg):
+    for f in dataclasses.fields(cfg) if old is not None else ():
         if f.name in RUN_ONLY or f.name not in named:
             continue
         a, b = getattr(old, f.name), getattr(cfg, f.name)
         if f.name == "model":
             a, b = old.resolved_model(), cfg.resolved_model()
+            need(a.activation == b.activation or not a.features == b.features == "learned",
+                 f"--out: {cfg.resolved_out()} holds a run of the {a.activation} FFN class and this command fits the "
+                 f"{b.activation} class (jackson-sweep's default is {ModelConfig().activation}); add --activation "
+                 f"{a.activation} to rerun or extend it, pick another --out, or give --force to add this class's cells "
+                 "beside it")
         elif f.name in ("sigma", "sigma_file"):      # config.json holds a file's values as --sigma: compare values
             a, b = old.explicit(), cfg.explicit()
         if a != b:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..config import UsageError, need, read_json
-from ..hparams import ModelConfig, fit_config, recorded
+from ..hparams import fit_config, model_config, recorded
 from . import doubling
 from .axes import families_of, rank_str
 
@@ -134,7 +134,7 @@ def _setting(config: dict, k: str):
     if k == "fit" and isinstance(v, dict):
         return fit_config(v)
     if k == "model" and isinstance(v, dict):
-        return {**dataclasses.asdict(ModelConfig()), **ModelConfig.RECORD_DEFAULTS, **v}
+        return dataclasses.asdict(model_config(v))
     return v
 
 
