@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 
 from jackson.checkpoint import devices_label
-from jackson.runfolder import replace_via_temp, write_atomic
+from jackson.runfolder import portable_path, replace_via_temp, write_atomic
 from jackson.sweep import checkpoint_progress, non_default
 from . import data, flops
 from .model import CotTransformer, n_params
@@ -94,7 +94,9 @@ class CotCell:
         write_csv(pd.DataFrame(res.curve), folder / "curve.csv")
         write_csv(by_pos, folder / "position_accuracy.csv", float_format="%.6g")
         # wall_s: this process's time on the cell; fit_wall_s: training time over every process that trained it
-        meta = {"cell": dataclasses.asdict(self), "key": self.key(), "wall_s": time.perf_counter() - t0,
+        # the dataset and checkpoint folders as a record keeps paths (relative inside the working directory)
+        cell = dataclasses.asdict(self) | {k: portable_path(getattr(self, k)) for k in ("data_dir", "ckpt_dir")}
+        meta = {"cell": cell, "key": self.key(), "wall_s": time.perf_counter() - t0,
                 "fit_wall_s": res.wall_s, "torch_threads": res.threads, "devices": device_steps(res),
                 "vocab": len(ds.tokenizer), "block": getattr(model.blocks[0].attn, "block", None)}
         write_atomic(folder / "cell.json", json.dumps(meta, indent=1, default=str))

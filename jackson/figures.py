@@ -79,6 +79,18 @@ def pyplot():
     return _FIGURES
 
 
+def series_colours(n: int) -> list:
+    """n colours for n series that mean different things, none of them a grey (greys are the lab's references and
+    controls): the colour cycle's tab10 without its grey, then tab20's, then evenly spaced along turbo."""
+    import matplotlib
+    from matplotlib.colors import to_rgb
+    for name in ("tab10", "tab20"):
+        cols = [c for c in matplotlib.colormaps[name].colors if max(to_rgb(c)) - min(to_rgb(c)) > 0.05]
+        if n <= len(cols):
+            return cols[:n]
+    return [matplotlib.colormaps["turbo"](x) for x in [0.05 + 0.9 * i / max(n - 1, 1) for i in range(n)]]
+
+
 def integer_ticks(axis, values) -> None:
     """Tick an axis whose values are whole numbers (m_h, an index i, a step) at whole numbers, printed plainly ("8",
     never "8.0", "10^1" or "2x10^0").  A log axis is ticked at the powers of two within the values' range (1, 2, 4,

@@ -38,8 +38,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from . import quick
-from .config import COMMON, UsageError, check_out_dir, need
-from .config import config_change, read_json
+from .config import COMMON, UsageError, check_out_dir, config_change, need, read_json
 
 FORCE = False            # set by the command line's --force (jackson.command.cli_run); open_run(force=...) wins
 LOCK = ".jackson-lab.lock"   # the run's own lock file (a user's `.lock` in a folder is the user's, never touched)
@@ -156,8 +155,7 @@ def write_table(folder: str | os.PathLike, name: str, frame, **to_csv) -> Path:
 
 def write_report(folder: str | os.PathLike, entry: dict, indent: int = 1) -> Path:
     """report.json, the one interface jackson-report reads, written atomically beside a run's summary."""
-    path = Path(folder) / "report.json"
-    write_atomic(path, json.dumps(entry, indent=indent, default=str) + "\n")
+    write_atomic(path := Path(folder) / "report.json", json.dumps(entry, indent=indent, default=str) + "\n")
     return path
 
 
@@ -173,24 +171,27 @@ SCRATCH_OPTIONS = ("--cache",)   # options that only speed a run up: a machine-l
 PLACEMENT_OPTIONS = (COMMON["scheduler"].name, *COMMON["scheduler"].old)
 
 
-def portable_argv(argv: list[str], cwd: str | os.PathLike | None = None) -> list[str]:
-    """argv as it is recorded in command.txt: an absolute path inside the working directory becomes
-    relative to it (`--data /home/me/lab/data.tgz` run in /home/me/lab is recorded `--data data.tgz`), so
-    the command reruns from any clone; every other token is kept as typed."""
+SCRATCH = "<scratch>"   # a committed record's word for a folder outside the checkout of the machine that ran it
+
+
+def portable_path(value: str, cwd: str | os.PathLike | None = None) -> str:
+    """A path as a record keeps it: absolute inside the working directory becomes relative to it
+    (`/home/me/lab/data.tgz` run in /home/me/lab is `data.tgz`); any other value is kept as typed."""
     cwd = os.path.abspath(cwd or os.getcwd())
+    if os.path.isabs(value) and (value == cwd or value.startswith(cwd.rstrip(os.sep) + os.sep)):
+        return os.path.relpath(value, cwd)
+    return value
 
-    def rel(value: str) -> str:
-        if os.path.isabs(value) and (value == cwd or value.startswith(cwd.rstrip(os.sep) + os.sep)):
-            return os.path.relpath(value, cwd)
-        return value
 
+def portable_argv(argv: list[str], cwd: str | os.PathLike | None = None) -> list[str]:
+    """argv as command.txt records it: each token through portable_path, so the command reruns from any clone."""
     out = []
     for a in argv:
         if a.startswith("--") and "=" in a:
             k, v = a.split("=", 1)
-            out.append(f"{k}={rel(v)}")
+            out.append(f"{k}={portable_path(v, cwd)}")
         else:
-            out.append(rel(a))
+            out.append(portable_path(a, cwd))
     return out
 
 
@@ -203,7 +204,7 @@ def command_line(prog: str, argv: list[str]) -> str:
 def rerunnable(command: str, out: str) -> str:
     """The command that remakes a run folder where it now sits: `--out` is the folder's place in the
     repository (`out`), a machine-local copy of a shared data file (SHARED_FILES) is read from where the
-    README puts it, a machine-local cache (SCRATCH_OPTIONS) is left to its default, where the cells ran
+    README puts it, a machine-local cache (SCRATCH_OPTIONS: an absolute or SCRATCH path) is left to its default, where the cells ran
     (PLACEMENT_OPTIONS: a Dask scheduler's address) is left out, so the rerun runs them in-process.  Any
     other absolute path is kept: it names something only its user has."""
     import shlex
@@ -224,11 +225,11 @@ def rerunnable(command: str, out: str) -> str:
         if not eq:                                        # a flag
             res.append(k)
             continue
-        if k in SCRATCH_OPTIONS and os.path.isabs(v) or k in PLACEMENT_OPTIONS:
+        if k in SCRATCH_OPTIONS and (os.path.isabs(v) or v.startswith(SCRATCH)) or k in PLACEMENT_OPTIONS:
             continue
         if k == "--out":
             v = out
-        elif os.path.isabs(v) and os.path.basename(v) in SHARED_FILES:
+        elif os.path.basename(v) in SHARED_FILES and v != SHARED_FILES[os.path.basename(v)]:
             v = SHARED_FILES[os.path.basename(v)]
         res += [k, v]
     return " ".join(shlex.quote(a) for a in res)

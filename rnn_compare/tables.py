@@ -114,11 +114,11 @@ def tables(out: Path, rows: pd.DataFrame, metas: dict, cfg: CompareConfig, comma
 def plot(out: Path, long: pd.DataFrame, inits: str = "", rows: pd.DataFrame | None = None) -> Path:
     """Tables 2-3 as a point-range plot on a log axis (no bars: a bar's length means nothing there): per target
     and model, each seed's held-out MSE (small dots; diverged members left out, as in the tables), their median
-    (large marker) and min-max range; the paper's value as a labelled black diamond.  `rows` is results.csv
+    (large marker) and min-max range; the paper's value as a diamond in its model's colour.  `rows` is results.csv
     (per seed); without it, the mean and sd of tables_long.csv.  `inits` names the model inits when they do not
     start at 0 (report.seed_range)."""
     plt = pyplot()
-    fig, ax = plt.subplots(figsize=(7.5, 3.8))
+    fig, ax = plt.subplots(figsize=(7.5, 4.6))
     present = set(zip(long.kernel, long.alteration))
     order = [t for t in dict.fromkeys(t for ts in TABLES.values() for t in ts) if t in present]
     order.sort(key=lambda t: (t[0] != "exp", ["original", "permuted", "mixed"].index(t[1])))
@@ -144,12 +144,13 @@ def plot(out: Path, long: pd.DataFrame, inits: str = "", rows: pd.DataFrame | No
             ax.plot([xi, xi], [v.min(), v.max()], color=f"C{j}", lw=1.2, zorder=2)
             ax.scatter([xi], [np.median(v)], s=38, color=f"C{j}", edgecolor="white", lw=0.6, zorder=3)
         paper = [d.loc[t, "paper"] if t in d.index else PAPER.get((*t, m), np.nan) for t in order]
-        ax.scatter(x + 0.1, paper, color="k", marker="D", s=16, zorder=4)
+        # the paper's value in its model's colour (a black diamond's model was told only by its place)
+        ax.scatter(x + 0.1, paper, color=f"C{j}", edgecolor="k", lw=0.6, marker="D", s=18, zorder=4)
         ax.scatter([], [], s=38, color=f"C{j}", label=f"{m} (median; dots: seeds; line: range)")
-    ax.scatter([], [], color="k", marker="D", s=16, label="the paper's value, beside each model")
+        ax.scatter([], [], color=f"C{j}", edgecolor="k", lw=0.6, marker="D", s=18, label=f"{m}: the paper's value")
     ax.set(yscale="log", xticks=xs, xticklabels=labels, ylabel="held-out MSE")
     ax.grid(False, axis="x")
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=3)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2)
     fig.suptitle("RNN vs Transformer under temporal ordering and mixing (synthetic linear targets)"
                  + (f"; model inits{inits}" if inits else ""), fontsize=9)
     fig.tight_layout()

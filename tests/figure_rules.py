@@ -11,6 +11,12 @@
   each numeric tick label is a plain whole number ("2", not "2.5", "2x10^0" or "10^1");
 - **a readable aspect ratio**: each panel's width / height within `PANEL_ASPECT`, the whole figure's within
   `FIGURE_ASPECT` (a row of wide panels reads small on the report's page).
+- **one meaning per colour**: two legend entries that read differently (their labels) do not look alike: the same
+  colour (any two greys count as one), line style and marker; head 7 in the cycle's grey beside "at init" in grey
+  says two things with one look;
+- **a marker's owner told by more than its place**: in a panel of two or more keyed colours, an uncoloured (grey or
+  black) marker drawn as several sets of one look, one per series, names its series only by where it sits: it takes
+  its series' colour;
 - **no text over the data**: a text of a panel (a note, an annotation) covers no drawn line, neither a vertex nor a
   point along a segment between two: a note written over the curves it describes hides them (an in-cell number of a
   heatmap is not over a line; a label written at a line's vertex names that point, as a graph's node label does).
@@ -277,18 +283,74 @@ def legend_problems(fig, where: str) -> list[str]:
     return out
 
 
+def _look(handle) -> tuple | None:
+    """What tells a legend entry apart: its colour (greys as one), line style and marker; None without a colour."""
+    rgbs = _colours(handle)
+    if not rgbs:
+        return None
+    style = getattr(handle, "_unscaled_dash_pattern", None) or (   # a line's dashes (a custom pattern is "--" too)
+        handle.get_linestyle() if hasattr(handle, "get_linestyle") else None)
+    if hasattr(handle, "get_marker"):
+        marker = handle.get_marker()
+    else:                                        # a scatter's handle: its marker is its path
+        marker = tuple(np.round(handle.get_paths()[0].vertices, 3).ravel()) if len(handle.get_paths()) else None
+    return ("grey" if _is_grey(rgbs[0]) else rgbs[0], str(style), str(marker))
+
+
+def _alike(a, b) -> bool:
+    return a[1:] == b[1:] and (a[0] == b[0] == "grey" or "grey" not in (a[0], b[0]) and _same(a[0], b[0]))
+
+
+def meaning_problems(fig, where: str) -> list[str]:
+    """Two legend entries with different labels and one look."""
+    out = []
+    for leg in [a.get_legend() for a in fig.axes] + list(fig.legends):
+        if leg is None:
+            continue
+        entries = [(t.get_text(), lk) for h, t in zip(leg.legend_handles, leg.get_texts()) if (lk := _look(h))]
+        for i, (la, a) in enumerate(entries):
+            for lb, b in entries[i + 1:]:
+                if la != lb and _alike(a, b):
+                    out.append(f"{where}: legend entries {la!r} and {lb!r} look alike (one colour, style and marker)")
+    return out
+
+
+def owner_problems(fig, ax, where: str) -> list[str]:
+    """Uncoloured marker sets of one look repeated beside two or more keyed colours."""
+    from matplotlib.collections import PathCollection
+    from matplotlib.lines import Line2D
+    coloured = {rgb for rgb in _keyed(fig, ax) if not _is_grey(rgb)}
+    if len({tuple(round(v, 2) for v in c) for c in coloured}) < 2:
+        return []
+    groups: dict = {}
+    for a in _data_artists(ax):
+        rgbs = _colours(a)
+        if not rgbs or not all(_is_grey(c) for c in rgbs):
+            continue
+        if isinstance(a, PathCollection) and len(a.get_offsets()):
+            look = ("scatter", tuple(np.round(a.get_paths()[0].vertices, 3).ravel()), tuple(a.get_sizes()[:1]))
+        elif isinstance(a, Line2D) and a.get_marker() not in ("None", "none", "", " ", None) \
+                and a.get_linestyle() in ("None", "none", "", " "):
+            look = ("line", str(a.get_marker()), a.get_markersize())
+        else:
+            continue
+        groups[look] = groups.get(look, 0) + 1
+    return [f"{where}: {n} sets of one uncoloured marker beside {len(coloured)} coloured series: each set's owner "
+            f"is told only by its place (colour it by its series)" for n in groups.values() if n >= 2]
+
+
 def problems(fig, name: str = "figure") -> list[str]:
     """Every broken rule of `fig`, one line each."""
     if not hasattr(fig.canvas, "get_renderer"):  # a Figure of its own (jackson.figures) has a base canvas that draws nothing
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         FigureCanvasAgg(fig)
     fig.canvas.draw()                            # tick labels and panel sizes exist once drawn
-    out = aspect_problems(fig, name) + legend_problems(fig, name)
+    out = aspect_problems(fig, name) + legend_problems(fig, name) + meaning_problems(fig, name)
     for i, ax in enumerate(fig.axes):
         if _is_colorbar(ax) or not ax.get_visible():
             continue
         where = f"{name} panel {i} ({ax.get_title()!r})"
-        out += key_problems(fig, ax, where) + text_problems(fig, ax, where)
+        out += key_problems(fig, ax, where) + text_problems(fig, ax, where) + owner_problems(fig, ax, where)
         if ax.axison:                            # a panel drawn without axes (a graph) has no ticks to read
             out += decade_problems(ax, where) + tick_problems(fig, ax, where)
     return out

@@ -382,8 +382,10 @@ def test_a_sweep_checkpoints_each_cell_and_removes_the_checkpoint_once_its_resul
     assert not (out / "checkpoints").exists()
     cfg = json.loads((out / "config.json").read_text())
     assert cfg["ckpt_every_s"] == 0.0
-    for k in keys:                                              # a cell's record names where its checkpoint was
-        assert json.loads((out / "cells" / k / "cell.json").read_text())["cell"]["ckpt_dir"] == str((out / "checkpoints").resolve())
+    for k in keys:      # a cell's record names where its checkpoint and data were, relative to the working directory
+        rec = json.loads((out / "cells" / k / "cell.json").read_text())["cell"]
+        assert rec["ckpt_dir"] == "s/checkpoints" and rec["data_dir"] == "s/data/arithmetic-2"
+        assert (tmp_path / rec["data_dir"] / "meta.json").is_file()
 
 
 def _finished_folder(folder: Path, baseline: bool = True) -> pd.DataFrame:

@@ -106,6 +106,41 @@ def test_aspect_ratio_and_legend_title(plt):
     assert any("is a note, not a key" in p for p in problems(fig))
 
 
+def test_one_look_has_one_meaning(plt):
+    """Two legend entries that say different things look different; greys are one colour to a reader."""
+    fig, ax = plt.subplots(figsize=(5, 4))
+    ax.plot([1, 2], [1, 2], color="#7f7f7f", lw=1.4, label="head 7")
+    ax.plot([1, 2], [2, 1], color="0.6", lw=0.7, label="at init (every head)")
+    ax.legend()
+    assert any("'head 7' and 'at init (every head)' look alike" in p for p in problems(fig))
+    fig, ax = plt.subplots(figsize=(5, 4))                      # the control: a dashed grey reads apart
+    ax.plot([1, 2], [1, 2], color="C0", label="head 7")
+    ax.plot([1, 2], [2, 1], color="0.6", ls="--", label="at init (every head)")
+    ax.plot([1, 2], [1.5, 1.5], color="0.3", label="the bound")
+    ax.legend()
+    assert not any("look alike" in p for p in problems(fig))
+
+
+def test_a_marker_names_its_series_by_more_than_its_place(plt):
+    """The paper's value drawn as a black diamond beside each model's points: whose is which only its place tells."""
+    def chart(paper_colour):
+        fig, ax = plt.subplots(figsize=(5, 4))
+        for j, m in enumerate(["RNN", "Transformer"]):
+            ax.scatter([1 + 0.3 * j, 2 + 0.3 * j], [1, 2], color=f"C{j}", label=m)
+            ax.scatter([1.1 + 0.3 * j, 2.1 + 0.3 * j], [1.2, 2.2], marker="D",
+                       color=paper_colour or f"C{j}", edgecolor="k", label=f"{m}: the paper's value")
+        ax.legend()
+        return problems(fig)
+    assert any("2 sets of one uncoloured marker beside 2 coloured series" in p for p in chart("k"))
+    assert chart(None) == []                                    # the control: each diamond in its model's colour
+    fig, ax = plt.subplots(figsize=(5, 4))                      # one uncoloured reference set is no owner question
+    ax.scatter([1, 2], [1, 2], color="C0", label="a")
+    ax.scatter([1, 2], [2, 1], color="C1", label="b")
+    ax.scatter([1.5], [1.5], color="k", marker="D", label="the paper")
+    ax.legend()
+    assert problems(fig) == []
+
+
 def test_a_text_covers_no_drawn_line(plt):
     fig, ax = plt.subplots(figsize=(5, 4))
     ax.plot([0.5, 1.5, 2.5], [0.5, 1.5, 2.5], "C0-", label="mine")
@@ -282,3 +317,25 @@ def test_every_entry_point_of_pyproject_names_a_function_that_exists():
             if not hasattr(importlib.import_module(mod), attr or "__name__"):
                 missing.append(f"[{group}] {name} = {value}")
     assert missing == []
+
+
+@pytest.mark.parametrize("n_layers", [4, 6])
+def test_trained_vs_init_keeps_the_rules_with_eight_heads(n_layers, tmp_path, checked):
+    """vit-probe's control figure: 8 heads (the 8th used to take the colour cycle's grey, the init control's colour)
+    and 6 layers (they used to be one 6:1 strip)."""
+    from vit_probe.spectra import plot_trained_vs_init
+    i = np.arange(1, 33)
+    spec = pd.DataFrame([{"layer": l, "head": h, "i": k, "mean": (1 + h) * k ** -(1.0 + 0.1 * h)}
+                         for l in range(n_layers) for h in range(8) for k in i])
+    init = pd.DataFrame([{"layer": l, "init": s, "head": h, "i": k, "mean": k ** -0.8}
+                         for l in range(n_layers) for s in range(2) for h in range(8) for k in i])
+    plot_trained_vs_init(spec, init, 32, "a trained ViT against its inits", tmp_path / "trained_vs_init.png")
+    assert checked == {"trained_vs_init.png": []}
+
+
+def test_the_rnn_chart_keeps_the_rules_on_a_committed_folder(tmp_path, checked):
+    """Tables 2-3's chart drawn from a committed folder's tables: each paper diamond in its model's colour."""
+    from rnn_compare.tables import plot
+    folder = Path(__file__).resolve().parents[1] / "reports" / "rnn_compare" / "mixing-24k-b256-s3"
+    plot(tmp_path, pd.read_csv(folder / "tables_long.csv"), rows=pd.read_csv(folder / "results.csv"))
+    assert checked == {"mse_bars.png": []}

@@ -155,3 +155,40 @@ def test_committed_records_are_what_history_says():
     for p in records:
         if not (p.parent / "environment.json").exists():
             assert json.loads(p.read_text()) == derive(p.parent), f"{p} is stale: rerun python -m jackson.lab_report.provenance"
+
+
+# An absolute path of a machine: a root folder where checkouts, homes and scratch folders live, at the start of a
+# path (not inside a URL or a relative path).  The checkout's own absolute root is one too, wherever it lies.
+MACHINE_PATH = r"(?<![\w:/.~$<>-])/(?:work|tmp|home|root|Users|mnt|scratch|private|var|opt|srv|gpu)/[\w.<-]"
+
+
+def machine_paths(text: str) -> list[str]:
+    import re
+    hits = [m.start() for m in re.finditer(MACHINE_PATH, text)]
+    hits += [i for i in range(len(text)) if text.startswith(str(ROOT) + "/", i)]
+    return [text[max(0, i - 30):i + 40] for i in sorted(set(hits))]
+
+
+def test_the_machine_path_detector_has_a_control():
+    assert machine_paths("--out /tmp/r/p --data /work/main/.gpu_data/x.tgz") != []
+    assert len(machine_paths('"data_dir": "/home/me/lab/data", "c": "/Users/x/y"')) == 2
+    assert machine_paths(f"--out {ROOT}/reports/x") != []
+    assert machine_paths("--out <scratch>/r/p --data .gpu_data/x.tgz https://x.org/tmp/a reports/tmp/b "
+                         "/usr/bin/time --out /proc/x /etc/passwd ../shared/data/a") == []
+
+
+@needs_git
+def test_no_committed_file_under_reports_names_a_machine_path():
+    """Records say paths relative to the repository root, and `<scratch>/...` for a folder outside the checkout
+    of the machine that ran the command: another machine's absolute path tells a reader nothing."""
+    files = subprocess.run(["git", "-C", str(ROOT), "ls-files", "reports"], capture_output=True, text=True,
+                           check=True).stdout.split()
+    found = {}
+    for f in files:
+        try:
+            text = (ROOT / f).read_text()
+        except (UnicodeDecodeError, FileNotFoundError):
+            continue                                   # figures and compressed tables hold no recorded path
+        if hits := machine_paths(text):
+            found[f] = hits[:2]
+    assert len(files) > 1000 and not found, found

@@ -152,7 +152,7 @@ def run_spectra(cfg: SpectraConfig, command: str, progress: bool = True) -> dict
                                        f"those of the same architecture at {cfg.inits} random inits (grey), same "
                                        f"images; {split.source}."})
         summary = {"trained": trained(cfg), "control": control,"model": mdesc, "data": split.source, "split": cfg.split, "n_images": len(images),
-                   "tau": int(vsv.shape[1]), "wall_s_spectra": wall, "accuracy": acc,
+                   "tau": int(vsv.shape[1]), "rank_cap": int(rank_cap), "wall_s_spectra": wall, "accuracy": acc,
                    "violin": {"layer": vl, "head": vh}, "images": where,
                    "per_class": np.bincount(split.labels[pick], minlength=len(cdata.CLASSES)).tolist(),
                    "checkpoint_check": ckpt_check, "normalize": norm.as_dict()}
@@ -208,7 +208,7 @@ REDRAW_FILES = ("spectra.csv", "heads.csv", "violin_samples.csv", "summary.json"
 
 
 def redraw(folder) -> list[Path]:
-    """Draw a finished `spectra` folder's two figures again from its tables (spectra.csv.gz, heads.csv,
+    """Draw a finished `spectra` folder's figures again (the control's too, where it has one) from its tables (spectra.csv.gz, heads.csv,
     violin_samples.csv.gz: the violin's first k_show singular values per image; a folder written before they were
     compressed: spectra.csv, violin_samples.csv) and summary.json (the model,
     the images, the violin's layer and head), with the functions and titles the run uses: each PNG at 200
@@ -224,4 +224,17 @@ def redraw(folder) -> list[Path]:
     spectra.plot_violin(vsv, vsv.shape[1], violin_title(s["model"], s["violin"]["layer"], s["violin"]["head"],
                                                         s["images"]), paths[0])
     spectra.plot_grid(spec, heads_tab, grid_title(s["model"], s["images"]), paths[1])
+    cap = s.get("rank_cap") or _stated_rank_cap(folder)          # folders written before summary.json held it
+    if s.get("control") and table_path(folder, "init_spectra.csv").is_file() and cap:
+        paths.append(folder / "trained_vs_init.png")
+        spectra.plot_trained_vs_init(spec, pd.read_csv(table_path(folder, "init_spectra.csv")), cap,
+                                     control_title(s["model"], s["control"]["inits"], s["images"]), paths[-1])
     return paths
+
+
+def _stated_rank_cap(folder: Path) -> int | None:
+    """The logit matrices' rank bound as the folder's summary.md states it (written by the same run)."""
+    import re
+    md = folder / "summary.md"
+    m = re.search(r"rank <= m_h = (\d+)", md.read_text()) if md.is_file() else None
+    return int(m.group(1)) if m else None

@@ -18,7 +18,7 @@ import pandas as pd
 import torch
 from tqdm.auto import tqdm
 
-from jackson.figures import figure_style, integer_ticks, pyplot, save
+from jackson.figures import figure_style, integer_ticks, pyplot, save, series_colours
 from jackson.rates import fit_power_law
 
 from . import normalize
@@ -227,20 +227,30 @@ def plot_trained_vs_init(spec: pd.DataFrame, init_spec: pd.DataFrame, max_rank: 
     over every init head's (grey), up to the logit matrices' rank bound (beyond it sigma_i is round-off)."""
     plt = pyplot()
     layers = sorted(spec.layer.unique())
-    fig, axes = plt.subplots(1, len(layers), figsize=(2.6 * len(layers) + 0.6, 2.8), squeeze=False, sharey=True)
-    for ax, l in zip(axes[0], layers):
+    rows = -(-len(layers) // 3)                  # at most 3 panels a row: 6 layers in one row were a 6:1 strip
+    cols = -(-len(layers) // rows)
+    fig, axes = plt.subplots(rows, cols, figsize=(2.6 * cols + 0.6, 2.6 * rows + 0.7), squeeze=False, sharey=True)
+    panels = axes.ravel()
+    heads = sorted(spec["head"].unique())
+    colour = dict(zip(heads, series_colours(len(heads))))     # no head in the init control's grey
+    for ax, l in zip(panels, layers):
         for (_, _), d in init_spec[(init_spec.layer == l) & (init_spec.i <= max_rank)].groupby(["init", "head"]):
             ax.plot(d.i, d["mean"] / d["mean"].iloc[0], color="0.6", lw=0.7, alpha=0.8)
         for h, d in spec[(spec.layer == l) & (spec.i <= max_rank)].groupby("head"):
-            ax.plot(d.i, d["mean"] / d["mean"].iloc[0], lw=1.4, label=f"head {h}")
+            ax.plot(d.i, d["mean"] / d["mean"].iloc[0], lw=1.4, color=colour[h], label=f"head {h}")
         ax.set_xscale("log")
         ax.set_yscale("log")
+        integer_ticks(ax.xaxis, spec.i[spec.i <= max_rank])
         ax.set_title(f"layer {l}", fontsize=8)
         ax.set_xlabel("i", fontsize=8)
         ax.tick_params(labelsize=7)
-    axes[0][0].set_ylabel("mean sigma_i / mean sigma_1", fontsize=8)
-    axes[0][-1].plot([], [], color="0.6", lw=0.7, label="at init (every head)")
-    axes[0][-1].legend(fontsize=6, frameon=False, loc="lower left")
+    for ax in panels[len(layers):]:
+        ax.set_visible(False)
+    for row in axes:
+        row[0].set_ylabel("mean sigma_i / mean sigma_1", fontsize=8)
+    last = panels[len(layers) - 1]
+    last.plot([], [], color="0.6", lw=0.7, label="at init (every head)")
+    last.legend(fontsize=6, frameon=False, loc="lower left")
     fig.suptitle(textwrap.fill(title, 120), fontsize=8)
     fig.tight_layout()
     save(fig, path)

@@ -98,9 +98,9 @@ CSS = ("body{font-family:sans-serif;max-width:1200px;margin:1em auto;padding:0 1
        "h2.paper .note{font-weight:normal;font-size:.8em;color:#555}"
        "table.glance{font-size:.78em;width:100%;margin:.2em 0}table.glance td,table.glance th{padding:.05em .4em;"
        "line-height:1.2}table.glance th{font-weight:normal;color:#555;text-align:left}"
-       "table.glance td:first-child,table.glance td.v,table.glance td.n{white-space:nowrap}"
+       "table.glance td,table.glance th{white-space:nowrap}"
        "p.lead{margin:.2em 0;font-size:.9em;color:#444}p.legend{margin:.3em 0;font-size:.75em;color:#555}"
-       "span.bk,td.q{color:#555;font-size:.9em}td.q{white-space:nowrap}ul.refused{font-size:.85em}"
+       "span.bk,td.q{color:#555;font-size:.9em}td.q,td.p{white-space:nowrap}ul.refused{font-size:.85em}"
        ".badge{display:inline-block;padding:0 .5em;margin:0 .2em 0 0;border-radius:.8em;font-weight:bold}"
        ".badge.reproduced{background:#e3f4e1}.badge.partly{background:#fdf3d8}.badge.not-reproduced{background:#f9dfdc}"
        ".badge.inconclusive{background:#e4ecf7}.badge.untested,.badge.not-applicable{background:#eee}"
@@ -201,7 +201,8 @@ GLANCE_LEAD = ("Each claim of the papers, judged by its stated rule from the run
 BRACKETS_HTML = "Brackets: " + "; ".join(f"<em>{html.escape(k)}</em>: {html.escape(v)}" for k, v in BRACKETS.items()
                                          if k != UNLABELLED) + "."
 GLANCE_FIGURES = 8     # headline figures under the first screen: the first figure of each folder the ledger reads
-GLANCE_TEXT = 88       # characters of a claim's text on the first screen (cut only where no formula is cut)
+GLANCE_TEXT = 60       # characters of a claim's text on the first screen (cut only where no formula is cut)
+GLANCE_PAPER = 24      # characters of the paper's value beside the measured one (in full on hover)
 GLANCE_QUANTITY = 28   # characters of what its key number is (the quantity before its first comma; in full on hover)
 
 
@@ -226,7 +227,7 @@ def glance_html(root: Path, rows: list[claims.Row], entries: list[dict], single_
                 refused: list[str] = ()) -> list[str]:
     """The first screen: per paper (its own claims, then the variants this lab added, claims.groups), the verdict
     counts and one compact row per claim (id, the claim in a few words cut only where no formula is cut, verdict,
-    its key number with its bracket labelled; the id opens the full row); the claims --keep-going refused; then
+    the paper's value, its key number with its bracket labelled; the id opens the full row); the claims --keep-going refused; then
     the headline figures as a grid (each opens its run), below the fold."""
     H = ['<section id="at-a-glance">', f'<p class="lead">{_inline(GLANCE_LEAD)}</p>']
     for title, rs in claims.groups(rows):
@@ -235,11 +236,13 @@ def glance_html(root: Path, rows: list[claims.Row], entries: list[dict], single_
                                                           else "")
               + f' <span class="counts">{len(rs)} claim{"s" if len(rs) != 1 else ""}: {_badges(rs)}</span></h2>',
               '<table class="glance"><tr><th>claim</th><th>in a few words</th><th>verdict</th>'
-              '<th>key number: what it is</th><th>value [bracket] and its kind</th></tr>']
+              '<th>the paper says</th><th>key number: what it is</th><th>value [bracket] and its kind</th></tr>']
         for r in rs:
             H.append(f'<tr><td><a href="#claim-{html.escape(r.claim.id)}">{html.escape(r.claim.id)}</a></td>'
                      f'<td title="{html.escape(r.claim.text)}">{_inline(short(r.claim.text, GLANCE_TEXT))}</td>'
-                     f'<td class="v {r.verdict.replace(" ", "-")}">{html.escape(r.verdict)}</td>{_key_cell(r)}</tr>')
+                     f'<td class="v {r.verdict.replace(" ", "-")}">{html.escape(r.verdict)}</td>'
+                     f'<td class="p" title="{html.escape(r.claim.paper_value)}">'
+                     f'{_inline(short(r.claim.paper_value, GLANCE_PAPER, "…"))}</td>{_key_cell(r)}</tr>')
         H.append("</table>")
     H.append(f'<p class="legend">{BRACKETS_HTML}</p>')
     if refused:

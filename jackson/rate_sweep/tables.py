@@ -12,6 +12,8 @@ from ..runfolder import table_path, write_atomic, write_table
 from ..rates import bootstrap_exponent
 from .blocks import read_blocks
 from ..config import read_json
+from ..hparams import recorded
+from .columns import COLUMNS
 
 
 ORACLES = {"test": "trained (held-out)", "oracle": "oracle: rank-m_h rho",
@@ -76,6 +78,9 @@ def collect(out_dir: Path, cell_dirs: list[Path]) -> dict[str, pd.DataFrame]:
                     df.insert(2, "seed", c["seed"])
             if "m_ff" not in df:
                 df.insert(3 if name != "rows" else 2, "m_ff", ff_width(meta))
+            if name == "rows":                       # what an older cell did not write but its cell.json says
+                df["term"] = df["term"] if "term" in df else c.get("term", "full")
+                df["activation"] = df["activation"] if "activation" in df else recorded(c.get("model", {}), "activation")
             parts.append(df)
         tabs[name] = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
     for t in tabs.values():
@@ -83,6 +88,8 @@ def collect(out_dir: Path, cell_dirs: list[Path]) -> dict[str, pd.DataFrame]:
             t["rank"] = t["rank"].astype(str)
     tabs["diagnostics"] = pd.DataFrame([{"alpha": m["cell"]["alpha"], "rank": str(m["cell"]["rank"]), "m_ff": ff_width(m),
                                          "seed": m["cell"]["seed"], **m.get("diagnostics", {})} for m in metas])
+    if len(tabs["rows"]):            # every folder the same columns, in their declared order (a measure an older
+        tabs["rows"] = tabs["rows"].reindex(columns=list(COLUMNS["jackson-sweep results.csv"]))   # cell lacks: empty
     write_atomic(out_dir / "results.csv", tabs["rows"].to_csv(index=False, float_format="%.6e"))
     write_table(out_dir, "loss_curves.csv", tabs["curve"], float_format="%.6e")
     write_table(out_dir, "learned_spectrum.csv", spectrum_long(tabs["learned_spectrum"]), float_format="%.6e")
