@@ -97,6 +97,12 @@ RECIPES = {   # name: (jackson-sweep fit options, what it tries)
     "cycles4": ({"steps": 6000, "lr": 3e-3, "cycles": 4}, "cosine restarted at the peak, up to 4 cycles while improving"),
     "plateau24k": ({"steps": 24000, "lr": 3e-3, "schedule": "plateau"}, "reduce-on-plateau, 24,000 steps at most"),
     "steps48k": ({"steps": 48000, "lr": 3e-3}, "8x the steps"),
+    "lr1e-2-guard": ({"steps": 6000, "lr": 1e-2, "guard": 10}, "the higher peak rate with the jump guard "
+                     "(`--guard 10`: a member whose training-subset MSE jumps above 10x its best check gets that "
+                     "check's weights back and half its peak rate)"),
+    "lr1e-2-12k": ({"steps": 12000, "lr": 1e-2}, "the higher peak rate over twice the steps"),
+    "lr1e-2-12k-guard": ({"steps": 12000, "lr": 1e-2, "guard": 10}, "the same with the jump guard"),
+    "steps24k-guard": ({"steps": 24000, "lr": 3e-3, "guard": 10}, "4x the steps with the jump guard"),
 }
 
 

@@ -29,6 +29,9 @@ Schedule (the functions live in jackson/schedule.py, shared with every training 
     `min_improve` stops it ("converged") with the weights of its best cycle end, kept in memory and in the
     checkpoint; one still falling at the last cycle's end is "budget".  A continuation check at a tenth of the rate
     was blind to what more high-rate steps give (reports/jackson/FITTING.md), so each cycle starts at the peak.
+  * `guard` > 0 (the jump guard, off by default): a member whose training-subset MSE at a check jumps above `guard`
+    x its best check so far gets the weights of that check back, fresh Adam moments and its peak rate times
+    hparams.GUARD_CUT; FitResult.guarded counts the restores (tests/test_jump_guard.py).
   * the budget `steps` (x `cycles`) ends everything; a member still improving then is marked "budget".
 A member is "diverged" (with the step and value; frozen, the others go on) when its loss turns
 non-finite or its training-subset MSE exceeds `explode` x the zero predictor's MSE E[y^2].
@@ -55,7 +58,7 @@ from pathlib import Path
 
 import torch
 
-from .hparams import FitConfig, schedule_problem
+from .hparams import GUARD_CUT, FitConfig, schedule_problem
 from .models import TransformerBank
 from .progress import bar as progress_bar
 from .checkpoint import load_checkpoint, save_atomic, set_aside
@@ -70,6 +73,7 @@ class FitResult:
     curve: list[dict] = field(default_factory=list)  # rows: step, member, train_mse, lr
     wall_s: float = 0.0
     threads: int = 0                       # torch threads the steps ran on (jackson.threads.training_threads)
+    guarded: list[int] = field(default_factory=list)   # per member: how often the jump guard restored it
 
 
 @torch.no_grad()
@@ -109,7 +113,9 @@ def _resume(ckpt: Path, bank, opt, run: dict) -> dict:
                  "lr": [float(v) for v in st["lr"]], "best": [float(v) for v in st["best"]],
                  "stale": [int(v) for v in st["stale"]],
                  "ends": [float(v) for v in st.get("ends", [math.inf] * run["members"])],
-                 "snap": list(st.get("snap", [None] * run["members"]))}
+                 "snap": list(st.get("snap", [None] * run["members"])),
+                 "guard": st.get("guard", {"best": [math.inf] * run["members"], "snap": [None] * run["members"],
+                                           "guarded": [0] * run["members"]})}
         cap = run["fit"]["steps"] * run["fit"].get("cycles", 1) + run["fit"].get("check_steps", 0)
         if not 0 <= state["step"] <= cap or any(
                 len(state[k]) != run["members"] for k in ("status", "steps", "active", "lr", "best", "stale", "ends", "snap")):
@@ -164,6 +170,9 @@ def _fit(bank, x, y, cfg: FitConfig, seed: int, progress: bool, desc: str, ckpt,
     total = budget + (cfg.check_steps if cfg.schedule == "cosine" else 0)
     ends, snap = [math.inf] * M, [None] * M     # cycles: each member's best cycle-end MSE and its weights then
     res = FitResult(status, steps)
+    # the jump guard: each member's best check so far, its weights then, and how often it was restored
+    guard = {"best": [math.inf] * M, "snap": [None] * M, "guarded": [0] * M}
+    res.guarded = guard["guarded"]
     start, wall0, done = 0, 0.0, False
     ckpt = Path(ckpt) if ckpt is not None else None
     run = ({"fit": dataclasses.asdict(cfg), "seed": seed, "members": M, "data": _fingerprint(x, y), "ident": ident}
@@ -178,6 +187,8 @@ def _fit(bank, x, y, cfg: FitConfig, seed: int, progress: bool, desc: str, ckpt,
             active = torch.tensor(saved["active"], dtype=torch.bool)
             checks.lr, checks.best, checks.stale = saved["lr"], saved["best"], saved["stale"]
             ends[:], snap[:] = saved["ends"], saved["snap"]
+            guard.update(saved["guard"])
+            res.guarded = guard["guarded"]
             if progress:
                 print(f"{desc}: resuming from {ckpt} at step {start} of {total}"
                       f"{' (finished)' if done else ''} ({wall0:.0f} s trained before)", file=sys.stderr, flush=True)
@@ -192,7 +203,7 @@ def _fit(bank, x, y, cfg: FitConfig, seed: int, progress: bool, desc: str, ckpt,
                            "done": finished, "wall_s": time.perf_counter() - t0, "curve": res.curve,
                            "status": list(status), "steps": list(steps), "active": active.tolist(),
                            "lr": list(checks.lr), "best": list(checks.best), "stale": list(checks.stale),
-                           "ends": list(ends), "snap": list(snap)})
+                           "ends": list(ends), "snap": list(snap), "guard": guard})
 
     def cycle_end(i: int, v: float, step: int) -> None:
         """cycles: member i's training-subset MSE v at the end of a cycle: still falling by min_improve below its
@@ -207,6 +218,22 @@ def _fit(bank, x, y, cfg: FitConfig, seed: int, progress: bool, desc: str, ckpt,
                 p.copy_(kept)
         status[i], steps[i], active[i] = "converged", step, False
         opt.param_groups[i]["lr"] = 0.0
+
+    def guarded(i: int, v: float) -> bool:
+        """The jump guard at member i's check of training-subset MSE v: a new best is kept (weights copied); a jump
+        above cfg.guard x that best restores them, clears the member's Adam moments and cuts its peak rate."""
+        if v < guard["best"][i]:
+            guard["best"][i], guard["snap"][i] = v, [p.detach().clone() for p in params[i]]
+            return False
+        if math.isfinite(v) and v <= cfg.guard * guard["best"][i] or guard["snap"][i] is None:
+            return False
+        with torch.no_grad():
+            for p, kept in zip(params[i], guard["snap"][i]):
+                p.copy_(kept)
+                opt.state.pop(p, None)           # Adam starts afresh from the restored weights
+        checks.lr[i] *= GUARD_CUT
+        guard["guarded"][i] += 1
+        return True
 
     step = start
     if not done:
@@ -247,6 +274,8 @@ def _fit(bank, x, y, cfg: FitConfig, seed: int, progress: bool, desc: str, ckpt,
                     v = mse[i].item()
                     res.curve.append({"step": step, "member": i, "train_mse": v,
                                       "lr": opt.param_groups[i]["lr"]})
+                    if cfg.guard and guarded(i, v):
+                        continue                 # restored to its best check: no verdict from the jump
                     if not math.isfinite(v) or v > blowup:
                         what = "non-finite training MSE" if not math.isfinite(v) else \
                             f"training MSE {v:.3g} > {cfg.explode:g} x E[y^2]"

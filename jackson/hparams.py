@@ -131,13 +131,19 @@ class FitConfig:
     converged_lr_frac: float = 0.1   # cosine: "converged" is judged only on checks where lr >= this x its peak
     explode: float = 10.0      # diverged once the training-subset MSE exceeds this x E[y^2] (the zero predictor's MSE)
     cycles: int = 1            # cosine: the cap, in cosine cycles of `steps` steps, each restarted from the peak rate (warm-up, then down to min_lr); from the second cycle on, a member whose training-subset MSE at a cycle's end is not min_improve below its best earlier cycle end has stopped decreasing (converged) and keeps the weights of its best cycle end; one still falling at the last cycle's end = budget (1: the single budget)
+    guard: float = 0.0         # a jump guard: at a check whose training-subset MSE exceeds this x the member's best check so far, the member's weights at that best check are restored, its Adam moments cleared and its peak rate multiplied by GUARD_CUT (a high rate then stops costing members; gradient-norm clipping did not stop the jumps: reports/jackson/TIME_TO_QUALITY.md); 0: off
     check_steps: int = 0       # cosine: members still improving when the budget ends train on this many steps, a second cosine cycle from converged_lr_frac x the peak rate down to min_lr; a fall of less than min_improve then = stopped (converged), more = budget (0: no check; on the card's target it called members stopped whose error a 12,000-step budget lowers up to 1.4x: reports/jackson/FITTING.md)
+
+
+GUARD_CUT = 0.5   # what the jump guard (FitConfig.guard) multiplies a member's peak rate by, each time it restores it
 
 
 def schedule_problem(f: FitConfig, o: str = "--") -> str:
     """What is wrong with a FitConfig's extensions of the cosine schedule (the continuation check, the cycles), in one
     line naming the option (`o` its prefix: "--", or "--rnn-" for rnn-compare's second fit); "" when nothing is.  Every
     command that takes a FitConfig asks this before it trains (jackson.fit.fit raises on the same cases)."""
+    if f.guard and not f.guard > 1:
+        return f"{o}guard: 0 (off) or a factor above 1 over the member's best MSE, got {f.guard:g}"
     if f.check_steps < 0:
         return f"{o}check-steps: must be >= 0, got {f.check_steps}"
     if f.cycles < 1:

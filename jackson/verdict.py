@@ -245,6 +245,9 @@ class Outcome:
             self.bracket = bracket_of(self.interval, self.lo, self.hi)
 
 
+# what a verdict read from fits that no run with twice the steps has checked carries (jackson/rate_sweep/doubling.py's
+# rule; the ledger counts such verdicts per paper)
+NOT_CHECKED_NOTE = "fits not checked by training on"
 ONE_SEED = "none: 1 seed"
 CI95, SEED_RANGE, PAIR_RANGE, HEAD_RANGE = "95% CI", "seed range", "seed-pair range", "head range"
 UNLABELLED = "range, kind not stated"

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from .cell import CompareCell
 
 
-NEWER = ("check_steps", "cycles")     # FitConfig fields added after the --fit-X / --rnn-fit-X spellings were retired
+NEWER = ("check_steps", "cycles", "guard")     # FitConfig fields added after the --fit-X / --rnn-fit-X spellings were retired
 
 
 @dataclass(frozen=True)

@@ -261,3 +261,31 @@ def test_latex_cells_are_escaped_in_one_call_whatever_their_number(monkeypatch):
         tables.claims_tex([row(claim(f"c{i}"), "reproduced") for i in range(n)])
         n_calls.append(len(calls))
     assert n_calls[0] == n_calls[1] <= 5
+
+
+def test_the_counts_say_how_many_verdicts_read_unchecked_fits(tmp_path):
+    """A row whose measured text carries the doubling check's note counts as judged on fits not checked by training
+    on, whatever its verdict; the per-paper counts (index.md, the page's first screen) say how many, and say
+    nothing when none (the control)."""
+    from jackson.lab_report.claims import unchecked
+    from jackson.lab_report.entries import unchecked_text
+    from jackson.lab_report.page import render_markdown
+    from jackson.verdict import NOT_CHECKED_NOTE
+    rs = [row(claim("a1"), "reproduced"), row(claim("a2"), "inconclusive"), row(claim("a3"), "reproduced")]
+    assert unchecked(rs) == 0 and unchecked_text(rs) == ""
+    assert 'class="unchecked"' not in "\n".join(glance_html(tmp_path, rs, [], False))
+    for r in rs[:2]:
+        r.measured = f"e(1)/e(2) = 133; {NOT_CHECKED_NOTE}"
+    assert unchecked(rs) == 2 and unchecked_text(rs) == "2 of them judged on fits not checked by training on"
+    H = "\n".join(glance_html(tmp_path, rs, [], False))
+    assert '<span class="unchecked">2 of them judged on fits not checked by training on</span>' in H
+    md = render_markdown(tmp_path, [], [], rs)
+    assert "- **P**: 3 claims: 2 reproduced, 1 inconclusive; 2 of them judged on fits not checked by training on" in md
+
+
+def test_the_committed_ledger_counts_its_unchecked_verdicts(lab_rows):
+    from jackson.lab_report.claims import unchecked
+    from jackson.verdict import NOT_CHECKED_NOTE
+    k = unchecked(lab_rows)
+    assert k == sum(NOT_CHECKED_NOTE in r.measured for r in lab_rows) and 0 < k < len(lab_rows)
+    assert all(r.claim.kind in ("rate", "knee") for r in lab_rows if NOT_CHECKED_NOTE in r.measured)

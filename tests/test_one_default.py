@@ -22,7 +22,7 @@ OTHER = {
               "features": "given", "given_qk_sd": 0.5, "features_k": 32},
     "fit": {"steps": 100, "batch_size": 16, "lr": 1e-2, "warmup": 10, "schedule": "plateau", "eval_every": 50,
             "patience": 3, "min_improve": 0.1, "lr_decay": 0.5, "min_lr": 1e-6, "eval_size": 256,
-            "converged_lr_frac": 0.2, "explode": 20.0, "cycles": 2, "check_steps": 100},
+            "converged_lr_frac": 0.2, "explode": 20.0, "guard": 10.0, "cycles": 2, "check_steps": 100},
 }
 CLASSES = {"model": ModelConfig, "fit": FitConfig}
 

@@ -34,8 +34,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..config import UsageError
-from ..verdict import (FAILED, LAB, NOT_APPLICABLE, PAPER, STATUSES, UNTESTED, VERDICTS, Claim, Outcome, RuleFailed, Run,
-                       UnreadableEvidence, _shown, call_rule, find_runs, rules, same)
+from ..verdict import (FAILED, LAB, NOT_APPLICABLE, NOT_CHECKED_NOTE, PAPER, STATUSES, UNTESTED, VERDICTS, Claim,
+                       Outcome, RuleFailed, Run, UnreadableEvidence, _shown, call_rule, find_runs, rules, same)
 from .claim_files import lab_claims, match_folders
 
 PREFERENCE = ("Preferred folder where several test a claim: one that tests it (an inconclusive one included: a "
@@ -241,6 +241,12 @@ def ledger(root: str | os.PathLike, claims: tuple[Claim, ...] | None = None, ref
     rows = [judge_claim(c, runs, kinds) for c in claims]
     note_families(rows)
     return rows
+
+
+def unchecked(rows: list[Row]) -> int:
+    """How many rows were judged on fits that no run with twice the steps has checked: their measured text carries
+    the doubling check's note (NOT_CHECKED_NOTE), whatever their verdict."""
+    return sum(NOT_CHECKED_NOTE in r.measured for r in rows)
 
 
 def counts(rows: list[Row]) -> dict[str, int]:

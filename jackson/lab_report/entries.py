@@ -453,10 +453,19 @@ def ledger_cells(r: claims.Row) -> list[str]:
             r.verdict, f"`{c.kind}`", "; ".join(f"`{o.split(': ', 1)[0]}/`: {o.split(': ', 1)[1]}" for o in r.others)]
 
 
+UNCHECKED_WORDS = "fits not checked by training on"   # how the counts name claims.unchecked's rows
+
+
 def group_counts(rows: list[claims.Row]) -> str:
     """"N claims: a reproduced, b partly, ..." over the statuses the rows hold (claims.counts; they sum to N)."""
     n = claims.counts(rows)
     return f"{len(rows)} claim{'s' if len(rows) != 1 else ''}: " + ", ".join(f"{n[v]} {v}" for v in STATUSES if n[v])
+
+
+def unchecked_text(rows: list[claims.Row]) -> str:
+    """How many of the rows were judged on fits not checked by training on (claims.unchecked); "" when none."""
+    k = claims.unchecked(rows)
+    return f"{k} of them judged on {UNCHECKED_WORDS}" if k else ""
 
 
 def counts_text(rows: list[claims.Row]) -> str:

@@ -16,7 +16,7 @@ from ..config import MAX_TEXT_BYTES, UsageError, read_capped
 from .entries import (BRACKETS_TEXT, HEADLINE, IMAGE_TYPES, INTRO, LEDGER_HEAD, LEDGER_INTRO, MAX_EMBED_BYTES, SAFE_LINK,
                       SEEDS_CELL, VERDICT_CELL, counts_text, current_and_superseded, group_counts, headline_rows,
                       interval_text, ledger_cells, outside, readable_image, refused_documents, regular,
-                      rules_of, run_id, seeds_text, with_refused)
+                      rules_of, run_id, seeds_text, unchecked_text, with_refused)
 from .words import short
 
 
@@ -101,6 +101,7 @@ CSS = ("body{font-family:sans-serif;max-width:1200px;margin:1em auto;padding:0 1
        "table.glance td,table.glance th{white-space:nowrap}"
        "p.lead{margin:.2em 0;font-size:.9em;color:#444}p.legend{margin:.3em 0;font-size:.75em;color:#555}"
        "span.bk,td.q{color:#555;font-size:.9em}td.q,td.p{white-space:nowrap}ul.refused{font-size:.85em}"
+       "span.unchecked{font-size:.8em;color:#555;font-weight:normal}"
        ".badge{display:inline-block;padding:0 .5em;margin:0 .2em 0 0;border-radius:.8em;font-weight:bold}"
        ".badge.reproduced{background:#e3f4e1}.badge.partly{background:#fdf3d8}.badge.not-reproduced{background:#f9dfdc}"
        ".badge.inconclusive{background:#e4ecf7}.badge.untested,.badge.not-applicable{background:#eee}"
@@ -207,8 +208,9 @@ GLANCE_QUANTITY = 28   # characters of what its key number is (the quantity befo
 
 
 def _badges(rows: list[claims.Row]) -> str:
-    n = claims.counts(rows)
-    return " ".join(f'<span class="badge {v.replace(" ", "-")}">{n[v]} {html.escape(v)}</span>' for v in STATUSES if n[v])
+    n, k = claims.counts(rows), unchecked_text(rows)
+    return (" ".join(f'<span class="badge {v.replace(" ", "-")}">{n[v]} {html.escape(v)}</span>' for v in STATUSES
+                     if n[v]) + (f' <span class="unchecked">{html.escape(k)}</span>' if k else ""))
 
 
 def _key_cell(r: claims.Row) -> str:

@@ -43,7 +43,7 @@ from .claim_files import check_claims
 from .entries import (BRACKETS_TEXT, HEADLINE, INTRO, LEDGER_HEAD, LEDGER_INTRO, MAX_EMBED_BYTES, MAX_EMBED_TOTAL,
                       SEEDS_CELL, VERDICT_CELL, counts_text, current_and_superseded, find_runs, group_counts,
                       headline_rows, ledger_cells, missing_figures, other_documents, readable_image, refused_documents,
-                      refused_text, regular, rules_of, sections, seeds_text, with_refused)
+                      refused_text, regular, rules_of, sections, seeds_text, unchecked_text, with_refused)
 from .outputs import OutputSet, check_own
 from .html_page import render_html
 from .tables import claims_full_tex, claims_tex, tables_appendix_tex, tables_csv, tables_tex
@@ -62,7 +62,8 @@ class ReportConfig:
 def glance_markdown(rows: list[claims.Row], refused: list[str]) -> list[str]:
     """index.md's first lines: each paper's own claims counted by verdict, then the variants this lab added, and
     the claims of --claims that were refused (--keep-going)."""
-    L = [f"- **{title}**: {group_counts(rs)}" for title, rs in claims.groups(rows)]
+    L = [f"- **{title}**: {group_counts(rs)}" + (f"; {k}" if (k := unchecked_text(rs)) else "")
+         for title, rs in claims.groups(rows)]
     if refused:
         L.append(f"- **refused** (not judged, --keep-going): {len(refused)} claim{'s' if len(refused) != 1 else ''}")
     return L + [""] + ([f"- refused: {x}" for x in refused] + [""] if refused else [])

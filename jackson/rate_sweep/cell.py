@@ -267,6 +267,7 @@ def measure(cell: RateCell, folder: Path, progress: bool = True) -> None:
     meta = {"cell": cell.as_dict(), "key": cell.key(), "target": info, "diagnostics": diag,
             "complexity": target.complexity(), "sigma_head": target.sigma[:64].tolist(),
             "fit_wall_s": res.wall_s, "cell_wall_s": time.perf_counter() - t0,
-            "torch_threads": res.threads, "device": str(dev)}
+            "torch_threads": res.threads, "device": str(dev),
+            **({"guarded": res.guarded} if any(res.guarded) else {})}   # per member: the jump guard's restores
     (tmp / "cell.json").write_text(json.dumps(meta, indent=1))
     ckpt.unlink(missing_ok=True)           # every result is written: the folder is renamed into place next

@@ -29,6 +29,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 
+from ..verdict import NOT_CHECKED_NOTE  # noqa: F401  (the rules' words read it from here)
+
 if TYPE_CHECKING:                # pandas is imported where a table is read: the rules import the words alone
     import pandas as pd
 
@@ -42,7 +44,6 @@ VARIES = ("steps", "cycles")   # the fit fields a partner changes; everything el
 RULE = (f"doubling check: a member is {CONVERGED} when the same member (same cell, restart and init seed) trained "
         f"with {FACTOR}x the step budget (steps x cycles) lowers its training MSE by less than {DOUBLING_TOL:.0%}; "
         f"{BUDGET} when it lowers it by more (its error is then an upper bound); {NOT_CHECKED} when no such run exists")
-NOT_CHECKED_NOTE = "fits not checked by training on"
 COLUMNS = ("alpha", "rank", "m_ff", "term", "seed", "m_h", "restart", "init_seed", "chosen", "budget_steps",
            "partner_budget_steps", "train_mse", "partner_train_mse", "test_mse", "partner_test_mse", "change",
            "label", "cell", "partner", "partner_cell")
