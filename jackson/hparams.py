@@ -167,6 +167,9 @@ def stop_rule(cfg: FitConfig) -> str:
     check = f"every {cfg.eval_every} steps its MSE on {cfg.eval_size} training sequences is measured"
     diverged = (f"*diverged*: non-finite, or above {cfg.explode:g}x the zero predictor's MSE -- excluded from curves "
                 "and fits (jackson/fit.py)")
+    if cfg.guard:
+        diverged += (f"; the jump guard: a check above {cfg.guard:g}x the member's best check gives it that check's "
+                     f"weights back and {GUARD_CUT:g}x its peak rate (each cell.json's `guarded` counts them)")
     if cfg.schedule == "plateau":
         return (f"*Stopped* {WORDS} = the schedule judged its loss to have stopped decreasing: {check}; {cfg.patience} checks in a row "
                 f"without a fall of {cfg.min_improve:.0%} below its best cut its learning rate by {cfg.lr_decay:g}x, and "

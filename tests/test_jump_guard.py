@@ -9,7 +9,7 @@ import torch
 
 from jackson import fit as fit_mod
 from jackson.fit import evaluate, fit
-from jackson.hparams import GUARD_CUT, FitConfig, schedule_problem
+from jackson.hparams import GUARD_CUT, FitConfig, schedule_problem, stop_rule
 from jackson.models import TransformerBank
 from jackson.schedule import lr_at
 from synthetic.pod_target import PODTarget, Spectrum
@@ -103,3 +103,10 @@ def test_a_fit_killed_after_a_restore_resumes_to_the_uninterrupted_result(tmp_pa
     resumed, b = run(10.0, jump=False, ckpt=ckpt)
     assert resumed.guarded == whole.guarded == [1, 0]
     assert resumed.curve == whole.curve and resumed.status == whole.status and torch.equal(a, b)
+
+
+@pytest.mark.parametrize("schedule", [{}, {"schedule": "plateau"}, {"cycles": 2}, {"check_steps": 100}])
+def test_the_stated_rule_names_the_guard_only_when_it_is_on(schedule):
+    on, off = FitConfig(guard=10.0, **schedule), FitConfig(**schedule)
+    assert "the jump guard: a check above 10x the member's best check" in stop_rule(on)
+    assert "guard" not in stop_rule(off)

@@ -317,6 +317,21 @@ def test_spectra_of_a_saved_torch_vit_checkpoint(norm_first, official, tmp_path)
         assert (out / f).is_file(), f
 
 
+def test_check_accuracy_is_in_the_printed_result(official, tmp_path, capsys):
+    """--check-accuracy's number is printed with the result, the same as summary.json and summary.md hold."""
+    m = tiny(True, seed=6)
+    torch.save(m.state_dict(), tmp_path / "w.pth")
+    _write(tmp_path / "model.json", {"kind": "torch-vit", **TINY_TORCH, "norm_first": True})
+    out = _spectra(["--checkpoint", str(tmp_path / "w.pth"), "--model-json", str(tmp_path / "model.json"),
+                    "--check-accuracy"], tmp_path, official)
+    acc = json.loads((out / "summary.json").read_text())["accuracy"]
+    n = len(cdata.load(official, "test", cache=tmp_path / "c"))
+    assert 0 <= acc <= 1
+    line = f"top-1 accuracy {acc:.4f} on the whole test split ({n} images)"
+    assert line in capsys.readouterr().out
+    assert f"Top-1 accuracy on the whole test split ({n} images): {acc:.4f}." in (out / "summary.md").read_text()
+
+
 def test_spectra_of_a_factory_model_with_its_state_dict(factory_dir, official, tmp_path):
     m = model_source.from_factory("mytinyvit:build", {}, seed=7)
     torch.save(m.state_dict(), tmp_path / "mine.pt")

@@ -198,6 +198,8 @@ def run_spectra(cfg: SpectraConfig, command: str, progress: bool = True) -> dict
                          f"(init: {control['init_exponent_min']:.2f} to {control['init_exponent_max']:.2f})")
             elif not trained(cfg):
                 head += " (untrained: a control)"
+            if acc is not None:
+                head += f"; top-1 accuracy {acc:.4f} on the whole {cfg.split} split ({len(split)} images)"
             print(head)
             print("figures: " + ", ".join(str(out / f["file"]) for f in figures))
             print(f"summary: {out}/summary.md ({wall:.1f} s for the spectra)")
