@@ -13,14 +13,16 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-REPORTS_BUDGET = 70_000_000   # 66 MB until 2026-12-07 (66.5 MB once the card's doubling partner and the uncapped
+REPORTS_BUDGET = 72_000_000   # 70 MB until 2026-12-08 (70.36 MB once card-24k's second seed and the guarded whole-bank
+                              # run guard-12k were committed); 66 MB until 2026-12-07 (66.5 MB once the card's doubling partner and the uncapped
                               # attention reference were committed); 60.9 MB when set (blocks gzipped, the page untracked); was 107 MB with the page;
                               # 45.7 MB once the other large tables were gzipped too (2026-11-27)
 FILE_MAX = 2_000_000
 REBUILD_FILES = ("index.md", "claims.csv", "claims.tex", "claims-full.tex", "tables.tex", "tables-appendix.tex",
                  "tables.csv")
 REBUILD_FILE_MAX = 350_000     # 330,000 until 2026-12-07 (index.md 336,809 once every rate and knee row said whether it was checked)
-REBUILD_MAX = 700_000         # 660,000 until 2026-12-07, raised when every rate and knee row came to say whether its fits were
+REBUILD_MAX = 720_000         # 700,000 until 2026-12-08 (701,414 once guard-12k joined the ledger's other folders and index.md's
+                              # per-paper lines counted verdicts on unchecked fits); 660,000 until 2026-12-07, raised when every rate and knee row came to say whether its fits were
                               # checked by training on (the ledger was at 667,056); 650,000 until 2026-11-29; raised when the knee and order rules came to name their
                               # control, outlier clause and missing pieces in every row (the ledger was at 649,490)
 
