@@ -118,7 +118,8 @@ def _resume(ckpt: Path, bank, opt, run: dict) -> dict:
                                            "guarded": [0] * run["members"]})}
         cap = run["fit"]["steps"] * run["fit"].get("cycles", 1) + run["fit"].get("check_steps", 0)
         if not 0 <= state["step"] <= cap or any(
-                len(state[k]) != run["members"] for k in ("status", "steps", "active", "lr", "best", "stale", "ends", "snap")):
+                len(state[k]) != run["members"] for k in ("status", "steps", "active", "lr", "best", "stale", "ends", "snap")) \
+                or any(len(state["guard"][k]) != run["members"] for k in ("best", "snap", "guarded")):
             raise ValueError(f"malformed state (step {state['step']})")
         return state
     return load_checkpoint(ckpt, run, "jackson.fit", [bank, opt], read)
@@ -172,7 +173,6 @@ def _fit(bank, x, y, cfg: FitConfig, seed: int, progress: bool, desc: str, ckpt,
     res = FitResult(status, steps)
     # the jump guard: each member's best check so far, its weights then, and how often it was restored
     guard = {"best": [math.inf] * M, "snap": [None] * M, "guarded": [0] * M}
-    res.guarded = guard["guarded"]
     start, wall0, done = 0, 0.0, False
     ckpt = Path(ckpt) if ckpt is not None else None
     run = ({"fit": dataclasses.asdict(cfg), "seed": seed, "members": M, "data": _fingerprint(x, y), "ident": ident}
@@ -188,7 +188,6 @@ def _fit(bank, x, y, cfg: FitConfig, seed: int, progress: bool, desc: str, ckpt,
             checks.lr, checks.best, checks.stale = saved["lr"], saved["best"], saved["stale"]
             ends[:], snap[:] = saved["ends"], saved["snap"]
             guard.update(saved["guard"])
-            res.guarded = guard["guarded"]
             if progress:
                 print(f"{desc}: resuming from {ckpt} at step {start} of {total}"
                       f"{' (finished)' if done else ''} ({wall0:.0f} s trained before)", file=sys.stderr, flush=True)
@@ -205,6 +204,12 @@ def _fit(bank, x, y, cfg: FitConfig, seed: int, progress: bool, desc: str, ckpt,
                            "lr": list(checks.lr), "best": list(checks.best), "stale": list(checks.stale),
                            "ends": list(ends), "snap": list(snap), "guard": guard})
 
+    @torch.no_grad()
+    def restore(i: int, kept: list) -> None:
+        """Member i's weights set back to `kept` (a copy of its parameters taken earlier)."""
+        for p, k in zip(params[i], kept):
+            p.copy_(k)
+
     def cycle_end(i: int, v: float, step: int) -> None:
         """cycles: member i's training-subset MSE v at the end of a cycle: still falling by min_improve below its
         best earlier cycle end, or stopped with the weights of its best one (restored at once: it trains no more)."""
@@ -213,9 +218,7 @@ def _fit(bank, x, y, cfg: FitConfig, seed: int, progress: bool, desc: str, ckpt,
             ends[i], snap[i] = v, [p.detach().clone() for p in params[i]]
         if falling:
             return
-        with torch.no_grad():
-            for p, kept in zip(params[i], snap[i]):
-                p.copy_(kept)
+        restore(i, snap[i])
         status[i], steps[i], active[i] = "converged", step, False
         opt.param_groups[i]["lr"] = 0.0
 
@@ -227,10 +230,9 @@ def _fit(bank, x, y, cfg: FitConfig, seed: int, progress: bool, desc: str, ckpt,
             return False
         if math.isfinite(v) and v <= cfg.guard * guard["best"][i] or guard["snap"][i] is None:
             return False
-        with torch.no_grad():
-            for p, kept in zip(params[i], guard["snap"][i]):
-                p.copy_(kept)
-                opt.state.pop(p, None)           # Adam starts afresh from the restored weights
+        restore(i, guard["snap"][i])
+        for p in params[i]:
+            opt.state.pop(p, None)               # Adam starts afresh from the restored weights
         checks.lr[i] *= GUARD_CUT
         guard["guarded"][i] += 1
         return True
@@ -311,6 +313,7 @@ def _fit(bank, x, y, cfg: FitConfig, seed: int, progress: bool, desc: str, ckpt,
         if cfg.check_steps and step == total:
             _continuation_verdicts(res, status, steps, active, cfg, total)
     res.wall_s = time.perf_counter() - t0
+    res.guarded = list(guard["guarded"])
     return res
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ..config import UsageError, need, read_capped
 from ..runfolder import rerunnable
-from ..verdict import BRACKETS, STATUSES, UNLABELLED, rules
+from ..verdict import BRACKETS, NOT_CHECKED_NOTE, STATUSES, UNLABELLED, rules
 from . import claims
 from .wall import MAX_EMBED_BYTES, MAX_EMBED_TOTAL, inside_file, outside, regular  # noqa: F401  (re-exported)
 
@@ -453,9 +453,6 @@ def ledger_cells(r: claims.Row) -> list[str]:
             r.verdict, f"`{c.kind}`", "; ".join(f"`{o.split(': ', 1)[0]}/`: {o.split(': ', 1)[1]}" for o in r.others)]
 
 
-UNCHECKED_WORDS = "fits not checked by training on"   # how the counts name claims.unchecked's rows
-
-
 def group_counts(rows: list[claims.Row]) -> str:
     """"N claims: a reproduced, b partly, ..." over the statuses the rows hold (claims.counts; they sum to N)."""
     n = claims.counts(rows)
@@ -465,7 +462,7 @@ def group_counts(rows: list[claims.Row]) -> str:
 def unchecked_text(rows: list[claims.Row]) -> str:
     """How many of the rows were judged on fits not checked by training on (claims.unchecked); "" when none."""
     k = claims.unchecked(rows)
-    return f"{k} of them judged on {UNCHECKED_WORDS}" if k else ""
+    return f"{k} of them judged on {NOT_CHECKED_NOTE}" if k else ""
 
 
 def counts_text(rows: list[claims.Row]) -> str:

@@ -79,8 +79,10 @@ def collect(out_dir: Path, cell_dirs: list[Path]) -> dict[str, pd.DataFrame]:
             if "m_ff" not in df:
                 df.insert(3 if name != "rows" else 2, "m_ff", ff_width(meta))
             if name == "rows":                       # what an older cell did not write but its cell.json says
-                df["term"] = df["term"] if "term" in df else c.get("term", "full")
-                df["activation"] = df["activation"] if "activation" in df else recorded(c.get("model", {}), "activation")
+                if "term" not in df:
+                    df["term"] = c.get("term", "full")
+                if "activation" not in df:
+                    df["activation"] = recorded(c.get("model", {}), "activation")
             parts.append(df)
         tabs[name] = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
     for t in tabs.values():
